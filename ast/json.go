@@ -1,0 +1,321 @@
+package ast
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Version is the version of the JSON workflow form this package writes. It
+// reads this version and refuses newer ones with a clear error.
+const Version = 1
+
+// Encode returns the versioned JSON form of the workflow rooted at root:
+//
+//	{"version":1,"root":NODE}
+//
+// where NODE is one of
+//
+//	{"act":"name","payload":JSON}           payload omitted when empty
+//	{"seq":[NODE,...]}
+//	{"par":[NODE,...]}
+//	{"try":NODE,"rescue":NODE,"finally":NODE}  rescue and finally optional
+//
+// The output is canonical: keys in this order, no spaces, compact payloads.
+// Encode validates the tree first and returns Validate's error if any.
+func Encode(root Node) ([]byte, error) {
+	if err := Validate(root); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"version":`)
+	fmt.Fprint(&b, Version)
+	b.WriteString(`,"root":`)
+	writeNode(&b, &root)
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// MarshalJSON writes the node form of n (no version envelope), in the
+// canonical form described at Encode. It fails for a tree Validate rejects.
+func (n Node) MarshalJSON() ([]byte, error) {
+	if err := Validate(n); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	writeNode(&b, &n)
+	return b.Bytes(), nil
+}
+
+// AppendJSON appends the canonical node form of n to dst without
+// validating it; n must be valid.
+func AppendJSON(dst []byte, n Node) []byte {
+	b := bytes.NewBuffer(dst)
+	writeNode(b, &n)
+	return b.Bytes()
+}
+
+func writeNode(b *bytes.Buffer, n *Node) {
+	switch n.Kind {
+	case KindAct:
+		b.WriteString(`{"act":`)
+		writeString(b, n.Action)
+		if len(n.Payload) > 0 {
+			b.WriteString(`,"payload":`)
+			b.Write(n.Payload)
+		}
+		b.WriteByte('}')
+	case KindSeq, KindPar:
+		b.WriteString(`{"`)
+		b.WriteString(n.Kind.String())
+		b.WriteString(`":[`)
+		for i := range n.Children {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			writeNode(b, &n.Children[i])
+		}
+		b.WriteString(`]}`)
+	case KindTry:
+		b.WriteString(`{"try":`)
+		writeNode(b, n.Body)
+		if n.Rescue != nil {
+			b.WriteString(`,"rescue":`)
+			writeNode(b, n.Rescue)
+		}
+		if n.Finally != nil {
+			b.WriteString(`,"finally":`)
+			writeNode(b, n.Finally)
+		}
+		b.WriteByte('}')
+	}
+}
+
+func writeString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always marshals
+	b.Write(q)
+}
+
+// Decode reads the versioned JSON form written by Encode. Every problem is
+// reported, each with its node path; a JSON syntax error is reported with
+// its line and column. The returned tree has passed Validate.
+func Decode(data []byte) (Node, error) {
+	if err := syntaxError(data); err != nil {
+		return Node{}, err
+	}
+	var env struct {
+		Version *int            `json:"version"`
+		Root    json.RawMessage `json:"root"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		return Node{}, fmt.Errorf("workflow: %w", err)
+	}
+	switch {
+	case env.Version == nil:
+		return Node{}, fmt.Errorf(`workflow: missing "version" (this baton reads version %d)`, Version)
+	case *env.Version > Version:
+		return Node{}, fmt.Errorf("workflow: version %d is newer than this baton reads (%d)", *env.Version, Version)
+	case *env.Version < 1:
+		return Node{}, fmt.Errorf("workflow: version %d is not a valid version (this baton reads %d)", *env.Version, Version)
+	case env.Root == nil || string(env.Root) == "null":
+		return Node{}, errors.New(`workflow: missing "root" (the tree is empty)`)
+	}
+	var n Node
+	if err := n.UnmarshalJSON(env.Root); err != nil {
+		return Node{}, err
+	}
+	return n, nil
+}
+
+// UnmarshalJSON reads the node form (no version envelope). Problems are
+// returned as an *Error listing each with its path.
+func (n *Node) UnmarshalJSON(data []byte) error {
+	if err := syntaxError(data); err != nil {
+		return err
+	}
+	var ps []Problem
+	out := decodeNode(data, "", 1, &ps)
+	if len(ps) == 0 {
+		// Structure is fine; check names, payloads and shape.
+		if err := Validate(out); err != nil {
+			return err
+		}
+		*n = out
+		return nil
+	}
+	// Report structural problems and whatever Validate finds in the parts
+	// that did decode, without repeating a path twice for one cause.
+	return &Error{Problems: ps}
+}
+
+// syntaxError returns a syntax error with line and column, or nil.
+func syntaxError(data []byte) error {
+	if json.Valid(data) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(data, &v)
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		line, col := lineCol(data, se.Offset)
+		return fmt.Errorf("workflow: JSON syntax error at line %d, column %d: %v", line, col, se)
+	}
+	if err == nil {
+		err = errors.New("invalid JSON")
+	}
+	return fmt.Errorf("workflow: %w", err)
+}
+
+// lineCol turns a byte offset into a 1-based line and column.
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line, col = 1, 1
+	for _, c := range data[:off] {
+		if c == '\n' {
+			line++
+			col = 1
+		} else {
+			col++
+		}
+	}
+	// encoding/json reports the offset after the offending byte.
+	if col > 1 {
+		col--
+	}
+	return line, col
+}
+
+var kindKeys = [...]struct {
+	key  string
+	kind Kind
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}}
+
+func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
+	add := func(format string, args ...any) {
+		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if depth > MaxDepth {
+		add("tree is deeper than %d levels", MaxDepth)
+		return Node{}
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]} or {\"try\":...}, got %s", describeJSON(data))
+		return Node{}
+	}
+	var kinds []string
+	n := Node{}
+	for _, kk := range kindKeys {
+		if _, ok := fields[kk.key]; ok {
+			kinds = append(kinds, kk.key)
+			n.Kind = kk.kind
+		}
+	}
+	switch len(kinds) {
+	case 0:
+		add("node has none of the keys act, seq, par, try (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		return Node{}
+	case 1:
+	default:
+		add("node has more than one kind key: %s", strings.Join(kinds, ", "))
+		return Node{}
+	}
+	allowed := map[Kind][]string{
+		KindAct: {"act", "payload"},
+		KindSeq: {"seq"},
+		KindPar: {"par"},
+		KindTry: {"try", "rescue", "finally"},
+	}[n.Kind]
+	for _, k := range sortedKeys(fields) {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			add("unknown field %q in %s node (allowed: %s)", k, n.Kind, strings.Join(allowed, ", "))
+		}
+	}
+	switch n.Kind {
+	case KindAct:
+		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
+			add(`"act" must be a string (the action name), got %s`, describeJSON(fields["act"]))
+		}
+		if p, ok := fields["payload"]; ok {
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, p); err == nil && buf.String() != "null" {
+				n.Payload = buf.Bytes()
+			}
+		}
+	case KindSeq, KindPar:
+		var kids []json.RawMessage
+		if err := json.Unmarshal(fields[n.Kind.String()], &kids); err != nil {
+			add(`%q must be an array of nodes, got %s`, n.Kind.String(), describeJSON(fields[n.Kind.String()]))
+			break
+		}
+		if kids == nil {
+			add(`%q must be an array of nodes, got null`, n.Kind.String())
+			break
+		}
+		n.Children = make([]Node, len(kids))
+		for i, k := range kids {
+			n.Children[i] = decodeNode(k, ChildPath(path, n.Kind, i), depth+1, ps)
+		}
+	case KindTry:
+		for _, part := range [...]struct {
+			key, name string
+			dst       **Node
+		}{{"try", PartBody, &n.Body}, {"rescue", PartRescue, &n.Rescue}, {"finally", PartFinally, &n.Finally}} {
+			raw, ok := fields[part.key]
+			if !ok {
+				continue
+			}
+			if string(raw) == "null" {
+				if part.key == "try" {
+					add("try has no body (\"try\" is null)")
+				}
+				continue
+			}
+			c := decodeNode(raw, PartPath(path, part.name), depth+1, ps)
+			*part.dst = &c
+		}
+	}
+	return n
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// describeJSON names the JSON type of data for error messages.
+func describeJSON(data []byte) string {
+	t := bytes.TrimSpace(data)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}

@@ -1,0 +1,189 @@
+package ast
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// Kind is the kind of a node.
+type Kind uint8
+
+// The node kinds. The zero Kind is invalid, so a zero Node is caught by
+// Validate.
+const (
+	KindInvalid Kind = iota
+	KindAct
+	KindSeq
+	KindPar
+	KindTry
+)
+
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try"}
+
+// String returns the kind's JSON key: "act", "seq", "par" or "try".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", uint8(k))
+}
+
+// Node is one node of a workflow tree. Build nodes with Act, Seq, Par and
+// Try rather than by hand; a hand-built node is checked by Validate.
+//
+// Which fields are used depends on Kind:
+//   - KindAct: Action and Payload.
+//   - KindSeq, KindPar: Children.
+//   - KindTry: Body, and optionally Rescue and Finally.
+//
+// Nodes are values; the tree they form must not be modified once it has been
+// handed to the reducer (job.New keeps its own compiled copy, but payload
+// bytes are shared).
+type Node struct {
+	Kind     Kind
+	Action   string          // the handler name, for KindAct
+	Payload  json.RawMessage // compact JSON or nil, for KindAct
+	Children []Node          // for KindSeq and KindPar
+	Body     *Node           // for KindTry
+	Rescue   *Node           // for KindTry, optional
+	Finally  *Node           // for KindTry, optional
+
+	// err records a problem found while building the node with the DSL
+	// (a payload that does not marshal); Validate reports it.
+	err error
+}
+
+// Act returns a leaf that performs the action called name with payload.
+//
+// The payload may be any Go value: it is marshalled with encoding/json. A
+// json.RawMessage or []byte payload is taken as JSON text and must be valid
+// JSON. A nil payload means no payload. A payload that cannot be marshalled
+// is not a panic: Validate (and so job.New) reports it with the node's path.
+func Act(name string, payload any) Node {
+	n := Node{Kind: KindAct, Action: name}
+	var raw []byte
+	switch p := payload.(type) {
+	case nil:
+		return n
+	case json.RawMessage:
+		raw = p
+	case []byte:
+		raw = p
+	default:
+		b, err := json.Marshal(p)
+		if err != nil {
+			n.err = fmt.Errorf("payload does not marshal to JSON: %w", err)
+			return n
+		}
+		raw = b
+	}
+	if len(raw) == 0 {
+		return n
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		n.err = fmt.Errorf("payload is not valid JSON: %w", err)
+		n.Payload = append(json.RawMessage(nil), raw...)
+		return n
+	}
+	if buf.String() != "null" {
+		n.Payload = buf.Bytes()
+	}
+	return n
+}
+
+// Seq returns a sequence: children run one after another and the first
+// failure stops it.
+func Seq(children ...Node) Node {
+	return Node{Kind: KindSeq, Children: children}
+}
+
+// Par returns a parallel node: all children start at once.
+func Par(children ...Node) Node {
+	return Node{Kind: KindPar, Children: children}
+}
+
+// TryOption adds a rescue or a finally to a Try.
+type TryOption struct {
+	rescue, finally *Node
+}
+
+// Rescue is the part of a Try that runs when its body fails. Several nodes
+// are run as a sequence.
+func Rescue(nodes ...Node) TryOption {
+	n := group(nodes)
+	return TryOption{rescue: &n}
+}
+
+// Finally is the part of a Try that runs after the body (and rescue),
+// whatever happened. Several nodes are run as a sequence.
+func Finally(nodes ...Node) TryOption {
+	n := group(nodes)
+	return TryOption{finally: &n}
+}
+
+func group(nodes []Node) Node {
+	if len(nodes) == 1 {
+		return nodes[0]
+	}
+	return Seq(nodes...)
+}
+
+// Try returns a try node: body runs first; if it fails and there is a
+// rescue, the rescue runs; the finally, if any, runs last whatever happened.
+// Giving two rescues or two finallies is reported by Validate.
+func Try(body Node, opts ...TryOption) Node {
+	n := Node{Kind: KindTry, Body: &body}
+	for _, o := range opts {
+		switch {
+		case o.rescue != nil:
+			if n.Rescue != nil {
+				n.err = fmt.Errorf("try has more than one rescue")
+			}
+			n.Rescue = o.rescue
+		case o.finally != nil:
+			if n.Finally != nil {
+				n.err = fmt.Errorf("try has more than one finally")
+			}
+			n.Finally = o.finally
+		}
+	}
+	return n
+}
+
+// Equal reports whether a and b are the same tree: same kinds, actions,
+// payload bytes and shape.
+func Equal(a, b Node) bool {
+	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
+		len(a.Children) != len(b.Children) {
+		return false
+	}
+	for i := range a.Children {
+		if !Equal(a.Children[i], b.Children[i]) {
+			return false
+		}
+	}
+	return equalPtr(a.Body, b.Body) && equalPtr(a.Rescue, b.Rescue) && equalPtr(a.Finally, b.Finally)
+}
+
+func equalPtr(a, b *Node) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return Equal(*a, *b)
+}
+
+// Count returns the number of nodes in the tree rooted at n.
+func Count(n Node) int {
+	c := 1
+	for i := range n.Children {
+		c += Count(n.Children[i])
+	}
+	for _, p := range [...]*Node{n.Body, n.Rescue, n.Finally} {
+		if p != nil {
+			c += Count(*p)
+		}
+	}
+	return c
+}

@@ -1,0 +1,130 @@
+package job
+
+import (
+	"strings"
+	"fmt"
+	"strconv"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// Action is one unit of work for a runner to perform: call the handler
+// registered under Name with Payload, then report a Result.
+//
+// ID is derived from the leaf's path and the attempt ("par[1].seq[0]#1"), so
+// a result finds its node without any global counter, and the same job
+// always names the same action the same way.
+type Action struct {
+	JobID   ID
+	ID      string // path#attempt
+	Name    string // the action name in the workflow
+	Payload []byte // JSON from the workflow, or nil; shared, do not modify
+	Attempt int    // 1 for the first dispatch
+}
+
+// Key returns "jobID/actionID", unique across jobs.
+func (a Action) Key() string { return string(a.JobID) + "/" + a.ID }
+
+// Path returns the path of the action's node ("" for the root).
+func (a Action) Path() string {
+	p, _, _ := SplitActionID(a.ID)
+	return p
+}
+
+func (a Action) String() string {
+	return fmt.Sprintf("%s %s %s", a.JobID, a.ID, a.Name)
+}
+
+// Succeed returns the result reporting that a succeeded with output.
+func (a Action) Succeed(output []byte) Result {
+	return Result{JobID: a.JobID, ActionID: a.ID, Output: output}
+}
+
+// Fail returns the result reporting that a failed with message. An empty
+// message becomes "action failed", since an empty Error means success.
+func (a Action) Fail(message string) Result {
+	if message == "" {
+		message = "action failed"
+	}
+	return Result{JobID: a.JobID, ActionID: a.ID, Error: message}
+}
+
+// Result reports how an action ended. It failed when Error is not empty.
+type Result struct {
+	JobID    ID
+	ActionID string
+	Output   []byte `json:",omitempty"`
+	Error    string `json:",omitempty"`
+}
+
+// Failed reports whether r reports a failure.
+func (r Result) Failed() bool { return r.Error != "" }
+
+func (r Result) String() string {
+	if r.Failed() {
+		return fmt.Sprintf("%s %s failed: %s", r.JobID, r.ActionID, r.Error)
+	}
+	return fmt.Sprintf("%s %s ok", r.JobID, r.ActionID)
+}
+
+// IgnoreReason says why Restart did not apply a result.
+type IgnoreReason uint8
+
+// Why a result was not applied. Each is normal under at-least-once
+// delivery except Unknown, which points at a runner routing results wrongly.
+const (
+	IgnoredUnknown       IgnoreReason = iota + 1 // the ID names no action of this workflow
+	IgnoredNotDispatched                         // the action was never dispatched
+	IgnoredStale                                 // the result is for an earlier attempt
+	IgnoredDuplicate                             // the action already has a result
+	IgnoredJobDone                               // the job had already finished
+)
+
+var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done"}
+
+func (r IgnoreReason) String() string {
+	if int(r) < len(ignoreNames) && r > 0 {
+		return ignoreNames[r]
+	}
+	return fmt.Sprintf("IgnoreReason(%d)", uint8(r))
+}
+
+// Ignored is a result that Restart did not apply.
+type Ignored struct {
+	Result Result
+	Reason IgnoreReason
+	Detail string // more about Unknown: what in the ID did not match
+}
+
+func (ig Ignored) String() string {
+	s := fmt.Sprintf("%s: %s", ig.Result.ActionID, ig.Reason)
+	if ig.Detail != "" {
+		s += " (" + ig.Detail + ")"
+	}
+	return s
+}
+
+// ActionID returns the ID of attempt of the action at path.
+func ActionID(path string, attempt int) string {
+	return ast.ShowPath(path) + "#" + strconv.Itoa(attempt)
+}
+
+// SplitActionID splits an action ID into the node path ("" for the root)
+// and the attempt.
+func SplitActionID(id string) (path string, attempt int, err error) {
+	i := strings.LastIndexByte(id, '#')
+	if i < 0 {
+		return "", 0, fmt.Errorf("action ID %q has no '#attempt'", id)
+	}
+	n, ok := atoi(id[i+1:])
+	if !ok || n < 1 {
+		return "", 0, fmt.Errorf("action ID %q has a bad attempt %q", id, id[i+1:])
+	}
+	path = id[:i]
+	if path == ast.RootPath {
+		path = ""
+	} else if path == "" {
+		return "", 0, fmt.Errorf("action ID %q has an empty path", id)
+	}
+	return path, n, nil
+}

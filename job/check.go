@@ -1,0 +1,203 @@
+package job
+
+import (
+	"fmt"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// check verifies the invariants that hold for every job New and Restart
+// return. Decode calls it so that a corrupt encoding cannot reach Restart;
+// tests call it after every step. It is O(tree).
+func (j Job) check() error {
+	for i := range j.t.nodes {
+		if err := j.checkNode(int32(i)); err != nil {
+			return fmt.Errorf("node %d (%s, %s): %v", i, ast.ShowPath(j.t.path(int32(i))), j.t.nodes[i].kind, err)
+		}
+	}
+	return nil
+}
+
+func (j Job) checkNode(id int32) error {
+	tn := &j.t.nodes[id]
+	s := j.st.get(id)
+	if s.status > StatusCancelled || s.out > StatusCancelled {
+		return fmt.Errorf("bad status %d/%d", s.status, s.out)
+	}
+	if s.status == StatusIdle {
+		if s != (nstate{}) {
+			return fmt.Errorf("idle node has state %+v", s)
+		}
+		return nil
+	}
+	if tn.parent >= 0 && j.st.get(tn.parent).status == StatusIdle {
+		return fmt.Errorf("%s under an idle parent", s.status)
+	}
+	// cause and others: only where a failure is being carried.
+	carries := s.status == StatusFailed ||
+		(s.status == StatusRunning && (tn.kind == ast.KindPar && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed))
+	if carries {
+		c := s.cause - 1
+		if c < 0 || int(c) >= len(j.t.nodes) || j.t.nodes[c].kind != ast.KindAct || j.st.get(c).status != StatusFailed || !j.under(c, id) {
+			return fmt.Errorf("cause %d is not a failed action under it", s.cause)
+		}
+		if s.others < 0 {
+			return fmt.Errorf("others %d", s.others)
+		}
+	} else if s.cause != 0 || s.others != 0 {
+		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
+	}
+	kid := func(k int32) Status { return j.st.get(k).status }
+	switch tn.kind {
+	case ast.KindAct:
+		if s.out != 0 || s.pos != 0 || s.done != 0 || s.nfail != 0 {
+			return fmt.Errorf("action has composite state %+v", s)
+		}
+		switch s.status {
+		case StatusRunning:
+			if s.attempt < 1 || s.res != nil {
+				return fmt.Errorf("running action with attempt %d, result %v", s.attempt, s.res != nil)
+			}
+		case StatusSucceeded, StatusFailed:
+			if s.attempt < 1 || s.res == nil || (s.res.err != "") != (s.status == StatusFailed) {
+				return fmt.Errorf("%s action without a matching result", s.status)
+			}
+			if s.status == StatusFailed && s.cause != id+1 {
+				return fmt.Errorf("failed action's cause is %d, not itself", s.cause)
+			}
+		case StatusCancelled:
+			if s.attempt != 0 || s.res != nil {
+				return fmt.Errorf("cancelled action was dispatched")
+			}
+		}
+	case ast.KindSeq:
+		if s.out != 0 || s.attempt != 0 || s.done != 0 || s.nfail != 0 || s.res != nil {
+			return fmt.Errorf("seq has foreign state %+v", s)
+		}
+		if s.pos < 0 || int(s.pos) >= len(tn.kids) {
+			return fmt.Errorf("seq position %d of %d", s.pos, len(tn.kids))
+		}
+		if s.status == StatusCancelled && s.pos == 0 && kid(tn.kids[0]) == StatusIdle {
+			break // cancelled before it began
+		}
+		for k, c := range tn.kids {
+			want := StatusIdle
+			switch {
+			case int32(k) < s.pos:
+				want = StatusSucceeded
+			case int32(k) == s.pos:
+				want = s.status
+			}
+			if kid(c) != want {
+				return fmt.Errorf("child %d is %s, want %s (position %d)", k, kid(c), want, s.pos)
+			}
+		}
+		if s.status == StatusFailed {
+			if ks := j.st.get(tn.kids[s.pos]); ks.cause != s.cause || ks.others != s.others {
+				return fmt.Errorf("failure differs from child %d's", s.pos)
+			}
+		}
+	case ast.KindPar:
+		if s.attempt != 0 || s.pos != 0 || s.res != nil {
+			return fmt.Errorf("par has foreign state %+v", s)
+		}
+		var done, failed, idle int32
+		cancelled := false
+		for _, c := range tn.kids {
+			switch kid(c) {
+			case StatusIdle:
+				idle++
+			case StatusFailed:
+				failed++
+				done++
+			case StatusCancelled:
+				cancelled = true
+				done++
+			case StatusSucceeded:
+				done++
+			}
+		}
+		if idle > 0 {
+			if s.status != StatusCancelled || idle != int32(len(tn.kids)) || s != (nstate{status: StatusCancelled}) {
+				return fmt.Errorf("%d idle children", idle)
+			}
+			break // cancelled before it began
+		}
+		if s.done != done || s.nfail != failed || (s.out == StatusCancelled) != cancelled || (s.out != 0 && s.out != StatusCancelled) {
+			return fmt.Errorf("counts done=%d nfail=%d out=%s, children say %d, %d, cancelled=%v", s.done, s.nfail, s.out, done, failed, cancelled)
+		}
+		settled := int(done) == len(tn.kids)
+		if settled == (s.status == StatusRunning) {
+			return fmt.Errorf("%s with %d of %d children settled", s.status, done, len(tn.kids))
+		}
+		want := StatusSucceeded
+		if failed > 0 {
+			want = StatusFailed
+		} else if cancelled {
+			want = StatusCancelled
+		}
+		if settled && s.status != want {
+			return fmt.Errorf("%s, children say %s", s.status, want)
+		}
+	case ast.KindTry:
+		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || s.res != nil {
+			return fmt.Errorf("try has foreign state %+v", s)
+		}
+		body, rescue, fin := tn.kids[partBody], tn.kids[partRescue], tn.kids[partFinally]
+		if s.status == StatusCancelled && s.pos == 0 && s.out == 0 && kid(body) == StatusIdle {
+			break // cancelled before it began
+		}
+		st := func(k int32) Status {
+			if k < 0 {
+				return StatusIdle
+			}
+			return kid(k)
+		}
+		switch s.pos {
+		case partBody:
+			if rescue >= 0 && st(rescue) != StatusIdle || st(fin) != StatusIdle {
+				return fmt.Errorf("rescue or finally began during the body")
+			}
+			if s.status == StatusRunning {
+				if kid(body) != StatusRunning || s.out != 0 {
+					return fmt.Errorf("running in body, body is %s, outcome %s", kid(body), s.out)
+				}
+			} else if kid(body) != s.status || s.out != s.status {
+				return fmt.Errorf("%s after body %s, outcome %s", s.status, kid(body), s.out)
+			}
+		case partRescue:
+			if rescue < 0 || kid(body) != StatusFailed || st(fin) != StatusIdle {
+				return fmt.Errorf("in rescue with body %s, finally %s", kid(body), st(fin))
+			}
+			if s.status == StatusRunning && kid(rescue) != StatusRunning || s.status != StatusRunning && !kid(rescue).Settled() {
+				return fmt.Errorf("%s with rescue %s", s.status, kid(rescue))
+			}
+		case partFinally:
+			if fin < 0 || !kid(body).Settled() || (rescue >= 0 && kid(rescue) != StatusIdle && !kid(rescue).Settled()) {
+				return fmt.Errorf("in finally before body and rescue settled")
+			}
+			if s.status == StatusRunning && kid(fin) != StatusRunning || s.status != StatusRunning && !kid(fin).Settled() {
+				return fmt.Errorf("%s with finally %s", s.status, kid(fin))
+			}
+			if !s.out.Settled() {
+				return fmt.Errorf("in finally with outcome %s", s.out)
+			}
+		default:
+			return fmt.Errorf("try part %d", s.pos)
+		}
+		if s.status.Settled() && s.status != s.out {
+			return fmt.Errorf("%s with outcome %s", s.status, s.out)
+		}
+	}
+	return nil
+}
+
+// under reports whether node a lies in the subtree of node b.
+func (j Job) under(a, b int32) bool {
+	for ; a >= 0; a = j.t.nodes[a].parent {
+		if a == b {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,94 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// Describe renders j as stable text: a header line, then one line per node
+// in pre-order, indented by depth. The same job always renders the same
+// way, so the text serves golden tests, logs, errors and the command line.
+//
+//	job order-7 v3: running, 2 outstanding, 1/5 actions settled
+//	par: running
+//	  act check.stock {"sku":"A1"} par[0]: succeeded #1 -> {"ok":true}
+//	  seq par[1]: running
+//	    act charge {"cents":500} par[1].seq[0]: failed #1: card declined
+//
+// Payloads, outputs and errors are cut to 60 bytes.
+func Describe(j Job) string {
+	if j.t == nil {
+		return "job <zero>\n"
+	}
+	var b strings.Builder
+	settled, total := j.Progress()
+	fmt.Fprintf(&b, "job %s v%d: %s", j.id, j.version, j.Status())
+	if f, ok := j.Failure(); ok {
+		fmt.Fprintf(&b, " at %s", f)
+	}
+	if j.running > 0 {
+		fmt.Fprintf(&b, ", %d outstanding", j.running)
+	}
+	fmt.Fprintf(&b, ", %d/%d actions settled\n", settled, total)
+	j.Walk(func(n NodeInfo) bool {
+		describeNode(&b, n)
+		return true
+	})
+	return b.String()
+}
+
+func describeNode(b *strings.Builder, n NodeInfo) {
+	b.WriteString(strings.Repeat("  ", n.Depth))
+	b.WriteString(n.Kind.String())
+	if n.Kind == ast.KindAct {
+		b.WriteString(" ")
+		b.WriteString(n.Action)
+		if len(n.Payload) > 0 {
+			b.WriteString(" ")
+			b.WriteString(clip(string(n.Payload)))
+		}
+	}
+	if n.Path != "" {
+		b.WriteString(" ")
+		b.WriteString(n.Path)
+	}
+	b.WriteString(": ")
+	b.WriteString(n.Status.String())
+	if n.Kind == ast.KindAct && n.Attempt > 0 {
+		fmt.Fprintf(b, " #%d", n.Attempt)
+	}
+	switch {
+	case n.Kind == ast.KindAct && n.Status == StatusFailed:
+		b.WriteString(": ")
+		b.WriteString(clip(n.Error))
+	case n.Kind == ast.KindAct && len(n.Output) > 0:
+		b.WriteString(" -> ")
+		b.WriteString(clip(string(n.Output)))
+	case n.Failure != nil:
+		fmt.Fprintf(b, " (%s", ast.ShowPath(n.Failure.Path))
+		if n.Failure.Others > 0 {
+			fmt.Fprintf(b, " +%d more", n.Failure.Others)
+		}
+		b.WriteString(")")
+	}
+	b.WriteByte('\n')
+}
+
+// clip cuts s to 60 bytes, marks the cut, and quotes control characters so
+// one node stays on one line.
+func clip(s string) string {
+	const max = 60
+	cut := len(s) > max
+	if cut {
+		s = s[:max]
+	}
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		s = fmt.Sprintf("%q", s)
+	}
+	if cut {
+		s += "..."
+	}
+	return s
+}

@@ -1,0 +1,97 @@
+// Package job is baton's pure reducer: it turns a workflow tree and the
+// results of finished actions into the next job state and the next actions
+// to run.
+//
+//	j, actions, err := job.New("order-7", workflow)   // version 1, first actions
+//	j, actions, err = job.Restart(j, results)         // apply a batch of results
+//
+// Runners move actions and results; this package decides everything else.
+// It is to baton what etcd's raft core is to etcd: it never sends, sleeps,
+// reads a clock, draws random numbers or starts a goroutine, and it imports
+// only package ast and standard-library value packages (a test enforces
+// this). Time, when it is needed, enters as results.
+//
+// # Contracts
+//
+//   - Pure and deterministic. The same job and results give a byte-identical
+//     encoded job and the same actions in the same order.
+//   - Restart never modifies its input job. Jobs are immutable values that
+//     share unchanged state (a persistent 32-way trie), so a Restart costs
+//     O(results × depth + new actions), not O(tree): one result in a job of
+//     100,000 actions costs about what it costs in a job of 10.
+//   - Store before dispatch. The job returned by New or Restart must be
+//     stored durably BEFORE its actions are dispatched.
+//   - Recovery is Restart(stored, nil): it returns the job unchanged and
+//     exactly the outstanding actions.
+//   - Idempotent. A result for an unknown, never dispatched, stale,
+//     duplicated or already settled action changes nothing and is reported
+//     by Job.Ignored, so at-least-once transports are safe. A Restart in
+//     which nothing applied returns the same job at the same version.
+//   - A failed workflow is state, not an error. Errors are for broken
+//     contracts only: bad input to New, a zero Job, a result routed to the
+//     wrong job, a corrupt encoding.
+//   - Action IDs are derived from the leaf's path and attempt
+//     ("par[1].seq[0]#1"); see package ast for paths.
+//
+// # Semantics
+//
+// A node is idle, running, or settled as succeeded, failed or cancelled.
+//
+//   - Act: dispatched as an Action when started; settles with its result.
+//   - Seq: starts its first child; when a child succeeds it starts the next,
+//     and succeeds after the last. It fails at the first failing child and
+//     starts nothing after it.
+//   - Par: starts all children at once; succeeds when all succeeded. Once a
+//     child has failed, the par is frozen: no new action is started anywhere
+//     under it, except inside the finally blocks of tries already entered.
+//     Work already in flight under it goes on; when everything under it has
+//     settled, the par fails, reporting its first failed child's failure
+//     and counting the others (Failure.Others).
+//   - Cancelled: a node that a frozen par stops from starting (the next
+//     child of a seq, a rescue) is cancelled. A seq with a cancelled child is
+//     cancelled; so is a par with a cancelled child and no failed one. A
+//     cancelled node never runs anything. The root is never cancelled: a
+//     par that freezes its subtree itself fails.
+//   - Try: runs its body. If the body fails and there is a rescue, the
+//     rescue runs (unless a frozen par stops it). The finally, if any, runs
+//     after the body and rescue, whatever happened, exactly once, even under
+//     a frozen par. The try succeeds if the body succeeded or the rescue
+//     did; it fails if the body failed and no rescue ran, or the rescue
+//     failed (its failure replaces the body's), or the finally failed (only
+//     then is the finally's failure the one reported). A try whose body was
+//     cancelled is cancelled unless its finally fails.
+//   - The job succeeds or fails when its root settles; then nothing is
+//     outstanding, and later results are ignored with IgnoredJobDone.
+//
+// # Batches
+//
+// A batch of results is a set. Restart sorts it into a canonical order (by
+// node in tree order, then attempt, error and output), records every result
+// that applies, lets the tree settle (a par hit by a failure in this batch
+// freezes now), and only then starts new nodes. So for par(seq(a, b), c)
+// the batch {a: ok, c: failed} does not start b. What commutes, exactly:
+//
+//  1. permuting the results inside a batch changes nothing;
+//  2. splitting or merging batches of successful results changes nothing in
+//     the final state of any node;
+//  3. the job's final status is the same for every order and batching of
+//     the same outcomes.
+//
+// Once something has failed, which other actions still start may depend on
+// how results were batched, as in any real system, but the rules above hold
+// for every batching.
+//
+// # Persistence in O(delta)
+//
+// Every job that Restart returns carries the Step that produced it (its
+// applied results and new version). Stores append steps and write a full
+// Encode snapshot only now and then; Replay(snapshot, steps) rebuilds the
+// job byte for byte. Encodings carry a format version (Format); Decode
+// reads every older format, refuses newer ones with ErrFutureFormat, and
+// checks every invariant of the state so that a corrupt job is an error
+// (ErrCorrupt), never a panic in a later Restart. Encoded mid-flight jobs
+// of each format are kept under testdata/ and decoded by a test, so a
+// change cannot strand jobs that are already running.
+//
+// Describe renders a job as stable text for tests, logs and the CLI.
+package job

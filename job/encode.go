@@ -1,0 +1,223 @@
+package job
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// Format is the version of the job encoding this package writes. Decode
+// reads it and every older format, and refuses newer ones with
+// ErrFutureFormat.
+const Format = 1
+
+// Errors returned by Decode, wrapped with details; test with errors.Is.
+var (
+	ErrCorrupt      = errors.New("job: corrupt encoded job")
+	ErrFutureFormat = errors.New("job: encoded job has a newer format than this baton reads")
+)
+
+// Encode returns the canonical encoding of j: the same job always encodes
+// to the same bytes. The form is JSON:
+//
+//	{"format":1,"id":ID,"version":V,"workflow":NODE,
+//	 "nodes":[[index,status,out,attempt,pos,done,nfail,cause,others],...],
+//	 "results":[{"node":index,"output":JSON,"error":MSG},...]}
+//
+// An output that is not valid JSON is written base64 as "output_b64".
+// listing only nodes whose state is not all zero (idle nodes cost nothing)
+// and the results of settled actions. Encoding is O(tree); stores keep it
+// for snapshots and append Steps in between.
+func Encode(j Job) ([]byte, error) {
+	if j.t == nil {
+		return nil, errors.New("job: Encode of a zero Job")
+	}
+	b := make([]byte, 0, 64+len(j.t.workflow)+16*len(j.t.nodes))
+	b = append(b, `{"format":`...)
+	b = strconv.AppendInt(b, Format, 10)
+	b = append(b, `,"id":`...)
+	b = appendString(b, string(j.id))
+	b = append(b, `,"version":`...)
+	b = strconv.AppendUint(b, j.version, 10)
+	b = append(b, `,"workflow":`...)
+	b = append(b, j.t.workflow...)
+	b = append(b, `,"nodes":[`...)
+	first := true
+	j.st.each(func(i int32, s *nstate) {
+		if s.status == StatusIdle && *s == (nstate{}) {
+			return
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '[')
+		for k, v := range [...]int64{int64(i), int64(s.status), int64(s.out), int64(s.attempt),
+			int64(s.pos), int64(s.done), int64(s.nfail), int64(s.cause), int64(s.others)} {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, v, 10)
+		}
+		b = append(b, ']')
+	})
+	b = append(b, `],"results":[`...)
+	first = true
+	j.st.each(func(i int32, s *nstate) {
+		if s.res == nil {
+			return
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, `{"node":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		switch {
+		case len(s.res.output) == 0:
+		case rawJSON(s.res.output):
+			b = append(b, `,"output":`...)
+			b = append(b, s.res.output...)
+		default:
+			out, _ := json.Marshal(s.res.output) // base64 string; cannot fail
+			b = append(b, `,"output_b64":`...)
+			b = append(b, out...)
+		}
+		if s.res.err != "" {
+			b = append(b, `,"error":`...)
+			b = appendString(b, s.res.err)
+		}
+		b = append(b, '}')
+	})
+	b = append(b, "]}"...)
+	return b, nil
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // strings always marshal
+	return append(b, q...)
+}
+
+type encoded struct {
+	Format   *int            `json:"format"`
+	ID       ID              `json:"id"`
+	Version  uint64          `json:"version"`
+	Workflow json.RawMessage `json:"workflow"`
+	Nodes    [][]int64       `json:"nodes"`
+	Results  []struct {
+		Node      int64           `json:"node"`
+		Output    json.RawMessage `json:"output"`
+		OutputB64 []byte          `json:"output_b64"`
+		Error     string          `json:"error"`
+	} `json:"results"`
+}
+
+// Decode reads a job written by Encode. A malformed, inconsistent or
+// truncated encoding is an error wrapping ErrCorrupt that says what is
+// wrong and where; a newer format wraps ErrFutureFormat. Decode checks
+// every invariant of the job's state, so a job it returns is safe to
+// Restart. It never panics.
+func Decode(data []byte) (Job, error) {
+	var enc encoded
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&enc); err != nil {
+		return Job{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if dec.More() {
+		return Job{}, fmt.Errorf("%w: data after the job", ErrCorrupt)
+	}
+	switch {
+	case enc.Format == nil:
+		return Job{}, fmt.Errorf("%w: no format version", ErrCorrupt)
+	case *enc.Format > Format:
+		return Job{}, fmt.Errorf("%w: format %d (this baton reads up to %d)", ErrFutureFormat, *enc.Format, Format)
+	case *enc.Format < 1:
+		return Job{}, fmt.Errorf("%w: format %d", ErrCorrupt, *enc.Format)
+	}
+	corrupt := func(format string, args ...any) (Job, error) {
+		return Job{}, fmt.Errorf("%w: job %q: %s", ErrCorrupt, enc.ID, fmt.Sprintf(format, args...))
+	}
+	if err := enc.ID.Check(); err != nil {
+		return corrupt("%v", err)
+	}
+	if enc.Version < 1 {
+		return corrupt("version %d", enc.Version)
+	}
+	var root ast.Node
+	if err := root.UnmarshalJSON(enc.Workflow); err != nil {
+		return corrupt("workflow: %v", err)
+	}
+	t, err := compile(root)
+	if err != nil {
+		return corrupt("workflow: %v", err)
+	}
+	states := make([]nstate, len(t.nodes))
+	last := int64(-1)
+	for k, f := range enc.Nodes {
+		if len(f) != 9 {
+			return corrupt("nodes[%d] has %d fields, want 9", k, len(f))
+		}
+		i := f[0]
+		if i <= last || i >= int64(len(t.nodes)) {
+			return corrupt("nodes[%d] names node %d (want increasing indexes below %d)", k, i, len(t.nodes))
+		}
+		last = i
+		for n, v := range f[1:] {
+			if v < 0 || v > 1<<31-1 {
+				return corrupt("nodes[%d] field %d is %d", k, n+1, v)
+			}
+		}
+		if f[1] > int64(StatusCancelled) || f[2] > int64(StatusCancelled) {
+			return corrupt("node %d has status %d/%d", i, f[1], f[2])
+		}
+		states[i] = nstate{status: Status(f[1]), out: Status(f[2]), attempt: uint32(f[3]), pos: int32(f[4]),
+			done: int32(f[5]), nfail: int32(f[6]), cause: int32(f[7]), others: int32(f[8])}
+	}
+	last = -1
+	for k, r := range enc.Results {
+		if r.Node <= last || r.Node >= int64(len(t.nodes)) {
+			return corrupt("results[%d] names node %d (want increasing indexes below %d)", k, r.Node, len(t.nodes))
+		}
+		last = r.Node
+		if t.nodes[r.Node].kind != ast.KindAct {
+			return corrupt("results[%d] is for node %d, a %s", k, r.Node, t.nodes[r.Node].kind)
+		}
+		if r.Output != nil && r.OutputB64 != nil {
+			return corrupt("results[%d] has both output and output_b64", k)
+		}
+		out := []byte(r.Output)
+		if r.OutputB64 != nil {
+			out = r.OutputB64
+		}
+		states[r.Node].res = &result{output: out, err: r.Error}
+	}
+	j := Job{id: enc.ID, version: enc.Version, t: t, st: newPvec(states)}
+	j.step = Step{Version: j.version}
+	if err := j.check(); err != nil {
+		return corrupt("%v", err)
+	}
+	for i := range states {
+		if t.nodes[i].kind != ast.KindAct {
+			continue
+		}
+		switch states[i].status {
+		case StatusRunning:
+			j.running++
+		case StatusSucceeded, StatusFailed:
+			j.settled++
+		}
+	}
+	return j, nil
+}
+
+// rawJSON reports whether out can be embedded in the encoding as is and read
+// back byte for byte: valid JSON without surrounding white space.
+func rawJSON(out []byte) bool {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+	return len(out) > 0 && !isSpace(out[0]) && !isSpace(out[len(out)-1]) && json.Valid(out)
+}

@@ -1,0 +1,267 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// ID names a job. It is 1 to MaxIDLen bytes of printable UTF-8 without
+// spaces or '/', so every runner can use it in znode names, Kafka keys and
+// file names.
+type ID string
+
+// MaxIDLen is the longest job ID accepted, in bytes.
+const MaxIDLen = 200
+
+// Check returns what is wrong with id, or nil.
+func (id ID) Check() error {
+	s := string(id)
+	switch {
+	case s == "":
+		return fmt.Errorf("job: empty job ID")
+	case len(s) > MaxIDLen:
+		return fmt.Errorf("job: job ID is %d bytes long (at most %d)", len(s), MaxIDLen)
+	case !utf8.ValidString(s):
+		return fmt.Errorf("job: job ID %q is not valid UTF-8", s)
+	}
+	for i, r := range s {
+		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return fmt.Errorf("job: job ID %q has %q at byte %d (no spaces, '/' or control characters)", s, r, i)
+		}
+	}
+	return nil
+}
+
+// Status is the state of a node or of a whole job.
+type Status uint8
+
+// Node and job states. A job is only ever Running, Succeeded or Failed.
+const (
+	StatusIdle      Status = iota // not started
+	StatusRunning                 // started, not settled
+	StatusSucceeded               // settled: done
+	StatusFailed                  // settled: failed
+	StatusCancelled               // settled: stopped because a parallel sibling failed
+)
+
+var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled"}
+
+func (s Status) String() string {
+	if int(s) < len(statusNames) {
+		return statusNames[s]
+	}
+	return fmt.Sprintf("Status(%d)", uint8(s))
+}
+
+// Settled reports whether s is a final state.
+func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusCancelled }
+
+// Job is one run of a workflow: the compiled tree and the state of every
+// node. A Job is an immutable value: Restart returns a new Job and never
+// changes the one it is given, so a Job may be read from any number of
+// goroutines. Versions of a job share unchanged state, so keeping old
+// versions is cheap.
+//
+// The zero Job is not a job; New and Decode make Jobs.
+type Job struct {
+	id      ID
+	version uint64
+	t       *tree
+	st      pvec
+	running int // leaves running (actions outstanding)
+	settled int // leaves settled
+
+	// Set by the Restart that produced this Job; not encoded.
+	step    Step
+	ignored []Ignored
+}
+
+// ID returns the job's ID.
+func (j Job) ID() ID { return j.id }
+
+// Version counts the state changes of the job: 1 after New, one more for
+// each Restart that applied at least one result. Stores use it for
+// optimistic concurrency.
+func (j Job) Version() uint64 { return j.version }
+
+// Workflow returns the job's tree. The caller must not modify it.
+func (j Job) Workflow() ast.Node {
+	if j.t == nil {
+		return ast.Node{}
+	}
+	return j.t.root
+}
+
+// Status returns StatusRunning until the root settles, then StatusSucceeded
+// or StatusFailed.
+func (j Job) Status() Status {
+	if j.t == nil {
+		return StatusIdle
+	}
+	return j.st.get(0).status
+}
+
+// Done reports whether the job has finished, well or badly.
+func (j Job) Done() bool { return j.Status().Settled() }
+
+// Progress returns how many actions have settled and how many the tree
+// holds. A failure can leave actions that never run, so settled may stay
+// below total in a finished job.
+func (j Job) Progress() (settled, total int) {
+	if j.t == nil {
+		return 0, 0
+	}
+	return j.settled, j.t.leaves
+}
+
+// Outstanding returns the number of actions dispatched and not yet settled.
+func (j Job) Outstanding() int { return j.running }
+
+// Failure describes why a node, or a job, failed.
+type Failure struct {
+	Path    string // path of the failed action that caused it ("" is the root)
+	Action  string // its action name
+	Message string // its error message
+	Others  int    // further failures counted by the parallel nodes on the way
+}
+
+func (f Failure) String() string {
+	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, f.Message)
+	if f.Others > 0 {
+		s += fmt.Sprintf(" (and %d more failure", f.Others)
+		if f.Others > 1 {
+			s += "s"
+		}
+		s += ")"
+	}
+	return s
+}
+
+// Failure returns why the job failed, and false if it has not failed.
+func (j Job) Failure() (Failure, bool) {
+	if j.Status() != StatusFailed {
+		return Failure{}, false
+	}
+	return j.failure(0), true
+}
+
+func (j Job) failure(id int32) Failure {
+	s := j.st.get(id)
+	f := Failure{Others: int(s.others)}
+	if s.cause > 0 {
+		c := s.cause - 1
+		leaf := j.st.get(c)
+		f.Path = j.t.path(c)
+		f.Action = j.t.nodes[c].act.Action
+		if leaf.res != nil {
+			f.Message = leaf.res.err
+		}
+	}
+	return f
+}
+
+// Step returns the record of the Restart that produced this job: the
+// results it applied and the version they produced. For a job made by New
+// or Decode, the step is empty with the job's version.
+func (j Job) Step() Step { return j.step }
+
+// Ignored returns the results that the Restart which produced this job did
+// not apply, each with the reason. The caller must not modify the slice.
+func (j Job) Ignored() []Ignored { return j.ignored }
+
+// NodeInfo is the state of one node, as given to Walk.
+type NodeInfo struct {
+	Path    string // "" for the root
+	Depth   int    // 0 for the root
+	Kind    ast.Kind
+	Action  string // for actions
+	Payload []byte // for actions; do not modify
+	Status  Status
+	Attempt int    // for actions: dispatches so far
+	Output  []byte // for settled actions; do not modify
+	Error   string // for failed actions
+	Failure *Failure
+	// Index is the node's position in pre-order, stable for a workflow.
+	Index int
+}
+
+// Walk calls f for every node in pre-order (a node before its children, a
+// try's body before its rescue and finally) until f returns false.
+func (j Job) Walk(f func(NodeInfo) bool) {
+	if j.t == nil {
+		return
+	}
+	j.walk(0, 0, "", f)
+}
+
+func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool) bool {
+	tn := &j.t.nodes[id]
+	s := j.st.get(id)
+	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id)}
+	if tn.act != nil {
+		ni.Action, ni.Payload, ni.Attempt = tn.act.Action, tn.act.Payload, int(s.attempt)
+		if s.res != nil {
+			ni.Output, ni.Error = s.res.output, s.res.err
+		}
+	}
+	if s.status == StatusFailed {
+		fl := j.failure(id)
+		ni.Failure = &fl
+	}
+	if !f(ni) {
+		return false
+	}
+	for i, k := range tn.kids {
+		if k < 0 {
+			continue
+		}
+		var p string
+		if tn.kind == ast.KindTry {
+			p = ast.PartPath(path, partNames[i])
+		} else {
+			p = ast.ChildPath(path, tn.kind, i)
+		}
+		if !j.walk(k, depth+1, p, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// String returns a one-line summary: ID, version, status.
+func (j Job) String() string {
+	if j.t == nil {
+		return "job <zero>"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s v%d %s", j.id, j.version, j.Status())
+	if f, ok := j.Failure(); ok {
+		fmt.Fprintf(&b, ": %s", f)
+	} else if !j.Done() {
+		fmt.Fprintf(&b, ", %d outstanding", j.running)
+	}
+	return b.String()
+}
+
+// nstate is the state of one node. Which fields are used depends on the
+// node's kind; unused fields stay zero so encodings are canonical.
+type nstate struct {
+	status  Status
+	out     Status  // try: the outcome so far; par: StatusCancelled once a child was cancelled
+	attempt uint32  // act: dispatches so far
+	pos     int32   // seq: index of the child running; try: the part running
+	done    int32   // par: children settled
+	nfail   int32   // par: children failed
+	cause   int32   // failed nodes: 1 + index of the failed action that caused it; 0 otherwise
+	others  int32   // failed nodes: further failures counted on the way
+	res     *result // act: the result applied
+}
+
+type result struct {
+	output []byte
+	err    string
+}

@@ -1,0 +1,414 @@
+package job
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// New compiles root into a job called id and starts it: it returns the job
+// at version 1 and the first actions to dispatch.
+//
+// The returned job must be stored durably BEFORE its actions are
+// dispatched, so that a crash cannot lose a dispatched action's job.
+//
+// The tree is validated first (ast.Validate); an invalid tree or ID is an
+// error. The job keeps the tree; the caller must not modify it afterwards.
+func New(id ID, root ast.Node) (Job, []Action, error) {
+	if err := id.Check(); err != nil {
+		return Job{}, nil, err
+	}
+	t, err := compile(root)
+	if err != nil {
+		return Job{}, nil, fmt.Errorf("job %s: %w", id, err)
+	}
+	j := Job{id: id, version: 1, t: t, st: newPvec(make([]nstate, len(t.nodes)))}
+	j.step = Step{Version: 1}
+	e := newEngine(&j)
+	e.startNode(0, false)
+	e.run()
+	return e.finish(), e.actions, nil
+}
+
+// Restart applies a batch of results to j and returns the next job and the
+// actions to dispatch. It never modifies j.
+//
+// The batch is a set, applied at once: results are put in a canonical order
+// (by node, then attempt, error and output), every applicable one is
+// recorded, then the tree settles, and only then are new actions started.
+// Results that cannot apply (unknown, never dispatched, stale, duplicate, or
+// arriving after the job finished) change nothing and are listed by the
+// returned job's Ignored method. If no result applies, the returned job is
+// j itself (same version) and no action is returned.
+//
+// With no results at all, Restart is recovery: it returns j unchanged and
+// every outstanding action, in tree order. A runner calls Restart(stored,
+// nil) after loading a job to re-dispatch what may have been lost in a
+// crash; this is the only call whose cost grows with the outstanding work
+// rather than with the results given.
+//
+// The returned job must be stored durably BEFORE the returned actions are
+// dispatched. The returned actions are the caller's.
+//
+// A failed workflow is not an error: it is the returned job's status. The
+// error is for broken contracts only: a zero Job, or a result whose JobID
+// names another job (a routing bug in the runner). Then nothing is applied.
+func Restart(j Job, results []Result) (Job, []Action, error) {
+	if j.t == nil {
+		return Job{}, nil, fmt.Errorf("job: Restart of a zero Job")
+	}
+	for i, r := range results {
+		if r.JobID != j.id {
+			return j, nil, fmt.Errorf("job %s: result %d (action %q) belongs to job %q", j.id, i, r.ActionID, r.JobID)
+		}
+	}
+	if len(results) == 0 {
+		out := j
+		out.ignored = nil
+		return out, j.outstanding(), nil
+	}
+
+	type keyed struct {
+		node    int32
+		attempt int
+		r       *Result
+	}
+	var ignored []Ignored
+	batch := make([]keyed, 0, len(results))
+	for i := range results {
+		r := &results[i]
+		path, attempt, err := SplitActionID(r.ActionID)
+		if err != nil {
+			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: err.Error()})
+			continue
+		}
+		id, why := j.t.lookup(path)
+		if id < 0 {
+			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: why})
+			continue
+		}
+		if j.t.nodes[id].kind != ast.KindAct {
+			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown,
+				Detail: "path names a " + j.t.nodes[id].kind.String() + " node, not an action"})
+			continue
+		}
+		batch = append(batch, keyed{id, attempt, r})
+	}
+	sort.Slice(batch, func(a, b int) bool {
+		x, y := batch[a], batch[b]
+		if x.node != y.node {
+			return x.node < y.node
+		}
+		if x.attempt != y.attempt {
+			return x.attempt < y.attempt
+		}
+		if x.r.Error != y.r.Error {
+			return x.r.Error < y.r.Error
+		}
+		return bytes.Compare(x.r.Output, y.r.Output) < 0
+	})
+
+	next := j
+	next.ignored = nil
+	e := newEngine(&next)
+	var applied []Result
+	done := j.Done()
+	for _, k := range batch {
+		s := next.st.get(k.node)
+		var reason IgnoreReason
+		switch {
+		case done:
+			reason = IgnoredJobDone
+		case s.status == StatusIdle || s.status == StatusCancelled:
+			reason = IgnoredNotDispatched
+		case k.attempt != int(s.attempt):
+			if k.attempt > int(s.attempt) {
+				reason = IgnoredNotDispatched
+			} else {
+				reason = IgnoredStale
+			}
+		case s.status != StatusRunning:
+			reason = IgnoredDuplicate
+		}
+		if reason != 0 {
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: reason})
+			continue
+		}
+		e.settleLeaf(k.node, k.r)
+		applied = append(applied, *k.r)
+	}
+	if len(applied) == 0 {
+		out := j
+		out.ignored = ignored
+		return out, nil, nil
+	}
+	e.run()
+	out := e.finish()
+	out.version = j.version + 1
+	out.step = Step{Version: out.version, Results: applied}
+	out.ignored = ignored
+	return out, e.actions, nil
+}
+
+// engine carries one New or Restart: the edit token that owns the state
+// copied so far, the queue of nodes that settled and whose parents have not
+// yet heard of it, and the queue of nodes to start once settling is over.
+type engine struct {
+	j       *Job
+	e       *edit
+	settleQ []int32
+	startQ  []start
+	actions []Action
+}
+
+type start struct {
+	node   int32
+	checks bool // subject to the freeze of failed parallel ancestors
+}
+
+func newEngine(j *Job) *engine {
+	return &engine{j: j, e: new(edit)}
+}
+
+func (e *engine) get(id int32) nstate   { return e.j.st.get(id) }
+func (e *engine) mut(id int32) *nstate  { return e.j.st.ptr(e.e, id) }
+func (e *engine) node(id int32) *tnode  { return &e.j.t.nodes[id] }
+func (e *engine) finish() Job           { return *e.j }
+func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{id, true}) }
+
+// settleLeaf records r as the result of the running action id.
+func (e *engine) settleLeaf(id int32, r *Result) {
+	s := e.mut(id)
+	s.res = &result{output: r.Output, err: r.Error}
+	if r.Failed() {
+		s.status = StatusFailed
+		s.cause = id + 1
+	} else {
+		s.status = StatusSucceeded
+	}
+	e.j.running--
+	e.j.settled++
+	e.settleQ = append(e.settleQ, id)
+}
+
+// run settles everything that can settle, then starts what was requested,
+// until neither queue holds work. Settling always goes first, so a parallel
+// node that a result of this batch failed is frozen before anything starts.
+func (e *engine) run() {
+	for {
+		for len(e.settleQ) > 0 {
+			id := e.settleQ[0]
+			e.settleQ = e.settleQ[1:]
+			e.propagate(id)
+		}
+		if len(e.startQ) == 0 {
+			return
+		}
+		st := e.startQ[0]
+		e.startQ = e.startQ[1:]
+		e.startNode(st.node, st.checks)
+	}
+}
+
+// settle puts id in a final state and queues its parent's reaction.
+func (e *engine) settle(id int32, status Status, cause, others int32) {
+	s := e.mut(id)
+	s.status = status
+	if status == StatusFailed {
+		s.cause, s.others = cause, others
+	}
+	e.settleQ = append(e.settleQ, id)
+}
+
+// propagate tells the parent of the settled node c what happened.
+func (e *engine) propagate(c int32) {
+	tc := e.node(c)
+	p := tc.parent
+	if p < 0 {
+		return // the root settled: the job is done
+	}
+	cs := e.get(c)
+	tp := e.node(p)
+	switch tp.kind {
+	case ast.KindSeq:
+		switch cs.status {
+		case StatusSucceeded:
+			if int(tc.edge) == len(tp.kids)-1 {
+				e.settle(p, StatusSucceeded, 0, 0)
+			} else {
+				e.mut(p).pos = tc.edge + 1
+				e.requestStart(tp.kids[tc.edge+1])
+			}
+		case StatusFailed:
+			e.settle(p, StatusFailed, cs.cause, cs.others)
+		case StatusCancelled:
+			e.settle(p, StatusCancelled, 0, 0)
+		}
+	case ast.KindPar:
+		ps := e.mut(p)
+		ps.done++
+		switch cs.status {
+		case StatusFailed:
+			if ps.nfail == 0 {
+				ps.cause = cs.cause
+				ps.others += cs.others
+			} else {
+				ps.others += 1 + cs.others
+			}
+			ps.nfail++
+		case StatusCancelled:
+			ps.out = StatusCancelled
+		}
+		if int(ps.done) == len(tp.kids) {
+			switch {
+			case ps.nfail > 0:
+				e.settle(p, StatusFailed, ps.cause, ps.others)
+			case ps.out == StatusCancelled:
+				e.settle(p, StatusCancelled, 0, 0)
+			default:
+				e.settle(p, StatusSucceeded, 0, 0)
+			}
+		}
+	case ast.KindTry:
+		e.tryChild(p, tp, tc.edge, cs)
+	}
+}
+
+// tryChild moves the try p on after its part settled with state cs.
+func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
+	ps := e.mut(p)
+	switch part {
+	case partBody:
+		switch cs.status {
+		case StatusSucceeded:
+			ps.out = StatusSucceeded
+		case StatusCancelled:
+			ps.out = StatusCancelled
+		case StatusFailed:
+			ps.out, ps.cause, ps.others = StatusFailed, cs.cause, cs.others
+			if tp.kids[partRescue] >= 0 {
+				ps.pos = partRescue
+				e.requestStart(tp.kids[partRescue])
+				return
+			}
+		}
+	case partRescue:
+		switch cs.status {
+		case StatusSucceeded:
+			ps.out, ps.cause, ps.others = StatusSucceeded, 0, 0
+		case StatusFailed:
+			// The rescue's failure replaces the body's, which it was handling.
+			ps.out, ps.cause, ps.others = StatusFailed, cs.cause, cs.others
+		case StatusCancelled:
+			// The rescue was stopped by a frozen parallel ancestor: the
+			// body's failure stands.
+		}
+	case partFinally:
+		if cs.status == StatusFailed && ps.out != StatusFailed {
+			ps.out, ps.cause, ps.others = StatusFailed, cs.cause, cs.others
+		}
+		e.settle(p, ps.out, ps.cause, ps.others)
+		return
+	}
+	if f := tp.kids[partFinally]; f >= 0 {
+		ps.pos = partFinally
+		// A try already entered always runs its finally, frozen or not.
+		e.startQ = append(e.startQ, start{f, false})
+		return
+	}
+	e.settle(p, ps.out, ps.cause, ps.others)
+}
+
+// startNode starts the subtree at id. With checks set, a node under a
+// parallel ancestor that has a failed child is cancelled instead.
+func (e *engine) startNode(id int32, checks bool) {
+	if checks && e.frozen(id) {
+		e.settle(id, StatusCancelled, 0, 0)
+		return
+	}
+	e.begin(id)
+}
+
+// begin starts id and the parts of it that start with it.
+func (e *engine) begin(id int32) {
+	tn := e.node(id)
+	s := e.mut(id)
+	s.status = StatusRunning
+	switch tn.kind {
+	case ast.KindAct:
+		s.attempt++
+		e.j.running++
+		e.actions = append(e.actions, e.action(id, int(s.attempt)))
+	case ast.KindSeq:
+		s.pos = 0
+		e.begin(tn.kids[0])
+	case ast.KindPar:
+		for _, k := range tn.kids {
+			e.begin(k)
+		}
+	case ast.KindTry:
+		s.pos = partBody
+		e.begin(tn.kids[partBody])
+	}
+}
+
+// frozen reports whether starting id is forbidden: some parallel ancestor
+// has a failed child, and no finally lies between them.
+func (e *engine) frozen(id int32) bool {
+	for c := id; ; {
+		p := e.node(c).parent
+		if p < 0 {
+			return false
+		}
+		tp := e.node(p)
+		if tp.kind == ast.KindTry && e.node(c).edge == partFinally {
+			return false
+		}
+		if tp.kind == ast.KindPar && e.get(p).nfail > 0 {
+			return true
+		}
+		c = p
+	}
+}
+
+func (e *engine) action(id int32, attempt int) Action {
+	return actionOf(e.j, id, attempt)
+}
+
+func actionOf(j *Job, id int32, attempt int) Action {
+	a := j.t.nodes[id].act
+	return Action{
+		JobID:   j.id,
+		ID:      ActionID(j.t.path(id), attempt),
+		Name:    a.Action,
+		Payload: a.Payload,
+		Attempt: attempt,
+	}
+}
+
+// outstanding lists the running actions in tree order, visiting only
+// running subtrees.
+func (j Job) outstanding() []Action {
+	var acts []Action
+	var walk func(id int32)
+	walk = func(id int32) {
+		s := j.st.get(id)
+		if s.status != StatusRunning {
+			return
+		}
+		tn := &j.t.nodes[id]
+		if tn.kind == ast.KindAct {
+			acts = append(acts, actionOf(&j, id, int(s.attempt)))
+			return
+		}
+		for _, k := range tn.kids {
+			if k >= 0 {
+				walk(k)
+			}
+		}
+	}
+	walk(0)
+	return acts
+}
