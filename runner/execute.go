@@ -1,0 +1,83 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+
+	"github.com/batonwf/baton/job"
+)
+
+// ErrHandedBack is returned by Execute when the worker's context ended
+// while the handler ran and the handler failed: the action was interrupted,
+// not failed, so no result must be reported. The action stays outstanding
+// and recovery dispatches it again.
+var ErrHandedBack = errors.New("runner: action interrupted by shutdown; handed back")
+
+// ExecOptions tunes Execute.
+type ExecOptions struct {
+	// Timeout bounds one action; 0 means none. An action that overruns
+	// fails with "timed out after ...".
+	Timeout time.Duration
+	// Logger receives panics with their stacks; nil discards.
+	Logger *slog.Logger
+	// Hooks, if not nil, hears of the action's start and end.
+	Hooks *Hooks
+}
+
+// Execute performs action a with its handler from reg and returns the
+// result to report. It never panics: a missing handler or a panicking
+// handler is the action's failure.
+//
+// ctx is the worker's context. If it ends while the handler runs and the
+// handler returns an error, Execute returns ErrHandedBack and no result:
+// the caller must not report one.
+func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (job.Result, error) {
+	h, ok := reg.Lookup(a.Name)
+	if !ok {
+		return a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name)), nil
+	}
+	actx := ctx
+	if o.Timeout > 0 {
+		var cancel context.CancelFunc
+		actx, cancel = context.WithTimeout(ctx, o.Timeout)
+		defer cancel()
+	}
+	o.Hooks.actionStarted(a)
+	start := time.Now()
+	out, err := call(actx, h, a, o.Logger)
+	d := time.Since(start)
+	if err != nil && ctx.Err() != nil {
+		o.Hooks.actionHandedBack(a)
+		return job.Result{}, ErrHandedBack
+	}
+	var r job.Result
+	switch {
+	case err == nil:
+		r = a.Succeed(out)
+	case o.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
+		r = a.Fail(fmt.Sprintf("action %q timed out after %s: %v", a.Name, o.Timeout, err))
+	default:
+		r = a.Fail(err.Error())
+	}
+	o.Hooks.actionFinished(a, r, d)
+	return r, nil
+}
+
+// call runs h, turning a panic into an error.
+func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := debug.Stack()
+			if log != nil {
+				log.Error("handler panicked", "job", a.JobID, "action", a.ID, "name", a.Name,
+					"panic", fmt.Sprint(p), "stack", string(stack))
+			}
+			out, err = nil, fmt.Errorf("handler for action %q panicked: %v", a.Name, p)
+		}
+	}()
+	return h(ctx, a)
+}

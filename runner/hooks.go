@@ -1,0 +1,123 @@
+package runner
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/batonwf/baton/job"
+)
+
+// Hooks lets a program observe a runner, for metrics and tracing. Every
+// field is optional. Hooks are called synchronously from the runner's
+// goroutines, possibly concurrently: keep them fast and safe for
+// concurrent use. A nil *Hooks is valid and calls nothing.
+type Hooks struct {
+	ActionStarted    func(a job.Action)
+	ActionFinished   func(a job.Action, r job.Result, took time.Duration)
+	ActionHandedBack func(a job.Action)
+	// Step is called after a job's new state was saved, before its actions
+	// are dispatched.
+	Step func(j job.Job, dispatched int)
+	// Ignored is called for results the reducer did not apply.
+	Ignored func(id job.ID, ig job.Ignored)
+	// JobDone is called once the job that finished was saved.
+	JobDone func(j job.Job)
+}
+
+func (h *Hooks) actionStarted(a job.Action) {
+	if h != nil && h.ActionStarted != nil {
+		h.ActionStarted(a)
+	}
+}
+
+func (h *Hooks) actionFinished(a job.Action, r job.Result, d time.Duration) {
+	if h != nil && h.ActionFinished != nil {
+		h.ActionFinished(a, r, d)
+	}
+}
+
+func (h *Hooks) actionHandedBack(a job.Action) {
+	if h != nil && h.ActionHandedBack != nil {
+		h.ActionHandedBack(a)
+	}
+}
+
+func (h *Hooks) step(j job.Job, n int) {
+	if h != nil && h.Step != nil {
+		h.Step(j, n)
+	}
+}
+
+func (h *Hooks) ignored(id job.ID, ig job.Ignored) {
+	if h != nil && h.Ignored != nil {
+		h.Ignored(id, ig)
+	}
+}
+
+func (h *Hooks) jobDone(j job.Job) {
+	if h != nil && h.JobDone != nil {
+		h.JobDone(j)
+	}
+}
+
+// Counters counts what a runner did. Its Hooks method returns hooks that
+// feed it; read it with Snapshot. Safe for concurrent use.
+type Counters struct {
+	actionsStarted, actionsSucceeded, actionsFailed, actionsHandedBack atomic.Int64
+	steps, dispatched, ignored, jobsSucceeded, jobsFailed              atomic.Int64
+}
+
+// CounterValues is a snapshot of Counters.
+type CounterValues struct {
+	ActionsStarted, ActionsSucceeded, ActionsFailed, ActionsHandedBack int64
+	Steps, Dispatched, Ignored, JobsSucceeded, JobsFailed              int64
+}
+
+// Hooks returns hooks that count into c, chaining to next (may be nil).
+func (c *Counters) Hooks(next *Hooks) *Hooks {
+	return &Hooks{
+		ActionStarted: func(a job.Action) {
+			c.actionsStarted.Add(1)
+			next.actionStarted(a)
+		},
+		ActionFinished: func(a job.Action, r job.Result, d time.Duration) {
+			if r.Failed() {
+				c.actionsFailed.Add(1)
+			} else {
+				c.actionsSucceeded.Add(1)
+			}
+			next.actionFinished(a, r, d)
+		},
+		ActionHandedBack: func(a job.Action) {
+			c.actionsHandedBack.Add(1)
+			next.actionHandedBack(a)
+		},
+		Step: func(j job.Job, n int) {
+			c.steps.Add(1)
+			c.dispatched.Add(int64(n))
+			next.step(j, n)
+		},
+		Ignored: func(id job.ID, ig job.Ignored) {
+			c.ignored.Add(1)
+			next.ignored(id, ig)
+		},
+		JobDone: func(j job.Job) {
+			if j.Status() == job.StatusSucceeded {
+				c.jobsSucceeded.Add(1)
+			} else {
+				c.jobsFailed.Add(1)
+			}
+			next.jobDone(j)
+		},
+	}
+}
+
+// Snapshot returns the current counts.
+func (c *Counters) Snapshot() CounterValues {
+	return CounterValues{
+		ActionsStarted: c.actionsStarted.Load(), ActionsSucceeded: c.actionsSucceeded.Load(),
+		ActionsFailed: c.actionsFailed.Load(), ActionsHandedBack: c.actionsHandedBack.Load(),
+		Steps: c.steps.Load(), Dispatched: c.dispatched.Load(), Ignored: c.ignored.Load(),
+		JobsSucceeded: c.jobsSucceeded.Load(), JobsFailed: c.jobsFailed.Load(),
+	}
+}

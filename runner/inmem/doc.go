@@ -1,0 +1,28 @@
+// Package inmem is baton's single-process runner: goroutines and
+// unbounded in-memory queues move actions to a bounded pool of workers and
+// results back to one restarter, which runs the shared loop
+// (runner.Engine): load, job.Restart, save, dispatch.
+//
+// With store.NewMemory it is a fast engine for tests; with store/bolt every
+// transition is on disk before its actions run, so jobs survive a crash or
+// a restart of the process: a new Runner on the same store resumes every
+// unfinished job when Run starts, without repeating actions whose results
+// were saved.
+//
+//	r, err := inmem.New(inmem.Options{Store: st, Registry: reg})
+//	go r.Run(ctx)
+//	err = r.Submit(ctx, "order-7", workflow)
+//	j, err := r.Wait(ctx, "order-7")
+//
+// The runner does not own the store: closing the runner leaves it open.
+//
+// Shutdown. When Run's context ends (or Close is called), workers take no
+// new action; actions in flight get Options.DrainTimeout to finish and
+// their results are saved; after that their contexts are cancelled, and an
+// action that then fails is handed back, not failed: it stays outstanding
+// in the store and runs again when a runner resumes the job.
+//
+// Results are grouped per job into batches: a restarter that falls behind
+// applies many results in one Restart and one save, which is what keeps
+// the cost per action low with a durable store.
+package inmem
