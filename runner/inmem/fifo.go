@@ -78,9 +78,3 @@ func (q *fifo[T]) tryPop(max int) []T {
 	out, _ := q.pop(max, closed)
 	return out
 }
-
-func (q *fifo[T]) len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items) - q.head
-}
