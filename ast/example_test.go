@@ -1,0 +1,74 @@
+package ast_test
+
+import (
+	"fmt"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// A workflow built with the Go DSL and written in its JSON wire form.
+func Example() {
+	order := map[string]any{"id": 7}
+	w := ast.Seq(
+		ast.Act("check.stock", order),
+		ast.Try(ast.Act("charge", order),
+			ast.Rescue(ast.Act("notify", "payment failed")),
+			ast.Finally(ast.Act("release", order))),
+	)
+	b, err := ast.Encode(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+	// Output:
+	// {"version":1,"root":{"seq":[{"act":"check.stock","payload":{"id":7}},{"try":{"act":"charge","payload":{"id":7}},"rescue":{"act":"notify","payload":"payment failed"},"finally":{"act":"release","payload":{"id":7}}}]}}
+}
+
+// Decode reads the JSON form, spaces and all, into the same tree the DSL
+// builds; Encode writes it back in canonical form.
+func ExampleDecode() {
+	n, err := ast.Decode([]byte(`{
+		"version": 1,
+		"root": {"par": [
+			{"act": "log", "payload": "a"},
+			{"seq": [{"act": "log", "payload": "b"}, {"act": "log", "payload": "c"}]}
+		]}
+	}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	same := ast.Par(ast.Act("log", "a"), ast.Seq(ast.Act("log", "b"), ast.Act("log", "c")))
+	fmt.Println(n.Kind, len(n.Children), "children,", ast.Count(n), "nodes; equal to the DSL tree:", ast.Equal(n, same))
+	b, _ := ast.Encode(n)
+	fmt.Println(string(b))
+	// Output:
+	// par 2 children, 5 nodes; equal to the DSL tree: true
+	// {"version":1,"root":{"par":[{"act":"log","payload":"a"},{"seq":[{"act":"log","payload":"b"},{"act":"log","payload":"c"}]}]}}
+}
+
+// Decode reports every problem in a workflow, each at its node's path.
+func ExampleDecode_errors() {
+	_, err := ast.Decode([]byte(`{"version":1,"root":{"seq":[{"act":"log"},{"par":[]},{"act":"send email"}]}}`))
+	fmt.Println(err)
+	// Output:
+	// workflow: 2 problems:
+	//	seq[1]: par has no children
+	//	seq[2]: action name "send email" has ' ' at byte 4 (allowed: letters, digits, '.', '_', '-')
+}
+
+// Validate checks a tree built in Go: every problem, with its path.
+func ExampleValidate() {
+	w := ast.Par(
+		ast.Act("send email", nil),
+		ast.Seq(),
+		ast.Try(ast.Act("a", nil), ast.Rescue(ast.Act("b", nil)), ast.Rescue(ast.Act("c", nil))),
+	)
+	fmt.Println(ast.Validate(w))
+	// Output:
+	// workflow: 3 problems:
+	//	par[0]: action name "send email" has ' ' at byte 4 (allowed: letters, digits, '.', '_', '-')
+	//	par[1]: seq has no children
+	//	par[2]: try has more than one rescue
+}

@@ -1,0 +1,121 @@
+package job_test
+
+import (
+	"fmt"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// A runner loop driven by hand: New starts the job, then each batch of
+// results goes to Restart until the job is done. Here every action
+// succeeds except "d", whose failure the rescue handles.
+func Example() {
+	w := ast.Par(
+		ast.Act("log", "a"),
+		ast.Seq(ast.Act("log", "b"), ast.Act("log", "c")),
+		ast.Try(ast.Act("log", "d"), ast.Rescue(ast.Act("log", "e")), ast.Finally(ast.Act("log", "f"))),
+	)
+	j, actions, err := job.New("j1", w)
+	for err == nil && !j.Done() {
+		// A real runner stores j here, BEFORE dispatching the actions.
+		var results []job.Result
+		for _, a := range actions {
+			fmt.Printf("v%d run %s %s %s\n", j.Version(), a.ID, a.Name, a.Payload)
+			if string(a.Payload) == `"d"` {
+				results = append(results, a.Fail("disk full"))
+			} else {
+				results = append(results, a.Succeed(nil))
+			}
+		}
+		j, actions, err = job.Restart(j, results)
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(job.Describe(j))
+	// Output:
+	// v1 run par[0]#1 log "a"
+	// v1 run par[1].seq[0]#1 log "b"
+	// v1 run par[2].body#1 log "d"
+	// v2 run par[1].seq[1]#1 log "c"
+	// v2 run par[2].rescue#1 log "e"
+	// v3 run par[2].finally#1 log "f"
+	// job j1 v4: succeeded, 6/6 actions settled
+	// par: succeeded
+	//   act log "a" par[0]: succeeded #1
+	//   seq par[1]: succeeded
+	//     act log "b" par[1].seq[0]: succeeded #1
+	//     act log "c" par[1].seq[1]: succeeded #1
+	//   try par[2]: succeeded
+	//     act log "d" par[2].body: failed #1: disk full
+	//     act log "e" par[2].rescue: succeeded #1
+	//     act log "f" par[2].finally: succeeded #1
+}
+
+// New validates the workflow and returns the job at version 1 with the
+// first actions to dispatch.
+func ExampleNew() {
+	j, actions, err := job.New("order-7", ast.Seq(ast.Act("charge", map[string]int{"cents": 500}), ast.Act("ship", nil)))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(j)
+	for _, a := range actions {
+		fmt.Println(a.Key(), a.Name, string(a.Payload))
+	}
+
+	_, _, err = job.New("order-8", ast.Seq())
+	fmt.Println(err)
+	// Output:
+	// job order-7 v1 running, 1 outstanding
+	// order-7/seq[0]#1 charge {"cents":500}
+	// job order-8: workflow: root: seq has no children
+}
+
+// A batch of results is a set: on par(seq(a, b), c), the batch {a: ok,
+// c: failed} freezes the par before b could start, so b is cancelled and
+// nothing is dispatched. Results that cannot apply are reported, not
+// errors.
+func ExampleRestart() {
+	j, acts, _ := job.New("j2", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
+	a, c := acts[0], acts[1]
+	j, acts, err := job.Restart(j, []job.Result{a.Succeed(nil), c.Fail("boom"), a.Succeed(nil)})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(len(acts), "actions;", j)
+	for _, ig := range j.Ignored() {
+		fmt.Println("ignored", ig)
+	}
+	// Output:
+	// 0 actions; job j2 v2 failed: par[1] (c): boom
+	// ignored par[0].seq[0]#1: duplicate
+}
+
+// Recovery after a crash: the stored job is decoded and Restart(job, nil)
+// re-emits exactly the actions still outstanding.
+func ExampleDecode() {
+	j, acts, _ := job.New("j3", ast.Par(ast.Act("a", nil), ast.Seq(ast.Act("b", nil), ast.Act("c", nil))))
+	j, _, _ = job.Restart(j, []job.Result{acts[1].Succeed(nil)}) // b done, c dispatched
+	stored, _ := job.Encode(j)
+
+	// ... the runner crashes, and comes back ...
+	loaded, err := job.Decode(stored)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	loaded, acts, _ = job.Restart(loaded, nil)
+	fmt.Println(loaded)
+	for _, a := range acts {
+		fmt.Println("redispatch", a.ID)
+	}
+	// Output:
+	// job j3 v2 running, 2 outstanding
+	// redispatch par[0]#1
+	// redispatch par[1].seq[1]#1
+}

@@ -1,0 +1,77 @@
+// Package jobtest is a harness that plays the runner for scripted tests of
+// the reducer in package job, in the style of etcd's raft interaction tests
+// (rafttest.InteractionEnv driven by datadriven scripts).
+//
+// A script (ParseScript) is a list of commands, each followed by the output
+// it must print. A test runs each command through an Env, compares the
+// output with the expected text, and with -rewrite writes the new output
+// back into the file (Script.Bytes), to be reviewed as a diff:
+//
+//	# Each file opens with a comment saying what rule it checks.
+//	new j1
+//	par(log a, seq(log b, log c))
+//	----
+//	dispatch par[0]#1 log "a"
+//	dispatch par[1].seq[0]#1 log "b"
+//	job j1 v1: running, 2 outstanding, 0/3 actions settled
+//
+//	ok par[0]#1 par[1].seq[0]#1
+//	----
+//	par[0]: succeeded
+//	par[1].seq[0]: succeeded
+//	dispatch par[1].seq[1]#1 log "c"
+//	job j1 v2: running, 1 outstanding, 2/3 actions settled
+//
+// # Commands
+//
+//	new ID                  start job ID; the workflow follows on the next
+//	                        lines, in the compact syntax of ParseWorkflow or,
+//	                        when it starts with '{', the JSON form of ast.Decode
+//	ok ID... [out=OUTPUT]   succeed these actions, in one batch (out= and job=
+//	                        apply to the ID before them)
+//	fail ID [MESSAGE]       fail one action ("action failed" if no message)
+//	batch CLAUSE; CLAUSE    several ok and fail clauses in one batch; ok and
+//	                        fail lines may also hold several clauses
+//	  ... job=JOB           send a result as if for another job (a routing bug)
+//	dup ID...               send again, in one batch, the last result sent
+//	                        for each ID
+//	crash                   store and reload: Encode, Decode, then
+//	                        Restart(decoded, nil); prints what it re-emits
+//	describe                print job.Describe
+//	history                 print every step, in the syntax of ok and fail
+//	replay [from=N]         job.Replay of the whole journal on the job at
+//	                        version N (default 1), encoded and decoded; it
+//	                        must equal the live job byte for byte
+//	encode                  print job.Encode
+//	workflow                print the workflow in the compact and JSON forms
+//
+// Words are separated by spaces; a word may be a Go quoted string ("card
+// declined"), an option's value too (out="a b"); quotes inside a word are
+// kept (out={"n":1}). A '#' that starts a word begins a comment. Action IDs
+// are written in full, attempt included: par[1].seq[0]#1.
+//
+// # Output
+//
+// After new, a result command or dup, in this order: the results the
+// reducer ignored, written as clauses, with the reason ("ignored ok
+// par[0]#1: duplicate"); every node that settled, children before parents
+// ("par[2]: failed: boom", "par[1] seq: cancelled", "root par: failed at
+// ..."); the actions dispatched ("dispatch ID NAME PAYLOAD"); and
+// the job's status line, the first line of job.Describe. When New or
+// Restart returns an error (an invalid workflow, a result for another
+// job), the output is "error: ..." and the job stays as it was.
+//
+// # Checks
+//
+// After every New and Restart the Env checks, and fails Run if one does
+// not hold: Env.Check (job.Check, the invariants, in job's tests); Restart
+// did not modify its input; the job encodes, decodes and encodes again to
+// the same bytes and describes the same way; Restart(job, nil) returns the
+// same job and re-emits exactly the actions the Env has outstanding; a
+// finished job has nothing outstanding; a step that applied nothing left
+// the job and version alone; an applied step gives the same job and actions
+// with its batch reversed and with only the results it recorded (so a
+// batch is a set and Replay works).
+//
+// These are errors and not output so that -rewrite can never bless them.
+package jobtest

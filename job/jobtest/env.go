@@ -1,0 +1,608 @@
+package jobtest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// Env plays the runner for scripted reducer tests. It holds one job at a
+// time, sends it batches of results, keeps its own list of the actions it
+// has dispatched and not yet seen settle (as a runner would), and prints
+// after each command what a reader needs to follow the run.
+//
+// After every New and Restart it checks the reducer's contracts (see the
+// package documentation); a broken contract is an error from Run, never
+// output, so that rewriting the expected output cannot bless it.
+//
+// The zero Env is ready to use. An Env is not safe for concurrent use.
+type Env struct {
+	// Check, when not nil, is called on every job the reducer returns;
+	// an error fails the script. Tests of package job set it to job.Check.
+	Check func(job.Job) error
+
+	j        job.Job
+	versions []job.Job             // versions[v-1] is the live job at version v
+	sent     map[string]job.Result // the last result sent for each action ID
+	out      map[string]job.Action // dispatched and not settled: the runner's view
+}
+
+// Job returns the current job: the zero Job before the first new command.
+func (e *Env) Job() job.Job { return e.j }
+
+// scriptError is an error that already names its place in the script.
+type scriptError struct{ msg string }
+
+func (s *scriptError) Error() string { return s.msg }
+
+// Run executes the command of c and returns its output. The error is for
+// a mistake in the script (an unknown command, a syntax error) or a
+// broken contract of the reducer, and names the file and line; a failed
+// workflow or a result the reducer ignores is output, not an error.
+func (e *Env) Run(c *Case) (string, error) {
+	words, err := splitArgs(c.Cmd)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", c.Pos, err)
+	}
+	if len(words) == 0 {
+		return "", fmt.Errorf("%s: empty command", c.Pos)
+	}
+	var b strings.Builder
+	name, args := words[0].s, words[1:]
+	if name != "new" && e.j.ID() == "" {
+		return "", fmt.Errorf("%s: %s: no job yet; start one with new", c.Pos, name)
+	}
+	if name != "new" && len(c.Input) > 0 {
+		return "", fmt.Errorf("%s: %s takes no input lines", c.Pos, name)
+	}
+	switch name {
+	case "new":
+		err = e.cmdNew(&b, c, args)
+	case "ok", "fail", "batch":
+		if name == "batch" {
+			words = words[1:]
+		}
+		var results []job.Result
+		results, err = e.parseResults(words)
+		if err == nil {
+			err = e.send(&b, results)
+		}
+	case "dup":
+		err = e.cmdDup(&b, args)
+	case "crash":
+		err = e.cmdCrash(&b, args)
+	case "describe":
+		if err = noArgs(args); err == nil {
+			b.WriteString(job.Describe(e.j))
+		}
+	case "history":
+		err = e.cmdHistory(&b, args)
+	case "replay":
+		err = e.cmdReplay(&b, args)
+	case "encode":
+		if err = noArgs(args); err == nil {
+			enc, _ := job.Encode(e.j)
+			fmt.Fprintf(&b, "%s\n", enc)
+		}
+	case "workflow":
+		if err = noArgs(args); err == nil {
+			root := e.j.Workflow()
+			enc, _ := ast.Encode(root)
+			fmt.Fprintf(&b, "dsl  %s\njson %s\n", FormatWorkflow(root), enc)
+		}
+	default:
+		err = errors.New("unknown command (want new, ok, fail, batch, dup, crash, describe, history, replay, encode or workflow)")
+	}
+	if err != nil {
+		var se *scriptError
+		if errors.As(err, &se) {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %s: %w", c.Pos, name, err)
+	}
+	return b.String(), nil
+}
+
+func noArgs(args []word) error {
+	if len(args) > 0 {
+		return fmt.Errorf("takes no arguments, got %q", args[0].s)
+	}
+	return nil
+}
+
+// cmdNew starts a job: new ID, with the workflow on the input lines, in
+// the compact syntax or, when it starts with '{', in the JSON form.
+func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
+	if len(args) != 1 {
+		return errors.New("usage: new ID, with the workflow on the following lines")
+	}
+	text := strings.Join(c.Input, "\n")
+	if strings.TrimSpace(text) == "" {
+		return errors.New("no workflow: give it on the lines after the command")
+	}
+	var root ast.Node
+	if strings.HasPrefix(strings.TrimSpace(text), "{") {
+		var err error
+		if root, err = ast.Decode([]byte(text)); err != nil {
+			fmt.Fprintf(b, "error: %v\n", err)
+			return nil
+		}
+	} else {
+		var err error
+		if root, err = ParseWorkflow(text); err != nil {
+			var se *SyntaxError
+			if errors.As(err, &se) {
+				return &scriptError{fmt.Sprintf("%s:%d:%d: workflow syntax: %s", c.Pos.File, c.Pos.Line+se.Line, se.Col, se.Msg)}
+			}
+			return err
+		}
+	}
+	j, acts, err := job.New(job.ID(args[0].s), root)
+	if err != nil {
+		fmt.Fprintf(b, "error: %v\n", err)
+		return nil
+	}
+	e.j = j
+	e.versions = []job.Job{j}
+	e.sent = map[string]job.Result{}
+	e.out = map[string]job.Action{}
+	if j.Version() != 1 || j.Step().Version != 1 || len(j.Step().Results) > 0 {
+		return fmt.Errorf("job.New returned version %d with step %+v, want version 1 and an empty step", j.Version(), j.Step())
+	}
+	for _, a := range acts {
+		if err := e.dispatch(b, "dispatch", a); err != nil {
+			return err
+		}
+	}
+	if err := e.verify(j); err != nil {
+		return err
+	}
+	e.status(b)
+	return nil
+}
+
+// parseResults reads clauses separated by ';':
+//
+//	ok ID [out=OUTPUT] [job=JOB] {ID [out=OUTPUT] [job=JOB]}
+//	fail ID [MESSAGE] [job=JOB]
+func (e *Env) parseResults(words []word) ([]job.Result, error) {
+	var results []job.Result
+	var clause []word
+	flush := func() error {
+		if len(clause) == 0 {
+			return errors.New("empty clause (want ok ID... or fail ID [MESSAGE])")
+		}
+		kind, rest := clause[0].s, clause[1:]
+		clause = nil
+		if kind != "ok" && kind != "fail" {
+			return fmt.Errorf("clause starts with %q (want ok or fail)", kind)
+		}
+		if len(rest) == 0 {
+			return fmt.Errorf("%s needs an action ID", kind)
+		}
+		start := len(results)
+		hasMsg := false
+		for _, w := range rest {
+			key, val, isOpt := w.option()
+			switch {
+			case isOpt && len(results) == start:
+				return fmt.Errorf("option %s= before any action ID", key)
+			case isOpt && key == "job":
+				results[len(results)-1].JobID = job.ID(val)
+			case isOpt && key == "out" && kind == "ok":
+				results[len(results)-1].Output = []byte(val)
+			case isOpt && kind == "ok":
+				return fmt.Errorf("unknown option %s= for ok (want out= or job=)", key)
+			case isOpt:
+				return fmt.Errorf("unknown option %s= for fail (want job=)", key)
+			case kind == "ok" || len(results) == start:
+				results = append(results, job.Result{JobID: e.j.ID(), ActionID: w.s})
+			case hasMsg:
+				return fmt.Errorf("fail takes one action ID and one message; quote a message with spaces")
+			default:
+				results[len(results)-1].Error = w.s
+				hasMsg = true
+			}
+		}
+		if kind == "fail" {
+			if r := &results[len(results)-1]; r.Error == "" {
+				r.Error = "action failed"
+			}
+		}
+		return nil
+	}
+	for _, w := range words {
+		if w.s == ";" && !w.quoted {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		clause = append(clause, w)
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// cmdDup sends again, in one batch, the last result sent for each ID.
+func (e *Env) cmdDup(b *strings.Builder, args []word) error {
+	if len(args) == 0 {
+		return errors.New("usage: dup ID [ID...]")
+	}
+	var results []job.Result
+	for _, w := range args {
+		r, ok := e.sent[w.s]
+		if !ok {
+			return fmt.Errorf("no result was sent for %s", w.s)
+		}
+		results = append(results, r)
+	}
+	return e.send(b, results)
+}
+
+// send gives results to Restart as one batch, prints what happened and
+// checks the contracts.
+func (e *Env) send(b *strings.Builder, results []job.Result) error {
+	prev := e.j
+	before, err := job.Encode(prev)
+	if err != nil {
+		return err
+	}
+	next, acts, rerr := job.Restart(prev, slices.Clone(results))
+	if after, _ := job.Encode(prev); !bytes.Equal(before, after) {
+		return errors.New("job.Restart modified its input job")
+	}
+	for _, r := range results {
+		e.sent[r.ActionID] = r
+	}
+	if rerr != nil {
+		fmt.Fprintf(b, "error: %v\n", rerr)
+		if len(acts) > 0 || next.Version() != prev.Version() {
+			return fmt.Errorf("job.Restart returned an error with version %d and %d actions; want nothing applied", next.Version(), len(acts))
+		}
+		e.status(b)
+		return nil
+	}
+	for _, ig := range next.Ignored() {
+		// As Ignored.String, with the result written as a script clause.
+		fmt.Fprintf(b, "ignored %s: %s", formatResult(ig.Result), ig.Reason)
+		if ig.Detail != "" {
+			fmt.Fprintf(b, " (%s)", oneLine(ig.Detail))
+		}
+		b.WriteByte('\n')
+	}
+	applied := next.Version() != prev.Version()
+	if applied {
+		st := next.Step()
+		switch {
+		case next.Version() != prev.Version()+1 || st.Version != next.Version():
+			return fmt.Errorf("job.Restart went from version %d to %d (step version %d)", prev.Version(), next.Version(), st.Version)
+		case len(st.Results)+len(next.Ignored()) != len(results):
+			return fmt.Errorf("job.Restart applied %d and ignored %d of %d results", len(st.Results), len(next.Ignored()), len(results))
+		}
+		for _, r := range st.Results {
+			if _, ok := e.out[r.ActionID]; !ok {
+				return fmt.Errorf("job.Restart applied a result for %s, which is not outstanding", r.ActionID)
+			}
+			delete(e.out, r.ActionID)
+		}
+	} else {
+		after, _ := job.Encode(next)
+		switch {
+		case len(acts) > 0:
+			return fmt.Errorf("job.Restart applied no result but returned %d actions", len(acts))
+		case len(next.Ignored()) != len(results):
+			return fmt.Errorf("job.Restart applied no result but ignored %d of %d", len(next.Ignored()), len(results))
+		case !bytes.Equal(before, after):
+			return errors.New("job.Restart applied no result but changed the job")
+		}
+	}
+	printSettled(b, prev, next)
+	for _, a := range acts {
+		if err := e.dispatch(b, "dispatch", a); err != nil {
+			return err
+		}
+	}
+	if err := e.verify(next); err != nil {
+		return err
+	}
+	if applied {
+		if err := sameStep(prev, next, acts, results); err != nil {
+			return err
+		}
+		e.versions = append(e.versions, next)
+	}
+	e.j = next
+	e.status(b)
+	return nil
+}
+
+// sameStep checks that the step is deterministic and a set: the batch in
+// reverse order, and the recorded step alone, give the same job and the
+// same actions.
+func sameStep(prev, next job.Job, acts []job.Action, results []job.Result) error {
+	want, _ := job.Encode(next)
+	rev := slices.Clone(results)
+	slices.Reverse(rev)
+	for _, try := range []struct {
+		what    string
+		results []job.Result
+	}{{"the batch in reverse order", rev}, {"the recorded step", next.Step().Results}} {
+		j, a, err := job.Restart(prev, try.results)
+		if err != nil {
+			return fmt.Errorf("job.Restart with %s: %v", try.what, err)
+		}
+		if got, _ := job.Encode(j); !bytes.Equal(got, want) {
+			return fmt.Errorf("job.Restart with %s gives another job:\n%s\nwant:\n%s", try.what, job.Describe(j), job.Describe(next))
+		}
+		if !sameActions(a, acts) {
+			return fmt.Errorf("job.Restart with %s gives other actions: %v, want %v", try.what, a, acts)
+		}
+	}
+	return nil
+}
+
+func sameActions(a, b []job.Action) bool {
+	return slices.EqualFunc(a, b, func(x, y job.Action) bool {
+		return x.JobID == y.JobID && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload)
+	})
+}
+
+// cmdCrash plays a runner that dies and comes back: the job is encoded
+// (stored), decoded (loaded), and Restart(decoded, nil) re-emits what was
+// outstanding. The decoded job replaces the live one.
+func (e *Env) cmdCrash(b *strings.Builder, args []word) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	enc, err := job.Encode(e.j)
+	if err != nil {
+		return err
+	}
+	d, err := job.Decode(enc)
+	if err != nil {
+		return fmt.Errorf("job.Decode of the stored job: %w", err)
+	}
+	r, acts, err := job.Restart(d, nil)
+	if err != nil {
+		return fmt.Errorf("job.Restart(decoded, nil): %w", err)
+	}
+	if got, _ := job.Encode(r); !bytes.Equal(got, enc) {
+		return fmt.Errorf("job.Restart(decoded, nil) changed the job:\n%s\nwant:\n%s", job.Describe(r), job.Describe(e.j))
+	}
+	if len(r.Ignored()) > 0 {
+		return fmt.Errorf("job.Restart(decoded, nil) reports ignored results: %v", r.Ignored())
+	}
+	for _, a := range acts {
+		fmt.Fprintf(b, "redispatch %s\n", describeAction(a))
+	}
+	if err := e.verify(r); err != nil {
+		return err
+	}
+	e.j = r
+	e.status(b)
+	return nil
+}
+
+// cmdHistory prints every step in the syntax of the result commands.
+func (e *Env) cmdHistory(b *strings.Builder, args []word) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	for _, j := range e.versions {
+		st := j.Step()
+		if st.Version == 1 {
+			fmt.Fprintf(b, "v1 new %s\n", j.ID())
+			continue
+		}
+		clauses := make([]string, len(st.Results))
+		for i, r := range st.Results {
+			clauses[i] = formatResult(r)
+		}
+		fmt.Fprintf(b, "v%d %s\n", st.Version, strings.Join(clauses, "; "))
+	}
+	return nil
+}
+
+func formatResult(r job.Result) string {
+	var s string
+	if r.Failed() {
+		s = "fail " + quoteArg(r.ActionID) + " " + quoteArg(r.Error)
+	} else {
+		s = "ok " + quoteArg(r.ActionID)
+		if len(r.Output) > 0 {
+			s += " " + quoteValue("out", string(r.Output))
+		}
+	}
+	return s
+}
+
+// cmdReplay rebuilds the job with job.Replay from a stored snapshot (the
+// job at version from=N, default 1, encoded and decoded) and the whole
+// journal of steps, and requires the live job, byte for byte.
+func (e *Env) cmdReplay(b *strings.Builder, args []word) error {
+	from := 1
+	for _, w := range args {
+		key, val, ok := w.option()
+		if !ok || key != "from" {
+			return fmt.Errorf("usage: replay [from=VERSION], got %q", w.s)
+		}
+		n, err := strconv.Atoi(val)
+		if err != nil || n < 1 || n > len(e.versions) {
+			return fmt.Errorf("from=%s: want a version from 1 to %d", val, len(e.versions))
+		}
+		from = n
+	}
+	enc, _ := job.Encode(e.versions[from-1])
+	snap, err := job.Decode(enc)
+	if err != nil {
+		return fmt.Errorf("job.Decode of the snapshot at v%d: %w", from, err)
+	}
+	var steps []job.Step
+	for _, j := range e.versions[1:] {
+		steps = append(steps, j.Step())
+	}
+	got, err := job.Replay(snap, steps)
+	if err != nil {
+		return fmt.Errorf("job.Replay: %w", err)
+	}
+	want, _ := job.Encode(e.j)
+	if g, _ := job.Encode(got); !bytes.Equal(g, want) {
+		return fmt.Errorf("job.Replay from v%d gives another job:\n%s\nwant:\n%s", from, job.Describe(got), job.Describe(e.j))
+	}
+	fmt.Fprintf(b, "replayed %d steps on the snapshot at v%d: v%d, identical to the live job\n", len(e.versions)-from, from, got.Version())
+	return nil
+}
+
+// dispatch records a and prints it.
+func (e *Env) dispatch(b *strings.Builder, verb string, a job.Action) error {
+	if a.JobID != e.j.ID() {
+		return fmt.Errorf("action %s names job %q", a.ID, a.JobID)
+	}
+	if old, dup := e.out[a.ID]; dup {
+		return fmt.Errorf("action %s dispatched again while outstanding (first as %s)", a.ID, describeAction(old))
+	}
+	if p, attempt, err := job.SplitActionID(a.ID); err != nil || attempt != a.Attempt || a.Path() != p {
+		return fmt.Errorf("action %s has attempt %d and path %q: %v", a.ID, a.Attempt, a.Path(), err)
+	}
+	e.out[a.ID] = a
+	fmt.Fprintf(b, "%s %s\n", verb, describeAction(a))
+	return nil
+}
+
+func describeAction(a job.Action) string {
+	s := a.ID + " " + a.Name
+	if len(a.Payload) > 0 {
+		s += " " + oneLine(string(a.Payload))
+	}
+	return s
+}
+
+// status prints the job's status line: the first line of job.Describe.
+func (e *Env) status(b *strings.Builder) {
+	d := job.Describe(e.j)
+	line, _, _ := strings.Cut(d, "\n")
+	b.WriteString(line)
+	b.WriteByte('\n')
+}
+
+// printSettled prints every node that settled between prev and next, in
+// post-order (children before their parent), the order in which settling
+// spreads up the tree.
+func printSettled(b *strings.Builder, prev, next job.Job) {
+	was := map[int]job.Status{}
+	prev.Walk(func(n job.NodeInfo) bool {
+		was[n.Index] = n.Status
+		return true
+	})
+	var stack []job.NodeInfo
+	pop := func(depth int) {
+		for len(stack) > 0 && stack[len(stack)-1].Depth >= depth {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if n.Status.Settled() && !was[n.Index].Settled() {
+				b.WriteString(settledLine(n))
+				b.WriteByte('\n')
+			}
+		}
+	}
+	next.Walk(func(n job.NodeInfo) bool {
+		pop(n.Depth)
+		stack = append(stack, n)
+		return true
+	})
+	pop(0)
+}
+
+// settledLine renders a node that just settled:
+//
+//	par[0]: succeeded -> {"n":1}       an action, with its output
+//	par[1]: failed: card declined      an action, with its error
+//	par[2] seq: cancelled              a composite node, with its kind
+//	root par: failed at par[1] (charge): card declined (and 1 more failure)
+func settledLine(n job.NodeInfo) string {
+	s := ast.ShowPath(n.Path)
+	if n.Kind != ast.KindAct {
+		s += " " + n.Kind.String()
+	}
+	s += ": " + n.Status.String()
+	switch {
+	case n.Kind == ast.KindAct && n.Status == job.StatusFailed:
+		s += ": " + oneLine(n.Error)
+	case n.Kind == ast.KindAct && len(n.Output) > 0:
+		s += " -> " + oneLine(string(n.Output))
+	case n.Failure != nil:
+		s += " at " + oneLine(n.Failure.String())
+	}
+	return s
+}
+
+// oneLine quotes s if it holds control characters, so that one thing
+// stays on one line of output.
+func oneLine(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// verify checks the contracts that hold for every job the reducer
+// returns, against the runner's view of what is outstanding.
+func (e *Env) verify(j job.Job) error {
+	if e.Check != nil {
+		if err := e.Check(j); err != nil {
+			return fmt.Errorf("invariant check failed: %w\n%s", err, job.Describe(j))
+		}
+	}
+	enc, err := job.Encode(j)
+	if err != nil {
+		return err
+	}
+	d, err := job.Decode(enc)
+	if err != nil {
+		return fmt.Errorf("job.Decode(Encode(job)): %w\n%s", err, job.Describe(j))
+	}
+	if again, _ := job.Encode(d); !bytes.Equal(again, enc) {
+		return fmt.Errorf("job.Encode(Decode(Encode(job))) differs:\n%s\nwant:\n%s", again, enc)
+	}
+	if job.Describe(d) != job.Describe(j) {
+		return fmt.Errorf("the decoded job describes differently:\n%s\nwant:\n%s", job.Describe(d), job.Describe(j))
+	}
+	r, acts, err := job.Restart(j, nil)
+	if err != nil {
+		return fmt.Errorf("job.Restart(job, nil): %w", err)
+	}
+	if got, _ := job.Encode(r); !bytes.Equal(got, enc) || r.Version() != j.Version() {
+		return errors.New("job.Restart(job, nil) changed the job")
+	}
+	if len(acts) != len(e.out) || j.Outstanding() != len(e.out) {
+		return fmt.Errorf("the job has %d outstanding (Restart(job, nil) re-emits %d), the runner has %d: %s",
+			j.Outstanding(), len(acts), len(e.out), e.outList())
+	}
+	for _, a := range acts {
+		if o, ok := e.out[a.ID]; !ok || !sameActions([]job.Action{a}, []job.Action{o}) {
+			return fmt.Errorf("job.Restart(job, nil) re-emits %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
+		}
+	}
+	if j.Done() && len(acts) > 0 {
+		return fmt.Errorf("the job is %s with %d actions outstanding", j.Status(), len(acts))
+	}
+	return nil
+}
+
+func (e *Env) outList() string {
+	var ids []string
+	for id := range e.out {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	return "[" + strings.Join(ids, " ") + "]"
+}
