@@ -140,17 +140,20 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 	}
 	var ps []Problem
 	out := decodeNode(data, "", 1, &ps)
-	if len(ps) == 0 {
-		// Structure is fine; check names, payloads and shape.
-		if err := Validate(out); err != nil {
-			return err
+	// Structural problems first, then what Validate finds in the parts that
+	// did decode (nodes that could not be read are marked and skipped).
+	if err := Validate(out); err != nil {
+		var ve *Error
+		if errors.As(err, &ve) {
+			ps = append(ps, ve.Problems...)
 		}
-		*n = out
-		return nil
 	}
-	// Report structural problems and whatever Validate finds in the parts
-	// that did decode, without repeating a path twice for one cause.
-	return &Error{Problems: ps}
+	if len(ps) > 0 {
+		sort.SliceStable(ps, func(a, b int) bool { return ComparePaths(ps[a].Path, ps[b].Path) < 0 })
+		return &Error{Problems: ps}
+	}
+	*n = out
+	return nil
 }
 
 // syntaxError returns a syntax error with line and column, or nil.
@@ -201,14 +204,15 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	add := func(format string, args ...any) {
 		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
+	bad := Node{err: errReported}
 	if depth > MaxDepth {
 		add("tree is deeper than %d levels", MaxDepth)
-		return Node{}
+		return bad
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
 		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]} or {\"try\":...}, got %s", describeJSON(data))
-		return Node{}
+		return bad
 	}
 	var kinds []string
 	n := Node{}
@@ -221,11 +225,11 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	switch len(kinds) {
 	case 0:
 		add("node has none of the keys act, seq, par, try (has: %s)", strings.Join(sortedKeys(fields), ", "))
-		return Node{}
+		return bad
 	case 1:
 	default:
 		add("node has more than one kind key: %s", strings.Join(kinds, ", "))
-		return Node{}
+		return bad
 	}
 	allowed := map[Kind][]string{
 		KindAct: {"act", "payload"},
@@ -246,6 +250,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	case KindAct:
 		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
 			add(`"act" must be a string (the action name), got %s`, describeJSON(fields["act"]))
+			n.err = errReported
 		}
 		if p, ok := fields["payload"]; ok {
 			var buf bytes.Buffer
@@ -257,10 +262,12 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 		var kids []json.RawMessage
 		if err := json.Unmarshal(fields[n.Kind.String()], &kids); err != nil {
 			add(`%q must be an array of nodes, got %s`, n.Kind.String(), describeJSON(fields[n.Kind.String()]))
+			n.err = errReported
 			break
 		}
 		if kids == nil {
 			add(`%q must be an array of nodes, got null`, n.Kind.String())
+			n.err = errReported
 			break
 		}
 		n.Children = make([]Node, len(kids))
@@ -279,6 +286,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			if string(raw) == "null" {
 				if part.key == "try" {
 					add("try has no body (\"try\" is null)")
+					n.Body = &Node{err: errReported}
 				}
 				continue
 			}

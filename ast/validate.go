@@ -2,6 +2,7 @@ package ast
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -12,6 +13,10 @@ const (
 	MaxDepth      = 128 // nesting depth of the tree, the root being depth 1
 	MaxActionName = 200 // bytes in an action name
 )
+
+// errReported marks a node that Decode could not read and has reported;
+// Validate skips it so every problem is listed once.
+var errReported = errors.New("reported")
 
 // Problem is one thing wrong with a tree, at a node.
 type Problem struct {
@@ -62,6 +67,9 @@ func Validate(n Node) error {
 func validate(n *Node, path string, depth int, ps *[]Problem) {
 	add := func(format string, args ...any) {
 		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	if n.err == errReported {
+		return // Decode reported this node's problem already
 	}
 	if depth > MaxDepth {
 		add("tree is deeper than %d levels", MaxDepth)

@@ -1,9 +1,9 @@
 package job
 
 import (
-	"strings"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/batonwf/baton/ast"
 )

@@ -15,6 +15,10 @@ func (j Job) check() error {
 			return fmt.Errorf("node %d (%s, %s): %v", i, ast.ShowPath(j.t.path(int32(i))), j.t.nodes[i].kind, err)
 		}
 	}
+	switch st := j.st.get(0).status; st {
+	case StatusIdle, StatusCancelled:
+		return fmt.Errorf("root is %s (a job is running, succeeded or failed)", st)
+	}
 	return nil
 }
 
@@ -32,6 +36,9 @@ func (j Job) checkNode(id int32) error {
 	}
 	if tn.parent >= 0 && j.st.get(tn.parent).status == StatusIdle {
 		return fmt.Errorf("%s under an idle parent", s.status)
+	}
+	if s.status == StatusCancelled && !j.frozen(id) {
+		return fmt.Errorf("cancelled with no failed par above it")
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
@@ -91,6 +98,9 @@ func (j Job) checkNode(id int32) error {
 			if kid(c) != want {
 				return fmt.Errorf("child %d is %s, want %s (position %d)", k, kid(c), want, s.pos)
 			}
+		}
+		if s.status == StatusSucceeded && int(s.pos) != len(tn.kids)-1 {
+			return fmt.Errorf("succeeded at position %d of %d", s.pos, len(tn.kids))
 		}
 		if s.status == StatusFailed {
 			if ks := j.st.get(tn.kids[s.pos]); ks.cause != s.cause || ks.others != s.others {
@@ -164,6 +174,8 @@ func (j Job) checkNode(id int32) error {
 				}
 			} else if kid(body) != s.status || s.out != s.status {
 				return fmt.Errorf("%s after body %s, outcome %s", s.status, kid(body), s.out)
+			} else if s.status == StatusFailed && rescue >= 0 {
+				return fmt.Errorf("failed in body without trying its rescue")
 			}
 		case partRescue:
 			if rescue < 0 || kid(body) != StatusFailed || st(fin) != StatusIdle {
@@ -184,6 +196,9 @@ func (j Job) checkNode(id int32) error {
 			}
 		default:
 			return fmt.Errorf("try part %d", s.pos)
+		}
+		if s.status.Settled() && fin >= 0 && s.pos != partFinally {
+			return fmt.Errorf("%s without running its finally", s.status)
 		}
 		if s.status.Settled() && s.status != s.out {
 			return fmt.Errorf("%s with outcome %s", s.status, s.out)

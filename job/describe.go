@@ -84,11 +84,18 @@ func clip(s string) string {
 	if cut {
 		s = s[:max]
 	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		s = fmt.Sprintf("%q", s)
-	}
+	s = oneLine(s)
 	if cut {
 		s += "..."
+	}
+	return s
+}
+
+// oneLine quotes s if it holds control characters (line breaks above all),
+// so that it prints on one line.
+func oneLine(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f || r == 0x2028 || r == 0x2029 }) {
+		return fmt.Sprintf("%q", s)
 	}
 	return s
 }

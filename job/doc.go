@@ -45,8 +45,10 @@
 //     child has failed, the par is frozen: no new action is started anywhere
 //     under it, except inside the finally blocks of tries already entered.
 //     Work already in flight under it goes on; when everything under it has
-//     settled, the par fails, reporting its first failed child's failure
-//     and counting the others (Failure.Others).
+//     settled, the par fails, reporting its first failure and counting the
+//     others (Failure.Others). First means first in time; failures applied
+//     in the same batch count as simultaneous, and the one earliest in tree
+//     order is reported.
 //   - Cancelled: a node that a frozen par stops from starting (the next
 //     child of a seq, a rescue) is cancelled. A seq with a cancelled child is
 //     cancelled; so is a par with a cancelled child and no failed one. A
@@ -57,8 +59,11 @@
 //     after the body and rescue, whatever happened, exactly once, even under
 //     a frozen par. The try succeeds if the body succeeded or the rescue
 //     did; it fails if the body failed and no rescue ran, or the rescue
-//     failed (its failure replaces the body's), or the finally failed (only
-//     then is the finally's failure the one reported). A try whose body was
+//     failed, or the finally failed. The failure it reports is the one
+//     that was not handled: the rescue's if the rescue failed (it replaces
+//     the body's, which it was handling), else the body's if no rescue ran;
+//     the finally's failure is reported only when nothing failed before it,
+//     and is not counted in Others otherwise. A try whose body was
 //     cancelled is cancelled unless its finally fails.
 //   - The job succeeds or fails when its root settles; then nothing is
 //     outstanding, and later results are ignored with IgnoredJobDone.

@@ -128,8 +128,8 @@ func Decode(data []byte) (Job, error) {
 	if err := dec.Decode(&enc); err != nil {
 		return Job{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}
-	if dec.More() {
-		return Job{}, fmt.Errorf("%w: data after the job", ErrCorrupt)
+	if rest := bytes.TrimSpace(data[dec.InputOffset():]); len(rest) > 0 {
+		return Job{}, fmt.Errorf("%w: data after the job at byte %d", ErrCorrupt, dec.InputOffset())
 	}
 	switch {
 	case enc.Format == nil:

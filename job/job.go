@@ -130,7 +130,7 @@ type Failure struct {
 }
 
 func (f Failure) String() string {
-	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, f.Message)
+	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, oneLine(f.Message))
 	if f.Others > 0 {
 		s += fmt.Sprintf(" (and %d more failure", f.Others)
 		if f.Others > 1 {

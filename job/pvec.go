@@ -21,8 +21,8 @@ type edit struct{ _ byte } // non-zero size so each token is distinct
 
 type pnode struct {
 	owner *edit
-	kids  []*pnode  // inner nodes
-	vals  []nstate  // leaves
+	kids  []*pnode // inner nodes
+	vals  []nstate // leaves
 }
 
 type pvec struct {

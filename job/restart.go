@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -69,6 +71,9 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 		out.ignored = nil
 		return out, j.outstanding(), nil
 	}
+	if j.version == ^uint64(0) {
+		return j, nil, fmt.Errorf("job %s: version %d cannot grow", j.id, j.version)
+	}
 
 	type keyed struct {
 		node    int32
@@ -79,6 +84,13 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 	batch := make([]keyed, 0, len(results))
 	for i := range results {
 		r := &results[i]
+		if !utf8.ValidString(r.Error) {
+			// Stored as JSON text, so it must be valid UTF-8 to read back
+			// the same; replace what is not, once, before anything records it.
+			c := *r
+			c.Error = strings.ToValidUTF8(c.Error, "\uFFFD")
+			r = &c
+		}
 		path, attempt, err := SplitActionID(r.ActionID)
 		if err != nil {
 			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: err.Error()})
@@ -139,6 +151,7 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
 	}
+	sortIgnored(ignored)
 	if len(applied) == 0 {
 		out := j
 		out.ignored = ignored
@@ -157,6 +170,7 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 // yet heard of it, and the queue of nodes to start once settling is over.
 type engine struct {
 	j       *Job
+	fresh   map[int32]bool // pars whose first failure came in this batch
 	e       *edit
 	settleQ []int32
 	startQ  []start
@@ -172,10 +186,17 @@ func newEngine(j *Job) *engine {
 	return &engine{j: j, e: new(edit)}
 }
 
-func (e *engine) get(id int32) nstate   { return e.j.st.get(id) }
-func (e *engine) mut(id int32) *nstate  { return e.j.st.ptr(e.e, id) }
-func (e *engine) node(id int32) *tnode  { return &e.j.t.nodes[id] }
-func (e *engine) finish() Job           { return *e.j }
+func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
+func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.e, id) }
+func (e *engine) node(id int32) *tnode { return &e.j.t.nodes[id] }
+func (e *engine) finish() Job          { return *e.j }
+func (e *engine) markFresh(p int32) {
+	if e.fresh == nil {
+		e.fresh = map[int32]bool{}
+	}
+	e.fresh[p] = true
+}
+
 func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{id, true}) }
 
 // settleLeaf records r as the result of the running action id.
@@ -254,8 +275,14 @@ func (e *engine) propagate(c int32) {
 			if ps.nfail == 0 {
 				ps.cause = cs.cause
 				ps.others += cs.others
+				e.markFresh(p)
 			} else {
 				ps.others += 1 + cs.others
+				// Failures that arrive in the same batch are equally first:
+				// report the one earliest in tree order.
+				if e.fresh[p] && cs.cause < ps.cause {
+					ps.cause = cs.cause
+				}
 			}
 			ps.nfail++
 		case StatusCancelled:
@@ -356,17 +383,20 @@ func (e *engine) begin(id int32) {
 
 // frozen reports whether starting id is forbidden: some parallel ancestor
 // has a failed child, and no finally lies between them.
-func (e *engine) frozen(id int32) bool {
+func (e *engine) frozen(id int32) bool { return e.j.frozen(id) }
+
+func (j *Job) frozen(id int32) bool {
 	for c := id; ; {
-		p := e.node(c).parent
+		tc := &j.t.nodes[c]
+		p := tc.parent
 		if p < 0 {
 			return false
 		}
-		tp := e.node(p)
-		if tp.kind == ast.KindTry && e.node(c).edge == partFinally {
+		tp := &j.t.nodes[p]
+		if tp.kind == ast.KindTry && tc.edge == partFinally {
 			return false
 		}
-		if tp.kind == ast.KindPar && e.get(p).nfail > 0 {
+		if tp.kind == ast.KindPar && j.st.get(p).nfail > 0 {
 			return true
 		}
 		c = p
@@ -411,4 +441,19 @@ func (j Job) outstanding() []Action {
 	}
 	walk(0)
 	return acts
+}
+
+// sortIgnored puts ignored results in a canonical order, so that permuting
+// a batch does not change the report.
+func sortIgnored(ig []Ignored) {
+	sort.SliceStable(ig, func(a, b int) bool {
+		x, y := ig[a].Result, ig[b].Result
+		if x.ActionID != y.ActionID {
+			return x.ActionID < y.ActionID
+		}
+		if x.Error != y.Error {
+			return x.Error < y.Error
+		}
+		return bytes.Compare(x.Output, y.Output) < 0
+	})
 }

@@ -24,7 +24,9 @@ type Dispatcher interface {
 type DispatchFunc func(ctx context.Context, actions []job.Action) error
 
 // Dispatch calls f.
-func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action) error { return f(ctx, actions) }
+func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action) error {
+	return f(ctx, actions)
+}
 
 // EngineOptions configures an Engine.
 type EngineOptions struct {
@@ -154,16 +156,17 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 // in the store (job.Restart(stored, nil)). A runner calls it when it
 // starts, to resume after a crash; actions may then run twice, which
 // at-least-once delivery allows. skip, if not nil, filters out actions the
-// caller knows to be in flight already. It returns how many jobs it
-// resumed and how many actions it dispatched.
-func (e *Engine) Recover(ctx context.Context, skip func(job.Action) bool) (jobs, actions int, err error) {
+// caller knows to be in flight already; pick, if not nil, chooses the jobs
+// to resume. It returns how many jobs it resumed and how many actions it
+// dispatched.
+func (e *Engine) Recover(ctx context.Context, pick func(store.Info) bool, skip func(job.Action) bool) (jobs, actions int, err error) {
 	infos, err := e.o.Store.List(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("recover: list jobs: %w", err)
 	}
 	var errs []error
 	for _, in := range infos {
-		if in.Status.Settled() {
+		if in.Status.Settled() || (pick != nil && !pick(in)) {
 			continue
 		}
 		j, err := e.o.Store.Load(ctx, in.ID)

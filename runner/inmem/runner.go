@@ -34,6 +34,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks observes actions and steps; may be nil.
 	Hooks *runner.Hooks
+	// Resume picks which unfinished jobs in the store Run resumes when it
+	// starts; nil resumes them all. Jobs submitted to this runner run
+	// whatever it says.
+	Resume func(store.Info) bool
 }
 
 // Errors of the runner.
@@ -245,7 +249,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer close(r.stopped)
 	defer cancel()
 
-	jobs, acts, err := r.eng.Recover(ctx, func(a job.Action) bool {
+	jobs, acts, err := r.eng.Recover(ctx, r.o.Resume, func(a job.Action) bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		return r.inflight[a.Key()]
