@@ -166,7 +166,8 @@ func (j Job) failure(id int32) Failure {
 
 // Step returns the record of the Restart that produced this job: the
 // results it applied and the version they produced. For a job made by New
-// or Decode, the step is empty with the job's version.
+// or Decode, or returned by a Restart that applied nothing, the step has no
+// results and the job's version.
 func (j Job) Step() Step { return j.step }
 
 // Ignored returns the results that the Restart which produced this job did

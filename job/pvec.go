@@ -60,8 +60,6 @@ func newPvec(vals []nstate) pvec {
 	return v
 }
 
-func (v *pvec) len() int { return v.n }
-
 func (v *pvec) get(i int32) nstate {
 	n := v.root
 	for s := v.shift; s > 0; s -= pvecBits {

@@ -69,6 +69,7 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 	if len(results) == 0 {
 		out := j
 		out.ignored = nil
+		out.step = Step{Version: j.version}
 		return out, j.outstanding(), nil
 	}
 	if j.version == ^uint64(0) {
@@ -155,6 +156,7 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 	if len(applied) == 0 {
 		out := j
 		out.ignored = ignored
+		out.step = Step{Version: j.version}
 		return out, nil, nil
 	}
 	e.run()

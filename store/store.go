@@ -30,7 +30,9 @@ type Store interface {
 	// to the job's journal. It fails with ErrConflict unless the stored
 	// job is at version j.Version()-1, with ErrNotFound if there is no such
 	// job, and with ErrNoStep if j carries no step with results (a job
-	// from Decode or Load, or a Restart that applied nothing).
+	// from Decode or New, or a Restart that applied nothing). A job from
+	// Load may still carry the step that made it; saving it again is
+	// ErrConflict.
 	Save(ctx context.Context, j job.Job) error
 
 	// Load returns the newest version of a job, or ErrNotFound.

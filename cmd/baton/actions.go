@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+)
+
+// Defaults and limits of http.get.
+const (
+	httpTimeout  = 10 * time.Second
+	httpMaxBytes = 1 << 20 // 1 MiB
+	httpBodyText = 4 << 10 // bytes of the body kept in the output
+)
+
+// builtins returns a registry with the built-in actions; log writes to
+// out. The registry's http.get uses client.
+func builtins(out io.Writer, client *http.Client) *runner.Registry {
+	reg := runner.NewRegistry()
+	must := func(err error) {
+		if err != nil {
+			panic(err) // the names below are valid and registered once
+		}
+	}
+	must(reg.Register("log", logAction(out)))
+	must(reg.Register("sleep", sleepAction))
+	must(reg.Register("fail", failAction))
+	must(reg.Register("http.get", httpGetAction(client)))
+	return reg
+}
+
+// logAction prints its payload, prefixed with the action ID: a string as
+// it is, anything else as JSON.
+func logAction(out io.Writer) runner.Handler {
+	return func(_ context.Context, a job.Action) ([]byte, error) {
+		msg := string(a.Payload)
+		var s string
+		if json.Unmarshal(a.Payload, &s) == nil {
+			msg = s
+		}
+		_, err := fmt.Fprintf(out, "%s: %s\n", a.ID, msg)
+		return nil, err
+	}
+}
+
+// sleepAction waits for its payload, a Go duration ("200ms") or a number
+// of milliseconds, or until the context ends.
+func sleepAction(ctx context.Context, a job.Action) ([]byte, error) {
+	d, err := sleepDuration(a.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("sleep: %v", err)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("sleep %s: %w", d, ctx.Err())
+	}
+}
+
+func sleepDuration(payload []byte) (time.Duration, error) {
+	var v any
+	if err := json.Unmarshal(payload, &v); err != nil {
+		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, clip(string(payload)))
+	}
+	var d time.Duration
+	switch v := v.(type) {
+	case string:
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, fmt.Errorf("payload %q is not a duration like \"200ms\" or \"1.5s\"", v)
+		}
+	case float64:
+		d = time.Duration(v * float64(time.Millisecond))
+	default:
+		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, clip(string(payload)))
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("negative duration %s", d)
+	}
+	return d, nil
+}
+
+// failAction fails with its payload as the message: a string as it is,
+// anything else as JSON.
+func failAction(_ context.Context, a job.Action) ([]byte, error) {
+	msg := string(a.Payload)
+	var s string
+	if json.Unmarshal(a.Payload, &s) == nil {
+		msg = s
+	}
+	if msg == "" {
+		msg = "failed by the fail action"
+	}
+	return nil, errors.New(msg)
+}
+
+// httpGetRequest is the payload of http.get, when it is not just a URL.
+type httpGetRequest struct {
+	URL      string `json:"url"`
+	Timeout  string `json:"timeout"`
+	MaxBytes int64  `json:"max_bytes"`
+}
+
+// httpGetResult is the output of http.get.
+type httpGetResult struct {
+	Status int    `json:"status"`
+	Bytes  int64  `json:"bytes"`
+	Body   string `json:"body"` // the first 4 KiB, as text
+}
+
+// httpGetAction fetches a URL: only http and https, a timeout (default
+// 10s) and a body limit (default 1 MiB; a larger body fails the action).
+// A status other than 2xx fails the action, naming the status.
+func httpGetAction(client *http.Client) runner.Handler {
+	return func(ctx context.Context, a job.Action) ([]byte, error) {
+		req, timeout, err := parseHTTPGet(a.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("http.get: %v", err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
+		if err != nil {
+			return nil, fmt.Errorf("http.get %s: %v", req.URL, err)
+		}
+		resp, err := client.Do(hr)
+		if err != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return nil, fmt.Errorf("http.get %s: no response within %s", req.URL, timeout)
+			}
+			return nil, fmt.Errorf("http.get: %v", err)
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode < 200 || resp.StatusCode > 299 {
+			return nil, fmt.Errorf("http.get %s: status %s", req.URL, resp.Status)
+		}
+		body, err := io.ReadAll(io.LimitReader(resp.Body, req.MaxBytes+1))
+		if err != nil {
+			return nil, fmt.Errorf("http.get %s: reading the body: %v", req.URL, err)
+		}
+		if int64(len(body)) > req.MaxBytes {
+			return nil, fmt.Errorf("http.get %s: body is larger than max_bytes (%d bytes)", req.URL, req.MaxBytes)
+		}
+		return json.Marshal(httpGetResult{Status: resp.StatusCode, Bytes: int64(len(body)), Body: bodyText(body)})
+	}
+}
+
+// parseHTTPGet reads the payload of http.get: a URL string, or an object.
+func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
+	req := httpGetRequest{MaxBytes: httpMaxBytes}
+	trimmed := bytes.TrimSpace(payload)
+	switch {
+	case len(trimmed) == 0:
+		return req, 0, errors.New(`payload must be a URL or {"url": ...}; it is empty`)
+	case trimmed[0] == '"':
+		if err := json.Unmarshal(trimmed, &req.URL); err != nil {
+			return req, 0, fmt.Errorf("payload: %v", err)
+		}
+	default:
+		dec := json.NewDecoder(bytes.NewReader(trimmed))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}: %v`, err)
+		}
+	}
+	u, err := url.Parse(req.URL)
+	switch {
+	case req.URL == "":
+		return req, 0, errors.New("no url given")
+	case err != nil:
+		return req, 0, fmt.Errorf("bad url %q: %v", req.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return req, 0, fmt.Errorf("url %q: only http and https URLs are allowed", req.URL)
+	case u.Host == "":
+		return req, 0, fmt.Errorf("url %q has no host", req.URL)
+	}
+	timeout := httpTimeout
+	if req.Timeout != "" {
+		if timeout, err = time.ParseDuration(req.Timeout); err != nil || timeout <= 0 {
+			return req, 0, fmt.Errorf("timeout %q is not a positive duration like \"5s\"", req.Timeout)
+		}
+	}
+	if req.MaxBytes <= 0 {
+		return req, 0, fmt.Errorf("max_bytes must be positive, got %s", strconv.FormatInt(req.MaxBytes, 10))
+	}
+	return req, timeout, nil
+}
+
+// bodyText returns the first httpBodyText bytes of body as valid UTF-8,
+// without a rune cut in half at the end.
+func bodyText(body []byte) string {
+	if len(body) > httpBodyText {
+		body = body[:httpBodyText]
+		for i := 0; i < utf8.UTFMax && len(body) > 0; i++ {
+			if r, size := utf8.DecodeLastRune(body); r != utf8.RuneError || size != 1 {
+				break
+			}
+			body = body[:len(body)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(body), "\uFFFD")
+}

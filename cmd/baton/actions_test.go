@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/job"
+)
+
+// testServer serves /ok, /big (100 KiB), /error (500) and /slow on
+// 127.0.0.1.
+func testServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "hello, baton") })
+	mux.HandleFunc("/big", func(w http.ResponseWriter, _ *http.Request) { w.Write(bytes.Repeat([]byte("x"), 100<<10)) })
+	mux.HandleFunc("/error", func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "oops", http.StatusInternalServerError) })
+	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func act(name string, payload string) job.Action {
+	return job.Action{JobID: "t", ID: "root#1", Name: name, Payload: []byte(payload), Attempt: 1}
+}
+
+func TestHTTPGet(t *testing.T) {
+	srv := testServer(t)
+	client := srv.Client()
+	get := httpGetAction(client)
+	ctx := context.Background()
+
+	out, err := get(ctx, act("http.get", fmt.Sprintf(`%q`, srv.URL+"/ok")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res httpGetResult
+	if err := json.Unmarshal(out, &res); err != nil || res != (httpGetResult{Status: 200, Bytes: 12, Body: "hello, baton"}) {
+		t.Errorf("output %s (%v)", out, err)
+	}
+
+	out, err = get(ctx, act("http.get", fmt.Sprintf(`{"url":%q,"max_bytes":200000}`, srv.URL+"/big")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &res); err != nil || res.Bytes != 100<<10 || len(res.Body) != 4096 {
+		t.Errorf("big: status %d, bytes %d, body %d bytes (%v)", res.Status, res.Bytes, len(res.Body), err)
+	}
+
+	for _, tc := range []struct{ payload, want string }{
+		{fmt.Sprintf(`%q`, srv.URL+"/error"), "status 500 Internal Server Error"},
+		{fmt.Sprintf(`{"url":%q,"max_bytes":10}`, srv.URL+"/ok"), "body is larger than max_bytes (10 bytes)"},
+		{fmt.Sprintf(`{"url":%q,"timeout":"50ms"}`, srv.URL+"/slow"), "no response within 50ms"},
+		{`"ftp://127.0.0.1/x"`, "only http and https URLs are allowed"},
+		{`"file:///etc/passwd"`, "only http and https URLs are allowed"},
+		{`"http://"`, "has no host"},
+		{`{"url":"http://127.0.0.1/","timeout":"soon"}`, `timeout "soon" is not a positive duration`},
+		{`{"url":"http://127.0.0.1/","max_bytes":0}`, "max_bytes must be positive"},
+		{`{"uri":"http://127.0.0.1/"}`, `unknown field "uri"`},
+		{`42`, "payload must be a URL"},
+		{``, "it is empty"},
+	} {
+		_, err := get(ctx, act("http.get", tc.payload))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("http.get %s: error %v, want %q", tc.payload, err, tc.want)
+		}
+	}
+}
+
+func TestHTTPGetWorkflow(t *testing.T) {
+	srv := testServer(t)
+	db := filepath.Join(t.TempDir(), "baton.db")
+	file := writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":%q}}`, srv.URL+"/ok"))
+	r := baton(t, "run", file, "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, `-> {"status":200,"bytes":12,"body":"hello, baton"}`)
+
+	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q}}}`, srv.URL+"/error"))
+	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
+	contains(t, "stdout", r.stdout, "failed at root (http.get): http.get "+srv.URL+"/error: status 500 Internal Server Error")
+
+	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q,"max_bytes":1000}}}`, srv.URL+"/big"))
+	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
+	contains(t, "stdout", r.stdout, "body is larger than max_bytes (1000 bytes)")
+}
+
+func TestBodyText(t *testing.T) {
+	body := append(bytes.Repeat([]byte("a"), httpBodyText-1), "é"...) // é straddles the cut
+	got := bodyText(body)
+	if !utf8.ValidString(got) || got != strings.Repeat("a", httpBodyText-1) {
+		t.Errorf("bodyText cut a rune: %d bytes, valid %v", len(got), utf8.ValidString(got))
+	}
+	if got := bodyText([]byte("ok\xff")); got != "ok\uFFFD" {
+		t.Errorf("bodyText = %q", got)
+	}
+}
+
+func TestLogSleepFail(t *testing.T) {
+	ctx := context.Background()
+	var out bytes.Buffer
+	log := logAction(&out)
+	for _, p := range []string{`"plain text"`, `{"a":[1,2]}`, `7`} {
+		if _, err := log(ctx, act("log", p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "root#1: plain text\nroot#1: {\"a\":[1,2]}\nroot#1: 7\n"; out.String() != want {
+		t.Errorf("log printed %q, want %q", out.String(), want)
+	}
+
+	for _, p := range []string{`"20ms"`, `20`, `0.5`} {
+		start := time.Now()
+		if _, err := sleepAction(ctx, act("sleep", p)); err != nil {
+			t.Errorf("sleep %s: %v", p, err)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("sleep %s took %v", p, d)
+		}
+	}
+	for _, p := range []string{`"soon"`, `"-1s"`, `true`, ``} {
+		if _, err := sleepAction(ctx, act("sleep", p)); err == nil || !strings.HasPrefix(err.Error(), "sleep: ") {
+			t.Errorf("sleep %s: error %v", p, err)
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := sleepAction(cctx, act("sleep", `"1h"`)); err == nil || time.Since(start) > 2*time.Second {
+		t.Errorf("sleep ignored its context: %v after %v", err, time.Since(start))
+	}
+
+	for p, want := range map[string]string{`"card declined"`: "card declined", `{"code":7}`: `{"code":7}`, ``: "failed by the fail action"} {
+		if _, err := failAction(ctx, act("fail", p)); err == nil || err.Error() != want {
+			t.Errorf("fail %s: error %v, want %q", p, err, want)
+		}
+	}
+}

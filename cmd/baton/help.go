@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+func helpCommand() command {
+	return command{
+		name:    "help",
+		summary: "show help for baton or for one command",
+		usage:   "baton help [COMMAND]",
+		about:   "Shows the list of commands, or the usage and flags of COMMAND.",
+		run:     (*cli).help,
+	}
+}
+
+func (c *cli) help(_ context.Context, args []string) int {
+	cmd := helpCommand()
+	fs := flagSet(cmd)
+	pos, code, ok := c.parse(cmd, fs, args)
+	switch {
+	case !ok:
+		return code
+	case len(pos) == 0:
+		c.mainUsage(c.stdout)
+		return exitOK
+	case len(pos) > 1:
+		return c.usageError(cmd, "want at most one command name, got %d arguments", len(pos))
+	}
+	target, found := lookup(pos[0])
+	if !found {
+		c.errorf("help: unknown command %q (run 'baton help' for the list)", pos[0])
+		return exitError
+	}
+	// Asking the command itself for --help prints its flags too.
+	return target.run(c, context.Background(), []string{"--help"})
+}
+
+// mainUsage prints the list of commands.
+func (c *cli) mainUsage(w io.Writer) {
+	fmt.Fprint(w, `baton runs workflows: trees of actions in sequence, in parallel and in
+try/rescue/finally blocks. Jobs are kept in a store file, so an interrupted
+job can be finished later with 'baton resume'.
+
+usage: baton COMMAND [flags] [arguments]
+
+Commands:
+`)
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", cmd.name, cmd.summary)
+	}
+	fmt.Fprint(w, `
+Run 'baton COMMAND --help' for the usage and flags of a command.
+
+Built-in actions: log, sleep, fail, http.get (see 'baton run --help').
+Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
+130 interrupted (the job stays in the store; finish it with 'baton resume').
+`)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
+)
+
+func historyCommand() command {
+	return command{
+		name:    "history",
+		summary: "show the steps of a job: the results each one applied",
+		usage:   "baton history [--store PATH] JOB",
+		about: `
+Shows every version of JOB: how it was created, then for each step the
+results it applied (action, ok or failed with the message, output cut to
+60 bytes) and the job's state after it.`,
+		run: (*cli).history,
+	}
+}
+
+func (c *cli) history(ctx context.Context, args []string) int {
+	cmd := historyCommand()
+	fset := flagSet(cmd)
+	storeArg := storeFlag(fset)
+	pos, code, ok := c.parse(cmd, fset, args)
+	switch {
+	case !ok:
+		return code
+	case len(pos) != 1:
+		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
+	}
+	id := job.ID(pos[0])
+	st, path, err := c.openStore(*storeArg, false)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer st.Close()
+	h, err := st.History(ctx, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c.errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
+		return exitError
+	case err != nil:
+		c.errorf("job %s in %s: %v", id, path, err)
+		return exitError
+	}
+	if err := writeHistory(c.stdout, h); err != nil {
+		c.errorf("job %s in %s: %v", id, path, err)
+		return exitError
+	}
+	return exitOK
+}
+
+// writeHistory prints h: a header, then one block per version.
+//
+//	job hello-1: 3 versions, now succeeded
+//	v1  created: running, 0/2 actions settled, 1 dispatched
+//	v2  running, 1/2 actions settled
+//	      seq[0]#1 log: ok
+//	v3  succeeded, 2/2 actions settled
+//	      seq[1]#1 fail: failed: boom
+func writeHistory(w io.Writer, h store.History) error {
+	names := map[string]string{} // node path -> action name
+	h.Origin.Walk(func(n job.NodeInfo) bool {
+		if n.Kind == ast.KindAct {
+			names[n.Path] = n.Action
+		}
+		return true
+	})
+	latest, err := h.Latest()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.Origin.ID(), 1+len(h.Steps), plural(1+len(h.Steps)), latest.Status())
+	_, first, err := job.Restart(h.Origin, nil)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "v%d  created: %s, %d dispatched\n", h.Origin.Version(), stateOf(h.Origin), len(first))
+	j := h.Origin
+	for _, step := range h.Steps {
+		if j, err = job.Replay(j, []job.Step{step}); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "v%d  %s\n", step.Version, stateOf(j))
+		for _, r := range step.Results {
+			name := "?"
+			if p, _, err := job.SplitActionID(r.ActionID); err == nil {
+				name = names[p]
+			}
+			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
+		}
+	}
+	return nil
+}
+
+// stateOf is a job's status and progress: "running, 1/6 actions settled".
+func stateOf(j job.Job) string {
+	settled, total := j.Progress()
+	s := fmt.Sprintf("%s, %d/%d actions settled", j.Status(), settled, total)
+	if f, ok := j.Failure(); ok {
+		s += " (" + f.String() + ")"
+	}
+	return s
+}
+
+// outcome is "ok", "ok -> OUTPUT" or "failed: MESSAGE", clipped.
+func outcome(r job.Result) string {
+	switch {
+	case r.Failed():
+		return "failed: " + clip(r.Error)
+	case len(r.Output) > 0:
+		return "ok -> " + clip(string(r.Output))
+	}
+	return "ok"
+}

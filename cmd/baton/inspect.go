@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
+)
+
+func inspectCommand() command {
+	return command{
+		name:    "inspect",
+		summary: "show a job as text, JSON, Graphviz dot or mermaid",
+		usage:   "baton inspect [--store PATH] [--format text|json|dot|mermaid] [--version V] JOB",
+		about: `
+Shows JOB, now or as it was at version V (see 'baton history'):
+  text     the tree with the state of every node
+  json     the job's encoding, as stored in snapshots
+  dot      a Graphviz digraph, nodes coloured by status:
+           baton inspect --format dot JOB | dot -Tsvg > job.svg
+  mermaid  a mermaid flowchart, for Markdown`,
+		run: (*cli).inspect,
+	}
+}
+
+func (c *cli) inspect(ctx context.Context, args []string) int {
+	cmd := inspectCommand()
+	fset := flagSet(cmd)
+	storeArg := storeFlag(fset)
+	format := fset.String("format", "text", "output `FORMAT`: text, json, dot or mermaid")
+	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")
+	pos, code, ok := c.parse(cmd, fset, args)
+	switch {
+	case !ok:
+		return code
+	case len(pos) != 1:
+		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
+	}
+	render, ok := map[string]func(job.Job) (string, error){
+		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
+		"json":    renderJSON,
+		"dot":     func(j job.Job) (string, error) { return renderDot(j), nil },
+		"mermaid": func(j job.Job) (string, error) { return renderMermaid(j), nil },
+	}[*format]
+	if !ok {
+		return c.usageError(cmd, "unknown --format %q (want text, json, dot or mermaid)", *format)
+	}
+	id := job.ID(pos[0])
+	st, path, err := c.openStore(*storeArg, false)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer st.Close()
+
+	var j job.Job
+	if *version == 0 {
+		j, err = loadJob(ctx, st, path, id)
+	} else {
+		var h store.History
+		h, err = st.History(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			err = fmt.Errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
+		case err != nil:
+			err = fmt.Errorf("job %s in %s: %w", id, path, err)
+		default:
+			if j, err = h.At(*version); err != nil {
+				err = fmt.Errorf("job %s in %s: %w", id, path, err)
+			}
+		}
+	}
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	out, err := render(j)
+	if err != nil {
+		c.errorf("job %s: %v", id, err)
+		return exitError
+	}
+	fmt.Fprint(c.stdout, out)
+	return exitOK
+}
+
+func renderJSON(j job.Job) (string, error) {
+	b, err := job.Encode(j)
+	if err != nil {
+		return "", err
+	}
+	return string(b) + "\n", nil
+}

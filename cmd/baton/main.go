@@ -1,0 +1,107 @@
+// Command baton runs baton workflows on this machine and shows what they
+// did. Jobs are kept in a bolt store file, so a run that is interrupted
+// (Ctrl-C, a crash) can be finished later with baton resume.
+//
+//	baton run examples/hello.json       run a workflow and wait for it
+//	baton resume                        finish every unfinished job
+//	baton status [JOB]                  list jobs, or show one
+//	baton history JOB                   the results each step applied
+//	baton inspect --format dot JOB      the tree as text, JSON, dot or mermaid
+//
+// Run baton help for the details. Exit status: 0 success, 1 a job failed,
+// 2 bad usage, bad input or an error, 130 interrupted.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitFailed      = 1   // a job failed
+	exitError       = 2   // usage, bad input, store or other errors
+	exitInterrupted = 130 // SIGINT or SIGTERM
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole command, testable in-process: it reads args (without
+// the program name), writes to stdout and stderr, and returns the exit
+// status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{
+		stdin:  stdin,
+		stdout: stdout,
+		stderr: stderr,
+		getenv: os.Getenv,
+		now:    time.Now,
+	}
+	return c.main(context.Background(), args)
+}
+
+// cli is one invocation of the command: its streams, environment and
+// clock. Tests fill it in directly to control the context and the clock.
+type cli struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	now            func() time.Time
+	// noSignals leaves SIGINT and SIGTERM alone; the context alone
+	// interrupts. For tests.
+	noSignals bool
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line, for baton help
+	usage   string // the usage line, after "usage: "
+	about   string // a paragraph for baton CMD --help
+	run     func(c *cli, ctx context.Context, args []string) int
+}
+
+// commands returns every subcommand, in the order baton help lists them.
+// It is a function, not a variable, because help refers back to it.
+func commands() []command {
+	return []command{runCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), helpCommand()}
+}
+
+func lookup(name string) (command, bool) {
+	for _, cmd := range commands() {
+		if cmd.name == name {
+			return cmd, true
+		}
+	}
+	return command{}, false
+}
+
+func (c *cli) main(ctx context.Context, args []string) int {
+	if len(args) == 0 {
+		c.errorf("no command given")
+		c.mainUsage(c.stderr)
+		return exitError
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		c.mainUsage(c.stdout)
+		return exitOK
+	}
+	cmd, ok := lookup(args[0])
+	if !ok {
+		c.errorf("unknown command %q (run 'baton help' for the list)", args[0])
+		return exitError
+	}
+	return cmd.run(c, ctx, args[1:])
+}
+
+// errorf prints an error line, "baton: ...", on stderr.
+func (c *cli) errorf(format string, args ...any) {
+	fmt.Fprintf(c.stderr, "baton: "+format+"\n", args...)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner/inmem"
+	"github.com/batonwf/baton/store"
+)
+
+// drainTimeout is how long actions in flight may finish after Ctrl-C
+// before they are handed back to the store, to run again on resume.
+const drainTimeout = 2 * time.Second
+
+func runCommand() command {
+	return command{
+		name:    "run",
+		summary: "run a workflow file and wait for it to finish",
+		usage:   "baton run FILE.json [--store PATH] [--id ID] [--workers N] [--timeout D] [--quiet]",
+		about: `
+Runs the workflow in FILE.json (the versioned JSON form: {"version":1,"root":...})
+and waits for it. Every step is saved in the store before its actions run,
+so after Ctrl-C or a crash the job can be finished with 'baton resume'.
+Prints the final tree and a summary line. Exit status: 0 if the job
+succeeded, 1 if it failed, 2 for bad usage, a bad file or an error, 130
+when interrupted.
+
+Built-in actions:
+  log       prints its payload (a string as it is, anything else as JSON)
+  sleep     waits: "200ms", "1.5s" or a number of milliseconds
+  fail      fails with its payload as the message
+  http.get  GET a URL: "https://..." or {"url":..., "timeout":"5s", "max_bytes":N};
+            timeout 10s and 1 MiB by default; a status other than 2xx fails;
+            output {"status":200,"bytes":N,"body":"<first 4 KiB>"}`,
+		run: (*cli).run,
+	}
+}
+
+func (c *cli) run(ctx context.Context, args []string) int {
+	cmd := runCommand()
+	fset := flagSet(cmd)
+	storeArg := storeFlag(fset)
+	idArg := fset.String("id", "", "the job `ID` (default: the file's base name and a UTC timestamp)")
+	workers := fset.Int("workers", 4, "run at most `N` actions at once")
+	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
+	quiet := fset.Bool("quiet", false, "print only what actions print and the summary line: no tree, no progress line")
+	pos, code, ok := c.parse(cmd, fset, args)
+	switch {
+	case !ok:
+		return code
+	case len(pos) != 1:
+		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
+	case *workers < 1:
+		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
+	case *timeout < 0:
+		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
+	}
+	file := pos[0]
+
+	// Everything about the input is checked before the store is touched.
+	root, err := readWorkflow(file)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	con := newConsole(c.stdout, c.stderr)
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	reg := builtins(con.Stdout(), client)
+	if missing := reg.Missing(root); len(missing) > 0 {
+		c.errorf("%s: unknown action%s %s (built-in actions: %s); nothing was run",
+			file, plural(len(missing)), quoteAll(missing), strings.Join(reg.Names(), ", "))
+		return exitError
+	}
+	id := job.ID(*idArg)
+	if id == "" {
+		id = defaultID(file, c.now())
+	}
+	if err := id.Check(); err != nil {
+		c.errorf("bad job ID: %v", err)
+		return exitError
+	}
+
+	st, path, err := c.openStore(*storeArg, true)
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer st.Close()
+
+	ctx, stopSignals := c.interruptible(ctx)
+	defer stopSignals()
+	r, err := inmem.New(inmem.Options{
+		Store: st,
+		// The runner would resume every unfinished job in the store; this
+		// command runs only its own and leaves the others to 'baton resume'.
+		Resume:        func(store.Info) bool { return false },
+		Registry:      reg,
+		Workers:       *workers,
+		ActionTimeout: *timeout,
+		DrainTimeout:  drainTimeout,
+		Logger:        runnerLogger(con.Stderr()),
+	})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	start := c.now()
+	if err := r.Submit(ctx, id, root); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			c.errorf("job %s already exists in %s; choose another --id", id, path)
+		} else {
+			c.errorf("%s: submit job %s to %s: %v", file, id, path, err)
+		}
+		return exitError
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	stopProgress := func() {}
+	if !*quiet {
+		stopProgress = c.showProgress(con, r.Status, id, start)
+	}
+	j, waitErr := r.Wait(ctx, id)
+	stopProgress()
+	r.Close() // stops Run; after Ctrl-C it waits for the drain
+	if err := <-ran; err != nil {
+		c.errorf("job %s: runner: %v", id, err)
+		return exitError
+	}
+	took := c.now().Sub(start)
+
+	if ctx.Err() != nil {
+		// Interrupted: whatever finished during the drain is saved.
+		if j, err := st.Load(context.Background(), id); err == nil && j.Done() {
+			c.printResult(con, j, took, *quiet)
+			fmt.Fprintf(con.Stderr(), "interrupted: job %s had finished (%s)\n", id, j.Status())
+			return exitInterrupted
+		}
+		fmt.Fprintf(con.Stderr(), "interrupted: job %s is saved in %s; finish it with: baton resume --store %s\n", id, path, path)
+		return exitInterrupted
+	}
+	if waitErr != nil {
+		c.errorf("job %s in %s: %v", id, path, waitErr)
+		return exitError
+	}
+	c.printResult(con, j, took, *quiet)
+	if j.Status() != job.StatusSucceeded {
+		return exitFailed
+	}
+	return exitOK
+}
+
+// printResult prints the final tree (unless quiet) and the summary line.
+func (c *cli) printResult(con *console, j job.Job, took time.Duration, quiet bool) {
+	out := con.Stdout()
+	if !quiet {
+		fmt.Fprint(out, job.Describe(j))
+	}
+	fmt.Fprintln(out, summaryLine(j, took))
+}
+
+// readWorkflow reads and decodes a workflow file. Errors name the file;
+// a JSON syntax error has its line and column.
+func readWorkflow(file string) (ast.Node, error) {
+	data, err := os.ReadFile(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return ast.Node{}, fmt.Errorf("workflow file %s does not exist", file)
+	case err != nil:
+		return ast.Node{}, fmt.Errorf("cannot read workflow file: %v", err)
+	}
+	root, err := ast.Decode(data)
+	if err != nil {
+		return ast.Node{}, fmt.Errorf("%s: %v", file, err)
+	}
+	return root, nil
+}
+
+// defaultID is the file's base name without its extension, then a
+// sortable UTC timestamp: hello-20260102T150405.123Z. Characters a job ID
+// may not hold become '-'.
+func defaultID(file string, now time.Time) job.ID {
+	base := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	base = strings.Map(func(r rune) rune {
+		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return '-'
+		}
+		return r
+	}, strings.ToValidUTF8(base, "-"))
+	for len(base) > 100 {
+		_, size := utf8.DecodeLastRuneInString(base)
+		base = base[:len(base)-size]
+	}
+	if base == "" || base == "." {
+		base = "job"
+	}
+	return job.ID(base + "-" + now.UTC().Format("20060102T150405.000Z"))
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/store/bolt"
+)
+
+func TestStorePath(t *testing.T) {
+	for _, tc := range []struct {
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{"/f.db", map[string]string{"BATON_STORE": "/e.db", "XDG_STATE_HOME": "/x", "HOME": "/h"}, "/f.db"},
+		{"", map[string]string{"BATON_STORE": "/e.db", "XDG_STATE_HOME": "/x", "HOME": "/h"}, "/e.db"},
+		{"", map[string]string{"XDG_STATE_HOME": "/x", "HOME": "/h"}, "/x/baton/baton.db"},
+		{"", map[string]string{"HOME": "/h"}, "/h/.local/state/baton/baton.db"},
+	} {
+		c := &cli{getenv: func(k string) string { return tc.env[k] }}
+		got, err := c.storePath(tc.flag)
+		if err != nil || got != tc.want {
+			t.Errorf("storePath(%q) with %v = %q, %v; want %q", tc.flag, tc.env, got, err, tc.want)
+		}
+	}
+	c := &cli{getenv: func(string) string { return "" }}
+	if _, err := c.storePath(""); err == nil {
+		t.Error("storePath with no flag and no environment: no error")
+	}
+}
+
+func TestDefaultStoreIsMade(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	t.Setenv("BATON_STORE", "")
+	t.Setenv("XDG_STATE_HOME", state)
+	baton(t, "run", writeWorkflow(t, "h.json", helloJSON), "--id", "h1").want(t, exitOK)
+	if _, err := os.Stat(filepath.Join(state, "baton", "baton.db")); err != nil {
+		t.Fatal(err)
+	}
+	r := baton(t, "status").want(t, exitOK)
+	contains(t, "status", r.stdout, "h1 ")
+}
+
+func TestStatusWithoutStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "none.db")
+	for _, args := range [][]string{{"status"}, {"history", "j"}, {"inspect", "j"}, {"resume"}} {
+		r := baton(t, append(args, "--store", db)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: no store at "+db)
+		if _, err := os.Stat(db); err == nil {
+			t.Fatalf("%v made a store", args)
+		}
+	}
+}
+
+func TestLockedStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	baton(t, "run", writeWorkflow(t, "h.json", helloJSON), "--store", db, "--id", "h1").want(t, exitOK)
+	held, err := bolt.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	// Each attempt waits for the lock for a second: two are enough.
+	for _, args := range [][]string{{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}} {
+		start := time.Now()
+		r := baton(t, append(args, "--store", db)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: store "+db+" is in use by another process")
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("%v took %v to give up", args, d)
+		}
+	}
+}
+
+func TestCorruptStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	garbage := bytes.Repeat([]byte("this is not a bolt database\n"), 1000)
+	if err := os.WriteFile(db, garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}, {"history", "h1"}, {"inspect", "h1"}, {"resume"},
+	} {
+		r := baton(t, append(args, "--store", db)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: cannot open store "+db+": ", "not a bbolt database")
+		got, err := os.ReadFile(db)
+		if err != nil || !bytes.Equal(got, garbage) {
+			t.Fatalf("%v changed the corrupt store file (%v)", args, err)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package bolt
+
+import (
+	"container/list"
+	"sync"
+
+	"github.com/batonwf/baton/job"
+)
+
+// cache keeps the newest known version of recently used jobs, so that a
+// Load after a Save in the same process does not decode a snapshot and
+// replay a journal. Jobs are immutable values, so a cached Job can be handed
+// out as is.
+//
+// The cache is only a hint: an entry is used only when its incarnation and
+// version match the job's meta record read in the same call, so a stale
+// entry (left by a racing writer, or by a deleted and re-created job) costs
+// a decode, never a wrong answer. It is least-recently-used and bounded.
+type cache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *centry, most recent first
+	byID  map[job.ID]*list.Element
+}
+
+type centry struct {
+	inc uint64
+	j   job.Job
+}
+
+func newCache(max int) *cache {
+	return &cache{max: max, order: list.New(), byID: map[job.ID]*list.Element{}}
+}
+
+// get returns the cached job id if it is the incarnation inc at version v.
+func (c *cache) get(id job.ID, inc, v uint64) (job.Job, bool) {
+	if c.max <= 0 {
+		return job.Job{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return job.Job{}, false
+	}
+	e := el.Value.(*centry)
+	if e.inc != inc || e.j.Version() != v {
+		return job.Job{}, false
+	}
+	c.order.MoveToFront(el)
+	return e.j, true
+}
+
+// put records j, incarnation inc, unless the cache holds a newer version
+// or a newer incarnation (incarnations only grow).
+func (c *cache) put(inc uint64, j job.Job) {
+	if c.max <= 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[j.ID()]; ok {
+		e := el.Value.(*centry)
+		if e.inc > inc || e.inc == inc && e.j.Version() > j.Version() {
+			return
+		}
+		e.inc, e.j = inc, j
+		c.order.MoveToFront(el)
+		return
+	}
+	c.byID[j.ID()] = c.order.PushFront(&centry{inc: inc, j: j})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		c.order.Remove(last)
+		delete(c.byID, last.Value.(*centry).j.ID())
+	}
+}
+
+// drop forgets id.
+func (c *cache) drop(id job.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.byID[id]; ok {
+		c.order.Remove(el)
+		delete(c.byID, id)
+	}
+}
