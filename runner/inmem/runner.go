@@ -231,13 +231,13 @@ func (r *Runner) isClosed() bool {
 // Run resumes the unfinished jobs in the store, then runs actions and
 // applies results until ctx ends or Close is called. It returns nil after a
 // clean shutdown (see the package doc for what happens to actions in
-// flight), or an error if it could not start. It may be called once.
+// flight), at once if Close came first, and ErrRunning if called twice.
 func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
 	case r.closed:
 		r.mu.Unlock()
-		return ErrClosed
+		return nil // closed before it ran: stop at once, as Close asks
 	case r.started:
 		r.mu.Unlock()
 		return ErrRunning
