@@ -29,7 +29,7 @@ func New(id ID, root ast.Node) (Job, []Action, error) {
 	j := Job{id: id, version: 1, t: t, st: newPvec(make([]nstate, len(t.nodes)))}
 	j.step = Step{Version: 1}
 	e := newEngine(&j)
-	e.startNode(0, false)
+	e.begin(0)
 	e.run()
 	return e.finish(), e.actions, nil
 }
@@ -52,7 +52,8 @@ func New(id ID, root ast.Node) (Job, []Action, error) {
 // rather than with the results given.
 //
 // The returned job must be stored durably BEFORE the returned actions are
-// dispatched. The returned actions are the caller's.
+// dispatched. The returned actions are the caller's. The job keeps the
+// results' Output bytes: the caller must not modify them afterwards.
 //
 // A failed workflow is not an error: it is the returned job's status. The
 // error is for broken contracts only: a zero Job, or a result whose JobID
@@ -219,6 +220,14 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 // run settles everything that can settle, then starts what was requested,
 // until neither queue holds work. Settling always goes first, so a parallel
 // node that a result of this batch failed is frozen before anything starts.
+//
+// Starting is two-phased. First every queued start that a frozen par
+// forbids is cancelled, and the tree settles again; a cancellation can fail
+// a par and so freeze starts that were allowed a moment ago, so this
+// repeats until no queued start is frozen. Only then do the remaining
+// starts begin. Beginning never settles anything, so nothing begun can be
+// invalidated afterwards: what a batch starts does not depend on the order
+// of the start queue, nor on the shape of the tree around it.
 func (e *engine) run() {
 	for {
 		for len(e.settleQ) > 0 {
@@ -229,9 +238,25 @@ func (e *engine) run() {
 		if len(e.startQ) == 0 {
 			return
 		}
-		st := e.startQ[0]
-		e.startQ = e.startQ[1:]
-		e.startNode(st.node, st.checks)
+		cancelled := false
+		kept := e.startQ[:0]
+		for _, st := range e.startQ {
+			if st.checks && e.frozen(st.node) {
+				e.settle(st.node, StatusCancelled, 0, 0)
+				cancelled = true
+				continue
+			}
+			kept = append(kept, st)
+		}
+		e.startQ = kept
+		if cancelled {
+			continue
+		}
+		starts := e.startQ
+		e.startQ = nil
+		for _, st := range starts {
+			e.begin(st.node)
+		}
 	}
 }
 
@@ -348,16 +373,6 @@ func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
 		return
 	}
 	e.settle(p, ps.out, ps.cause, ps.others)
-}
-
-// startNode starts the subtree at id. With checks set, a node under a
-// parallel ancestor that has a failed child is cancelled instead.
-func (e *engine) startNode(id int32, checks bool) {
-	if checks && e.frozen(id) {
-		e.settle(id, StatusCancelled, 0, 0)
-		return
-	}
-	e.begin(id)
 }
 
 // begin starts id and the parts of it that start with it.

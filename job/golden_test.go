@@ -1,0 +1,353 @@
+package job_test
+
+// Golden encodings of mid-flight jobs: the compatibility promise. Every
+// file in testdata/golden is a job encoded by an earlier (or the current)
+// baton; this baton must decode it, describe it the same way, re-encode it
+// byte for byte and run it to its end. The files are never rewritten: when
+// the encoding changes, job.Format goes up and new files are added beside
+// the old ones (go test ./job -run TestGolden -update-golden writes the
+// files that are missing, and only those).
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+var goldenUpdate = flag.Bool("update-golden", false, "write the golden job files of testdata/golden that are missing; existing files are never overwritten")
+
+const goldenDir = "testdata/golden"
+
+// goldenCase builds one mid-flight job with the current code.
+type goldenCase struct {
+	name  string
+	about string
+	build func() (job.Job, error)
+}
+
+// goldenPlay starts w and applies the batches in turn; each batch maps an
+// action ID to its outcome: "ok", "ok:OUTPUT" or "fail:MESSAGE".
+func goldenPlay(id job.ID, w ast.Node, batches ...map[string]string) (job.Job, error) {
+	j, acts, err := job.New(id, w)
+	if err != nil {
+		return job.Job{}, err
+	}
+	out := map[string]job.Action{}
+	for _, a := range acts {
+		out[a.ID] = a
+	}
+	for i, b := range batches {
+		ids := make([]string, 0, len(b))
+		for id := range b {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		var rs []job.Result
+		for _, id := range ids {
+			a, ok := out[id]
+			if !ok {
+				return job.Job{}, fmt.Errorf("batch %d: %s is not outstanding", i, id)
+			}
+			delete(out, id)
+			switch v := b[id]; {
+			case v == "ok":
+				rs = append(rs, a.Succeed(nil))
+			case strings.HasPrefix(v, "ok:"):
+				rs = append(rs, a.Succeed([]byte(v[3:])))
+			case strings.HasPrefix(v, "fail:"):
+				rs = append(rs, a.Fail(v[5:]))
+			default:
+				return job.Job{}, fmt.Errorf("batch %d: bad outcome %q", i, v)
+			}
+		}
+		j, acts, err = job.Restart(j, rs)
+		if err != nil {
+			return job.Job{}, err
+		}
+		if len(j.Ignored()) > 0 {
+			return job.Job{}, fmt.Errorf("batch %d: ignored %v", i, j.Ignored())
+		}
+		for _, a := range acts {
+			out[a.ID] = a
+		}
+	}
+	return j, nil
+}
+
+// goldenCases are the jobs kept in testdata/golden, at the current format.
+func goldenCases() []goldenCase {
+	a := func(name string, payload any) ast.Node { return ast.Act(name, payload) }
+	return []goldenCase{
+		{
+			name:  "running",
+			about: "a par with a seq, a try and an action, two steps in, three actions outstanding",
+			build: func() (job.Job, error) {
+				return goldenPlay("order-7", ast.Par(
+					ast.Seq(a("check.stock", map[string]string{"sku": "A1"}), a("reserve", map[string]any{"sku": "A1", "n": 2})),
+					ast.Try(a("charge", map[string]int{"cents": 500}), ast.Rescue(a("refund", nil)), ast.Finally(a("release", nil))),
+					a("email.send", "confirm"),
+				), map[string]string{"par[0].seq[0]#1": `ok:{"in_stock":true}`})
+			},
+		},
+		{
+			name:  "failed",
+			about: "a seq whose par failed: a finished failed job, with an output that is not JSON",
+			build: func() (job.Job, error) {
+				return goldenPlay("batch-42", ast.Seq(
+					a("fetch", "s3://bucket/key"),
+					ast.Par(a("resize", 640), a("resize", 1280), a("thumb", nil)),
+					a("publish", nil),
+				),
+					map[string]string{"seq[0]#1": "ok:raw bytes, not JSON"},
+					map[string]string{"seq[1].par[0]#1": "ok:640", "seq[1].par[1]#1": "fail:out of memory (killed)"},
+					map[string]string{"seq[1].par[2]#1": "fail:thumbnailer: ünsupported"},
+				)
+			},
+		},
+		{
+			name:  "succeeded",
+			about: "a try whose body succeeded and whose finally ran: a finished job",
+			build: func() (job.Job, error) {
+				return goldenPlay("deploy-1", ast.Try(
+					ast.Seq(a("build", map[string]string{"ref": "v1.2.3"}), a("push", nil)),
+					ast.Rescue(a("rollback", nil)),
+					ast.Finally(a("notify", "#ops")),
+				),
+					map[string]string{"body.seq[0]#1": `ok:{"image": "app:1.2.3", "size": 1234}`},
+					map[string]string{"body.seq[1]#1": "ok"},
+					map[string]string{"finally#1": `ok:"sent"`},
+				)
+			},
+		},
+		{
+			name:  "in-finally",
+			about: "a try whose body failed and whose rescue succeeded, now inside its finally, beside a running action",
+			build: func() (job.Job, error) {
+				return goldenPlay("sync-3", ast.Par(
+					ast.Try(ast.Seq(a("lock", nil), a("copy", nil)), ast.Rescue(a("repair", nil)),
+						ast.Finally(a("unlock", nil), a("audit", nil))),
+					a("heartbeat", nil),
+				),
+					map[string]string{"par[0].body.seq[0]#1": "ok"},
+					map[string]string{"par[0].body.seq[1]#1": "fail:disk full"},
+					map[string]string{"par[0].rescue#1": "ok"},
+					map[string]string{"par[0].finally.seq[0]#1": "ok"},
+				)
+			},
+		},
+		{
+			name:  "frozen-par",
+			about: "a par frozen by a failed child: one sibling cancelled, others still in flight, one inside a try whose finally must still run",
+			build: func() (job.Job, error) {
+				return goldenPlay("fan-9", ast.Par(
+					ast.Seq(a("a", nil), a("b", nil)),
+					ast.Try(a("c", nil), ast.Finally(a("cleanup", nil))),
+					a("e", nil),
+					ast.Seq(a("g", nil), a("h", nil)),
+				), map[string]string{"par[2]#1": "fail:e broke", "par[3].seq[0]#1": "ok"})
+			},
+		},
+		{
+			name:  "cancelled-rescue",
+			about: "a try whose body failed under a frozen par: its rescue was cancelled and its finally runs",
+			build: func() (job.Job, error) {
+				return goldenPlay("pay-5", ast.Par(
+					a("fraud.check", nil),
+					ast.Try(ast.Seq(a("charge", 100), a("capture", nil)), ast.Rescue(a("refund", nil)), ast.Finally(a("receipt", nil))),
+				),
+					map[string]string{"par[0]#1": "fail:flagged"},
+					map[string]string{"par[1].body.seq[0]#1": "fail:declined"},
+				)
+			},
+		},
+		{
+			name:  "root-act",
+			about: "a workflow of a single action, outstanding",
+			build: func() (job.Job, error) {
+				return goldenPlay("single", a("ping", nil))
+			},
+		},
+	}
+}
+
+func goldenBase(name string) string {
+	return filepath.Join(goldenDir, fmt.Sprintf("f%d-%s", job.Format, name))
+}
+
+// goldenWriteMissing writes the files of c that do not exist yet.
+func goldenWriteMissing(t *testing.T, c goldenCase) {
+	t.Helper()
+	j, err := c.build()
+	if err != nil {
+		t.Fatalf("%s: build: %v", c.name, err)
+	}
+	enc, err := job.Encode(j)
+	if err != nil {
+		t.Fatalf("%s: Encode: %v", c.name, err)
+	}
+	if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	base := goldenBase(c.name)
+	for path, data := range map[string][]byte{
+		base + ".json":         append(enc, '\n'),
+		base + ".describe.txt": []byte(job.Describe(j)),
+	} {
+		if _, err := os.Stat(path); err == nil {
+			continue // never overwrite: existing files are the promise
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s", path)
+	}
+}
+
+// TestGolden decodes every golden job, compares its description with the
+// stored one, re-encodes it byte for byte and runs it to its end with
+// every action succeeding.
+func TestGolden(t *testing.T) {
+	if *goldenUpdate {
+		for _, c := range goldenCases() {
+			goldenWriteMissing(t, c)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < len(goldenCases()) {
+		t.Fatalf("%d golden jobs in %s, want at least %d (run with -update-golden to write missing ones)", len(files), goldenDir, len(goldenCases()))
+	}
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".json")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := bytes.TrimSuffix(data, []byte("\n"))
+			j, err := job.Decode(enc)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if err := job.Check(j); err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			want, err := os.ReadFile(strings.TrimSuffix(file, ".json") + ".describe.txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := job.Describe(j); got != string(want) {
+				t.Errorf("Describe differs from %s.describe.txt:\n--- want\n%s--- got\n%s", name, want, got)
+			}
+			again, err := job.Encode(j)
+			if err != nil {
+				t.Fatalf("Encode: %v", err)
+			}
+			if !bytes.Equal(again, enc) {
+				t.Errorf("re-encoding differs:\nfile %s\n now %s", enc, again)
+			}
+			goldenFinish(t, j)
+		})
+	}
+}
+
+// goldenFinish recovers j as a runner would (Restart with no results),
+// then answers every outstanding action with success until the job ends.
+func goldenFinish(t *testing.T, j job.Job) {
+	t.Helper()
+	j, out, err := job.Restart(j, nil)
+	if err != nil {
+		t.Fatalf("recovery: %v", err)
+	}
+	if len(out) != j.Outstanding() {
+		t.Fatalf("recovery re-emitted %d actions, job has %d outstanding", len(out), j.Outstanding())
+	}
+	for step := 0; !j.Done(); step++ {
+		if step > 100 || len(out) == 0 {
+			t.Fatalf("no end in sight at step %d:\n%s", step, job.Describe(j))
+		}
+		var rs []job.Result
+		for _, a := range out {
+			rs = append(rs, a.Succeed(nil))
+		}
+		next, more, err := job.Restart(j, rs)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		if err := job.Check(next); err != nil {
+			t.Fatalf("step %d: Check: %v", step, err)
+		}
+		if len(next.Ignored()) > 0 || next.Version() != j.Version()+1 {
+			t.Fatalf("step %d: ignored %v, version %d -> %d", step, next.Ignored(), j.Version(), next.Version())
+		}
+		j, out = next, more
+	}
+	if j.Outstanding() != 0 {
+		t.Fatalf("finished with %d outstanding", j.Outstanding())
+	}
+	if _, err := job.Decode(propEnc(t, j)); err != nil {
+		t.Fatalf("the finished job does not decode: %v", err)
+	}
+}
+
+// TestGoldenWriterUnchanged checks that the current code still writes, for
+// the same history, exactly the golden bytes of the current format. A
+// difference means the encoding changed: raise job.Format and add new
+// golden files instead of rewriting these.
+func TestGoldenWriterUnchanged(t *testing.T) {
+	for _, c := range goldenCases() {
+		data, err := os.ReadFile(goldenBase(c.name) + ".json")
+		if errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s: no golden file at format %d (run go test ./job -run TestGolden -update-golden)", c.name, job.Format)
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		j, err := c.build()
+		if err != nil {
+			t.Fatalf("%s: build: %v", c.name, err)
+		}
+		enc, err := job.Encode(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(append(enc, '\n'), data) {
+			t.Errorf("%s: the same history now encodes differently:\nfile %s now %s", c.name, data, enc)
+		}
+	}
+}
+
+// TestGoldenDescribeLines: Describe is a header line and then one line per
+// node, whatever the messages hold, so that golden files, logs and the CLI
+// can rely on its shape.
+func TestGoldenDescribeLines(t *testing.T) {
+	j, err := goldenPlay("lines", ast.Par(ast.Act("a", nil), ast.Act("b", nil)),
+		map[string]string{"par[0]#1": "fail:first line\nsecond line\r\nthird", "par[1]#1": "ok:\"multi\\nline\""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := 0
+	j.Walk(func(job.NodeInfo) bool { nodes++; return true })
+	d := job.Describe(j)
+	lines := strings.Split(strings.TrimSuffix(d, "\n"), "\n")
+	if len(lines) != 1+nodes {
+		t.Errorf("Describe has %d lines for %d nodes, want %d:\n%s", len(lines), nodes, 1+nodes, d)
+	}
+	if !strings.HasPrefix(lines[0], "job lines v2: failed at par[0] (a): ") {
+		t.Errorf("header %q", lines[0])
+	}
+}

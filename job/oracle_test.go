@@ -1,0 +1,779 @@
+package job_test
+
+// An oracle for the reducer: a deliberately naive interpreter of the
+// workflow language, written from the semantics in doc.go and sharing no
+// code with the reducer. It has two parts.
+//
+// oracleOutcome computes the job's final status from the tree and the
+// outcome of every leaf, with no schedule at all: as if every node that
+// would run did run. That is the final status for every schedule: a par
+// that freezes has a failed child and fails whatever its frozen parts
+// would have done, and nothing outside a par is ever frozen by it.
+//
+// oracle is a step-by-step interpreter for one result at a time. It keeps
+// only which nodes were entered (or refused: cancelled) and the result of
+// each leaf, and derives every other state from the children on demand,
+// with no counters. After each result it starts, one at a time and each
+// time from a fresh look at the whole tree, the first node in pre-order
+// that should start now; a node that would start under a par with a failed
+// child (no finally between them) is cancelled instead.
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// oracleOutcome returns the final status of the node n at path when every
+// leaf ends as c says.
+func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
+	kids, edges := propEdges(n)
+	st := func(i int) job.Status { return oracleOutcome(c, kids[i], propJoin(path, edges[i])) }
+	switch n.Kind {
+	case ast.KindAct:
+		if c.Outcomes[path].Fail {
+			return job.StatusFailed
+		}
+		return job.StatusSucceeded
+	case ast.KindSeq:
+		for i := range kids {
+			if st(i) == job.StatusFailed {
+				return job.StatusFailed
+			}
+		}
+		return job.StatusSucceeded
+	case ast.KindPar:
+		out := job.StatusSucceeded
+		for i := range kids {
+			if st(i) == job.StatusFailed {
+				out = job.StatusFailed
+			}
+		}
+		return out
+	case ast.KindTry:
+		part := func(p *ast.Node, edge string) job.Status { return oracleOutcome(c, p, propJoin(path, edge)) }
+		out := part(n.Body, "body")
+		if out == job.StatusFailed && n.Rescue != nil {
+			out = part(n.Rescue, "rescue")
+		}
+		if n.Finally != nil && part(n.Finally, "finally") == job.StatusFailed {
+			out = job.StatusFailed
+		}
+		return out
+	}
+	panic("oracle: unknown kind")
+}
+
+// oracleWouldRun adds to ran the action IDs that run under n at path when
+// nothing is ever frozen: a seq runs its children up to the first failure,
+// a par all of them, a try its body, its rescue if the body failed, and its
+// finally. Freezing only stops work from starting, so whatever any
+// schedule runs must be among these.
+func oracleWouldRun(c propCase, n *ast.Node, path string, ran map[string]bool) {
+	kids, edges := propEdges(n)
+	switch n.Kind {
+	case ast.KindAct:
+		ran[propActionID(path)] = true
+	case ast.KindSeq:
+		for i, k := range kids {
+			p := propJoin(path, edges[i])
+			oracleWouldRun(c, k, p, ran)
+			if oracleOutcome(c, k, p) == job.StatusFailed {
+				return
+			}
+		}
+	case ast.KindPar:
+		for i, k := range kids {
+			oracleWouldRun(c, k, propJoin(path, edges[i]), ran)
+		}
+	case ast.KindTry:
+		oracleWouldRun(c, n.Body, propJoin(path, "body"), ran)
+		if n.Rescue != nil && oracleOutcome(c, n.Body, propJoin(path, "body")) == job.StatusFailed {
+			oracleWouldRun(c, n.Rescue, propJoin(path, "rescue"), ran)
+		}
+		if n.Finally != nil {
+			oracleWouldRun(c, n.Finally, propJoin(path, "finally"), ran)
+		}
+	}
+}
+
+// oracleNode is a node of the step-by-step oracle.
+type oracleNode struct {
+	kind                  ast.Kind
+	path                  string
+	action                string
+	kids                  []*oracleNode // seq and par
+	body, rescue, finally *oracleNode   // try
+
+	entered   bool        // its parent started it, or tried to
+	cancelled bool        // it was refused: a frozen par stopped it
+	done      bool        // act: its result came
+	out       propOutcome // act: that result
+	at        int         // the step at which it got its result or was cancelled
+}
+
+// oracle runs one workflow for a propCase.
+type oracle struct {
+	c      propCase
+	root   *oracleNode
+	leaves map[string]*oracleNode // by action ID
+	step   int
+	queue  []string // outstanding action IDs, in dispatch order
+	ran    []string // every dispatched action ID, in dispatch order
+}
+
+func oracleBuild(n *ast.Node, path string, leaves map[string]*oracleNode) *oracleNode {
+	o := &oracleNode{kind: n.Kind, path: path, action: n.Action}
+	part := func(p *ast.Node, edge string) *oracleNode {
+		if p == nil {
+			return nil
+		}
+		return oracleBuild(p, propJoin(path, edge), leaves)
+	}
+	switch n.Kind {
+	case ast.KindAct:
+		leaves[propActionID(path)] = o
+	case ast.KindSeq, ast.KindPar:
+		for i := range n.Children {
+			o.kids = append(o.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
+		}
+	case ast.KindTry:
+		o.body, o.rescue, o.finally = part(n.Body, "body"), part(n.Rescue, "rescue"), part(n.Finally, "finally")
+	}
+	return o
+}
+
+// oracleStart builds the oracle for c and starts the workflow.
+func oracleStart(c propCase) *oracle {
+	o := &oracle{c: c, leaves: map[string]*oracleNode{}}
+	o.root = oracleBuild(&c.Tree, "", o.leaves)
+	o.enter(o.root, false)
+	o.advance()
+	return o
+}
+
+// children lists n's children in pre-order (try: body, rescue, finally).
+func (n *oracleNode) children() []*oracleNode {
+	if n.kind != ast.KindTry {
+		return n.kids
+	}
+	var ks []*oracleNode
+	for _, k := range []*oracleNode{n.body, n.rescue, n.finally} {
+		if k != nil {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// status derives n's state from its children.
+func (n *oracleNode) status() job.Status {
+	switch {
+	case !n.entered:
+		return job.StatusIdle
+	case n.cancelled:
+		return job.StatusCancelled
+	}
+	switch n.kind {
+	case ast.KindAct:
+		switch {
+		case !n.done:
+			return job.StatusRunning
+		case n.out.Fail:
+			return job.StatusFailed
+		}
+		return job.StatusSucceeded
+	case ast.KindSeq:
+		// Runs its children in order; the first that does not succeed decides.
+		for _, k := range n.kids {
+			switch s := k.status(); s {
+			case job.StatusSucceeded:
+			case job.StatusIdle:
+				return job.StatusRunning // about to start it
+			default:
+				return s
+			}
+		}
+		return job.StatusSucceeded
+	case ast.KindPar:
+		failed, cancelled := false, false
+		for _, k := range n.kids {
+			switch k.status() {
+			case job.StatusIdle, job.StatusRunning:
+				return job.StatusRunning
+			case job.StatusFailed:
+				failed = true
+			case job.StatusCancelled:
+				cancelled = true
+			}
+		}
+		switch {
+		case failed:
+			return job.StatusFailed
+		case cancelled:
+			return job.StatusCancelled
+		}
+		return job.StatusSucceeded
+	case ast.KindTry:
+		out := n.body.status()
+		if !out.Settled() {
+			return job.StatusRunning
+		}
+		if out == job.StatusFailed && n.rescue != nil {
+			switch r := n.rescue.status(); r {
+			case job.StatusSucceeded, job.StatusFailed:
+				out = r
+			case job.StatusCancelled:
+				// The body's failure stands.
+			default:
+				return job.StatusRunning
+			}
+		}
+		if n.finally != nil {
+			switch f := n.finally.status(); {
+			case !f.Settled():
+				return job.StatusRunning
+			case f == job.StatusFailed:
+				out = job.StatusFailed
+			}
+		}
+		return out
+	}
+	panic("oracle: unknown kind")
+}
+
+// settledAt is the step at which n settled.
+func (n *oracleNode) settledAt() int {
+	if n.cancelled || n.kind == ast.KindAct {
+		return n.at
+	}
+	switch n.kind {
+	case ast.KindSeq:
+		for _, k := range n.kids {
+			if k.status() != job.StatusSucceeded {
+				return k.settledAt()
+			}
+		}
+		return n.kids[len(n.kids)-1].settledAt()
+	case ast.KindPar:
+		last := 0
+		for _, k := range n.kids {
+			last = max(last, k.settledAt())
+		}
+		return last
+	default: // try
+		switch {
+		case n.finally != nil:
+			return n.finally.settledAt()
+		case n.body.status() == job.StatusFailed && n.rescue != nil:
+			return n.rescue.settledAt()
+		}
+		return n.body.settledAt()
+	}
+}
+
+// failure returns the failed leaf that n's failure reports and how many
+// other failures it counts. n must have failed.
+func (n *oracleNode) failure() (*oracleNode, int) {
+	switch n.kind {
+	case ast.KindAct:
+		return n, 0
+	case ast.KindSeq:
+		for _, k := range n.kids {
+			if k.status() == job.StatusFailed {
+				return k.failure()
+			}
+		}
+	case ast.KindPar:
+		// The child that failed first is the cause; every other failure
+		// under it, and every failure counted below, is one more.
+		var first *oracleNode
+		total := 0
+		for _, k := range n.kids {
+			if k.status() != job.StatusFailed {
+				continue
+			}
+			_, others := k.failure()
+			total += 1 + others
+			if first == nil || k.settledAt() < first.settledAt() {
+				first = k
+			}
+		}
+		leaf, _ := first.failure()
+		return leaf, total - 1
+	case ast.KindTry:
+		out, from := n.body.status(), n.body
+		if out == job.StatusFailed && n.rescue != nil {
+			switch n.rescue.status() {
+			case job.StatusSucceeded:
+				out = job.StatusSucceeded
+			case job.StatusFailed:
+				from = n.rescue // its failure replaces the body's
+			}
+		}
+		if out == job.StatusFailed {
+			return from.failure()
+		}
+		return n.finally.failure() // only the finally can have failed it
+	}
+	panic("oracle: failure of a node that did not fail")
+}
+
+// oracleWant is a node that should start now, and whether a frozen par
+// stops it.
+type oracleWant struct {
+	n      *oracleNode
+	frozen bool
+}
+
+// wanted adds to ws, in pre-order, the nodes under the entered node n that
+// should start now and have not. frozen tells whether a par above n has a
+// failed child with no finally between them.
+func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
+	in := func(k *oracleNode, frozen bool) {
+		switch {
+		case !k.entered:
+			*ws = append(*ws, oracleWant{k, frozen})
+		case !k.cancelled && k.kind != ast.KindAct:
+			k.wanted(frozen, ws)
+		}
+	}
+	switch n.kind {
+	case ast.KindSeq:
+		for _, k := range n.kids {
+			if !k.entered || k.status() != job.StatusSucceeded {
+				in(k, frozen) // the first child that has not succeeded
+				return
+			}
+		}
+	case ast.KindPar:
+		kf := frozen
+		for _, k := range n.kids {
+			if k.status() == job.StatusFailed {
+				kf = true
+			}
+		}
+		for _, k := range n.kids {
+			in(k, kf)
+		}
+	case ast.KindTry:
+		in(n.body, frozen)
+		if !n.body.entered || !n.body.status().Settled() {
+			return
+		}
+		if n.body.status() == job.StatusFailed && n.rescue != nil {
+			in(n.rescue, frozen)
+			if !n.rescue.entered || !n.rescue.status().Settled() {
+				return
+			}
+		}
+		if n.finally != nil {
+			in(n.finally, false) // a finally runs, frozen or not
+		}
+	}
+}
+
+// enter starts n, or cancels it if a frozen par stops it.
+func (o *oracle) enter(n *oracleNode, frozen bool) {
+	n.entered = true
+	if frozen {
+		n.cancelled, n.at = true, o.step
+		return
+	}
+	if n.kind == ast.KindAct {
+		id := propActionID(n.path)
+		o.queue = append(o.queue, id)
+		o.ran = append(o.ran, id)
+	}
+}
+
+// advance starts whatever should start. Settling comes first: as long as
+// a node that should start is stopped by a frozen par, it is cancelled
+// (which may settle more and freeze more pars); only then do the others
+// start, in pre-order. Starting settles nothing, so the order among them
+// changes only the order of the actions.
+func (o *oracle) advance() {
+	for {
+		var ws []oracleWant
+		o.root.wanted(false, &ws)
+		if len(ws) == 0 {
+			return
+		}
+		w := ws[0]
+		for _, x := range ws {
+			if x.frozen {
+				w = x
+				break
+			}
+		}
+		o.enter(w.n, w.frozen)
+	}
+}
+
+// deliver gives the outstanding action id its outcome, as one step.
+func (o *oracle) deliver(id string) { o.deliverBatch([]string{id}) }
+
+// deliverBatch gives outstanding actions their outcomes, all in one step:
+// every result is recorded before anything starts.
+func (o *oracle) deliverBatch(ids []string) {
+	o.step++
+	for _, id := range ids {
+		i := slices.Index(o.queue, id)
+		if i < 0 {
+			panic("oracle: " + id + " is not outstanding")
+		}
+		o.queue = slices.Delete(o.queue, i, i+1)
+		n := o.leaves[id]
+		n.done, n.out, n.at = true, o.c.Outcomes[n.path], o.step
+	}
+	o.advance()
+}
+
+// states lists every node's state in pre-order, as propStates does for a job.
+func (o *oracle) states() []propNodeState {
+	var ss []propNodeState
+	var visit func(n *oracleNode)
+	visit = func(n *oracleNode) {
+		s := propNodeState{Path: n.path, Kind: n.kind.String(), Status: n.status().String()}
+		if n.kind == ast.KindAct && n.entered && !n.cancelled {
+			s.Attempt = 1
+		}
+		if n.done {
+			s.Output, s.Error = string(n.out.Output), propStoredMsg(n.out.Msg)
+		}
+		if n.status() == job.StatusFailed {
+			leaf, others := n.failure()
+			s.Failure = propFailureString(leaf.path, leaf.action, propStoredMsg(leaf.out.Msg), others)
+		}
+		ss = append(ss, s)
+		for _, k := range n.children() {
+			visit(k)
+		}
+	}
+	visit(o.root)
+	return ss
+}
+
+// TestOracleStatus checks the final status of random workflows under
+// random schedules, and under the simplest ones, against oracleOutcome, and
+// that no schedule runs an action that oracleWouldRun does not.
+func TestOracleStatus(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawAnyCase(t)
+		want := oracleOutcome(c, &c.Tree, "")
+		may := map[string]bool{}
+		oracleWouldRun(c, &c.Tree, "", may)
+		for name, choose := range map[string]propChooser{
+			"random":      propRandomBatch(t, c),
+			"fifo":        propFIFO(c),
+			"lifo":        propLIFO(c),
+			"all at once": propAllAtOnce(c),
+		} {
+			run := propPlay(t, c, choose, false)
+			if got := run.final().Status(); got != want {
+				t.Fatalf("%s schedule: job %s, oracle says %s\n%s", name, got, want, c)
+			}
+			for _, s := range run.Steps {
+				for _, a := range s.Actions {
+					if !may[a.ID] {
+						t.Fatalf("%s schedule: %s ran, but would not even if nothing were frozen\n%s%s", name, a.ID, c, job.Describe(run.final()))
+					}
+				}
+			}
+		}
+	})
+}
+
+// TestOracleFIFO delivers results one at a time, oldest first, to the
+// reducer and to the oracle, each on its own: both must dispatch the same
+// actions in the same order and end with every node in the same state,
+// failures included.
+func TestOracleFIFO(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawAnyCase(t)
+		o := oracleStart(c)
+		for len(o.queue) > 0 {
+			o.deliver(o.queue[0])
+		}
+		if got, want := o.root.status(), oracleOutcome(c, &c.Tree, ""); got != want {
+			t.Fatalf("the oracle contradicts itself: stepped to %s, outcome %s\n%s", got, want, c)
+		}
+		run := propPlay(t, c, propFIFO(c), false)
+		var ran []string
+		for _, s := range run.Steps {
+			ran = append(ran, propIDs(s.Actions)...)
+		}
+		if diff := cmp.Diff(o.ran, ran); diff != "" {
+			t.Fatalf("dispatched actions (-oracle +reducer):\n%s\n%s", diff, c)
+		}
+		if diff := cmp.Diff(o.states(), propStates(run.final())); diff != "" {
+			t.Fatalf("final node states (-oracle +reducer):\n%s\n%s%s", diff, c, job.Describe(run.final()))
+		}
+	})
+}
+
+// TestOracleLockstep delivers results one at a time in random order to the
+// reducer and the oracle together, and compares the outstanding actions
+// and the state of every node after every step.
+func TestOracleLockstep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawAnyCase(t)
+		o := oracleStart(c)
+		compare := func(j job.Job, out []job.Action) {
+			want := append([]string(nil), o.queue...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
+				t.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
+				t.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+		}
+		run := propPlay(t, c, func(j job.Job, out []job.Action, _ []job.Result) []job.Result {
+			compare(j, out)
+			a := out[rapid.IntRange(0, len(out)-1).Draw(t, "next")]
+			o.deliver(a.ID)
+			return []job.Result{c.result(a)}
+		}, false)
+		compare(run.final(), nil)
+	})
+}
+
+// oracleExampleCase makes a propCase from a tree and the leaves that fail.
+func oracleExampleCase(tree ast.Node, failing ...string) propCase {
+	c := propCase{Tree: tree, Outcomes: map[string]propOutcome{}}
+	propLeafPaths(&c.Tree, "", &c.Leaves)
+	for _, p := range c.Leaves {
+		c.Outcomes[p] = propOutcome{}
+	}
+	for _, p := range failing {
+		if _, ok := c.Outcomes[p]; !ok {
+			panic("no leaf " + p)
+		}
+		c.Outcomes[p] = propOutcome{Fail: true, Msg: "failed: " + p}
+	}
+	return c
+}
+
+// TestOracleExamples pins the oracle itself to hand-worked examples of the
+// rules in doc.go, so that the oracle is checked by more than agreement
+// with the reducer: FIFO order, which actions run, and the final status.
+func TestOracleExamples(t *testing.T) {
+	a, b, c, d := ast.Act("a", nil), ast.Act("b", nil), ast.Act("c", nil), ast.Act("d", nil)
+	tests := []struct {
+		name    string
+		tree    ast.Node
+		failing []string
+		ran     []string // FIFO
+		status  job.Status
+	}{
+		{"seq stops at the first failure", ast.Seq(a, b, c), []string{"seq[1]"},
+			[]string{"seq[0]#1", "seq[1]#1"}, job.StatusFailed},
+		{"par runs everything", ast.Par(a, b), []string{"par[0]"},
+			[]string{"par[0]#1", "par[1]#1"}, job.StatusFailed},
+		// FIFO: a succeeds first, so b starts before c fails and then runs to its end.
+		{"par: work started before the failure goes on", ast.Par(ast.Seq(a, b), c), []string{"par[1]"},
+			[]string{"par[0].seq[0]#1", "par[1]#1", "par[0].seq[1]#1"}, job.StatusFailed},
+		// c fails first in FIFO order; b is then cancelled, d never starts.
+		{"frozen par cancels what would start", ast.Par(c, ast.Seq(a, b, d)), []string{"par[0]"},
+			[]string{"par[0]#1", "par[1].seq[0]#1"}, job.StatusFailed},
+		{"rescue replaces the failure", ast.Try(a, ast.Rescue(b)), []string{"body"},
+			[]string{"body#1", "rescue#1"}, job.StatusSucceeded},
+		{"rescue does not run after success", ast.Try(a, ast.Rescue(b), ast.Finally(c)), nil,
+			[]string{"body#1", "finally#1"}, job.StatusSucceeded},
+		{"a failing finally fails the try", ast.Try(a, ast.Rescue(b), ast.Finally(c)), []string{"finally"},
+			[]string{"body#1", "finally#1"}, job.StatusFailed},
+		{"a failing rescue fails the try", ast.Try(a, ast.Rescue(b), ast.Finally(c)), []string{"body", "rescue"},
+			[]string{"body#1", "rescue#1", "finally#1"}, job.StatusFailed},
+		// d fails first; a then fails too: the rescue would start, but the
+		// par is frozen, so it is cancelled; the finally still runs.
+		{"finally runs under a frozen par, rescue does not", ast.Par(d, ast.Try(ast.Seq(a, b), ast.Rescue(c), ast.Finally(ast.Act("f", nil)))),
+			[]string{"par[0]", "par[1].body.seq[0]"},
+			[]string{"par[0]#1", "par[1].body.seq[0]#1", "par[1].finally#1"}, job.StatusFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := oracleExampleCase(tc.tree, tc.failing...)
+			o := oracleStart(pc)
+			for len(o.queue) > 0 {
+				o.deliver(o.queue[0])
+			}
+			if diff := cmp.Diff(tc.ran, o.ran); diff != "" {
+				t.Errorf("oracle ran (-want +got):\n%s", diff)
+			}
+			if got := o.root.status(); got != tc.status {
+				t.Errorf("oracle status %s, want %s", got, tc.status)
+			}
+			if got := oracleOutcome(pc, &pc.Tree, ""); got != tc.status {
+				t.Errorf("oracleOutcome %s, want %s", got, tc.status)
+			}
+			run := propPlay(t, pc, propFIFO(pc), false)
+			var ran []string
+			for _, s := range run.Steps {
+				ran = append(ran, propIDs(s.Actions)...)
+			}
+			if diff := cmp.Diff(tc.ran, ran); diff != "" {
+				t.Errorf("reducer ran (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOracleBatchExample is the example of doc.go: for par(seq(a, b), c)
+// the batch {a: ok, c: failed} does not start b.
+func TestOracleBatchExample(t *testing.T) {
+	j, acts, err := job.New("doc", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := propIDs(acts); !cmp.Equal(got, []string{"par[0].seq[0]#1", "par[1]#1"}) {
+		t.Fatalf("first actions %v", got)
+	}
+	for _, batch := range [][]job.Result{
+		{acts[0].Succeed(nil), acts[1].Fail("no")},
+		{acts[1].Fail("no"), acts[0].Succeed(nil)},
+	} {
+		next, more, err := job.Restart(j, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(more) != 0 || next.Status() != job.StatusFailed {
+			t.Fatalf("batch %v: started %v, job %s\n%s", batch, more, next.Status(), job.Describe(next))
+		}
+		f, _ := next.Failure()
+		if f.Path != "par[1]" || f.Message != "no" || f.Others != 0 {
+			t.Fatalf("failure %+v", f)
+		}
+		var b job.NodeInfo
+		next.Walk(func(n job.NodeInfo) bool {
+			if n.Path == "par[0].seq[1]" {
+				b = n
+			}
+			return true
+		})
+		if b.Status != job.StatusCancelled || b.Attempt != 0 {
+			t.Fatalf("b is %s (attempt %d), want cancelled and never dispatched", b.Status, b.Attempt)
+		}
+	}
+}
+
+// oracleBatchScenario is a case and the choices that make its batches.
+type oracleBatchScenario struct {
+	c     propCase
+	picks []int
+}
+
+// oracleSeedT prefixes failures with the example seed that produced them.
+type oracleSeedT struct {
+	*testing.T
+	seed int
+}
+
+func (t oracleSeedT) Fatalf(format string, args ...any) {
+	t.T.Helper()
+	t.T.Fatalf("example seed %d: "+format, append([]any{t.seed}, args...)...)
+}
+
+// oracleBatchExamples is how many scenarios TestOracleBatchLockstep plays.
+const oracleBatchExamples = 400
+
+// TestOracleBatchLockstep is TestOracleLockstep with batches: random
+// subsets of the outstanding actions, answered together. The oracle
+// records a whole batch, settles (cancelling whatever a frozen par stops,
+// which may freeze more), and only then starts the rest, as doc.go says.
+//
+// The scenarios come from fixed seeds (Generator.Example), not from
+// rapid.Check, so that the test gives the same answer on every run.
+func TestOracleBatchLockstep(t *testing.T) {
+	gen := rapid.Custom(func(t *rapid.T) oracleBatchScenario {
+		return oracleBatchScenario{
+			c:     propDrawAnyCase(t),
+			picks: rapid.SliceOfN(rapid.IntRange(0, 1<<20), 64, 64).Draw(t, "picks"),
+		}
+	})
+	for seed := 0; seed < oracleBatchExamples; seed++ {
+		sc := gen.Example(seed)
+		st := oracleSeedT{t, seed}
+		c, o, pick := sc.c, oracleStart(sc.c), 0
+		next := func() int {
+			pick++
+			return sc.picks[pick%len(sc.picks)]
+		}
+		compare := func(j job.Job, out []job.Action) {
+			want := append([]string(nil), o.queue...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
+				st.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
+				st.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+		}
+		run := propPlay(st, c, func(j job.Job, out []job.Action, _ []job.Result) []job.Result {
+			compare(j, out)
+			perm := append([]job.Action(nil), out...)
+			for i := len(perm) - 1; i > 0; i-- {
+				k := next() % (i + 1)
+				perm[i], perm[k] = perm[k], perm[i]
+			}
+			var batch []job.Result
+			var ids []string
+			for _, a := range perm[:1+next()%len(perm)] {
+				batch = append(batch, c.result(a))
+				ids = append(ids, a.ID)
+			}
+			o.deliverBatch(ids)
+			return batch
+		}, false)
+		compare(run.final(), nil)
+	}
+}
+
+// TestOracleBatchFreezeCascade answers every first action in one batch.
+// In each tree a start that this batch requests is stopped by a frozen
+// par, and cancelling it makes a par fail, which freezes the root par:
+// the root is hit by a failure in this batch, so (doc.go, Batches) it
+// must freeze before anything starts, and b must be cancelled, not run.
+// The reducer instead starts pending nodes one by one in the order it
+// requested them, so whether b runs depends on which request came first:
+// wrapping a leaf in a one-child par is enough to change it.
+func TestOracleBatchFreezeCascade(t *testing.T) {
+	a := func(name string) ast.Node { return ast.Act(name, nil) }
+	for _, tc := range []struct {
+		name    string
+		tree    ast.Node
+		failing []string
+	}{
+		// x is stopped by the failed f; the inner par fails; the root freezes.
+		{"seq after a seq", ast.Par(ast.Par(a("f"), ast.Seq(a("x0"), a("x"))), ast.Seq(a("a"), a("b"))),
+			[]string{"par[0].par[0]"}},
+		{"seq after a one-child par", ast.Par(ast.Par(a("f"), ast.Seq(ast.Par(a("x0")), a("x"))), ast.Seq(a("a"), a("b"))),
+			[]string{"par[0].par[0]"}},
+		// The rescue r is stopped by the failed d; the try and its par fail; the root freezes.
+		{"seq before a rescue", ast.Par(ast.Seq(a("a"), a("b")), ast.Par(ast.Try(a("c"), ast.Rescue(a("r"))), a("d"))),
+			[]string{"par[1].par[0].body", "par[1].par[1]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pc := oracleExampleCase(tc.tree, tc.failing...)
+			o := oracleStart(pc)
+			o.deliverBatch(append([]string(nil), o.queue...))
+			if len(o.queue) != 0 || o.root.status() != job.StatusFailed {
+				t.Fatalf("oracle: %v outstanding, %s", o.queue, o.root.status())
+			}
+			run := propPlay(t, pc, propAllAtOnce(pc), false)
+			if diff := cmp.Diff(o.states(), propStates(run.final())); diff != "" {
+				t.Errorf("node states (-oracle +reducer):\n%s\n%s", diff, job.Describe(run.final()))
+			}
+			if len(run.Steps) != 2 {
+				t.Errorf("the job took %d steps, want 2 (New, one batch); after the batch:\n%s", len(run.Steps), job.Describe(run.Steps[1].Job))
+			}
+		})
+	}
+}

@@ -1,0 +1,848 @@
+package job_test
+
+// Property tests of the reducer with pgregory.net/rapid: random trees,
+// random outcomes for their leaves and random schedules of results, played
+// by a driver that acts as the runner and checks the reducer's contracts
+// after every step. The oracle interpreter and the properties that use it
+// are in oracle_test.go.
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+const propJobID job.ID = "prop-1"
+
+const (
+	propMaxDepth = 5  // the root is depth 1
+	propMaxWidth = 4  // children of a seq or par
+	propBudget   = 28 // about how many nodes a tree has at most
+)
+
+// Kinds and widths to draw from. rapid favours the first elements and
+// shrinks towards them.
+var (
+	propRootKinds = []ast.Kind{ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindAct}
+	propKinds     = []ast.Kind{ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct}
+	propWidths    = []int{2, 3, 1, 4}
+)
+
+var (
+	propActionNames = []string{"a", "b", "c", "d"}
+	propMessages    = []string{"boom", "card declined", "timeout after 30s", "ünïcödé ✓", "two\nlines", `"quoted" <html> & more`, "not UTF-8: \xff\xfe"}
+	propOutputs     = []string{"", `{"ok":true}`, `"x"`, `[1, 2]`, `null`, "not json", " 7", "\x00\xff"}
+)
+
+// propOutcome is how a leaf ends when it runs.
+type propOutcome struct {
+	Fail   bool
+	Msg    string
+	Output []byte
+}
+
+// propCase is a workflow and the outcome of each of its leaves, keyed by
+// the leaf's path.
+type propCase struct {
+	Tree     ast.Node
+	Leaves   []string // leaf paths in pre-order
+	Outcomes map[string]propOutcome
+}
+
+// propJoin builds paths the way package ast documents them; written here
+// independently, so a mismatch with the reducer's action IDs shows up.
+func propJoin(parent, edge string) string {
+	if parent == "" {
+		return edge
+	}
+	return parent + "." + edge
+}
+
+// propEdges returns the children of n with the path edge to each, in
+// pre-order.
+func propEdges(n *ast.Node) ([]*ast.Node, []string) {
+	var kids []*ast.Node
+	var edges []string
+	switch n.Kind {
+	case ast.KindSeq, ast.KindPar:
+		for i := range n.Children {
+			kids = append(kids, &n.Children[i])
+			edges = append(edges, fmt.Sprintf("%s[%d]", n.Kind, i))
+		}
+	case ast.KindTry:
+		for _, p := range []struct {
+			n    *ast.Node
+			edge string
+		}{{n.Body, "body"}, {n.Rescue, "rescue"}, {n.Finally, "finally"}} {
+			if p.n != nil {
+				kids = append(kids, p.n)
+				edges = append(edges, p.edge)
+			}
+		}
+	}
+	return kids, edges
+}
+
+func propLeafPaths(n *ast.Node, path string, out *[]string) {
+	if n.Kind == ast.KindAct {
+		*out = append(*out, path)
+		return
+	}
+	kids, edges := propEdges(n)
+	for i, k := range kids {
+		propLeafPaths(k, propJoin(path, edges[i]), out)
+	}
+}
+
+// propActionID is the ID of the first attempt of the leaf at path.
+func propActionID(path string) string {
+	if path == "" {
+		return "root#1"
+	}
+	return path + "#1"
+}
+
+// propDrawTree draws a random tree of all four kinds, at most propMaxDepth
+// deep and propMaxWidth wide, spending budget nodes.
+func propDrawTree(t *rapid.T, depth int, budget *int) ast.Node {
+	*budget--
+	kind := ast.KindAct
+	switch {
+	case depth == 1:
+		kind = rapid.SampledFrom(propRootKinds).Draw(t, "kind")
+	case depth < propMaxDepth && *budget > 0:
+		kind = rapid.SampledFrom(propKinds).Draw(t, "kind")
+	}
+	switch kind {
+	case ast.KindAct:
+		name := rapid.SampledFrom(propActionNames).Draw(t, "name")
+		var payload any
+		if rapid.IntRange(0, 3).Draw(t, "payload") == 0 {
+			payload = map[string]int{"n": *budget}
+		}
+		return ast.Act(name, payload)
+	case ast.KindSeq, ast.KindPar:
+		kids := make([]ast.Node, rapid.SampledFrom(propWidths).Draw(t, "width"))
+		for i := range kids {
+			kids[i] = propDrawTree(t, depth+1, budget)
+		}
+		if kind == ast.KindSeq {
+			return ast.Seq(kids...)
+		}
+		return ast.Par(kids...)
+	default:
+		body := propDrawTree(t, depth+1, budget)
+		var opts []ast.TryOption
+		if rapid.Bool().Draw(t, "rescue") {
+			opts = append(opts, ast.Rescue(propDrawTree(t, depth+1, budget)))
+		}
+		if rapid.Bool().Draw(t, "finally") {
+			opts = append(opts, ast.Finally(propDrawTree(t, depth+1, budget)))
+		}
+		return ast.Try(body, opts...)
+	}
+}
+
+// propDrawCase draws a tree and an outcome per leaf; each leaf fails with
+// probability failPct percent.
+func propDrawCase(t *rapid.T, failPct int) propCase {
+	budget := propBudget
+	c := propCase{Tree: propDrawTree(t, 1, &budget), Outcomes: map[string]propOutcome{}}
+	propLeafPaths(&c.Tree, "", &c.Leaves)
+	for _, p := range c.Leaves {
+		var o propOutcome
+		if failPct > 0 && rapid.IntRange(0, 99).Draw(t, "fails") < failPct {
+			o = propOutcome{Fail: true, Msg: rapid.SampledFrom(propMessages).Draw(t, "msg")}
+		} else if out := rapid.SampledFrom(propOutputs).Draw(t, "output"); out != "" {
+			o = propOutcome{Output: []byte(out)}
+		}
+		c.Outcomes[p] = o
+	}
+	return c
+}
+
+// propDrawAnyCase draws a case where failures are absent, rare or common.
+func propDrawAnyCase(t *rapid.T) propCase {
+	return propDrawCase(t, rapid.SampledFrom([]int{0, 10, 30, 70}).Draw(t, "failPct"))
+}
+
+func (c propCase) result(a job.Action) job.Result {
+	o := c.Outcomes[a.Path()]
+	if o.Fail {
+		return a.Fail(o.Msg)
+	}
+	return a.Succeed(o.Output)
+}
+
+func (c propCase) String() string {
+	b, _ := ast.Encode(c.Tree)
+	var s strings.Builder
+	fmt.Fprintf(&s, "tree %s\n", b)
+	for _, p := range c.Leaves {
+		o := c.Outcomes[p]
+		if o.Fail {
+			fmt.Fprintf(&s, "  %s fails: %q\n", propActionID(p), o.Msg)
+		} else {
+			fmt.Fprintf(&s, "  %s ok: %q\n", propActionID(p), o.Output)
+		}
+	}
+	return s.String()
+}
+
+// propT is what the driver needs of *testing.T and *rapid.T.
+type propT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// propStep is one state of a run: the job, how it encoded and rendered
+// when it was made, the actions that came with it, the batch that made it
+// and the actions outstanding after it, in dispatch order.
+type propStep struct {
+	Job     job.Job
+	Enc     []byte
+	Desc    string
+	Actions []job.Action
+	Batch   []job.Result
+	Out     []job.Action
+}
+
+type propRun struct {
+	Case  propCase
+	Steps []propStep // Steps[0] is New's
+}
+
+func (r *propRun) final() job.Job { return r.Steps[len(r.Steps)-1].Job }
+
+// propChooser plays the runner's part: given the current job and the
+// outstanding actions in dispatch order, it returns the next batch of
+// results. The batch must answer at least one outstanding action.
+type propChooser func(j job.Job, out []job.Action, sent []job.Result) []job.Result
+
+// propEnc encodes j and fails the test if it cannot.
+func propEnc(t propT, j job.Job) []byte {
+	t.Helper()
+	b, err := job.Encode(j)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	return b
+}
+
+// propRoundTrip returns Decode(Encode(j)), checking that nothing changed.
+func propRoundTrip(t propT, j job.Job) job.Job {
+	t.Helper()
+	enc := propEnc(t, j)
+	d, err := job.Decode(enc)
+	if err != nil {
+		t.Fatalf("Decode(Encode(j)): %v\nencoding: %s", err, enc)
+	}
+	if again := propEnc(t, d); !bytes.Equal(again, enc) {
+		t.Fatalf("Encode(Decode(Encode(j))) differs:\n was %s\n now %s", enc, again)
+	}
+	if a, b := job.Describe(j), job.Describe(d); a != b {
+		t.Fatalf("Describe changed over Encode/Decode:\n%s", cmp.Diff(a, b))
+	}
+	if err := job.Check(d); err != nil {
+		t.Fatalf("Check of the decoded job: %v", err)
+	}
+	return d
+}
+
+// propIgnored is an ignored result as the tests compare it.
+type propIgnored struct {
+	ActionID string
+	Reason   job.IgnoreReason
+}
+
+func propSortIgnored(ig []propIgnored) []propIgnored {
+	sort.Slice(ig, func(a, b int) bool {
+		if ig[a].ActionID != ig[b].ActionID {
+			return ig[a].ActionID < ig[b].ActionID
+		}
+		return ig[a].Reason < ig[b].Reason
+	})
+	return ig
+}
+
+func propIgnoredOf(j job.Job) []propIgnored {
+	var ig []propIgnored
+	for _, x := range j.Ignored() {
+		ig = append(ig, propIgnored{x.Result.ActionID, x.Reason})
+	}
+	return propSortIgnored(ig)
+}
+
+// propStoredMsg is an error message as a job records it: valid UTF-8.
+func propStoredMsg(msg string) string { return strings.ToValidUTF8(msg, "\uFFFD") }
+
+func propResultKey(r job.Result) string {
+	return fmt.Sprintf("%s %s %q %q", r.JobID, r.ActionID, propStoredMsg(r.Error), r.Output)
+}
+
+func propSortedKeys(rs []job.Result) []string {
+	keys := make([]string, len(rs))
+	for i, r := range rs {
+		keys[i] = propResultKey(r)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func propIDs(acts []job.Action) []string {
+	var ids []string
+	for _, a := range acts {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}
+
+func propSortedIDs(acts []job.Action) []string {
+	ids := propIDs(acts)
+	sort.Strings(ids)
+	return ids
+}
+
+// propExpect works out, from the driver's own bookkeeping, which results
+// of batch Restart must apply and why it must ignore the others.
+func propExpect(c propCase, done bool, out []job.Action, dispatched map[string]job.Action, batch []job.Result) ([]job.Result, []propIgnored) {
+	outstanding := map[string]bool{}
+	for _, a := range out {
+		outstanding[a.ID] = true
+	}
+	var applied []job.Result
+	var ignored []propIgnored
+	for _, r := range batch {
+		path, _, err := job.SplitActionID(r.ActionID)
+		_, leaf := c.Outcomes[path]
+		var reason job.IgnoreReason
+		switch {
+		case err != nil || !leaf:
+			reason = job.IgnoredUnknown
+		case done:
+			reason = job.IgnoredJobDone
+		case outstanding[r.ActionID]:
+			applied = append(applied, r)
+			outstanding[r.ActionID] = false // a second copy in the batch is a duplicate
+			continue
+		case dispatched[r.ActionID].ID != "":
+			reason = job.IgnoredDuplicate
+		default:
+			reason = job.IgnoredNotDispatched
+		}
+		ignored = append(ignored, propIgnored{r.ActionID, reason})
+	}
+	return applied, propSortIgnored(ignored)
+}
+
+// propPlay runs c to the end: New, then Restart with the batches choose
+// picks until the job is done. With roundTrip, every job goes through
+// Encode and Decode before the next Restart. After every step it checks
+// the job's invariants (job.Check), that Restart left its input alone, that
+// the applied and ignored results are exactly the expected ones, that the
+// version moved only when something applied, and that recovery from the
+// encoded job re-emits exactly the outstanding actions.
+func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun {
+	t.Helper()
+	j, acts, err := job.New(propJobID, c.Tree)
+	if err != nil {
+		t.Fatalf("New: %v\n%s", err, c)
+	}
+	r := &propRun{Case: c}
+	dispatched := map[string]job.Action{}
+	var out []job.Action
+	var sent []job.Result
+	record := func(j job.Job, acts []job.Action, batch []job.Result) {
+		t.Helper()
+		for _, a := range acts {
+			if _, dup := dispatched[a.ID]; dup {
+				t.Fatalf("action %s dispatched twice\n%s", a.ID, c)
+			}
+			path, attempt, err := job.SplitActionID(a.ID)
+			if err != nil || attempt != 1 || a.Attempt != 1 || a.JobID != propJobID || a.Path() != path {
+				t.Fatalf("bad action %+v (%v)", a, err)
+			}
+			if _, leaf := c.Outcomes[path]; !leaf {
+				t.Fatalf("action %s names no leaf of the tree\n%s", a.ID, c)
+			}
+			dispatched[a.ID] = a
+			out = append(out, a)
+		}
+		propCheckJob(t, c, j, out, len(sent))
+		r.Steps = append(r.Steps, propStep{Job: j, Enc: propEnc(t, j), Desc: job.Describe(j), Actions: acts, Batch: batch,
+			Out: append([]job.Action(nil), out...)})
+	}
+	record(j, acts, nil)
+	for !j.Done() {
+		if len(r.Steps) > 4*len(c.Leaves)+8 {
+			t.Fatalf("no end after %d steps\n%s", len(r.Steps), c)
+		}
+		batch := choose(j, out, sent)
+		in := j
+		if roundTrip {
+			in = propRoundTrip(t, j)
+		}
+		beforeEnc, beforeDesc := propEnc(t, in), job.Describe(in)
+		next, acts, err := job.Restart(in, batch)
+		if err != nil {
+			t.Fatalf("Restart: %v\n%s", err, c)
+		}
+		if e := propEnc(t, in); !bytes.Equal(e, beforeEnc) {
+			t.Fatalf("Restart modified its input job:\nbefore %s\n after %s", beforeEnc, e)
+		}
+		if d := job.Describe(in); d != beforeDesc {
+			t.Fatalf("Restart modified its input job:\n%s", cmp.Diff(beforeDesc, d))
+		}
+		wantApplied, wantIgnored := propExpect(c, in.Done(), out, dispatched, batch)
+		if diff := cmp.Diff(wantIgnored, propIgnoredOf(next)); diff != "" {
+			t.Fatalf("ignored results (-want +got):\n%s\nbatch %v\n%s", diff, batch, c)
+		}
+		for _, ig := range next.Ignored() {
+			if ig.Reason == job.IgnoredUnknown && ig.Detail == "" {
+				t.Fatalf("ignored unknown result %s without a detail", ig.Result.ActionID)
+			}
+		}
+		if len(wantApplied) == 0 {
+			if next.Version() != in.Version() || len(acts) != 0 || !bytes.Equal(propEnc(t, next), beforeEnc) {
+				t.Fatalf("a batch that applied nothing changed the job: v%d -> v%d, %d actions", in.Version(), next.Version(), len(acts))
+			}
+		} else {
+			if next.Version() != in.Version()+1 || next.Step().Version != next.Version() {
+				t.Fatalf("version v%d -> v%d, step version %d", in.Version(), next.Version(), next.Step().Version)
+			}
+			if diff := cmp.Diff(propSortedKeys(wantApplied), propSortedKeys(next.Step().Results)); diff != "" {
+				t.Fatalf("step results (-want +got):\n%s", diff)
+			}
+			propCheckCanonical(t, next)
+		}
+		done := map[string]bool{}
+		for _, res := range wantApplied {
+			done[res.ActionID] = true
+			sent = append(sent, res)
+		}
+		kept := out[:0:0]
+		for _, a := range out {
+			if !done[a.ID] {
+				kept = append(kept, a)
+			}
+		}
+		out = kept
+		j = next
+		record(j, acts, batch)
+	}
+	// Late results: everything again, and an action never dispatched.
+	late := append([]job.Result(nil), sent...)
+	for _, p := range c.Leaves {
+		if _, ok := dispatched[propActionID(p)]; !ok {
+			late = append(late, job.Result{JobID: propJobID, ActionID: propActionID(p)})
+			break
+		}
+	}
+	after, acts, err := job.Restart(j, late)
+	if err != nil || len(acts) != 0 || after.Version() != j.Version() || !bytes.Equal(propEnc(t, after), propEnc(t, j)) {
+		t.Fatalf("late results changed a finished job: %v, %d actions, v%d -> v%d", err, len(acts), j.Version(), after.Version())
+	}
+	if len(after.Ignored()) != len(late) {
+		t.Fatalf("%d of %d late results reported ignored", len(after.Ignored()), len(late))
+	}
+	for _, ig := range after.Ignored() {
+		if ig.Reason != job.IgnoredJobDone {
+			t.Fatalf("late result %s ignored as %q, want %q", ig.Result.ActionID, ig.Reason, job.IgnoredJobDone)
+		}
+	}
+	return r
+}
+
+// propCheckCanonical checks that the step's results are in the canonical
+// order doc.go promises: by node in tree order, then attempt, error and
+// output.
+func propCheckCanonical(t propT, j job.Job) {
+	t.Helper()
+	index := map[string]int{}
+	j.Walk(func(n job.NodeInfo) bool {
+		index[n.Path] = n.Index
+		return true
+	})
+	rs := j.Step().Results
+	key := func(r job.Result) string {
+		path, attempt, _ := job.SplitActionID(r.ActionID)
+		return fmt.Sprintf("%08d %08d %s\x00%s", index[path], attempt, r.Error, r.Output)
+	}
+	for i := 1; i < len(rs); i++ {
+		if key(rs[i-1]) > key(rs[i]) {
+			t.Fatalf("step results out of canonical order: %s before %s", rs[i-1].ActionID, rs[i].ActionID)
+		}
+	}
+}
+
+// propCheckJob checks the invariants every job of a run must hold, given
+// the driver's outstanding actions and how many results it applied.
+func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, applied int) {
+	t.Helper()
+	if err := job.Check(j); err != nil {
+		t.Fatalf("Check: %v\n%s%s", err, c, job.Describe(j))
+	}
+	switch st := j.Status(); {
+	case st == job.StatusRunning && len(out) == 0:
+		t.Fatalf("running job with nothing outstanding\n%s", job.Describe(j))
+	case st.Settled() && len(out) != 0:
+		t.Fatalf("%s job with %d actions outstanding", st, len(out))
+	case st != job.StatusRunning && st != job.StatusSucceeded && st != job.StatusFailed:
+		t.Fatalf("job status %s", st)
+	}
+	if j.Outstanding() != len(out) {
+		t.Fatalf("Outstanding() = %d, driver has %d", j.Outstanding(), len(out))
+	}
+	if settled, total := j.Progress(); settled != applied || total != len(c.Leaves) {
+		t.Fatalf("Progress() = %d/%d, want %d/%d", settled, total, applied, len(c.Leaves))
+	}
+	f, failed := j.Failure()
+	if failed != (j.Status() == job.StatusFailed) {
+		t.Fatalf("Failure() reports %v for a %s job", failed, j.Status())
+	}
+	if failed {
+		o, leaf := c.Outcomes[f.Path]
+		if !leaf || !o.Fail || propStoredMsg(o.Msg) != f.Message || f.Others < 0 {
+			t.Fatalf("failure %+v is not a failed leaf's\n%s", f, c)
+		}
+	}
+	// A crash now: reload the stored job and recover.
+	d := propRoundTrip(t, j)
+	rec, acts, err := job.Restart(d, nil)
+	if err != nil {
+		t.Fatalf("Restart(decoded, nil): %v", err)
+	}
+	if rec.Version() != j.Version() || !bytes.Equal(propEnc(t, rec), propEnc(t, j)) {
+		t.Fatalf("recovery changed the job")
+	}
+	if diff := cmp.Diff(propSortedIDs(out), propSortedIDs(acts)); diff != "" {
+		t.Fatalf("recovery re-emitted (-outstanding +got):\n%s", diff)
+	}
+	byID := map[string]job.Action{}
+	for _, a := range out {
+		byID[a.ID] = a
+	}
+	for _, a := range acts {
+		if diff := cmp.Diff(byID[a.ID], a); diff != "" {
+			t.Fatalf("recovered action differs from the dispatched one (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// propRandomBatch is a chooser that answers a random non-empty subset of
+// the outstanding actions in random order, sometimes with duplicates,
+// re-sent old results, results for actions never dispatched and IDs that
+// name nothing.
+func propRandomBatch(t *rapid.T, c propCase) propChooser {
+	return func(_ job.Job, out []job.Action, sent []job.Result) []job.Result {
+		perm := rapid.Permutation(out).Draw(t, "order")
+		k := rapid.IntRange(1, len(out)).Draw(t, "batch")
+		var batch []job.Result
+		for _, a := range perm[:k] {
+			batch = append(batch, c.result(a))
+		}
+		if rapid.IntRange(0, 5).Draw(t, "dup") == 0 {
+			batch = append(batch, batch[rapid.IntRange(0, len(batch)-1).Draw(t, "which")])
+		}
+		if len(sent) > 0 && rapid.IntRange(0, 3).Draw(t, "resend") == 0 {
+			batch = append(batch, sent[rapid.IntRange(0, len(sent)-1).Draw(t, "old")])
+		}
+		if rapid.IntRange(0, 5).Draw(t, "undispatched") == 0 {
+			// A second attempt was never dispatched, of any leaf.
+			p := rapid.SampledFrom(c.Leaves).Draw(t, "leaf")
+			batch = append(batch, job.Result{JobID: propJobID, ActionID: strings.TrimSuffix(propActionID(p), "1") + "2", Error: "x"})
+			// Nor was the first attempt of a leaf neither outstanding nor answered.
+			seen := map[string]bool{}
+			for _, a := range out {
+				seen[a.ID] = true
+			}
+			for _, r := range sent {
+				seen[r.ActionID] = true
+			}
+			var idle []string
+			for _, p := range c.Leaves {
+				if !seen[propActionID(p)] {
+					idle = append(idle, propActionID(p))
+				}
+			}
+			if len(idle) > 0 {
+				id := rapid.SampledFrom(idle).Draw(t, "idle")
+				batch = append(batch, job.Result{JobID: propJobID, ActionID: id, Output: []byte("1")})
+			}
+		}
+		if rapid.IntRange(0, 5).Draw(t, "unknown") == 0 {
+			id := rapid.SampledFrom([]string{"nope#1", "seq[9]#1", "par[9]#1", "root#0", "x", "#1", "seq[0]#01", "root.x#1", "body.x.y#1"}).Draw(t, "id")
+			batch = append(batch, job.Result{JobID: propJobID, ActionID: id})
+		}
+		return rapid.Permutation(batch).Draw(t, "shuffle")
+	}
+}
+
+// propFIFO answers the oldest outstanding action alone.
+func propFIFO(c propCase) propChooser {
+	return func(_ job.Job, out []job.Action, _ []job.Result) []job.Result {
+		return []job.Result{c.result(out[0])}
+	}
+}
+
+// propLIFO answers the newest outstanding action alone.
+func propLIFO(c propCase) propChooser {
+	return func(_ job.Job, out []job.Action, _ []job.Result) []job.Result {
+		return []job.Result{c.result(out[len(out)-1])}
+	}
+}
+
+// propAllAtOnce answers every outstanding action in one batch.
+func propAllAtOnce(c propCase) propChooser {
+	return func(_ job.Job, out []job.Action, _ []job.Result) []job.Result {
+		var batch []job.Result
+		for _, a := range out {
+			batch = append(batch, c.result(a))
+		}
+		return batch
+	}
+}
+
+// propReplayBatches sends the batches of an earlier run again, each passed
+// through shuffle.
+func propReplayBatches(t propT, r *propRun, shuffle func(i int, b []job.Result) []job.Result) propChooser {
+	i := 0
+	return func(job.Job, []job.Action, []job.Result) []job.Result {
+		t.Helper()
+		i++
+		if i >= len(r.Steps) {
+			t.Fatalf("the replayed run needs more steps than the %d recorded", len(r.Steps)-1)
+		}
+		return shuffle(i, r.Steps[i].Batch)
+	}
+}
+
+// propSameRun fails unless two runs produced the same jobs and actions,
+// step by step, byte for byte.
+func propSameRun(t propT, what string, a, b *propRun) {
+	t.Helper()
+	if len(a.Steps) != len(b.Steps) {
+		t.Fatalf("%s: %d steps, then %d", what, len(a.Steps), len(b.Steps))
+	}
+	for i := range a.Steps {
+		x, y := a.Steps[i], b.Steps[i]
+		if !bytes.Equal(x.Enc, y.Enc) {
+			t.Fatalf("%s: step %d encodes differently:\n%s\n%s", what, i, x.Enc, y.Enc)
+		}
+		if diff := cmp.Diff(x.Actions, y.Actions); diff != "" {
+			t.Fatalf("%s: step %d actions differ (-first +second):\n%s", what, i, diff)
+		}
+		if diff := cmp.Diff(x.Job.Step(), y.Job.Step()); i > 0 && diff != "" {
+			t.Fatalf("%s: step %d Step() differs (-first +second):\n%s", what, i, diff)
+		}
+		// Ignored results come in a canonical order too.
+		if diff := cmp.Diff(x.Job.Ignored(), y.Job.Ignored()); diff != "" {
+			t.Fatalf("%s: step %d ignored results differ (-first +second):\n%s", what, i, diff)
+		}
+	}
+}
+
+// propNodeState is the state of one node as the tests compare it.
+type propNodeState struct {
+	Path    string
+	Kind    string
+	Status  string
+	Attempt int
+	Output  string
+	Error   string
+	Failure string // "path (action): message +others" for failed nodes
+}
+
+func propFailureString(path, action, msg string, others int) string {
+	return fmt.Sprintf("%s (%s): %q +%d", path, action, msg, others)
+}
+
+// propStates lists the state of every node of j in pre-order.
+func propStates(j job.Job) []propNodeState {
+	var ss []propNodeState
+	j.Walk(func(n job.NodeInfo) bool {
+		s := propNodeState{Path: n.Path, Kind: n.Kind.String(), Status: n.Status.String(), Attempt: n.Attempt,
+			Output: string(n.Output), Error: n.Error}
+		if n.Failure != nil {
+			s.Failure = propFailureString(n.Failure.Path, n.Failure.Action, n.Failure.Message, n.Failure.Others)
+		}
+		ss = append(ss, s)
+		return true
+	})
+	return ss
+}
+
+// propDescribeBody is Describe without its header line, which carries the
+// version.
+func propDescribeBody(j job.Job) string {
+	_, body, _ := strings.Cut(job.Describe(j), "\n")
+	return body
+}
+
+// TestPropSchedules plays random workflows with random outcomes under
+// random batchings (with duplicates, re-sent, undispatched and unknown
+// results mixed in), then checks what must not depend on luck:
+// determinism, permuted batches, Encode/Decode between every step, Replay
+// of the recorded steps, and that no job of the run changed afterwards.
+func TestPropSchedules(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawAnyCase(t)
+		run := propPlay(t, c, propRandomBatch(t, c), false)
+
+		// Determinism: the same batches again give the same bytes.
+		same := func(_ int, b []job.Result) []job.Result { return b }
+		propSameRun(t, "determinism", run, propPlay(t, c, propReplayBatches(t, run, same), false))
+
+		// Permuting each batch changes nothing.
+		perms := make([][]job.Result, len(run.Steps))
+		for i := 1; i < len(run.Steps); i++ {
+			perms[i] = rapid.Permutation(run.Steps[i].Batch).Draw(t, "permutation")
+		}
+		permute := func(i int, _ []job.Result) []job.Result { return perms[i] }
+		propSameRun(t, "permuted batches", run, propPlay(t, c, propReplayBatches(t, run, permute), false))
+
+		// Encode and Decode before every Restart changes nothing.
+		propSameRun(t, "Encode/Decode between steps", run, propPlay(t, c, propReplayBatches(t, run, same), true))
+
+		// Replay of the steps rebuilds every job byte for byte.
+		origin := run.Steps[0].Job
+		var steps []job.Step
+		for _, s := range run.Steps[1:] {
+			steps = append(steps, s.Job.Step())
+		}
+		final := run.Steps[len(run.Steps)-1].Enc
+		for _, from := range []job.Job{origin, propRoundTrip(t, origin)} {
+			got, err := job.Replay(from, steps)
+			if err != nil {
+				t.Fatalf("Replay: %v", err)
+			}
+			if e := propEnc(t, got); !bytes.Equal(e, final) {
+				t.Fatalf("Replay gives\n%s\nwant\n%s", e, final)
+			}
+		}
+		k := rapid.IntRange(0, len(run.Steps)-1).Draw(t, "snapshot")
+		got, err := job.Replay(origin, steps[:k])
+		if err != nil || !bytes.Equal(propEnc(t, got), run.Steps[k].Enc) {
+			t.Fatalf("Replay of the first %d steps: %v", k, err)
+		}
+		// From a stored snapshot, with a journal that overlaps it.
+		got, err = job.Replay(propRoundTrip(t, run.Steps[k].Job), steps)
+		if err != nil || !bytes.Equal(propEnc(t, got), final) {
+			t.Fatalf("Replay from the snapshot at step %d: %v", k, err)
+		}
+
+		// Jobs are values: no later Restart changed an earlier job.
+		for i, s := range run.Steps {
+			if e := propEnc(t, s.Job); !bytes.Equal(e, s.Enc) {
+				t.Fatalf("job of step %d changed after it was returned:\nwas %s\nnow %s", i, s.Enc, e)
+			}
+			if d := job.Describe(s.Job); d != s.Desc {
+				t.Fatalf("job of step %d changed after it was returned:\n%s", i, cmp.Diff(s.Desc, d))
+			}
+		}
+	})
+}
+
+// TestPropSuccessBatching checks that, when every action succeeds, how
+// results are batched changes nothing in the final state of any node.
+func TestPropSuccessBatching(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawCase(t, 0)
+		runs := map[string]*propRun{
+			"random":      propPlay(t, c, propRandomBatch(t, c), false),
+			"fifo":        propPlay(t, c, propFIFO(c), false),
+			"lifo":        propPlay(t, c, propLIFO(c), false),
+			"all at once": propPlay(t, c, propAllAtOnce(c), false),
+		}
+		want := runs["fifo"].final()
+		if want.Status() != job.StatusSucceeded {
+			t.Fatalf("all actions succeeded but the job is %s", want.Status())
+		}
+		for _, s := range propStates(want) {
+			// Rescues never run when nothing fails; everything else ran once and succeeded.
+			wantStatus, wantAttempt := "succeeded", 1
+			if strings.Contains("."+s.Path, ".rescue") {
+				wantStatus, wantAttempt = "idle", 0
+			}
+			if s.Status != wantStatus || (s.Kind == "act" && s.Attempt != wantAttempt) {
+				t.Fatalf("node %q is %s (attempt %d) in a job where everything succeeded", s.Path, s.Status, s.Attempt)
+			}
+		}
+		for name, r := range runs {
+			got := r.final()
+			if diff := cmp.Diff(propStates(want), propStates(got)); diff != "" {
+				t.Fatalf("%s: final node states differ from fifo (-fifo +%s):\n%s", name, name, diff)
+			}
+			if diff := cmp.Diff(propDescribeBody(want), propDescribeBody(got)); diff != "" {
+				t.Fatalf("%s: Describe differs from fifo (-fifo +%s):\n%s", name, name, diff)
+			}
+		}
+	})
+}
+
+// TestPropConcurrentRestarts restarts one job from many goroutines at once
+// while others read it; under -race this shows that Restart writes nothing
+// a Job shares with other versions.
+func TestPropConcurrentRestarts(t *testing.T) {
+	w := ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", 2)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil))),
+		ast.Par(ast.Act("d", nil), ast.Act("e", nil), ast.Act("g", nil)))
+	j, acts, err := job.New("conc", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := job.Encode(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			cur, out := j, acts
+			for i := 0; len(out) > 0 && i < 20; i++ {
+				a := out[(g+i)%len(out)]
+				r := a.Succeed([]byte(fmt.Sprint(g)))
+				if (g+i)%3 == 0 {
+					r = a.Fail("no")
+				}
+				next, more, err := job.Restart(cur, []job.Result{r})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if err := job.Check(next); err != nil {
+					t.Error(err)
+					return
+				}
+				rest := out[:0:0]
+				for _, o := range out {
+					if o.ID != a.ID {
+						rest = append(rest, o)
+					}
+				}
+				cur, out = next, append(rest, more...)
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				if b, err := job.Encode(j); err != nil || !bytes.Equal(b, want) {
+					t.Errorf("the shared job changed while others restarted it: %v", err)
+					return
+				}
+				_ = job.Describe(j)
+			}
+		}()
+	}
+	wg.Wait()
+}
