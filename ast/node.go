@@ -187,3 +187,31 @@ func Count(n Node) int {
 	}
 	return c
 }
+
+// Walk calls f for every node of the tree rooted at n, in pre-order (a
+// node before its children, a try's body before its rescue and finally),
+// with the node's path. It stops early when f returns false. f must not
+// modify the tree.
+func Walk(n Node, f func(path string, n *Node) bool) {
+	walk(&n, "", f)
+}
+
+func walk(n *Node, path string, f func(string, *Node) bool) bool {
+	if !f(path, n) {
+		return false
+	}
+	for i := range n.Children {
+		if !walk(&n.Children[i], ChildPath(path, n.Kind, i), f) {
+			return false
+		}
+	}
+	for _, part := range [...]struct {
+		name string
+		n    *Node
+	}{{PartBody, n.Body}, {PartRescue, n.Rescue}, {PartFinally, n.Finally}} {
+		if part.n != nil && !walk(part.n, PartPath(path, part.name), f) {
+			return false
+		}
+	}
+	return true
+}

@@ -35,21 +35,11 @@ func TestWorkflowFiles(t *testing.T) {
 		if err := ast.Validate(root); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
-		var walk func(n *ast.Node)
-		walk = func(n *ast.Node) {
-			if n == nil {
-				return
-			}
+		ast.Walk(root, func(_ string, n *ast.Node) bool {
 			if n.Kind == ast.KindAct && !builtins[n.Action] {
 				t.Errorf("%s: action %q is not built into baton run", f, n.Action)
 			}
-			for i := range n.Children {
-				walk(&n.Children[i])
-			}
-			walk(n.Body)
-			walk(n.Rescue)
-			walk(n.Finally)
-		}
-		walk(&root)
+			return true
+		})
 	}
 }

@@ -107,24 +107,14 @@ func (r *Registry) Names() []string {
 // job so that a typo is reported up front rather than as a failed action.
 func (r *Registry) Missing(root ast.Node) []string {
 	seen := map[string]bool{}
-	var walk func(n *ast.Node)
-	walk = func(n *ast.Node) {
-		if n == nil {
-			return
-		}
+	ast.Walk(root, func(_ string, n *ast.Node) bool {
 		if n.Kind == ast.KindAct {
 			if _, ok := r.Lookup(n.Action); !ok {
 				seen[n.Action] = true
 			}
 		}
-		for i := range n.Children {
-			walk(&n.Children[i])
-		}
-		walk(n.Body)
-		walk(n.Rescue)
-		walk(n.Finally)
-	}
-	walk(&root)
+		return true
+	})
 	var out []string
 	for n := range seen {
 		out = append(out, n)
