@@ -107,18 +107,32 @@ func (r *Registry) Names() []string {
 // job so that a typo is reported up front rather than as a failed action.
 func (r *Registry) Missing(root ast.Node) []string {
 	seen := map[string]bool{}
-	ast.Walk(root, func(_ string, n *ast.Node) bool {
-		if n.Kind == ast.KindAct {
-			if _, ok := r.Lookup(n.Action); !ok {
-				seen[n.Action] = true
-			}
-		}
-		return true
-	})
+	r.mu.RLock()
+	r.missing(&root, seen)
+	r.mu.RUnlock()
 	var out []string
 	for n := range seen {
 		out = append(out, n)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// missing adds to seen the unregistered action names under n. It walks
+// without building paths: Submit calls it for every job. r.mu is held.
+func (r *Registry) missing(n *ast.Node, seen map[string]bool) {
+	if n == nil {
+		return
+	}
+	if n.Kind == ast.KindAct {
+		if _, ok := r.h[n.Action]; !ok {
+			seen[n.Action] = true
+		}
+	}
+	for i := range n.Children {
+		r.missing(&n.Children[i], seen)
+	}
+	r.missing(n.Body, seen)
+	r.missing(n.Rescue, seen)
+	r.missing(n.Finally, seen)
 }

@@ -22,7 +22,10 @@
 // action that then fails is handed back, not failed: it stays outstanding
 // in the store and runs again when a runner resumes the job.
 //
-// Results are grouped per job into batches: a restarter that falls behind
-// applies many results in one Restart and one save, which is what keeps
-// the cost per action low with a durable store.
+// Results are applied by the workers themselves, combined per job: while
+// one worker applies a job's results, the others leave theirs with it, and
+// it applies all that piled up in one Restart and one save. So a backlog
+// turns into large batches (which keeps the cost per action low with a
+// durable store), and a sequence runs without any hand-off between
+// goroutines.
 package inmem

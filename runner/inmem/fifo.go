@@ -33,16 +33,22 @@ func (q *fifo[T]) notify() {
 	}
 }
 
-// pop takes up to max items (at least one), blocking until some are there
-// or stop is closed; ok is false when stopped.
-func (q *fifo[T]) pop(max int, stop <-chan struct{}) (out []T, ok bool) {
+// empty reports whether the queue holds nothing right now.
+func (q *fifo[T]) empty() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.head == len(q.items)
+}
+
+// pop1 takes one item, blocking until there is one or stop is closed.
+func (q *fifo[T]) pop1(stop <-chan struct{}) (x T, ok bool) {
 	for {
 		q.mu.Lock()
-		if n := len(q.items) - q.head; n > 0 {
-			n = min(n, max)
-			out = append(out, q.items[q.head:q.head+n]...)
-			clear(q.items[q.head : q.head+n])
-			q.head += n
+		if q.head < len(q.items) {
+			x = q.items[q.head]
+			var zero T
+			q.items[q.head] = zero
+			q.head++
 			if q.head == len(q.items) {
 				q.items, q.head = q.items[:0], 0
 			} else if q.head > 1024 && q.head > len(q.items)/2 {
@@ -52,29 +58,15 @@ func (q *fifo[T]) pop(max int, stop <-chan struct{}) (out []T, ok bool) {
 			more := q.head < len(q.items)
 			q.mu.Unlock()
 			if more {
-				q.notify() // wake another consumer
+				q.notify()
 			}
-			return out, true
+			return x, true
 		}
 		q.mu.Unlock()
 		select {
 		case <-q.signal:
 		case <-stop:
-			return nil, false
+			return x, false
 		}
 	}
-}
-
-// tryPop is pop without blocking.
-func (q *fifo[T]) tryPop(max int) []T {
-	closed := make(chan struct{})
-	close(closed)
-	q.mu.Lock()
-	empty := len(q.items) == q.head
-	q.mu.Unlock()
-	if empty {
-		return nil
-	}
-	out, _ := q.pop(max, closed)
-	return out
 }

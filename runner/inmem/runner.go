@@ -49,20 +49,47 @@ var (
 // Runner runs jobs in this process. Its methods are safe for concurrent
 // use. Submit, Deliver, Wait and Status work before Run is called (actions
 // wait in the queue until Run starts workers).
+//
+// There is no restarter goroutine. A worker that finishes an action applies
+// its result itself, unless another goroutine is already applying results
+// of that job, in which case it leaves the result with that one, which
+// applies everything that piled up in one Restart and one save (combining).
+// So a sequence costs no hand-off between goroutines (the worker also keeps
+// the first action its own step dispatched, and runs it next), and a
+// parallel fan-out is applied in batches as large as the backlog.
 type Runner struct {
 	o    Options
 	log  *slog.Logger
 	eng  *runner.Engine
 	acts *fifo[job.Action]
-	res  *fifo[job.Result]
+
+	// recovering is held for writing while Run resumes jobs, and for
+	// reading by Submit, so that a job submitted during recovery is not
+	// dispatched twice.
+	recovering sync.RWMutex
 
 	mu       sync.Mutex
-	inflight map[string]bool // keys of actions queued or running
+	inflight map[actionKey]struct{} // actions queued or running
+	pending  map[job.ID]*pending    // results waiting to be applied
 	waiters  map[job.ID][]chan struct{}
 	started  bool
 	closed   bool
 	stop     context.CancelFunc // stops Run
 	stopped  chan struct{}      // closed when Run returns
+}
+
+type actionKey struct {
+	job job.ID
+	id  string
+}
+
+func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
+
+// pending holds the results of one job that wait to be applied, and
+// whether some goroutine is applying them.
+type pending struct {
+	results []job.Result
+	busy    bool
 }
 
 // New returns a runner. It does not start it: call Run.
@@ -89,8 +116,8 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{
 		o: o, log: log,
 		acts:     newFifo[job.Action](),
-		res:      newFifo[job.Result](),
-		inflight: map[string]bool{},
+		inflight: map[actionKey]struct{}{},
+		pending:  map[job.ID]*pending{},
 		waiters:  map[job.ID][]chan struct{}{},
 		stopped:  make(chan struct{}),
 	}
@@ -126,15 +153,31 @@ func nonNil(h *runner.Hooks) *runner.Hooks {
 // Store returns the runner's store.
 func (r *Runner) Store() store.Store { return r.o.Store }
 
-func (r *Runner) dispatch(_ context.Context, acts []job.Action) error {
+// slotKey marks a context whose Apply runs on a worker: the worker keeps
+// the first action dispatched, to run it next without a hand-off.
+type slotKey struct{}
+
+type slot struct {
+	next job.Action
+	full bool
+}
+
+func (r *Runner) dispatch(ctx context.Context, acts []job.Action) error {
 	if len(acts) == 0 {
 		return nil
 	}
 	r.mu.Lock()
 	for _, a := range acts {
-		r.inflight[a.Key()] = true
+		r.inflight[keyOf(a)] = struct{}{}
 	}
 	r.mu.Unlock()
+	// A worker keeps the first action for itself when nothing else waits,
+	// so a sequence runs without a hand-off; when others wait, it takes its
+	// turn in the queue.
+	if s, ok := ctx.Value(slotKey{}).(*slot); ok && !s.full && r.acts.empty() {
+		s.next, s.full = acts[0], true
+		acts = acts[1:]
+	}
 	r.acts.push(acts...)
 	return nil
 }
@@ -145,13 +188,17 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 	if r.isClosed() {
 		return ErrClosed
 	}
+	r.recovering.RLock()
+	defer r.recovering.RUnlock()
 	_, err := r.eng.Submit(ctx, id, root)
 	return err
 }
 
 // Deliver hands in results from outside, for actions completed by another
-// system (or again, to test idempotence). Results are applied
-// asynchronously; a result for a job that is not in the store is an error.
+// system (or again, to test idempotence). A result for a job that is not in
+// the store is an error. The results are applied before Deliver returns,
+// unless another goroutine is applying results of the same job, which then
+// applies them too.
 func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 	if r.isClosed() {
 		return ErrClosed
@@ -161,8 +208,47 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 			return fmt.Errorf("inmem: deliver result for %s %s: %w", res.JobID, res.ActionID, err)
 		}
 	}
-	r.res.push(results...)
+	for _, res := range results {
+		r.report(context.Background(), res)
+	}
 	return nil
+}
+
+// report hands in one result: it joins the job's pending results, and if
+// no goroutine is applying that job's results, this one does, until none
+// are left.
+func (r *Runner) report(ctx context.Context, res job.Result) {
+	id := res.JobID
+	r.mu.Lock()
+	p := r.pending[id]
+	if p == nil {
+		p = &pending{}
+		r.pending[id] = p
+	}
+	p.results = append(p.results, res)
+	if p.busy {
+		r.mu.Unlock()
+		return
+	}
+	p.busy = true
+	for {
+		batch := p.results
+		if len(batch) > r.o.MaxBatch {
+			batch = batch[:r.o.MaxBatch:r.o.MaxBatch]
+			p.results = p.results[r.o.MaxBatch:]
+		} else {
+			p.results = nil
+		}
+		if len(batch) == 0 {
+			p.busy = false
+			delete(r.pending, id)
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+		r.applyJob(ctx, id, batch)
+		r.mu.Lock()
+	}
 }
 
 // Status returns the newest stored state of a job.
@@ -249,11 +335,14 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer close(r.stopped)
 	defer cancel()
 
+	r.recovering.Lock()
 	jobs, acts, err := r.eng.Recover(ctx, r.o.Resume, func(a job.Action) bool {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		return r.inflight[a.Key()]
+		_, ok := r.inflight[keyOf(a)]
+		return ok
 	})
+	r.recovering.Unlock()
 	if err != nil {
 		r.log.Error("resuming jobs", "err", err)
 	}
@@ -274,12 +363,6 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.work(handlerCtx, stopTaking)
 		}()
 	}
-	restarterStop := make(chan struct{})
-	restarterDone := make(chan struct{})
-	go func() {
-		defer close(restarterDone)
-		r.restart(restarterStop)
-	}()
 
 	<-ctx.Done()
 	r.log.Debug("stopping", "drain", r.o.DrainTimeout)
@@ -296,75 +379,47 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	cancelHandlers()
 	<-workersDone
-	close(restarterStop)
-	<-restarterDone
 	return nil
 }
 
-// work runs actions until stop is closed.
+// work runs actions until stop is closed, and applies their results.
 func (r *Runner) work(ctx context.Context, stop <-chan struct{}) {
 	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
+	s := &slot{}
+	applyCtx := context.WithValue(context.WithoutCancel(ctx), slotKey{}, s)
 	for {
+		var a job.Action
 		select {
 		case <-stop:
+			if s.full {
+				// Not started: it stays outstanding in the store.
+				r.forget(s.next)
+			}
 			return
 		default:
 		}
-		batch, ok := r.acts.pop(1, stop)
-		if !ok {
-			return
+		if s.full {
+			a, s.full = s.next, false
+		} else {
+			var ok bool
+			if a, ok = r.acts.pop1(stop); !ok {
+				return
+			}
 		}
-		a := batch[0]
 		res, err := runner.Execute(ctx, r.o.Registry, a, opts)
-		r.mu.Lock()
-		delete(r.inflight, a.Key())
-		r.mu.Unlock()
+		r.forget(a)
 		if err != nil {
 			r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 			continue
 		}
-		r.res.push(res)
+		r.report(applyCtx, res)
 	}
 }
 
-// restart applies results, a batch per job, until stop is closed and no
-// result is left.
-func (r *Runner) restart(stop <-chan struct{}) {
-	for {
-		batch, ok := r.res.pop(r.o.MaxBatch, stop)
-		if !ok {
-			// Stopped: apply what the drained workers left.
-			for {
-				batch = r.res.tryPop(r.o.MaxBatch)
-				if len(batch) == 0 {
-					return
-				}
-				r.apply(batch)
-			}
-		}
-		r.apply(batch)
-	}
-}
-
-// apply groups results by job, in order of first appearance, and applies
-// each group in one step.
-func (r *Runner) apply(batch []job.Result) {
-	ctx := context.Background()
-	if len(batch) == 1 {
-		r.applyJob(ctx, batch[0].JobID, batch)
-		return
-	}
-	var order []job.ID
-	groups := map[job.ID][]job.Result{}
-	for _, res := range batch {
-		if _, ok := groups[res.JobID]; !ok {
-			order = append(order, res.JobID)
-		}
-		groups[res.JobID] = append(groups[res.JobID], res)
-	}
-	for _, id := range order {
-		r.applyJob(ctx, id, groups[id])
-	}
+func (r *Runner) forget(a job.Action) {
+	r.mu.Lock()
+	delete(r.inflight, keyOf(a))
+	r.mu.Unlock()
 }
 
 // applyJob applies results to one job, retrying a failing store a few
