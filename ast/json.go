@@ -95,6 +95,19 @@ func writeNode(b *bytes.Buffer, n *Node) {
 }
 
 func writeString(b *bytes.Buffer, s string) {
+	// Valid action names need no escaping: write them as they are, which
+	// keeps encoding a large tree free of an allocation per action.
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	if plain {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	q, _ := json.Marshal(s) // a string always marshals
 	b.Write(q)
 }

@@ -57,16 +57,39 @@ func (e *Error) Error() string {
 // would not marshal, two rescues).
 func Validate(n Node) error {
 	var ps []Problem
-	validate(&n, "", 1, &ps)
+	validate(&n, nil, 1, &ps)
 	if len(ps) == 0 {
 		return nil
 	}
 	return &Error{Problems: ps}
 }
 
-func validate(n *Node, path string, depth int, ps *[]Problem) {
+// pathRef is the path of a node being validated, as a link to its parent's
+// pathRef (nil for the root), so that a path string is built only for a
+// node that has a problem, not for every node. It holds no pointer but the
+// link, so the compiler can keep every pathRef on the stack.
+type pathRef struct {
+	parent *pathRef
+	kind   Kind // the parent's kind
+	i      int  // the index among a seq's or par's children, or of a try's part in tryParts
+}
+
+var tryParts = [...]string{PartBody, PartRescue, PartFinally}
+
+func (p *pathRef) String() string {
+	switch {
+	case p == nil:
+		return ""
+	case p.kind == KindTry:
+		return PartPath(p.parent.String(), tryParts[p.i])
+	default:
+		return ChildPath(p.parent.String(), p.kind, p.i)
+	}
+}
+
+func validate(n *Node, path *pathRef, depth int, ps *[]Problem) {
 	add := func(format string, args ...any) {
-		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+		*ps = append(*ps, Problem{Path: path.String(), Msg: fmt.Sprintf(format, args...)})
 	}
 	if n.err == errReported {
 		return // Decode reported this node's problem already
@@ -98,8 +121,12 @@ func validate(n *Node, path string, depth int, ps *[]Problem) {
 		if n.Action != "" || len(n.Payload) > 0 || n.Body != nil || n.Rescue != nil || n.Finally != nil {
 			add("%s node has fields of another kind (action, payload or try parts)", n.Kind)
 		}
+		// One pathRef for all the children: one made inside the loop
+		// would have to live on the heap.
+		ref := pathRef{parent: path, kind: n.Kind}
 		for i := range n.Children {
-			validate(&n.Children[i], ChildPath(path, n.Kind, i), depth+1, ps)
+			ref.i = i
+			validate(&n.Children[i], &ref, depth+1, ps)
 		}
 	case KindTry:
 		if n.Body == nil {
@@ -108,12 +135,11 @@ func validate(n *Node, path string, depth int, ps *[]Problem) {
 		if n.Action != "" || len(n.Payload) > 0 || len(n.Children) > 0 {
 			add("try node has fields of another kind (action, payload or children)")
 		}
-		for _, part := range [...]struct {
-			name string
-			n    *Node
-		}{{PartBody, n.Body}, {PartRescue, n.Rescue}, {PartFinally, n.Finally}} {
-			if part.n != nil {
-				validate(part.n, PartPath(path, part.name), depth+1, ps)
+		ref := pathRef{parent: path, kind: KindTry}
+		for i, part := range [...]*Node{n.Body, n.Rescue, n.Finally} {
+			if part != nil {
+				ref.i = i
+				validate(part, &ref, depth+1, ps)
 			}
 		}
 	default:

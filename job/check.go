@@ -10,8 +10,9 @@ import (
 // return. Decode calls it so that a corrupt encoding cannot reach Restart;
 // tests call it after every step. It is O(tree).
 func (j Job) check() error {
+	byRes := j.resultsByNode()
 	for i := range j.t.nodes {
-		if err := j.checkNode(int32(i)); err != nil {
+		if err := j.checkNode(int32(i), byRes[i]); err != nil {
 			return fmt.Errorf("node %d (%s, %s): %v", i, ast.ShowPath(j.t.path(int32(i))), j.t.nodes[i].kind, err)
 		}
 	}
@@ -22,7 +23,8 @@ func (j Job) check() error {
 	return nil
 }
 
-func (j Job) checkNode(id int32) error {
+// checkNode checks node id, whose result (for a settled action) is res.
+func (j Job) checkNode(id int32, res *result) error {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
 	if s.status > StatusCancelled || s.out > StatusCancelled {
@@ -31,6 +33,9 @@ func (j Job) checkNode(id int32) error {
 	if s.status == StatusIdle {
 		if s != (nstate{}) {
 			return fmt.Errorf("idle node has state %+v", s)
+		}
+		if res != nil {
+			return fmt.Errorf("idle node has a result")
 		}
 		return nil
 	}
@@ -62,23 +67,23 @@ func (j Job) checkNode(id int32) error {
 		}
 		switch s.status {
 		case StatusRunning:
-			if s.attempt < 1 || s.res != nil {
-				return fmt.Errorf("running action with attempt %d, result %v", s.attempt, s.res != nil)
+			if s.attempt < 1 || res != nil {
+				return fmt.Errorf("running action with attempt %d, result %v", s.attempt, res != nil)
 			}
 		case StatusSucceeded, StatusFailed:
-			if s.attempt < 1 || s.res == nil || (s.res.err != "") != (s.status == StatusFailed) {
+			if s.attempt < 1 || res == nil || (res.err != "") != (s.status == StatusFailed) {
 				return fmt.Errorf("%s action without a matching result", s.status)
 			}
 			if s.status == StatusFailed && s.cause != id+1 {
 				return fmt.Errorf("failed action's cause is %d, not itself", s.cause)
 			}
 		case StatusCancelled:
-			if s.attempt != 0 || s.res != nil {
+			if s.attempt != 0 || res != nil {
 				return fmt.Errorf("cancelled action was dispatched")
 			}
 		}
 	case ast.KindSeq:
-		if s.out != 0 || s.attempt != 0 || s.done != 0 || s.nfail != 0 || s.res != nil {
+		if s.out != 0 || s.attempt != 0 || s.done != 0 || s.nfail != 0 || res != nil {
 			return fmt.Errorf("seq has foreign state %+v", s)
 		}
 		if s.pos < 0 || int(s.pos) >= len(tn.kids) {
@@ -108,7 +113,7 @@ func (j Job) checkNode(id int32) error {
 			}
 		}
 	case ast.KindPar:
-		if s.attempt != 0 || s.pos != 0 || s.res != nil {
+		if s.attempt != 0 || s.pos != 0 || res != nil {
 			return fmt.Errorf("par has foreign state %+v", s)
 		}
 		var done, failed, idle int32
@@ -150,7 +155,7 @@ func (j Job) checkNode(id int32) error {
 			return fmt.Errorf("%s, children say %s", s.status, want)
 		}
 	case ast.KindTry:
-		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || s.res != nil {
+		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || res != nil {
 			return fmt.Errorf("try has foreign state %+v", s)
 		}
 		body, rescue, fin := tn.kids[partBody], tn.kids[partRescue], tn.kids[partFinally]

@@ -11,8 +11,8 @@ import (
 // or reflect-heavy machinery that would let a clock, randomness or I/O in.
 var allowed = map[string]map[string]bool{
 	"github.com/batonwf/baton/ast": set("bytes", "encoding/json", "errors", "fmt", "sort", "strconv", "strings"),
-	"github.com/batonwf/baton/job": set("github.com/batonwf/baton/ast", "bytes", "encoding/json", "errors", "fmt",
-		"sort", "strconv", "strings", "unicode", "unicode/utf8"),
+	"github.com/batonwf/baton/job": set("github.com/batonwf/baton/ast", "bytes", "cmp", "encoding/json", "errors", "fmt",
+		"slices", "sort", "strconv", "strings", "unicode", "unicode/utf8"),
 }
 
 func set(xs ...string) map[string]bool {

@@ -16,7 +16,7 @@
 //   - Pure and deterministic. The same job and results give a byte-identical
 //     encoded job and the same actions in the same order.
 //   - Restart never modifies its input job. Jobs are immutable values that
-//     share unchanged state (a persistent 32-way trie), so a Restart costs
+//     share unchanged state (a persistent trie), so a Restart costs
 //     O(results × depth + new actions), not O(tree): one result in a job of
 //     100,000 actions costs about what it costs in a job of 10.
 //   - Store before dispatch. The job returned by New or Restart must be

@@ -36,7 +36,8 @@ func Encode(j Job) ([]byte, error) {
 	if j.t == nil {
 		return nil, errors.New("job: Encode of a zero Job")
 	}
-	b := make([]byte, 0, 64+len(j.t.workflow)+16*len(j.t.nodes))
+	workflow := ast.AppendJSON(nil, j.t.root)
+	b := make([]byte, 0, 64+len(workflow)+16*len(j.t.nodes))
 	b = append(b, `{"format":`...)
 	b = strconv.AppendInt(b, Format, 10)
 	b = append(b, `,"id":`...)
@@ -44,7 +45,7 @@ func Encode(j Job) ([]byte, error) {
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, j.version, 10)
 	b = append(b, `,"workflow":`...)
-	b = append(b, j.t.workflow...)
+	b = append(b, workflow...)
 	b = append(b, `,"nodes":[`...)
 	first := true
 	j.st.each(func(i int32, s *nstate) {
@@ -67,9 +68,9 @@ func Encode(j Job) ([]byte, error) {
 	})
 	b = append(b, `],"results":[`...)
 	first = true
-	j.st.each(func(i int32, s *nstate) {
-		if s.res == nil {
-			return
+	for i, res := range j.resultsByNode() {
+		if res == nil {
+			continue
 		}
 		if !first {
 			b = append(b, ',')
@@ -78,21 +79,21 @@ func Encode(j Job) ([]byte, error) {
 		b = append(b, `{"node":`...)
 		b = strconv.AppendInt(b, int64(i), 10)
 		switch {
-		case len(s.res.output) == 0:
-		case rawJSON(s.res.output):
+		case len(res.output) == 0:
+		case rawJSON(res.output):
 			b = append(b, `,"output":`...)
-			b = append(b, s.res.output...)
+			b = append(b, res.output...)
 		default:
-			out, _ := json.Marshal(s.res.output) // base64 string; cannot fail
+			out, _ := json.Marshal(res.output) // base64 string; cannot fail
 			b = append(b, `,"output_b64":`...)
 			b = append(b, out...)
 		}
-		if s.res.err != "" {
+		if res.err != "" {
 			b = append(b, `,"error":`...)
-			b = appendString(b, s.res.err)
+			b = appendString(b, res.err)
 		}
 		b = append(b, '}')
-	})
+	}
 	b = append(b, "]}"...)
 	return b, nil
 }
@@ -179,6 +180,10 @@ func Decode(data []byte) (Job, error) {
 			done: int32(f[5]), nfail: int32(f[6]), cause: int32(f[7]), others: int32(f[8])}
 	}
 	last = -1
+	var results *resChunk
+	if len(enc.Results) > 0 {
+		results = newResChunk(nil, len(enc.Results))
+	}
 	for k, r := range enc.Results {
 		if r.Node <= last || r.Node >= int64(len(t.nodes)) {
 			return corrupt("results[%d] names node %d (want increasing indexes below %d)", k, r.Node, len(t.nodes))
@@ -194,9 +199,9 @@ func Decode(data []byte) (Job, error) {
 		if r.OutputB64 != nil {
 			out = r.OutputB64
 		}
-		states[r.Node].res = &result{output: out, err: r.Error}
+		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error}})
 	}
-	j := Job{id: enc.ID, version: enc.Version, t: t, st: newPvec(states)}
+	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results}
 	j.step = Step{Version: j.version}
 	if err := j.check(); err != nil {
 		return corrupt("%v", err)

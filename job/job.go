@@ -71,9 +71,10 @@ type Job struct {
 	id      ID
 	version uint64
 	t       *tree
-	st      pvec
-	running int // leaves running (actions outstanding)
-	settled int // leaves settled
+	st      splitVec
+	results *resChunk // the results applied so far, newest first
+	running int       // leaves running (actions outstanding)
+	settled int       // leaves settled
 
 	// Set by the Restart that produced this Job; not encoded.
 	step    Step
@@ -141,24 +142,34 @@ func (f Failure) String() string {
 	return s
 }
 
-// Failure returns why the job failed, and false if it has not failed.
+// Failure returns why the job failed, and false if it has not failed. It
+// finds the failed action's message among the results applied so far, so
+// it costs O(results); Walk and Describe look messages up once for the
+// whole tree.
 func (j Job) Failure() (Failure, bool) {
 	if j.Status() != StatusFailed {
 		return Failure{}, false
 	}
-	return j.failure(0), true
+	return j.failure(0, nil), true
 }
 
-func (j Job) failure(id int32) Failure {
+// failure describes the failure of node id. It finds the message in byRes
+// (from resultsByNode) if given, else by walking the results, O(results).
+func (j Job) failure(id int32, byRes []*result) Failure {
 	s := j.st.get(id)
 	f := Failure{Others: int(s.others)}
 	if s.cause > 0 {
 		c := s.cause - 1
-		leaf := j.st.get(c)
 		f.Path = j.t.path(c)
 		f.Action = j.t.nodes[c].act.Action
-		if leaf.res != nil {
-			f.Message = leaf.res.err
+		var res *result
+		if byRes != nil {
+			res = byRes[c]
+		} else {
+			res = j.resultOf(c)
+		}
+		if res != nil {
+			f.Message = res.err
 		}
 	}
 	return f
@@ -196,21 +207,21 @@ func (j Job) Walk(f func(NodeInfo) bool) {
 	if j.t == nil {
 		return
 	}
-	j.walk(0, 0, "", f)
+	j.walk(0, 0, "", f, j.resultsByNode())
 }
 
-func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool) bool {
+func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes []*result) bool {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
 	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id)}
 	if tn.act != nil {
 		ni.Action, ni.Payload, ni.Attempt = tn.act.Action, tn.act.Payload, int(s.attempt)
-		if s.res != nil {
-			ni.Output, ni.Error = s.res.output, s.res.err
+		if res := byRes[id]; res != nil {
+			ni.Output, ni.Error = res.output, res.err
 		}
 	}
 	if s.status == StatusFailed {
-		fl := j.failure(id)
+		fl := j.failure(id, byRes)
 		ni.Failure = &fl
 	}
 	if !f(ni) {
@@ -226,7 +237,7 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool) bool 
 		} else {
 			p = ast.ChildPath(path, tn.kind, i)
 		}
-		if !j.walk(k, depth+1, p, f) {
+		if !j.walk(k, depth+1, p, f, byRes) {
 			return false
 		}
 	}
@@ -249,20 +260,16 @@ func (j Job) String() string {
 }
 
 // nstate is the state of one node. Which fields are used depends on the
-// node's kind; unused fields stay zero so encodings are canonical.
+// node's kind; unused fields stay zero so encodings are canonical. It holds
+// no pointers (results live in Job.results), so the trie's leaves are
+// copied without write barriers and never scanned by the garbage collector.
 type nstate struct {
 	status  Status
-	out     Status  // try: the outcome so far; par: StatusCancelled once a child was cancelled
-	attempt uint32  // act: dispatches so far
-	pos     int32   // seq: index of the child running; try: the part running
-	done    int32   // par: children settled
-	nfail   int32   // par: children failed
-	cause   int32   // failed nodes: 1 + index of the failed action that caused it; 0 otherwise
-	others  int32   // failed nodes: further failures counted on the way
-	res     *result // act: the result applied
-}
-
-type result struct {
-	output []byte
-	err    string
+	out     Status // try: the outcome so far; par: StatusCancelled once a child was cancelled
+	attempt uint32 // act: dispatches so far
+	pos     int32  // seq: index of the child running; try: the part running
+	done    int32  // par: children settled
+	nfail   int32  // par: children failed
+	cause   int32  // failed nodes: 1 + index of the failed action that caused it; 0 otherwise
+	others  int32  // failed nodes: further failures counted on the way
 }

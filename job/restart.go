@@ -2,8 +2,9 @@ package job
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -26,9 +27,9 @@ func New(id ID, root ast.Node) (Job, []Action, error) {
 	if err != nil {
 		return Job{}, nil, fmt.Errorf("job %s: %w", id, err)
 	}
-	j := Job{id: id, version: 1, t: t, st: newPvec(make([]nstate, len(t.nodes)))}
-	j.step = Step{Version: 1}
-	e := newEngine(&j)
+	e := newEngine(Job{id: id, version: 1, t: t, step: Step{Version: 1}})
+	// The trie belongs to this edit, so starting the job writes into it.
+	e.j.st = newSplitVec(t, nil, e.e)
 	e.begin(0)
 	e.run()
 	return e.finish(), e.actions, nil
@@ -77,13 +78,13 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 		return j, nil, fmt.Errorf("job %s: version %d cannot grow", j.id, j.version)
 	}
 
-	type keyed struct {
-		node    int32
-		attempt int
-		r       *Result
-	}
+	e := newEngine(j)
+	e.j.ignored = nil
 	var ignored []Ignored
-	batch := make([]keyed, 0, len(results))
+	batch := e.batchBuf[:0]
+	if len(results) > len(e.batchBuf) {
+		batch = make([]keyed, 0, len(results))
+	}
 	for i := range results {
 		r := &results[i]
 		if !utf8.ValidString(r.Error) {
@@ -110,27 +111,14 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 		}
 		batch = append(batch, keyed{id, attempt, r})
 	}
-	sort.Slice(batch, func(a, b int) bool {
-		x, y := batch[a], batch[b]
-		if x.node != y.node {
-			return x.node < y.node
-		}
-		if x.attempt != y.attempt {
-			return x.attempt < y.attempt
-		}
-		if x.r.Error != y.r.Error {
-			return x.r.Error < y.r.Error
-		}
-		return bytes.Compare(x.r.Output, y.r.Output) < 0
-	})
+	if len(batch) > 1 {
+		slices.SortFunc(batch, compareKeyed)
+	}
 
-	next := j
-	next.ignored = nil
-	e := newEngine(&next)
 	var applied []Result
 	done := j.Done()
-	for _, k := range batch {
-		s := next.st.get(k.node)
+	for i, k := range batch {
+		s := e.j.st.get(k.node)
 		var reason IgnoreReason
 		switch {
 		case done:
@@ -150,6 +138,11 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: reason})
 			continue
 		}
+		if applied == nil {
+			// Room for this result and every later one of the batch.
+			applied = make([]Result, 0, len(batch)-i)
+			e.res = newResChunk(j.results, len(batch)-i)
+		}
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
 	}
@@ -168,16 +161,46 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 	return out, e.actions, nil
 }
 
-// engine carries one New or Restart: the edit token that owns the state
-// copied so far, the queue of nodes that settled and whose parents have not
-// yet heard of it, and the queue of nodes to start once settling is over.
+// keyed is a result of a batch with the node and attempt its ID names.
+type keyed struct {
+	node    int32
+	attempt int
+	r       *Result
+}
+
+// compareKeyed orders a batch canonically: by node in tree order, then
+// attempt, error and output.
+func compareKeyed(x, y keyed) int {
+	if c := cmp.Compare(x.node, y.node); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.attempt, y.attempt); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.r.Error, y.r.Error); c != 0 {
+		return c
+	}
+	return bytes.Compare(x.r.Output, y.r.Output)
+}
+
+// engine carries one New or Restart: the job being built, the edit token
+// that owns the state copied so far, the queue of nodes that settled and
+// whose parents have not yet heard of it, and the queue of nodes to start
+// once settling is over.
 type engine struct {
-	j       *Job
-	fresh   map[int32]bool // pars whose first failure came in this batch
+	j       Job // the job being built, held here so the two are one allocation
 	e       *edit
+	fresh   map[int32]bool // pars whose first failure came in this batch
+	res     *resChunk      // the results applied, once one is
 	settleQ []int32
 	startQ  []start
 	actions []Action
+
+	// First backing arrays of the queues and of Restart's batch, so that a
+	// step of a few nodes allocates none of them.
+	settleBuf [8]int32
+	startBuf  [8]start
+	batchBuf  [1]keyed
 }
 
 type start struct {
@@ -185,14 +208,24 @@ type start struct {
 	checks bool // subject to the freeze of failed parallel ancestors
 }
 
-func newEngine(j *Job) *engine {
-	return &engine{j: j, e: new(edit)}
+func newEngine(j Job) *engine {
+	e := &engine{j: j, e: new(edit)}
+	e.settleQ, e.startQ = e.settleBuf[:0], e.startBuf[:0]
+	return e
 }
 
 func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
 func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.e, id) }
 func (e *engine) node(id int32) *tnode { return &e.j.t.nodes[id] }
-func (e *engine) finish() Job          { return *e.j }
+
+// finish returns the job built, with the results applied linked in.
+func (e *engine) finish() Job {
+	if e.res != nil {
+		e.j.results = e.res
+	}
+	return e.j
+}
+
 func (e *engine) markFresh(p int32) {
 	if e.fresh == nil {
 		e.fresh = map[int32]bool{}
@@ -202,10 +235,11 @@ func (e *engine) markFresh(p int32) {
 
 func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{id, true}) }
 
-// settleLeaf records r as the result of the running action id.
+// settleLeaf records r as the result of the running action id, in e.res,
+// which the caller has made with room for it.
 func (e *engine) settleLeaf(id int32, r *Result) {
+	e.res.entries = append(e.res.entries, resEntry{id, result{output: r.Output, err: r.Error}})
 	s := e.mut(id)
-	s.res = &result{output: r.Output, err: r.Error}
 	if r.Failed() {
 		s.status = StatusFailed
 		s.cause = id + 1
@@ -230,11 +264,11 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 // of the start queue, nor on the shape of the tree around it.
 func (e *engine) run() {
 	for {
-		for len(e.settleQ) > 0 {
-			id := e.settleQ[0]
-			e.settleQ = e.settleQ[1:]
-			e.propagate(id)
+		// propagate may queue more: the loop takes them in turn.
+		for i := 0; i < len(e.settleQ); i++ {
+			e.propagate(e.settleQ[i])
 		}
+		e.settleQ = e.settleQ[:0]
 		if len(e.startQ) == 0 {
 			return
 		}
@@ -252,11 +286,10 @@ func (e *engine) run() {
 		if cancelled {
 			continue
 		}
-		starts := e.startQ
-		e.startQ = nil
-		for _, st := range starts {
-			e.begin(st.node)
+		for _, st := range e.startQ {
+			e.begin(st.node) // never queues anything
 		}
+		e.startQ = e.startQ[:0]
 	}
 }
 
@@ -389,6 +422,10 @@ func (e *engine) begin(id int32) {
 		s.pos = 0
 		e.begin(tn.kids[0])
 	case ast.KindPar:
+		// Each child begins at least one action: make room for them at
+		// once. slices.Grow grows geometrically, so nested pars still cost
+		// amortised O(1) per action.
+		e.actions = slices.Grow(e.actions, len(tn.kids))
 		for _, k := range tn.kids {
 			e.begin(k)
 		}
@@ -421,14 +458,19 @@ func (j *Job) frozen(id int32) bool {
 }
 
 func (e *engine) action(id int32, attempt int) Action {
-	return actionOf(e.j, id, attempt)
+	return actionOf(&e.j, id, attempt)
 }
 
 func actionOf(j *Job, id int32, attempt int) Action {
-	a := j.t.nodes[id].act
+	tn := &j.t.nodes[id]
+	aid := tn.id1
+	if attempt != 1 {
+		aid = ActionID(j.t.path(id), attempt)
+	}
+	a := tn.act
 	return Action{
 		JobID:   j.id,
-		ID:      ActionID(j.t.path(id), attempt),
+		ID:      aid,
 		Name:    a.Action,
 		Payload: a.Payload,
 		Attempt: attempt,
@@ -463,14 +505,17 @@ func (j Job) outstanding() []Action {
 // sortIgnored puts ignored results in a canonical order, so that permuting
 // a batch does not change the report.
 func sortIgnored(ig []Ignored) {
-	sort.SliceStable(ig, func(a, b int) bool {
-		x, y := ig[a].Result, ig[b].Result
-		if x.ActionID != y.ActionID {
-			return x.ActionID < y.ActionID
+	if len(ig) < 2 {
+		return
+	}
+	slices.SortStableFunc(ig, func(a, b Ignored) int {
+		x, y := &a.Result, &b.Result
+		if c := strings.Compare(x.ActionID, y.ActionID); c != 0 {
+			return c
 		}
-		if x.Error != y.Error {
-			return x.Error < y.Error
+		if c := strings.Compare(x.Error, y.Error); c != 0 {
+			return c
 		}
-		return bytes.Compare(x.Output, y.Output) < 0
+		return bytes.Compare(x.Output, y.Output)
 	})
 }

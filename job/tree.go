@@ -9,11 +9,11 @@ import (
 // tree is a compiled workflow: the AST flattened into an array in pre-order.
 // It is immutable once built and shared by every version of a job.
 type tree struct {
-	root  ast.Node
-	nodes []tnode
-	// workflow is the canonical JSON of root, kept for encoding.
-	workflow []byte
-	leaves   int
+	root   ast.Node
+	nodes  []tnode
+	leaves int
+	narrow int // nodes in splitVec.main
+	wides  int // nodes in splitVec.wide
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -24,11 +24,14 @@ const (
 )
 
 type tnode struct {
+	slot   int32 // index in splitVec.wide if wide, else in splitVec.main
+	wide   bool
 	kind   ast.Kind
 	parent int32   // -1 for the root
 	edge   int32   // index among the parent's children, or the try part
 	kids   []int32 // seq/par children; for a try [body, rescue, finally], -1 when absent
 	act    *ast.Node
+	id1    string // act: the action ID of attempt 1, made once here
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -36,29 +39,43 @@ func compile(root ast.Node) (*tree, error) {
 		return nil, err
 	}
 	t := &tree{root: root, nodes: make([]tnode, 0, ast.Count(root))}
-	t.add(&t.root, -1, 0)
-	t.workflow = ast.AppendJSON(nil, root)
+	t.add(&t.root, -1, 0, make([]byte, 0, 64))
 	return t, nil
 }
 
-func (t *tree) add(n *ast.Node, parent, edge int32) int32 {
+// add appends n and its subtree in pre-order, n being at path (as written
+// by path, "" for the root), and returns n's index. The children's paths
+// are built in path's spare capacity, which each child reuses in turn.
+func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	id := int32(len(t.nodes))
 	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge})
+	// A seq or par whose children fill more than a trie leaf is updated
+	// from many leaves' paths: keep it in the small trie of such nodes.
+	// Every other node stays in pre-order beside its neighbours.
+	if wide(n) {
+		t.nodes[id].wide = true
+		t.nodes[id].slot = int32(t.wides)
+		t.wides++
+	} else {
+		t.nodes[id].slot = int32(t.narrow)
+		t.narrow++
+	}
 	switch n.Kind {
 	case ast.KindAct:
 		t.nodes[id].act = n
+		t.nodes[id].id1 = firstActionID(path)
 		t.leaves++
 	case ast.KindSeq, ast.KindPar:
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
-			kids[i] = t.add(&n.Children[i], id, int32(i))
+			kids[i] = t.add(&n.Children[i], id, int32(i), appendEdge(path, n.Kind, int32(i)))
 		}
 		t.nodes[id].kids = kids
 	case ast.KindTry:
 		kids := []int32{-1, -1, -1}
 		for part, p := range [...]*ast.Node{n.Body, n.Rescue, n.Finally} {
 			if p != nil {
-				kids[part] = t.add(p, id, int32(part))
+				kids[part] = t.add(p, id, int32(part), appendEdge(path, n.Kind, int32(part)))
 			}
 		}
 		t.nodes[id].kids = kids
@@ -66,7 +83,30 @@ func (t *tree) add(n *ast.Node, parent, edge int32) int32 {
 	return id
 }
 
+// firstActionID returns ActionID(string(path), 1) with one allocation.
+func firstActionID(path []byte) string {
+	if len(path) == 0 {
+		return ast.RootPath + "#1"
+	}
+	return string(append(path, "#1"...))
+}
+
 var partNames = [...]string{ast.PartBody, ast.PartRescue, ast.PartFinally}
+
+// appendEdge appends to the path b the step to the child at edge of a node
+// of kind parent: "seq[2]", or a try's part name.
+func appendEdge(b []byte, parent ast.Kind, edge int32) []byte {
+	if len(b) > 0 {
+		b = append(b, '.')
+	}
+	if parent == ast.KindTry {
+		return append(b, partNames[edge]...)
+	}
+	b = append(b, parent.String()...)
+	b = append(b, '[')
+	b = strconv.AppendInt(b, int64(edge), 10)
+	return append(b, ']')
+}
 
 // path returns the path of node id, "" for the root.
 func (t *tree) path(id int32) string {
@@ -80,19 +120,7 @@ func (t *tree) path(id int32) string {
 	var b []byte
 	for i := len(edges) - 1; i >= 0; i-- {
 		n := &t.nodes[edges[i]]
-		if len(b) > 0 {
-			b = append(b, '.')
-		}
-		p := &t.nodes[n.parent]
-		switch p.kind {
-		case ast.KindTry:
-			b = append(b, partNames[n.edge]...)
-		default:
-			b = append(b, p.kind.String()...)
-			b = append(b, '[')
-			b = strconv.AppendInt(b, int64(n.edge), 10)
-			b = append(b, ']')
-		}
+		b = appendEdge(b, t.nodes[n.parent].kind, n.edge)
 	}
 	return string(b)
 }
@@ -170,4 +198,8 @@ func atoi(s string) (int, bool) {
 		v = v*10 + int(c-'0')
 	}
 	return v, true
+}
+
+func wide(n *ast.Node) bool {
+	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar) && len(n.Children) > leafWidth
 }
