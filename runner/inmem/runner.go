@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonwf/baton/ast"
@@ -64,18 +65,26 @@ type Runner struct {
 	acts *fifo[job.Action]
 
 	// recovering is held for writing while Run resumes jobs, and for
-	// reading by Submit, so that a job submitted during recovery is not
-	// dispatched twice.
+	// reading by Submit and Deliver, so that nothing is dispatched twice
+	// by a recovery that runs at the same time.
 	recovering sync.RWMutex
 
-	mu       sync.Mutex
-	inflight map[actionKey]struct{} // actions queued or running
-	pending  map[job.ID]*pending    // results waiting to be applied
-	waiters  map[job.ID][]chan struct{}
-	started  bool
-	closed   bool
-	stop     context.CancelFunc // stops Run
-	stopped  chan struct{}      // closed when Run returns
+	// Until recovery is over, inflight records the actions dispatched
+	// (by a Submit before Run), so that recovery does not dispatch them
+	// again. After it, nothing needs them and nothing records them.
+	trackMu   sync.Mutex
+	recovered atomic.Bool
+	inflight  map[actionKey]struct{}
+
+	pendMu  sync.Mutex
+	pending map[job.ID]*pending // results waiting to be applied
+
+	mu      sync.Mutex
+	waiters map[job.ID][]chan struct{}
+	started bool
+	closed  bool
+	stop    context.CancelFunc // stops Run
+	stopped chan struct{}      // closed when Run returns
 }
 
 type actionKey struct {
@@ -166,11 +175,13 @@ func (r *Runner) dispatch(ctx context.Context, acts []job.Action) error {
 	if len(acts) == 0 {
 		return nil
 	}
-	r.mu.Lock()
-	for _, a := range acts {
-		r.inflight[keyOf(a)] = struct{}{}
+	if !r.recovered.Load() {
+		r.trackMu.Lock()
+		for _, a := range acts {
+			r.inflight[keyOf(a)] = struct{}{}
+		}
+		r.trackMu.Unlock()
 	}
-	r.mu.Unlock()
 	// A worker keeps the first action for itself when nothing else waits,
 	// so a sequence runs without a hand-off; when others wait, it takes its
 	// turn in the queue.
@@ -208,6 +219,8 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 			return fmt.Errorf("inmem: deliver result for %s %s: %w", res.JobID, res.ActionID, err)
 		}
 	}
+	r.recovering.RLock()
+	defer r.recovering.RUnlock()
 	for _, res := range results {
 		r.report(context.Background(), res)
 	}
@@ -219,7 +232,7 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 // are left.
 func (r *Runner) report(ctx context.Context, res job.Result) {
 	id := res.JobID
-	r.mu.Lock()
+	r.pendMu.Lock()
 	p := r.pending[id]
 	if p == nil {
 		p = &pending{}
@@ -227,7 +240,7 @@ func (r *Runner) report(ctx context.Context, res job.Result) {
 	}
 	p.results = append(p.results, res)
 	if p.busy {
-		r.mu.Unlock()
+		r.pendMu.Unlock()
 		return
 	}
 	p.busy = true
@@ -242,12 +255,12 @@ func (r *Runner) report(ctx context.Context, res job.Result) {
 		if len(batch) == 0 {
 			p.busy = false
 			delete(r.pending, id)
-			r.mu.Unlock()
+			r.pendMu.Unlock()
 			return
 		}
-		r.mu.Unlock()
+		r.pendMu.Unlock()
 		r.applyJob(ctx, id, batch)
-		r.mu.Lock()
+		r.pendMu.Lock()
 	}
 }
 
@@ -337,11 +350,15 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	r.recovering.Lock()
 	jobs, acts, err := r.eng.Recover(ctx, r.o.Resume, func(a job.Action) bool {
-		r.mu.Lock()
-		defer r.mu.Unlock()
+		r.trackMu.Lock()
+		defer r.trackMu.Unlock()
 		_, ok := r.inflight[keyOf(a)]
 		return ok
 	})
+	r.trackMu.Lock()
+	r.recovered.Store(true)
+	r.inflight = nil
+	r.trackMu.Unlock()
 	r.recovering.Unlock()
 	if err != nil {
 		r.log.Error("resuming jobs", "err", err)
@@ -417,9 +434,12 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}) {
 }
 
 func (r *Runner) forget(a job.Action) {
-	r.mu.Lock()
+	if r.recovered.Load() {
+		return
+	}
+	r.trackMu.Lock()
 	delete(r.inflight, keyOf(a))
-	r.mu.Unlock()
+	r.trackMu.Unlock()
 }
 
 // applyJob applies results to one job, retrying a failing store a few
