@@ -27,5 +27,9 @@
 // it applies all that piled up in one Restart and one save. So a backlog
 // turns into large batches (which keeps the cost per action low with a
 // durable store), and a sequence runs without any hand-off between
-// goroutines.
+// goroutines. When the queue holds a backlog (more than two actions per
+// worker), a worker takes a share of up to eight at once and reports their
+// results together, so the actions of one job become one step; without a
+// backlog it takes one at a time, so a slow action never holds up another
+// that a free worker could run.
 package inmem

@@ -40,15 +40,21 @@ func (q *fifo[T]) empty() bool {
 	return q.head == len(q.items)
 }
 
-// pop1 takes one item, blocking until there is one or stop is closed.
-func (q *fifo[T]) pop1(stop <-chan struct{}) (x T, ok bool) {
+// popShare appends to buf a fair share of the queue for one of consumers
+// consumers: one item, or up to max when the queue holds more than two
+// items per consumer. It blocks until there is an item or stop is closed.
+func (q *fifo[T]) popShare(buf []T, consumers, max int, stop <-chan struct{}) ([]T, bool) {
 	for {
 		q.mu.Lock()
-		if q.head < len(q.items) {
-			x = q.items[q.head]
-			var zero T
-			q.items[q.head] = zero
-			q.head++
+		if n := len(q.items) - q.head; n > 0 {
+			k := min(max, n/(2*consumers))
+			k = min(n, k)
+			if k < 1 {
+				k = 1
+			}
+			buf = append(buf, q.items[q.head:q.head+k]...)
+			clear(q.items[q.head : q.head+k])
+			q.head += k
 			if q.head == len(q.items) {
 				q.items, q.head = q.items[:0], 0
 			} else if q.head > 1024 && q.head > len(q.items)/2 {
@@ -60,13 +66,13 @@ func (q *fifo[T]) pop1(stop <-chan struct{}) (x T, ok bool) {
 			if more {
 				q.notify()
 			}
-			return x, true
+			return buf, true
 		}
 		q.mu.Unlock()
 		select {
 		case <-q.signal:
 		case <-stop:
-			return x, false
+			return buf, false
 		}
 	}
 }

@@ -221,29 +221,40 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 	}
 	r.recovering.RLock()
 	defer r.recovering.RUnlock()
-	for _, res := range results {
-		r.report(context.Background(), res)
-	}
+	r.report(context.Background(), results...)
 	return nil
 }
 
-// report hands in one result: it joins the job's pending results, and if
-// no goroutine is applying that job's results, this one does, until none
-// are left.
-func (r *Runner) report(ctx context.Context, res job.Result) {
-	id := res.JobID
+// report hands in results: they join their jobs' pending results, and for
+// each job whose results no goroutine is applying, this one does, until
+// none are left.
+func (r *Runner) report(ctx context.Context, rs ...job.Result) {
+	var claimed [maxShare]job.ID
+	mine := claimed[:0] // jobs whose results this goroutine applies
+	r.pendMu.Lock()
+	for _, res := range rs {
+		p := r.pending[res.JobID]
+		if p == nil {
+			p = &pending{}
+			r.pending[res.JobID] = p
+		}
+		p.results = append(p.results, res)
+		if !p.busy {
+			p.busy = true
+			mine = append(mine, res.JobID)
+		}
+	}
+	r.pendMu.Unlock()
+	for _, id := range mine {
+		r.applyPending(ctx, id)
+	}
+}
+
+// applyPending applies the pending results of job id, which this goroutine
+// has claimed, until none are left.
+func (r *Runner) applyPending(ctx context.Context, id job.ID) {
 	r.pendMu.Lock()
 	p := r.pending[id]
-	if p == nil {
-		p = &pending{}
-		r.pending[id] = p
-	}
-	p.results = append(p.results, res)
-	if p.busy {
-		r.pendMu.Unlock()
-		return
-	}
-	p.busy = true
 	for {
 		batch := p.results
 		if len(batch) > r.o.MaxBatch {
@@ -404,8 +415,9 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}) {
 	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
 	s := &slot{}
 	applyCtx := context.WithValue(context.WithoutCancel(ctx), slotKey{}, s)
+	var batch []job.Action
+	var results []job.Result
 	for {
-		var a job.Action
 		select {
 		case <-stop:
 			if s.full {
@@ -415,23 +427,47 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}) {
 			return
 		default:
 		}
+		batch = batch[:0]
 		if s.full {
-			a, s.full = s.next, false
+			batch, s.full = append(batch, s.next), false
 		} else {
 			var ok bool
-			if a, ok = r.acts.pop1(stop); !ok {
+			if batch, ok = r.acts.popShare(batch, r.o.Workers, maxShare, stop); !ok {
 				return
 			}
 		}
-		res, err := runner.Execute(ctx, r.o.Registry, a, opts)
-		r.forget(a)
-		if err != nil {
-			r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
-			continue
+		results = results[:0]
+		for i, a := range batch {
+			if i > 0 {
+				select {
+				case <-stop:
+					// Not started: they stay outstanding in the store.
+					for _, b := range batch[i:] {
+						r.forget(b)
+					}
+					r.report(applyCtx, results...)
+					return
+				default:
+				}
+			}
+			res, err := runner.Execute(ctx, r.o.Registry, a, opts)
+			r.forget(a)
+			if err != nil {
+				r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+				continue
+			}
+			results = append(results, res)
 		}
-		r.report(applyCtx, res)
+		r.report(applyCtx, results...)
 	}
 }
+
+// maxShare bounds how many queued actions a worker takes at once. A worker
+// takes more than one only when the queue holds a backlog (see popShare):
+// their results are then applied together, one Restart and one save per
+// job instead of one per action, while the backlog keeps every other
+// worker busy.
+const maxShare = 8
 
 func (r *Runner) forget(a job.Action) {
 	if r.recovered.Load() {
