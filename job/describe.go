@@ -47,7 +47,7 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 		b.WriteString(n.Action)
 		if len(n.Payload) > 0 {
 			b.WriteString(" ")
-			b.WriteString(clip(string(n.Payload)))
+			b.WriteString(Clip(string(n.Payload)))
 		}
 	}
 	if n.Path != "" {
@@ -62,10 +62,10 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 	switch {
 	case n.Kind == ast.KindAct && n.Status == StatusFailed:
 		b.WriteString(": ")
-		b.WriteString(clip(n.Error))
+		b.WriteString(Clip(n.Error))
 	case n.Kind == ast.KindAct && len(n.Output) > 0:
 		b.WriteString(" -> ")
-		b.WriteString(clip(string(n.Output)))
+		b.WriteString(Clip(string(n.Output)))
 	case n.Failure != nil:
 		fmt.Fprintf(b, " (%s", ast.ShowPath(n.Failure.Path))
 		if n.Failure.Others > 0 {
@@ -76,9 +76,10 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 	b.WriteByte('\n')
 }
 
-// clip cuts s to 60 bytes, marks the cut, and quotes control characters so
-// one node stays on one line.
-func clip(s string) string {
+// Clip cuts s to 60 bytes, marks the cut, and quotes control characters,
+// so that it prints on one line. Describe clips payloads, outputs and
+// errors with it; tools that print job data beside Describe use it too.
+func Clip(s string) string {
 	const max = 60
 	cut := len(s) > max
 	if cut {

@@ -275,7 +275,7 @@ func (e *engine) run() {
 		cancelled := false
 		kept := e.startQ[:0]
 		for _, st := range e.startQ {
-			if st.checks && e.frozen(st.node) {
+			if st.checks && e.j.frozen(st.node) {
 				e.settle(st.node, StatusCancelled, 0, 0)
 				cancelled = true
 				continue
@@ -437,8 +437,6 @@ func (e *engine) begin(id int32) {
 
 // frozen reports whether starting id is forbidden: some parallel ancestor
 // has a failed child, and no finally lies between them.
-func (e *engine) frozen(id int32) bool { return e.j.frozen(id) }
-
 func (j *Job) frozen(id int32) bool {
 	for c := id; ; {
 		tc := &j.t.nodes[c]

@@ -69,9 +69,6 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	return &Engine{o: o, log: log}, nil
 }
 
-// Store returns the engine's store.
-func (e *Engine) Store() store.Store { return e.o.Store }
-
 // Submit starts a new job: job.New, store.Create, then dispatch of the
 // first actions. An invalid workflow, a workflow naming actions without a
 // handler (when the engine has a Registry), or an ID already in use is an

@@ -75,7 +75,7 @@ func sleepAction(ctx context.Context, a job.Action) ([]byte, error) {
 func sleepDuration(payload []byte) (time.Duration, error) {
 	var v any
 	if err := json.Unmarshal(payload, &v); err != nil {
-		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, clip(string(payload)))
+		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, job.Clip(string(payload)))
 	}
 	var d time.Duration
 	switch v := v.(type) {
@@ -87,7 +87,7 @@ func sleepDuration(payload []byte) (time.Duration, error) {
 	case float64:
 		d = time.Duration(v * float64(time.Millisecond))
 	default:
-		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, clip(string(payload)))
+		return 0, fmt.Errorf(`payload must be a duration like "200ms" or a number of milliseconds, got %s`, job.Clip(string(payload)))
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("negative duration %s", d)

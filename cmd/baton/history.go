@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 
@@ -42,13 +41,9 @@ func (c *cli) history(ctx context.Context, args []string) int {
 		return exitError
 	}
 	defer st.Close()
-	h, err := st.History(ctx, id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		c.errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
-		return exitError
-	case err != nil:
-		c.errorf("job %s in %s: %v", id, path, err)
+	h, err := loadHistory(ctx, st, path, id)
+	if err != nil {
+		c.errorf("%v", err)
 		return exitError
 	}
 	if err := writeHistory(c.stdout, h); err != nil {
@@ -115,9 +110,9 @@ func stateOf(j job.Job) string {
 func outcome(r job.Result) string {
 	switch {
 	case r.Failed():
-		return "failed: " + clip(r.Error)
+		return "failed: " + job.Clip(r.Error)
 	case len(r.Output) > 0:
-		return "ok -> " + clip(string(r.Output))
+		return "ok -> " + job.Clip(string(r.Output))
 	}
 	return "ok"
 }

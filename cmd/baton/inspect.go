@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/batonwf/baton/job"
@@ -60,16 +59,9 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		j, err = loadJob(ctx, st, path, id)
 	} else {
 		var h store.History
-		h, err = st.History(ctx, id)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			err = fmt.Errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
-		case err != nil:
-			err = fmt.Errorf("job %s in %s: %w", id, path, err)
-		default:
-			if j, err = h.At(*version); err != nil {
-				err = fmt.Errorf("job %s in %s: %w", id, path, err)
-			}
+		if h, err = loadHistory(ctx, st, path, id); err == nil {
+			j, err = h.At(*version)
+			err = jobError(err, path, id)
 		}
 	}
 	if err != nil {

@@ -33,23 +33,6 @@ func summaryLine(j job.Job, took time.Duration) string {
 	return b.String()
 }
 
-// clip cuts s to 60 bytes, marking the cut, and quotes it if it holds
-// control characters, so that it stays on one line.
-func clip(s string) string {
-	const max = 60
-	cut := len(s) > max
-	if cut {
-		s = s[:max]
-	}
-	if strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		s = fmt.Sprintf("%q", s)
-	}
-	if cut {
-		s += "..."
-	}
-	return s
-}
-
 // statusStyle is how a status is coloured in dot and mermaid.
 type statusStyle struct{ fill, stroke string }
 
@@ -109,7 +92,7 @@ func labelLines(n job.NodeInfo) []string {
 	}
 	lines = append(lines, st)
 	if n.Kind == ast.KindAct && n.Status == job.StatusFailed {
-		lines = append(lines, clip(n.Error))
+		lines = append(lines, job.Clip(n.Error))
 	}
 	return lines
 }

@@ -66,11 +66,25 @@ func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, err
 // loadJob loads a job, with a message that names the job and the store.
 func loadJob(ctx context.Context, st store.Store, path string, id job.ID) (job.Job, error) {
 	j, err := st.Load(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return job.Job{}, fmt.Errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
+	return j, jobError(err, path, id)
+}
+
+// loadHistory loads a job's history, with a message that names the job and
+// the store.
+func loadHistory(ctx context.Context, st store.Store, path string, id job.ID) (store.History, error) {
+	h, err := st.History(ctx, id)
+	return h, jobError(err, path, id)
+}
+
+// jobError names the job and the store in err, and says how to list the
+// jobs when there is no such job.
+func jobError(err error, path string, id job.ID) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
+	default:
+		return fmt.Errorf("job %s in %s: %w", id, path, err)
 	}
-	if err != nil {
-		return job.Job{}, fmt.Errorf("job %s in %s: %w", id, path, err)
-	}
-	return j, nil
 }

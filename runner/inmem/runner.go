@@ -214,10 +214,15 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 	if r.isClosed() {
 		return ErrClosed
 	}
+	checked := map[job.ID]bool{}
 	for _, res := range results {
+		if checked[res.JobID] {
+			continue
+		}
 		if _, err := r.o.Store.Load(ctx, res.JobID); err != nil {
 			return fmt.Errorf("inmem: deliver result for %s %s: %w", res.JobID, res.ActionID, err)
 		}
+		checked[res.JobID] = true
 	}
 	r.recovering.RLock()
 	defer r.recovering.RUnlock()
