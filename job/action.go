@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,15 +16,29 @@ import (
 // a result finds its node without any global counter, and the same job
 // always names the same action the same way.
 type Action struct {
-	JobID   ID
-	ID      string // path#attempt
-	Name    string // the action name in the workflow
-	Payload []byte // JSON from the workflow, or nil; shared, do not modify
-	Attempt int    // 1 for the first dispatch
+	JobID       ID
+	Incarnation uint64 // the job's incarnation (WithIncarnation)
+	ID          string // path#attempt
+	Name        string // the action name in the workflow
+	Payload     []byte // JSON from the workflow, or nil; shared, do not modify
+	Attempt     int    // 1 for the first dispatch
 }
 
-// Key returns "jobID/actionID", unique across jobs.
+// Key returns "jobID/actionID": unique across the jobs of a store, and
+// different for every attempt. Runners use it to dispatch an action once.
 func (a Action) Key() string { return string(a.JobID) + "/" + a.ID }
+
+// IdempotencyKey returns a key for the side effects of this action's leaf:
+// "jobID/incarnation/path", the incarnation in 16 hex digits. It is the
+// same for every attempt and every redelivery of the leaf, and differs for
+// a job made under the same ID after this one was deleted (when runners
+// give jobs an incarnation, as they do). Pass it to external systems that
+// deduplicate requests, since actions are delivered at least once.
+func (a Action) IdempotencyKey() string {
+	const digits = "0000000000000000"
+	inc := strconv.FormatUint(a.Incarnation, 16)
+	return string(a.JobID) + "/" + digits[len(inc):] + inc + "/" + ast.ShowPath(a.Path())
+}
 
 // Path returns the path of the action's node ("" for the root).
 func (a Action) Path() string {
@@ -48,6 +63,15 @@ func (a Action) Fail(message string) Result {
 	}
 	return Result{JobID: a.JobID, ActionID: a.ID, Error: message}
 }
+
+// ErrWrongJob is wrapped by the error Restart returns for a result whose
+// JobID names another job: a runner routed it wrongly. Nothing is applied.
+var ErrWrongJob = errors.New("job: result belongs to another job")
+
+type wrongJobError struct{ msg string }
+
+func (e *wrongJobError) Error() string        { return e.msg }
+func (e *wrongJobError) Is(target error) bool { return target == ErrWrongJob }
 
 // Result reports how an action ended. It failed when Error is not empty.
 type Result struct {

@@ -39,7 +39,8 @@ func badNew(t *testing.T) (job.Job, []job.Action) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, acts, err := job.New("j", w)
+	trJ, err := job.New("j", w)
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,17 +55,20 @@ func TestBadResultForAnotherJob(t *testing.T) {
 		{stray},
 		{acts[0].Succeed(nil), stray, acts[1].Fail("x")},
 	} {
-		next, more, err := job.Restart(j, batch)
+		trNext, err := job.Restart(j, batch)
 		if err == nil {
 			t.Fatalf("Restart accepted a result of another job")
+		}
+		if !errors.Is(err, job.ErrWrongJob) {
+			t.Errorf("error %q does not wrap job.ErrWrongJob", err)
 		}
 		for _, want := range []string{"job j:", `"other-job"`, acts[0].ID} {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("error %q does not name %s", err, want)
 			}
 		}
-		if len(more) != 0 || next.Version() != j.Version() || !bytes.Equal(propEnc(t, next), before) {
-			t.Fatalf("a batch with a stray result applied something: v%d, %d actions", next.Version(), len(more))
+		if trNext.Changed() || len(trNext.Actions) != 0 || len(trNext.Ignored) != 0 {
+			t.Fatalf("a batch with a stray result returned a transition: %+v", trNext)
 		}
 	}
 	if !bytes.Equal(propEnc(t, j), before) {
@@ -74,7 +78,7 @@ func TestBadResultForAnotherJob(t *testing.T) {
 
 func TestBadZeroJob(t *testing.T) {
 	var zero job.Job
-	if _, _, err := job.Restart(zero, nil); err == nil || !strings.Contains(err.Error(), "zero Job") {
+	if _, err := job.Restart(zero, nil); err == nil || !strings.Contains(err.Error(), "zero Job") {
 		t.Errorf("Restart of a zero Job: %v", err)
 	}
 	if _, err := job.Encode(zero); err == nil || !strings.Contains(err.Error(), "zero Job") {
@@ -86,7 +90,7 @@ func TestBadZeroJob(t *testing.T) {
 	if got := job.Describe(zero); got != "job <zero>\n" {
 		t.Errorf("Describe of a zero Job = %q", got)
 	}
-	if zero.Done() || zero.Status() != job.StatusIdle || zero.Outstanding() != 0 {
+	if zero.Done() || zero.Status() != job.StatusIdle || zero.Running() != 0 || len(zero.Outstanding()) != 0 {
 		t.Errorf("zero Job reports %s, done %v", zero.Status(), zero.Done())
 	}
 	zero.Walk(func(job.NodeInfo) bool { t.Errorf("Walk of a zero Job called f"); return false })
@@ -108,7 +112,8 @@ func TestBadJobID(t *testing.T) {
 		{"a\u00a0b", `has '\u00a0' at byte 1`},
 	}
 	for _, tc := range tests {
-		_, acts, err := job.New(tc.id, w)
+		tr, err := job.New(tc.id, w)
+		acts := tr.Actions
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("New(%q): %v, want an error containing %q", tc.id, err, tc.want)
 		}
@@ -137,7 +142,8 @@ func TestBadTreeToNew(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			j, acts, err := job.New("j-1", tc.n)
+			trJ, err := job.New("j-1", tc.n)
+			j, acts := trJ.Job, trJ.Actions
 			if err == nil {
 				t.Fatalf("New accepted an invalid tree")
 			}
@@ -186,15 +192,16 @@ func TestBadResultIDs(t *testing.T) {
 	for _, tc := range tests {
 		batch = append(batch, job.Result{JobID: "j", ActionID: tc.id})
 	}
-	next, acts, err := job.Restart(j, batch)
+	trNext, err := job.Restart(j, batch)
+	next, acts := trNext.Job, trNext.Actions
 	if err != nil || len(acts) != 0 || next.Version() != j.Version() {
 		t.Fatalf("Restart: %v, %d actions, v%d", err, len(acts), next.Version())
 	}
-	if len(next.Ignored()) != len(tests) {
-		t.Fatalf("%d results ignored, want %d: %v", len(next.Ignored()), len(tests), next.Ignored())
+	if len(trNext.Ignored) != len(tests) {
+		t.Fatalf("%d results ignored, want %d: %v", len(trNext.Ignored), len(tests), trNext.Ignored)
 	}
 	details := map[string]job.Ignored{}
-	for _, ig := range next.Ignored() {
+	for _, ig := range trNext.Ignored {
 		details[ig.Result.ActionID] = ig
 	}
 	for _, tc := range tests {
@@ -228,7 +235,10 @@ func TestBadDecode(t *testing.T) {
 		{"format 0", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":0`, 1), false, "format 0"},
 		{"format negative", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":-1`, 1), false, "format -1"},
 		{"format string", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":"1"`, 1), false, "format"},
-		{"future format", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":2`, 1), true, "format 2 (this baton reads up to 1)"},
+		{"future format", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":3`, 1), true, "format 3 (this baton reads up to 2)"},
+		{"incarnation in format 1", strings.Replace(badDoc(badRunning, ""), `"id":"j",`, `"id":"j","incarnation":7,`, 1), false, "incarnation 7 in format 1"},
+		{"incarnation 0 in format 2", strings.Replace(strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":2`, 1), `"id":"j",`, `"id":"j","incarnation":0,`, 1), false, "incarnation 0 in format 2"},
+		{"negative incarnation", strings.Replace(strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":2`, 1), `"id":"j",`, `"id":"j","incarnation":-1,`, 1), false, "incarnation"},
 		{"far future format", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":9999`, 1), true, "format 9999"},
 		{"unknown field", strings.Replace(badDoc(badRunning, ""), `"version":3`, `"version":3,"owner":"me"`, 1), false, `unknown field "owner"`},
 		{"trailing data", badDoc(badRunning, "") + ` {}`, false, "data after the job"},
@@ -314,7 +324,7 @@ func badWantDecodeError(t *testing.T, j job.Job, err error, future bool, want st
 // TestBadDecodeTruncated cuts a real encoding at every byte: every prefix
 // is corrupt, and none makes Decode panic.
 func TestBadDecodeTruncated(t *testing.T) {
-	j, err := goldenPlay("cut", ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", nil)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil)))),
+	j, err := goldenPlay(nil, "cut", ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", nil)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil)))),
 		map[string]string{"par[0].seq[0]#1": `ok:{"x":1}`, "par[1].body#1": "fail:no"})
 	if err != nil {
 		t.Fatal(err)
@@ -383,11 +393,9 @@ func TestBadVersionOverflow(t *testing.T) {
 	if err != nil {
 		return // refusing the version is a fine answer
 	}
-	_, acts, err := job.Restart(j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next, _, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
+	acts := j.Outstanding()
+	trNext, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
+	next := trNext.Job
 	if err != nil {
 		return // refusing to go past the last version is a fine answer too
 	}
@@ -404,7 +412,8 @@ func TestBadVersionOverflow(t *testing.T) {
 // Encode/Decode unchanged, or a stored job and the live one differ.
 func TestBadErrorMessageNotUTF8(t *testing.T) {
 	j, acts := badNew(t)
-	j, _, err := job.Restart(j, []job.Result{acts[1].Fail("disk \xff\xfe full")})
+	trJ, err := job.Restart(j, []job.Result{acts[1].Fail("disk \xff\xfe full")})
+	j = trJ.Job
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,15 +433,17 @@ func TestBadErrorMessageNotUTF8(t *testing.T) {
 // TestBadReplay feeds Replay broken journals.
 func TestBadReplay(t *testing.T) {
 	origin, acts := badNew(t)
-	j1, more, err := job.Restart(origin, []job.Result{acts[0].Succeed(nil)})
+	trJ1, err := job.Restart(origin, []job.Result{acts[0].Succeed(nil)})
+	j1, more := trJ1.Job, trJ1.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
-	j2, _, err := job.Restart(j1, []job.Result{more[0].Succeed(nil), acts[1].Succeed(nil)})
+	trJ2, err := job.Restart(j1, []job.Result{more[0].Succeed(nil), acts[1].Succeed(nil)})
+	j2 := trJ2.Job
 	if err != nil || !j2.Done() {
 		t.Fatalf("%v %s", err, j2)
 	}
-	s1, s2 := j1.Step(), j2.Step()
+	s1, s2 := trJ1.Step, trJ2.Step
 	if got, err := job.Replay(origin, []job.Step{s1, s2}); err != nil || !bytes.Equal(propEnc(t, got), propEnc(t, j2)) {
 		t.Fatalf("the good journal: %v", err)
 	}

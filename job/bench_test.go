@@ -1,7 +1,6 @@
 package job_test
 
 import (
-	"encoding/json"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -149,7 +148,8 @@ type benchRunner struct {
 
 func benchNewRunner(tb testing.TB, root ast.Node) *benchRunner {
 	tb.Helper()
-	j, acts, err := job.New("bench", root)
+	trJ, err := job.New("bench", root)
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -182,9 +182,10 @@ func (r *benchRunner) next(tb testing.TB) {
 	} else {
 		r.results[0] = a.Succeed(benchOutput)
 	}
-	j, acts, err := job.Restart(r.j, r.results[:])
+	trJ, err := job.Restart(r.j, r.results[:])
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil || j.Version() != r.j.Version()+1 {
-		tb.Fatalf("Restart of %s at v%d: err %v, version %d, ignored %v", a.ID, r.j.Version(), err, j.Version(), j.Ignored())
+		tb.Fatalf("Restart of %s at v%d: err %v, version %d, ignored %v", a.ID, r.j.Version(), err, j.Version(), trJ.Ignored)
 	}
 	r.j = j
 	r.applied++
@@ -260,7 +261,7 @@ func BenchmarkNew(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := job.New("bench", root); err != nil {
+		if _, err := job.New("bench", root); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -270,7 +271,8 @@ func BenchmarkNew(b *testing.B) {
 // applied as one batch.
 func benchMidFlight(tb testing.TB, n int) job.Job {
 	tb.Helper()
-	j, acts, err := job.New("bench", benchParTree(n))
+	trJ, err := job.New("bench", benchParTree(n))
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -278,11 +280,11 @@ func benchMidFlight(tb testing.TB, n int) job.Job {
 	for i := range rs {
 		rs[i] = acts[i].Succeed(benchOutput)
 	}
-	j, _, err = job.Restart(j, rs)
-	if err != nil || len(j.Ignored()) > 0 {
-		tb.Fatalf("Restart: %v, %d ignored", err, len(j.Ignored()))
+	trJ, err = job.Restart(j, rs)
+	if err != nil || len(trJ.Ignored) > 0 {
+		tb.Fatalf("Restart: %v, %d ignored", err, len(trJ.Ignored))
 	}
-	return j
+	return trJ.Job
 }
 
 // BenchmarkEncode measures a snapshot of a mid-flight par of 100,000 leaves.
@@ -320,7 +322,7 @@ func BenchmarkDecode(b *testing.B) {
 
 // TestStepBytes checks that what a store appends per result does not grow
 // with the tree: in a par of 100,000 leaves the step record of one result,
-// JSON-encoded as a store would append it, is at least 1000 times smaller
+// as EncodeStep writes it for a store to append, is at least 1000 times smaller
 // than the full encoding of the job, at the first, a middle and the last
 // result.
 func TestStepBytes(t *testing.T) {
@@ -328,22 +330,19 @@ func TestStepBytes(t *testing.T) {
 		t.Skip("builds a job of 100,000 leaves")
 	}
 	const n = 100000
-	j, acts, err := job.New("bench", benchParTree(n))
+	trJ, err := job.New("bench", benchParTree(n))
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
 	one := func(i int) int {
 		t.Helper()
-		var err error
-		j, _, err = job.Restart(j, []job.Result{acts[i].Succeed(benchOutput)})
-		if err != nil || len(j.Ignored()) > 0 || len(j.Step().Results) != 1 {
-			t.Fatalf("Restart of %s: %v, ignored %v, step %v", acts[i].ID, err, j.Ignored(), j.Step())
+		tr, err := job.Restart(j, []job.Result{acts[i].Succeed(benchOutput)})
+		if err != nil || len(tr.Ignored) > 0 || len(tr.Step.Results) != 1 {
+			t.Fatalf("Restart of %s: %v, ignored %v, step %v", acts[i].ID, err, tr.Ignored, tr.Step)
 		}
-		step, err := json.Marshal(j.Step())
-		if err != nil {
-			t.Fatal(err)
-		}
-		return len(step)
+		j = tr.Job
+		return len(job.EncodeStep(tr.Step))
 	}
 	batch := func(from, to int) {
 		t.Helper()
@@ -351,10 +350,11 @@ func TestStepBytes(t *testing.T) {
 		for _, a := range acts[from:to] {
 			rs = append(rs, a.Succeed(benchOutput))
 		}
-		var err error
-		if j, _, err = job.Restart(j, rs); err != nil || len(j.Ignored()) > 0 {
-			t.Fatalf("Restart of [%d, %d): %v, %d ignored", from, to, err, len(j.Ignored()))
+		tr, err := job.Restart(j, rs)
+		if err != nil || len(tr.Ignored) > 0 {
+			t.Fatalf("Restart of [%d, %d): %v, %d ignored", from, to, err, len(tr.Ignored))
 		}
+		j = tr.Job
 	}
 	full := func() int {
 		t.Helper()

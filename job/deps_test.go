@@ -11,7 +11,7 @@ import (
 // or reflect-heavy machinery that would let a clock, randomness or I/O in.
 var allowed = map[string]map[string]bool{
 	"github.com/batonwf/baton/ast": set("bytes", "encoding/json", "errors", "fmt", "sort", "strconv", "strings"),
-	"github.com/batonwf/baton/job": set("github.com/batonwf/baton/ast", "bytes", "cmp", "encoding/json", "errors", "fmt",
+	"github.com/batonwf/baton/job": set("github.com/batonwf/baton/ast", "bytes", "cmp", "encoding/binary", "encoding/json", "errors", "fmt", "hash/crc32",
 		"slices", "sort", "strconv", "strings", "unicode", "unicode/utf8"),
 }
 

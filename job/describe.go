@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -79,11 +80,18 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 // Clip cuts s to 60 bytes, marks the cut, and quotes control characters,
 // so that it prints on one line. Describe clips payloads, outputs and
 // errors with it; tools that print job data beside Describe use it too.
-func Clip(s string) string {
-	const max = 60
+func Clip(s string) string { return clip(s, 60) }
+
+// clip cuts s to at most max bytes, at a rune boundary, marks the cut and
+// quotes control characters.
+func clip(s string, max int) string {
 	cut := len(s) > max
 	if cut {
-		s = s[:max]
+		n := max
+		for n > 0 && n > max-utf8.UTFMax && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
 	}
 	s = oneLine(s)
 	if cut {

@@ -10,10 +10,14 @@ import (
 	"github.com/batonwf/baton/ast"
 )
 
-// Format is the version of the job encoding this package writes. Decode
-// reads it and every older format, and refuses newer ones with
-// ErrFutureFormat.
-const Format = 1
+// Format is the newest version of the job encoding this package writes.
+// Encode writes the oldest format that can hold the job, so that an older
+// baton can read every job that uses nothing it lacks. Decode reads every
+// format up to Format and refuses newer ones with ErrFutureFormat.
+//
+//	1  the first format
+//	2  adds "incarnation" (WithIncarnation), written when it is not 0
+const Format = 2
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -24,7 +28,7 @@ var (
 // Encode returns the canonical encoding of j: the same job always encodes
 // to the same bytes. The form is JSON:
 //
-//	{"format":1,"id":ID,"version":V,"workflow":NODE,
+//	{"format":F,"id":ID,["incarnation":N,]"version":V,"workflow":NODE,
 //	 "nodes":[[index,status,out,attempt,pos,done,nfail,cause,others],...],
 //	 "results":[{"node":index,"output":JSON,"error":MSG},...]}
 //
@@ -38,10 +42,18 @@ func Encode(j Job) ([]byte, error) {
 	}
 	workflow := ast.AppendJSON(nil, j.t.root)
 	b := make([]byte, 0, 64+len(workflow)+16*len(j.t.nodes))
+	format := 1
+	if j.inc != 0 {
+		format = 2
+	}
 	b = append(b, `{"format":`...)
-	b = strconv.AppendInt(b, Format, 10)
+	b = strconv.AppendInt(b, int64(format), 10)
 	b = append(b, `,"id":`...)
 	b = appendString(b, string(j.id))
+	if j.inc != 0 {
+		b = append(b, `,"incarnation":`...)
+		b = strconv.AppendUint(b, j.inc, 10)
+	}
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, j.version, 10)
 	b = append(b, `,"workflow":`...)
@@ -106,6 +118,7 @@ func appendString(b []byte, s string) []byte {
 type encoded struct {
 	Format   *int            `json:"format"`
 	ID       ID              `json:"id"`
+	Inc      *uint64         `json:"incarnation"`
 	Version  uint64          `json:"version"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
@@ -148,6 +161,13 @@ func Decode(data []byte) (Job, error) {
 	}
 	if enc.Version < 1 {
 		return corrupt("version %d", enc.Version)
+	}
+	var inc uint64
+	if enc.Inc != nil {
+		if *enc.Format < 2 || *enc.Inc == 0 {
+			return corrupt("incarnation %d in format %d (format 2 holds incarnations other than 0)", *enc.Inc, *enc.Format)
+		}
+		inc = *enc.Inc
 	}
 	var root ast.Node
 	if err := root.UnmarshalJSON(enc.Workflow); err != nil {
@@ -201,8 +221,7 @@ func Decode(data []byte) (Job, error) {
 		}
 		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error}})
 	}
-	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results}
-	j.step = Step{Version: j.version}
+	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results, inc: inc}
 	if err := j.check(); err != nil {
 		return corrupt("%v", err)
 	}

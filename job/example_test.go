@@ -16,11 +16,12 @@ func Example() {
 		ast.Seq(ast.Act("log", "b"), ast.Act("log", "c")),
 		ast.Try(ast.Act("log", "d"), ast.Rescue(ast.Act("log", "e")), ast.Finally(ast.Act("log", "f"))),
 	)
-	j, actions, err := job.New("j1", w)
-	for err == nil && !j.Done() {
-		// A real runner stores j here, BEFORE dispatching the actions.
+	tr, err := job.New("j1", w)
+	for err == nil && !tr.Job.Done() {
+		// A real runner stores tr.Job here, BEFORE dispatching tr.Actions.
+		j := tr.Job
 		var results []job.Result
-		for _, a := range actions {
+		for _, a := range tr.Actions {
 			fmt.Printf("v%d run %s %s %s\n", j.Version(), a.ID, a.Name, a.Payload)
 			if string(a.Payload) == `"d"` {
 				results = append(results, a.Fail("disk full"))
@@ -28,13 +29,13 @@ func Example() {
 				results = append(results, a.Succeed(nil))
 			}
 		}
-		j, actions, err = job.Restart(j, results)
+		tr, err = job.Restart(j, results)
 	}
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Print(job.Describe(j))
+	fmt.Print(job.Describe(tr.Job))
 	// Output:
 	// v1 run par[0]#1 log "a"
 	// v1 run par[1].seq[0]#1 log "b"
@@ -57,17 +58,17 @@ func Example() {
 // New validates the workflow and returns the job at version 1 with the
 // first actions to dispatch.
 func ExampleNew() {
-	j, actions, err := job.New("order-7", ast.Seq(ast.Act("charge", map[string]int{"cents": 500}), ast.Act("ship", nil)))
+	tr, err := job.New("order-7", ast.Seq(ast.Act("charge", map[string]int{"cents": 500}), ast.Act("ship", nil)))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(j)
-	for _, a := range actions {
+	fmt.Println(tr.Job)
+	for _, a := range tr.Actions {
 		fmt.Println(a.Key(), a.Name, string(a.Payload))
 	}
 
-	_, _, err = job.New("order-8", ast.Seq())
+	_, err = job.New("order-8", ast.Seq())
 	fmt.Println(err)
 	// Output:
 	// job order-7 v1 running, 1 outstanding
@@ -80,15 +81,15 @@ func ExampleNew() {
 // nothing is dispatched. Results that cannot apply are reported, not
 // errors.
 func ExampleRestart() {
-	j, acts, _ := job.New("j2", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
-	a, c := acts[0], acts[1]
-	j, acts, err := job.Restart(j, []job.Result{a.Succeed(nil), c.Fail("boom"), a.Succeed(nil)})
+	tr, _ := job.New("j2", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
+	a, c := tr.Actions[0], tr.Actions[1]
+	tr, err := job.Restart(tr.Job, []job.Result{a.Succeed(nil), c.Fail("boom"), a.Succeed(nil)})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(len(acts), "actions;", j)
-	for _, ig := range j.Ignored() {
+	fmt.Println(len(tr.Actions), "actions;", tr.Job)
+	for _, ig := range tr.Ignored {
 		fmt.Println("ignored", ig)
 	}
 	// Output:
@@ -96,12 +97,12 @@ func ExampleRestart() {
 	// ignored par[0].seq[0]#1: duplicate
 }
 
-// Recovery after a crash: the stored job is decoded and Restart(job, nil)
-// re-emits exactly the actions still outstanding.
+// Recovery after a crash: the stored job is decoded and Outstanding lists
+// exactly the actions to dispatch again.
 func ExampleDecode() {
-	j, acts, _ := job.New("j3", ast.Par(ast.Act("a", nil), ast.Seq(ast.Act("b", nil), ast.Act("c", nil))))
-	j, _, _ = job.Restart(j, []job.Result{acts[1].Succeed(nil)}) // b done, c dispatched
-	stored, _ := job.Encode(j)
+	tr, _ := job.New("j3", ast.Par(ast.Act("a", nil), ast.Seq(ast.Act("b", nil), ast.Act("c", nil))))
+	tr, _ = job.Restart(tr.Job, []job.Result{tr.Actions[1].Succeed(nil)}) // b done, c dispatched
+	stored, _ := job.Encode(tr.Job)
 
 	// ... the runner crashes, and comes back ...
 	loaded, err := job.Decode(stored)
@@ -109,9 +110,8 @@ func ExampleDecode() {
 		fmt.Println(err)
 		return
 	}
-	loaded, acts, _ = job.Restart(loaded, nil)
 	fmt.Println(loaded)
-	for _, a := range acts {
+	for _, a := range loaded.Outstanding() {
 		fmt.Println("redispatch", a.ID)
 	}
 	// Output:

@@ -28,17 +28,27 @@ var goldenUpdate = flag.Bool("update-golden", false, "write the golden job files
 
 const goldenDir = "testdata/golden"
 
-// goldenCase builds one mid-flight job with the current code.
+// goldenCase builds one mid-flight job with the current code. Each case is
+// kept at every format: built with the options that make Encode write that
+// format (goldenFormats).
 type goldenCase struct {
 	name  string
 	about string
-	build func() (job.Job, error)
+	build func(opts ...job.Option) (job.Job, error)
+}
+
+// goldenFormats gives, for every format Encode writes, the options that
+// make a job need it.
+var goldenFormats = map[int][]job.Option{
+	1: nil,
+	2: {job.WithIncarnation(0x5eed_0f_ba70)},
 }
 
 // goldenPlay starts w and applies the batches in turn; each batch maps an
 // action ID to its outcome: "ok", "ok:OUTPUT" or "fail:MESSAGE".
-func goldenPlay(id job.ID, w ast.Node, batches ...map[string]string) (job.Job, error) {
-	j, acts, err := job.New(id, w)
+func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]string) (job.Job, error) {
+	trJ, err := job.New(id, w, opts...)
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		return job.Job{}, err
 	}
@@ -70,12 +80,13 @@ func goldenPlay(id job.ID, w ast.Node, batches ...map[string]string) (job.Job, e
 				return job.Job{}, fmt.Errorf("batch %d: bad outcome %q", i, v)
 			}
 		}
-		j, acts, err = job.Restart(j, rs)
+		trJ, err := job.Restart(j, rs)
+		j, acts = trJ.Job, trJ.Actions
 		if err != nil {
 			return job.Job{}, err
 		}
-		if len(j.Ignored()) > 0 {
-			return job.Job{}, fmt.Errorf("batch %d: ignored %v", i, j.Ignored())
+		if len(trJ.Ignored) > 0 {
+			return job.Job{}, fmt.Errorf("batch %d: ignored %v", i, trJ.Ignored)
 		}
 		for _, a := range acts {
 			out[a.ID] = a
@@ -91,8 +102,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "running",
 			about: "a par with a seq, a try and an action, two steps in, three actions outstanding",
-			build: func() (job.Job, error) {
-				return goldenPlay("order-7", ast.Par(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "order-7", ast.Par(
 					ast.Seq(a("check.stock", map[string]string{"sku": "A1"}), a("reserve", map[string]any{"sku": "A1", "n": 2})),
 					ast.Try(a("charge", map[string]int{"cents": 500}), ast.Rescue(a("refund", nil)), ast.Finally(a("release", nil))),
 					a("email.send", "confirm"),
@@ -102,8 +113,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "failed",
 			about: "a seq whose par failed: a finished failed job, with an output that is not JSON",
-			build: func() (job.Job, error) {
-				return goldenPlay("batch-42", ast.Seq(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "batch-42", ast.Seq(
 					a("fetch", "s3://bucket/key"),
 					ast.Par(a("resize", 640), a("resize", 1280), a("thumb", nil)),
 					a("publish", nil),
@@ -117,8 +128,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "succeeded",
 			about: "a try whose body succeeded and whose finally ran: a finished job",
-			build: func() (job.Job, error) {
-				return goldenPlay("deploy-1", ast.Try(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "deploy-1", ast.Try(
 					ast.Seq(a("build", map[string]string{"ref": "v1.2.3"}), a("push", nil)),
 					ast.Rescue(a("rollback", nil)),
 					ast.Finally(a("notify", "#ops")),
@@ -132,8 +143,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "in-finally",
 			about: "a try whose body failed and whose rescue succeeded, now inside its finally, beside a running action",
-			build: func() (job.Job, error) {
-				return goldenPlay("sync-3", ast.Par(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "sync-3", ast.Par(
 					ast.Try(ast.Seq(a("lock", nil), a("copy", nil)), ast.Rescue(a("repair", nil)),
 						ast.Finally(a("unlock", nil), a("audit", nil))),
 					a("heartbeat", nil),
@@ -148,8 +159,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "frozen-par",
 			about: "a par frozen by a failed child: one sibling cancelled, others still in flight, one inside a try whose finally must still run",
-			build: func() (job.Job, error) {
-				return goldenPlay("fan-9", ast.Par(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "fan-9", ast.Par(
 					ast.Seq(a("a", nil), a("b", nil)),
 					ast.Try(a("c", nil), ast.Finally(a("cleanup", nil))),
 					a("e", nil),
@@ -160,8 +171,8 @@ func goldenCases() []goldenCase {
 		{
 			name:  "cancelled-rescue",
 			about: "a try whose body failed under a frozen par: its rescue was cancelled and its finally runs",
-			build: func() (job.Job, error) {
-				return goldenPlay("pay-5", ast.Par(
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "pay-5", ast.Par(
 					a("fraud.check", nil),
 					ast.Try(ast.Seq(a("charge", 100), a("capture", nil)), ast.Rescue(a("refund", nil)), ast.Finally(a("receipt", nil))),
 				),
@@ -173,21 +184,21 @@ func goldenCases() []goldenCase {
 		{
 			name:  "root-act",
 			about: "a workflow of a single action, outstanding",
-			build: func() (job.Job, error) {
-				return goldenPlay("single", a("ping", nil))
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "single", a("ping", nil))
 			},
 		},
 	}
 }
 
-func goldenBase(name string) string {
-	return filepath.Join(goldenDir, fmt.Sprintf("f%d-%s", job.Format, name))
+func goldenBase(format int, name string) string {
+	return filepath.Join(goldenDir, fmt.Sprintf("f%d-%s", format, name))
 }
 
-// goldenWriteMissing writes the files of c that do not exist yet.
-func goldenWriteMissing(t *testing.T, c goldenCase) {
+// goldenWriteMissing writes the files of c at format that do not exist yet.
+func goldenWriteMissing(t *testing.T, c goldenCase, format int) {
 	t.Helper()
-	j, err := c.build()
+	j, err := c.build(goldenFormats[format]...)
 	if err != nil {
 		t.Fatalf("%s: build: %v", c.name, err)
 	}
@@ -198,7 +209,7 @@ func goldenWriteMissing(t *testing.T, c goldenCase) {
 	if err := os.MkdirAll(goldenDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	base := goldenBase(c.name)
+	base := goldenBase(format, c.name)
 	for path, data := range map[string][]byte{
 		base + ".json":         append(enc, '\n'),
 		base + ".describe.txt": []byte(job.Describe(j)),
@@ -220,16 +231,18 @@ func goldenWriteMissing(t *testing.T, c goldenCase) {
 // every action succeeding.
 func TestGolden(t *testing.T) {
 	if *goldenUpdate {
-		for _, c := range goldenCases() {
-			goldenWriteMissing(t, c)
+		for format := range goldenFormats {
+			for _, c := range goldenCases() {
+				goldenWriteMissing(t, c, format)
+			}
 		}
 	}
 	files, err := filepath.Glob(filepath.Join(goldenDir, "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) < len(goldenCases()) {
-		t.Fatalf("%d golden jobs in %s, want at least %d (run with -update-golden to write missing ones)", len(files), goldenDir, len(goldenCases()))
+	if want := len(goldenCases()) * len(goldenFormats); len(files) < want {
+		t.Fatalf("%d golden jobs in %s, want at least %d (run with -update-golden to write missing ones)", len(files), goldenDir, want)
 	}
 	for _, file := range files {
 		name := strings.TrimSuffix(filepath.Base(file), ".json")
@@ -265,16 +278,13 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// goldenFinish recovers j as a runner would (Restart with no results),
-// then answers every outstanding action with success until the job ends.
+// goldenFinish recovers j as a runner would (Outstanding), then answers
+// every outstanding action with success until the job ends.
 func goldenFinish(t *testing.T, j job.Job) {
 	t.Helper()
-	j, out, err := job.Restart(j, nil)
-	if err != nil {
-		t.Fatalf("recovery: %v", err)
-	}
-	if len(out) != j.Outstanding() {
-		t.Fatalf("recovery re-emitted %d actions, job has %d outstanding", len(out), j.Outstanding())
+	out := j.Outstanding()
+	if len(out) != j.Running() {
+		t.Fatalf("recovery lists %d actions, job has %d running", len(out), j.Running())
 	}
 	for step := 0; !j.Done(); step++ {
 		if step > 100 || len(out) == 0 {
@@ -284,20 +294,21 @@ func goldenFinish(t *testing.T, j job.Job) {
 		for _, a := range out {
 			rs = append(rs, a.Succeed(nil))
 		}
-		next, more, err := job.Restart(j, rs)
+		trNext, err := job.Restart(j, rs)
+		next, more := trNext.Job, trNext.Actions
 		if err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
 		if err := job.Check(next); err != nil {
 			t.Fatalf("step %d: Check: %v", step, err)
 		}
-		if len(next.Ignored()) > 0 || next.Version() != j.Version()+1 {
-			t.Fatalf("step %d: ignored %v, version %d -> %d", step, next.Ignored(), j.Version(), next.Version())
+		if len(trNext.Ignored) > 0 || next.Version() != j.Version()+1 {
+			t.Fatalf("step %d: ignored %v, version %d -> %d", step, trNext.Ignored, j.Version(), next.Version())
 		}
 		j, out = next, more
 	}
-	if j.Outstanding() != 0 {
-		t.Fatalf("finished with %d outstanding", j.Outstanding())
+	if j.Running() != 0 || len(j.Outstanding()) != 0 {
+		t.Fatalf("finished with %d running", j.Running())
 	}
 	if _, err := job.Decode(propEnc(t, j)); err != nil {
 		t.Fatalf("the finished job does not decode: %v", err)
@@ -305,29 +316,42 @@ func goldenFinish(t *testing.T, j job.Job) {
 }
 
 // TestGoldenWriterUnchanged checks that the current code still writes, for
-// the same history, exactly the golden bytes of the current format. A
+// the same history, exactly the golden bytes of every format it writes. A
 // difference means the encoding changed: raise job.Format and add new
 // golden files instead of rewriting these.
 func TestGoldenWriterUnchanged(t *testing.T) {
-	for _, c := range goldenCases() {
-		data, err := os.ReadFile(goldenBase(c.name) + ".json")
-		if errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s: no golden file at format %d (run go test ./job -run TestGolden -update-golden)", c.name, job.Format)
-			continue
-		} else if err != nil {
-			t.Fatal(err)
+	if len(goldenFormats) != job.Format {
+		t.Fatalf("goldenFormats covers %d formats, job.Format is %d: give the new format its options", len(goldenFormats), job.Format)
+	}
+	for format, opts := range goldenFormats {
+		for _, c := range goldenCases() {
+			goldenWriterCase(t, c, format, opts)
 		}
-		j, err := c.build()
-		if err != nil {
-			t.Fatalf("%s: build: %v", c.name, err)
-		}
-		enc, err := job.Encode(j)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(append(enc, '\n'), data) {
-			t.Errorf("%s: the same history now encodes differently:\nfile %s now %s", c.name, data, enc)
-		}
+	}
+}
+
+func goldenWriterCase(t *testing.T, c goldenCase, format int, opts []job.Option) {
+	t.Helper()
+	data, err := os.ReadFile(goldenBase(format, c.name) + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("%s: no golden file at format %d (run go test ./job -run TestGolden -update-golden)", c.name, format)
+		return
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.build(opts...)
+	if err != nil {
+		t.Fatalf("%s: build: %v", c.name, err)
+	}
+	enc, err := job.Encode(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(append(enc, '\n'), data) {
+		t.Errorf("%s at format %d: the same history now encodes differently:\nfile %s now %s", c.name, format, data, enc)
+	}
+	if !bytes.HasPrefix(enc, []byte(fmt.Sprintf(`{"format":%d,`, format))) {
+		t.Errorf("%s: built for format %d, encoded as %.20s", c.name, format, enc)
 	}
 }
 
@@ -335,7 +359,7 @@ func TestGoldenWriterUnchanged(t *testing.T) {
 // node, whatever the messages hold, so that golden files, logs and the CLI
 // can rely on its shape.
 func TestGoldenDescribeLines(t *testing.T) {
-	j, err := goldenPlay("lines", ast.Par(ast.Act("a", nil), ast.Act("b", nil)),
+	j, err := goldenPlay(nil, "lines", ast.Par(ast.Act("a", nil), ast.Act("b", nil)),
 		map[string]string{"par[0]#1": "fail:first line\nsecond line\r\nthird", "par[1]#1": "ok:\"multi\\nline\""})
 	if err != nil {
 		t.Fatal(err)

@@ -75,10 +75,7 @@ type Job struct {
 	results *resChunk // the results applied so far, newest first
 	running int       // leaves running (actions outstanding)
 	settled int       // leaves settled
-
-	// Set by the Restart that produced this Job; not encoded.
-	step    Step
-	ignored []Ignored
+	inc     uint64    // incarnation (WithIncarnation)
 }
 
 // ID returns the job's ID.
@@ -119,8 +116,24 @@ func (j Job) Progress() (settled, total int) {
 	return j.settled, j.t.leaves
 }
 
-// Outstanding returns the number of actions dispatched and not yet settled.
-func (j Job) Outstanding() int { return j.running }
+// Running returns the number of actions dispatched and not yet settled.
+func (j Job) Running() int { return j.running }
+
+// Outstanding returns the actions dispatched and not yet settled, in tree
+// order: what a runner dispatches again when it recovers the job after a
+// crash (a stored job does not say which of its actions reached a worker).
+// It visits only running subtrees, so it costs O(running work), not
+// O(tree). The returned actions are the caller's.
+func (j Job) Outstanding() []Action {
+	if j.t == nil {
+		return nil
+	}
+	return j.outstanding()
+}
+
+// Incarnation returns the number given to New with WithIncarnation, which
+// tells this job apart from others made under the same ID.
+func (j Job) Incarnation() uint64 { return j.inc }
 
 // Failure describes why a node, or a job, failed.
 type Failure struct {
@@ -130,8 +143,14 @@ type Failure struct {
 	Others  int    // further failures counted by the parallel nodes on the way
 }
 
+// maxFailureText bounds the message in a Failure's String: a failure is a
+// one-line summary, whatever its action returned.
+const maxFailureText = 200
+
+// String returns the failure on one line, its message clipped to 200
+// bytes: "par[1] (fail): boom (and 2 more failures)".
 func (f Failure) String() string {
-	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, oneLine(f.Message))
+	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, clip(f.Message, maxFailureText))
 	if f.Others > 0 {
 		s += fmt.Sprintf(" (and %d more failure", f.Others)
 		if f.Others > 1 {
@@ -174,16 +193,6 @@ func (j Job) failure(id int32, byRes []*result) Failure {
 	}
 	return f
 }
-
-// Step returns the record of the Restart that produced this job: the
-// results it applied and the version they produced. For a job made by New
-// or Decode, or returned by a Restart that applied nothing, the step has no
-// results and the job's version.
-func (j Job) Step() Step { return j.step }
-
-// Ignored returns the results that the Restart which produced this job did
-// not apply, each with the reason. The caller must not modify the slice.
-func (j Job) Ignored() []Ignored { return j.ignored }
 
 // NodeInfo is the state of one node, as given to Walk.
 type NodeInfo struct {

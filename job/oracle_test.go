@@ -629,7 +629,8 @@ func TestOracleExamples(t *testing.T) {
 // TestOracleBatchExample is the example of doc.go: for par(seq(a, b), c)
 // the batch {a: ok, c: failed} does not start b.
 func TestOracleBatchExample(t *testing.T) {
-	j, acts, err := job.New("doc", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
+	trJ, err := job.New("doc", ast.Par(ast.Seq(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil)))
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -640,7 +641,8 @@ func TestOracleBatchExample(t *testing.T) {
 		{acts[0].Succeed(nil), acts[1].Fail("no")},
 		{acts[1].Fail("no"), acts[0].Succeed(nil)},
 	} {
-		next, more, err := job.Restart(j, batch)
+		trNext, err := job.Restart(j, batch)
+		next, more := trNext.Job, trNext.Actions
 		if err != nil {
 			t.Fatal(err)
 		}

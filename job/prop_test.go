@@ -209,6 +209,8 @@ type propT interface {
 // and the actions outstanding after it, in dispatch order.
 type propStep struct {
 	Job     job.Job
+	Step    job.Step
+	Ignored []job.Ignored
 	Enc     []byte
 	Desc    string
 	Actions []job.Action
@@ -274,9 +276,9 @@ func propSortIgnored(ig []propIgnored) []propIgnored {
 	return ig
 }
 
-func propIgnoredOf(j job.Job) []propIgnored {
+func propIgnoredOf(tr job.Transition) []propIgnored {
 	var ig []propIgnored
-	for _, x := range j.Ignored() {
+	for _, x := range tr.Ignored {
 		ig = append(ig, propIgnored{x.Result.ActionID, x.Reason})
 	}
 	return propSortIgnored(ig)
@@ -353,7 +355,8 @@ func propExpect(c propCase, done bool, out []job.Action, dispatched map[string]j
 // encoded job re-emits exactly the outstanding actions.
 func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun {
 	t.Helper()
-	j, acts, err := job.New(propJobID, c.Tree)
+	trJ, err := job.New(propJobID, c.Tree)
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		t.Fatalf("New: %v\n%s", err, c)
 	}
@@ -361,8 +364,9 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 	dispatched := map[string]job.Action{}
 	var out []job.Action
 	var sent []job.Result
-	record := func(j job.Job, acts []job.Action, batch []job.Result) {
+	record := func(tr job.Transition, batch []job.Result) {
 		t.Helper()
+		j, acts := tr.Job, tr.Actions
 		for _, a := range acts {
 			if _, dup := dispatched[a.ID]; dup {
 				t.Fatalf("action %s dispatched twice\n%s", a.ID, c)
@@ -378,10 +382,10 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 			out = append(out, a)
 		}
 		propCheckJob(t, c, j, out, len(sent))
-		r.Steps = append(r.Steps, propStep{Job: j, Enc: propEnc(t, j), Desc: job.Describe(j), Actions: acts, Batch: batch,
+		r.Steps = append(r.Steps, propStep{Job: j, Step: tr.Step, Ignored: tr.Ignored, Enc: propEnc(t, j), Desc: job.Describe(j), Actions: acts, Batch: batch,
 			Out: append([]job.Action(nil), out...)})
 	}
-	record(j, acts, nil)
+	record(trJ, nil)
 	for !j.Done() {
 		if len(r.Steps) > 4*len(c.Leaves)+8 {
 			t.Fatalf("no end after %d steps\n%s", len(r.Steps), c)
@@ -392,7 +396,8 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 			in = propRoundTrip(t, j)
 		}
 		beforeEnc, beforeDesc := propEnc(t, in), job.Describe(in)
-		next, acts, err := job.Restart(in, batch)
+		trNext, err := job.Restart(in, batch)
+		next, acts := trNext.Job, trNext.Actions
 		if err != nil {
 			t.Fatalf("Restart: %v\n%s", err, c)
 		}
@@ -403,10 +408,10 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 			t.Fatalf("Restart modified its input job:\n%s", cmp.Diff(beforeDesc, d))
 		}
 		wantApplied, wantIgnored := propExpect(c, in.Done(), out, dispatched, batch)
-		if diff := cmp.Diff(wantIgnored, propIgnoredOf(next)); diff != "" {
+		if diff := cmp.Diff(wantIgnored, propIgnoredOf(trNext)); diff != "" {
 			t.Fatalf("ignored results (-want +got):\n%s\nbatch %v\n%s", diff, batch, c)
 		}
-		for _, ig := range next.Ignored() {
+		for _, ig := range trNext.Ignored {
 			if ig.Reason == job.IgnoredUnknown && ig.Detail == "" {
 				t.Fatalf("ignored unknown result %s without a detail", ig.Result.ActionID)
 			}
@@ -416,13 +421,13 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 				t.Fatalf("a batch that applied nothing changed the job: v%d -> v%d, %d actions", in.Version(), next.Version(), len(acts))
 			}
 		} else {
-			if next.Version() != in.Version()+1 || next.Step().Version != next.Version() {
-				t.Fatalf("version v%d -> v%d, step version %d", in.Version(), next.Version(), next.Step().Version)
+			if next.Version() != in.Version()+1 || trNext.Step.Version != next.Version() {
+				t.Fatalf("version v%d -> v%d, step version %d", in.Version(), next.Version(), trNext.Step.Version)
 			}
-			if diff := cmp.Diff(propSortedKeys(wantApplied), propSortedKeys(next.Step().Results)); diff != "" {
+			if diff := cmp.Diff(propSortedKeys(wantApplied), propSortedKeys(trNext.Step.Results)); diff != "" {
 				t.Fatalf("step results (-want +got):\n%s", diff)
 			}
-			propCheckCanonical(t, next)
+			propCheckCanonical(t, next, trNext.Step)
 		}
 		done := map[string]bool{}
 		for _, res := range wantApplied {
@@ -437,7 +442,7 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 		}
 		out = kept
 		j = next
-		record(j, acts, batch)
+		record(trNext, batch)
 	}
 	// Late results: everything again, and an action never dispatched.
 	late := append([]job.Result(nil), sent...)
@@ -447,14 +452,15 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 			break
 		}
 	}
-	after, acts, err := job.Restart(j, late)
+	trAfter, err := job.Restart(j, late)
+	after, acts := trAfter.Job, trAfter.Actions
 	if err != nil || len(acts) != 0 || after.Version() != j.Version() || !bytes.Equal(propEnc(t, after), propEnc(t, j)) {
 		t.Fatalf("late results changed a finished job: %v, %d actions, v%d -> v%d", err, len(acts), j.Version(), after.Version())
 	}
-	if len(after.Ignored()) != len(late) {
-		t.Fatalf("%d of %d late results reported ignored", len(after.Ignored()), len(late))
+	if len(trAfter.Ignored) != len(late) {
+		t.Fatalf("%d of %d late results reported ignored", len(trAfter.Ignored), len(late))
 	}
-	for _, ig := range after.Ignored() {
+	for _, ig := range trAfter.Ignored {
 		if ig.Reason != job.IgnoredJobDone {
 			t.Fatalf("late result %s ignored as %q, want %q", ig.Result.ActionID, ig.Reason, job.IgnoredJobDone)
 		}
@@ -465,14 +471,14 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 // propCheckCanonical checks that the step's results are in the canonical
 // order doc.go promises: by node in tree order, then attempt, error and
 // output.
-func propCheckCanonical(t propT, j job.Job) {
+func propCheckCanonical(t propT, j job.Job, step job.Step) {
 	t.Helper()
 	index := map[string]int{}
 	j.Walk(func(n job.NodeInfo) bool {
 		index[n.Path] = n.Index
 		return true
 	})
-	rs := j.Step().Results
+	rs := step.Results
 	key := func(r job.Result) string {
 		path, attempt, _ := job.SplitActionID(r.ActionID)
 		return fmt.Sprintf("%08d %08d %s\x00%s", index[path], attempt, r.Error, r.Output)
@@ -499,8 +505,8 @@ func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, applied int)
 	case st != job.StatusRunning && st != job.StatusSucceeded && st != job.StatusFailed:
 		t.Fatalf("job status %s", st)
 	}
-	if j.Outstanding() != len(out) {
-		t.Fatalf("Outstanding() = %d, driver has %d", j.Outstanding(), len(out))
+	if j.Running() != len(out) {
+		t.Fatalf("Running() = %d, driver has %d", j.Running(), len(out))
 	}
 	if settled, total := j.Progress(); settled != applied || total != len(c.Leaves) {
 		t.Fatalf("Progress() = %d/%d, want %d/%d", settled, total, applied, len(c.Leaves))
@@ -517,13 +523,14 @@ func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, applied int)
 	}
 	// A crash now: reload the stored job and recover.
 	d := propRoundTrip(t, j)
-	rec, acts, err := job.Restart(d, nil)
+	trRec, err := job.Restart(d, nil)
 	if err != nil {
 		t.Fatalf("Restart(decoded, nil): %v", err)
 	}
-	if rec.Version() != j.Version() || !bytes.Equal(propEnc(t, rec), propEnc(t, j)) {
-		t.Fatalf("recovery changed the job")
+	if rec := trRec.Job; rec.Version() != j.Version() || !bytes.Equal(propEnc(t, rec), propEnc(t, j)) || trRec.Changed() || len(trRec.Actions) > 0 {
+		t.Fatalf("an empty batch changed the job or returned actions")
 	}
+	acts := d.Outstanding()
 	if diff := cmp.Diff(propSortedIDs(out), propSortedIDs(acts)); diff != "" {
 		t.Fatalf("recovery re-emitted (-outstanding +got):\n%s", diff)
 	}
@@ -641,11 +648,11 @@ func propSameRun(t propT, what string, a, b *propRun) {
 		if diff := cmp.Diff(x.Actions, y.Actions); diff != "" {
 			t.Fatalf("%s: step %d actions differ (-first +second):\n%s", what, i, diff)
 		}
-		if diff := cmp.Diff(x.Job.Step(), y.Job.Step()); i > 0 && diff != "" {
+		if diff := cmp.Diff(x.Step, y.Step); i > 0 && diff != "" {
 			t.Fatalf("%s: step %d Step() differs (-first +second):\n%s", what, i, diff)
 		}
 		// Ignored results come in a canonical order too.
-		if diff := cmp.Diff(x.Job.Ignored(), y.Job.Ignored()); diff != "" {
+		if diff := cmp.Diff(x.Ignored, y.Ignored); diff != "" {
 			t.Fatalf("%s: step %d ignored results differ (-first +second):\n%s", what, i, diff)
 		}
 	}
@@ -717,7 +724,7 @@ func TestPropSchedules(t *testing.T) {
 		origin := run.Steps[0].Job
 		var steps []job.Step
 		for _, s := range run.Steps[1:] {
-			steps = append(steps, s.Job.Step())
+			steps = append(steps, s.Step)
 		}
 		final := run.Steps[len(run.Steps)-1].Enc
 		for _, from := range []job.Job{origin, propRoundTrip(t, origin)} {
@@ -795,7 +802,8 @@ func TestPropSuccessBatching(t *testing.T) {
 func TestPropConcurrentRestarts(t *testing.T) {
 	w := ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", 2)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil))),
 		ast.Par(ast.Act("d", nil), ast.Act("e", nil), ast.Act("g", nil)))
-	j, acts, err := job.New("conc", w)
+	trJ, err := job.New("conc", w)
+	j, acts := trJ.Job, trJ.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -815,7 +823,8 @@ func TestPropConcurrentRestarts(t *testing.T) {
 				if (g+i)%3 == 0 {
 					r = a.Fail("no")
 				}
-				next, more, err := job.Restart(cur, []job.Result{r})
+				trNext, err := job.Restart(cur, []job.Result{r})
+				next, more := trNext.Job, trNext.Actions
 				if err != nil {
 					t.Error(err)
 					return

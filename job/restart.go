@@ -11,75 +11,74 @@ import (
 	"github.com/batonwf/baton/ast"
 )
 
-// New compiles root into a job called id and starts it: it returns the job
-// at version 1 and the first actions to dispatch.
+// New compiles root into a job called id and starts it: the transition
+// holds the job at version 1 and the first actions to dispatch.
 //
-// The returned job must be stored durably BEFORE its actions are
-// dispatched, so that a crash cannot lose a dispatched action's job.
+// The job must be stored durably BEFORE its actions are dispatched, so that
+// a crash cannot lose a dispatched action's job.
 //
 // The tree is validated first (ast.Validate); an invalid tree or ID is an
 // error. The job keeps the tree; the caller must not modify it afterwards.
-func New(id ID, root ast.Node) (Job, []Action, error) {
+func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	if err := id.Check(); err != nil {
-		return Job{}, nil, err
+		return Transition{}, err
+	}
+	var o origin
+	for _, opt := range opts {
+		opt(&o)
 	}
 	t, err := compile(root)
 	if err != nil {
-		return Job{}, nil, fmt.Errorf("job %s: %w", id, err)
+		return Transition{}, fmt.Errorf("job %s: %w", id, err)
 	}
-	e := newEngine(Job{id: id, version: 1, t: t, step: Step{Version: 1}})
+	e := newEngine(Job{id: id, version: 1, t: t, inc: o.incarnation})
 	// The trie belongs to this edit, so starting the job writes into it.
 	e.j.st = newSplitVec(t, nil, e.e)
 	e.begin(0)
 	e.run()
-	return e.finish(), e.actions, nil
+	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions}, nil
 }
 
-// Restart applies a batch of results to j and returns the next job and the
-// actions to dispatch. It never modifies j.
+// Restart applies a batch of results to j and returns the transition: the
+// next job, the step that made it, the actions to dispatch and the results
+// ignored. It never modifies j.
 //
 // The batch is a set, applied at once: results are put in a canonical order
 // (by node, then attempt, error and output), every applicable one is
 // recorded, then the tree settles, and only then are new actions started.
 // Results that cannot apply (unknown, never dispatched, stale, duplicate, or
-// arriving after the job finished) change nothing and are listed by the
-// returned job's Ignored method. If no result applies, the returned job is
-// j itself (same version) and no action is returned.
+// arriving after the job finished) change nothing and are listed in
+// Ignored. If no result applies (an empty batch included), the transition
+// holds j itself, unchanged, and no action.
 //
-// With no results at all, Restart is recovery: it returns j unchanged and
-// every outstanding action, in tree order. A runner calls Restart(stored,
-// nil) after loading a job to re-dispatch what may have been lost in a
-// crash; this is the only call whose cost grows with the outstanding work
-// rather than with the results given.
+// Restart is not recovery: a runner that loads a stored job after a crash
+// dispatches j.Outstanding() again.
 //
-// The returned job must be stored durably BEFORE the returned actions are
-// dispatched. The returned actions are the caller's. The job keeps the
-// results' Output bytes: the caller must not modify them afterwards.
+// The transition's Job must be stored durably BEFORE its Actions are
+// dispatched. The actions are the caller's. The job keeps the results'
+// Output bytes: the caller must not modify them afterwards.
 //
-// A failed workflow is not an error: it is the returned job's status. The
-// error is for broken contracts only: a zero Job, or a result whose JobID
-// names another job (a routing bug in the runner). Then nothing is applied.
-func Restart(j Job, results []Result) (Job, []Action, error) {
+// A failed workflow is not an error: it is the new job's status. The error
+// is for broken contracts only, and then nothing is applied: a zero Job, a
+// job whose version cannot grow, or a result whose JobID names another job
+// (a routing bug in the runner; the error wraps ErrWrongJob).
+func Restart(j Job, results []Result) (Transition, error) {
 	if j.t == nil {
-		return Job{}, nil, fmt.Errorf("job: Restart of a zero Job")
+		return Transition{}, fmt.Errorf("job: Restart of a zero Job")
 	}
 	for i, r := range results {
 		if r.JobID != j.id {
-			return j, nil, fmt.Errorf("job %s: result %d (action %q) belongs to job %q", j.id, i, r.ActionID, r.JobID)
+			return Transition{}, &wrongJobError{fmt.Sprintf("job %s: result %d (action %q) belongs to job %q", j.id, i, r.ActionID, r.JobID)}
 		}
 	}
 	if len(results) == 0 {
-		out := j
-		out.ignored = nil
-		out.step = Step{Version: j.version}
-		return out, j.outstanding(), nil
+		return Transition{Job: j}, nil
 	}
 	if j.version == ^uint64(0) {
-		return j, nil, fmt.Errorf("job %s: version %d cannot grow", j.id, j.version)
+		return Transition{}, fmt.Errorf("job %s: version %d cannot grow", j.id, j.version)
 	}
 
 	e := newEngine(j)
-	e.j.ignored = nil
 	var ignored []Ignored
 	batch := e.batchBuf[:0]
 	if len(results) > len(e.batchBuf) {
@@ -148,17 +147,12 @@ func Restart(j Job, results []Result) (Job, []Action, error) {
 	}
 	sortIgnored(ignored)
 	if len(applied) == 0 {
-		out := j
-		out.ignored = ignored
-		out.step = Step{Version: j.version}
-		return out, nil, nil
+		return Transition{Job: j, Ignored: ignored}, nil
 	}
 	e.run()
 	out := e.finish()
 	out.version = j.version + 1
-	out.step = Step{Version: out.version, Results: applied}
-	out.ignored = ignored
-	return out, e.actions, nil
+	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Ignored: ignored}, nil
 }
 
 // keyed is a result of a batch with the node and attempt its ID names.
@@ -467,11 +461,12 @@ func actionOf(j *Job, id int32, attempt int) Action {
 	}
 	a := tn.act
 	return Action{
-		JobID:   j.id,
-		ID:      aid,
-		Name:    a.Action,
-		Payload: a.Payload,
-		Attempt: attempt,
+		JobID:       j.id,
+		Incarnation: j.inc,
+		ID:          aid,
+		Name:        a.Action,
+		Payload:     a.Payload,
+		Attempt:     attempt,
 	}
 }
 

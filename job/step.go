@@ -38,19 +38,19 @@ func Replay(snapshot Job, steps []Step) (Job, error) {
 		if len(st.Results) == 0 {
 			return Job{}, fmt.Errorf("job %s: replay step %d (version %d) has no results", j.id, i, st.Version)
 		}
-		next, _, err := Restart(j, st.Results)
+		tr, err := Restart(j, st.Results)
 		if err != nil {
 			return Job{}, fmt.Errorf("job %s: replay step %d (version %d): %w", j.id, i, st.Version, err)
 		}
-		if len(next.ignored) > 0 || next.version != st.Version {
+		if len(tr.Ignored) > 0 || tr.Job.version != st.Version {
 			ig := "none"
-			if len(next.ignored) > 0 {
-				ig = next.ignored[0].String()
+			if len(tr.Ignored) > 0 {
+				ig = tr.Ignored[0].String()
 			}
 			return Job{}, fmt.Errorf("job %s: replay step %d (version %d) does not apply as recorded: %d of %d results ignored (first: %s)",
-				j.id, i, st.Version, len(next.ignored), len(st.Results), ig)
+				j.id, i, st.Version, len(tr.Ignored), len(st.Results), ig)
 		}
-		j = next
+		j = tr.Job
 	}
 	return j, nil
 }

@@ -29,6 +29,7 @@ type Env struct {
 
 	j        job.Job
 	versions []job.Job             // versions[v-1] is the live job at version v
+	steps    []job.Step            // steps[v-1] is the step that made version v
 	sent     map[string]job.Result // the last result sent for each action ID
 	out      map[string]job.Action // dispatched and not settled: the runner's view
 }
@@ -143,17 +144,19 @@ func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
 			return err
 		}
 	}
-	j, acts, err := job.New(job.ID(args[0].s), root)
+	tr, err := job.New(job.ID(args[0].s), root)
 	if err != nil {
 		fmt.Fprintf(b, "error: %v\n", err)
 		return nil
 	}
+	j, acts := tr.Job, tr.Actions
 	e.j = j
 	e.versions = []job.Job{j}
+	e.steps = []job.Step{tr.Step}
 	e.sent = map[string]job.Result{}
 	e.out = map[string]job.Action{}
-	if j.Version() != 1 || j.Step().Version != 1 || len(j.Step().Results) > 0 {
-		return fmt.Errorf("job.New returned version %d with step %+v, want version 1 and an empty step", j.Version(), j.Step())
+	if j.Version() != 1 || tr.Step.Version != 1 || len(tr.Step.Results) > 0 || len(tr.Ignored) > 0 || !tr.Created() {
+		return fmt.Errorf("job.New returned version %d with step %+v, want version 1 and an empty step", j.Version(), tr.Step)
 	}
 	for _, a := range acts {
 		if err := e.dispatch(b, "dispatch", a); err != nil {
@@ -256,7 +259,8 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	if err != nil {
 		return err
 	}
-	next, acts, rerr := job.Restart(prev, slices.Clone(results))
+	tr, rerr := job.Restart(prev, slices.Clone(results))
+	next, acts := tr.Job, tr.Actions
 	if after, _ := job.Encode(prev); !bytes.Equal(before, after) {
 		return errors.New("job.Restart modified its input job")
 	}
@@ -265,13 +269,13 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	}
 	if rerr != nil {
 		fmt.Fprintf(b, "error: %v\n", rerr)
-		if len(acts) > 0 || next.Version() != prev.Version() {
-			return fmt.Errorf("job.Restart returned an error with version %d and %d actions; want nothing applied", next.Version(), len(acts))
+		if len(acts) > 0 || tr.Changed() {
+			return fmt.Errorf("job.Restart returned an error with a transition (step %+v, %d actions); want nothing applied", tr.Step, len(acts))
 		}
 		e.status(b)
 		return nil
 	}
-	for _, ig := range next.Ignored() {
+	for _, ig := range tr.Ignored {
 		// As Ignored.String, with the result written as a script clause.
 		fmt.Fprintf(b, "ignored %s: %s", formatResult(ig.Result), ig.Reason)
 		if ig.Detail != "" {
@@ -280,13 +284,16 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 		b.WriteByte('\n')
 	}
 	applied := next.Version() != prev.Version()
+	if applied != tr.Changed() {
+		return fmt.Errorf("job.Restart went from version %d to %d, but the transition says changed=%v", prev.Version(), next.Version(), tr.Changed())
+	}
 	if applied {
-		st := next.Step()
+		st := tr.Step
 		switch {
 		case next.Version() != prev.Version()+1 || st.Version != next.Version():
 			return fmt.Errorf("job.Restart went from version %d to %d (step version %d)", prev.Version(), next.Version(), st.Version)
-		case len(st.Results)+len(next.Ignored()) != len(results):
-			return fmt.Errorf("job.Restart applied %d and ignored %d of %d results", len(st.Results), len(next.Ignored()), len(results))
+		case len(st.Results)+len(tr.Ignored) != len(results):
+			return fmt.Errorf("job.Restart applied %d and ignored %d of %d results", len(st.Results), len(tr.Ignored), len(results))
 		}
 		for _, r := range st.Results {
 			if _, ok := e.out[r.ActionID]; !ok {
@@ -299,8 +306,10 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 		switch {
 		case len(acts) > 0:
 			return fmt.Errorf("job.Restart applied no result but returned %d actions", len(acts))
-		case len(next.Ignored()) != len(results):
-			return fmt.Errorf("job.Restart applied no result but ignored %d of %d", len(next.Ignored()), len(results))
+		case len(tr.Ignored) != len(results):
+			return fmt.Errorf("job.Restart applied no result but ignored %d of %d", len(tr.Ignored), len(results))
+		case tr.Step.Version != 0 || len(tr.Step.Results) > 0:
+			return fmt.Errorf("job.Restart applied no result but returned step %+v", tr.Step)
 		case !bytes.Equal(before, after):
 			return errors.New("job.Restart applied no result but changed the job")
 		}
@@ -315,10 +324,11 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 		return err
 	}
 	if applied {
-		if err := sameStep(prev, next, acts, results); err != nil {
+		if err := sameStep(prev, tr, results); err != nil {
 			return err
 		}
 		e.versions = append(e.versions, next)
+		e.steps = append(e.steps, tr.Step)
 	}
 	e.j = next
 	e.status(b)
@@ -328,15 +338,17 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 // sameStep checks that the step is deterministic and a set: the batch in
 // reverse order, and the recorded step alone, give the same job and the
 // same actions.
-func sameStep(prev, next job.Job, acts []job.Action, results []job.Result) error {
+func sameStep(prev job.Job, tr job.Transition, results []job.Result) error {
+	next, acts := tr.Job, tr.Actions
 	want, _ := job.Encode(next)
 	rev := slices.Clone(results)
 	slices.Reverse(rev)
 	for _, try := range []struct {
 		what    string
 		results []job.Result
-	}{{"the batch in reverse order", rev}, {"the recorded step", next.Step().Results}} {
-		j, a, err := job.Restart(prev, try.results)
+	}{{"the batch in reverse order", rev}, {"the recorded step", tr.Step.Results}} {
+		again, err := job.Restart(prev, try.results)
+		j, a := again.Job, again.Actions
 		if err != nil {
 			return fmt.Errorf("job.Restart with %s: %v", try.what, err)
 		}
@@ -352,7 +364,7 @@ func sameStep(prev, next job.Job, acts []job.Action, results []job.Result) error
 
 func sameActions(a, b []job.Action) bool {
 	return slices.EqualFunc(a, b, func(x, y job.Action) bool {
-		return x.JobID == y.JobID && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload)
+		return x.JobID == y.JobID && x.Incarnation == y.Incarnation && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload)
 	})
 }
 
@@ -371,16 +383,16 @@ func (e *Env) cmdCrash(b *strings.Builder, args []word) error {
 	if err != nil {
 		return fmt.Errorf("job.Decode of the stored job: %w", err)
 	}
-	r, acts, err := job.Restart(d, nil)
+	tr, err := job.Restart(d, nil)
 	if err != nil {
 		return fmt.Errorf("job.Restart(decoded, nil): %w", err)
 	}
-	if got, _ := job.Encode(r); !bytes.Equal(got, enc) {
-		return fmt.Errorf("job.Restart(decoded, nil) changed the job:\n%s\nwant:\n%s", job.Describe(r), job.Describe(e.j))
+	r := tr.Job
+	if got, _ := job.Encode(r); !bytes.Equal(got, enc) || tr.Changed() || len(tr.Actions) > 0 || len(tr.Ignored) > 0 {
+		return fmt.Errorf("job.Restart(decoded, nil) is not a no-op: %d actions, %d ignored, step %+v:\n%s\nwant:\n%s",
+			len(tr.Actions), len(tr.Ignored), tr.Step, job.Describe(r), job.Describe(e.j))
 	}
-	if len(r.Ignored()) > 0 {
-		return fmt.Errorf("job.Restart(decoded, nil) reports ignored results: %v", r.Ignored())
-	}
+	acts := d.Outstanding()
 	for _, a := range acts {
 		fmt.Fprintf(b, "redispatch %s\n", describeAction(a))
 	}
@@ -397,10 +409,9 @@ func (e *Env) cmdHistory(b *strings.Builder, args []word) error {
 	if err := noArgs(args); err != nil {
 		return err
 	}
-	for _, j := range e.versions {
-		st := j.Step()
+	for _, st := range e.steps {
 		if st.Version == 1 {
-			fmt.Fprintf(b, "v1 new %s\n", j.ID())
+			fmt.Fprintf(b, "v1 new %s\n", e.j.ID())
 			continue
 		}
 		clauses := make([]string, len(st.Results))
@@ -447,9 +458,7 @@ func (e *Env) cmdReplay(b *strings.Builder, args []word) error {
 		return fmt.Errorf("job.Decode of the snapshot at v%d: %w", from, err)
 	}
 	var steps []job.Step
-	for _, j := range e.versions[1:] {
-		steps = append(steps, j.Step())
-	}
+	steps = append(steps, e.steps[1:]...)
 	got, err := job.Replay(snap, steps)
 	if err != nil {
 		return fmt.Errorf("job.Replay: %w", err)
@@ -576,20 +585,21 @@ func (e *Env) verify(j job.Job) error {
 	if job.Describe(d) != job.Describe(j) {
 		return fmt.Errorf("the decoded job describes differently:\n%s\nwant:\n%s", job.Describe(d), job.Describe(j))
 	}
-	r, acts, err := job.Restart(j, nil)
+	tr, err := job.Restart(j, nil)
 	if err != nil {
 		return fmt.Errorf("job.Restart(job, nil): %w", err)
 	}
-	if got, _ := job.Encode(r); !bytes.Equal(got, enc) || r.Version() != j.Version() {
-		return errors.New("job.Restart(job, nil) changed the job")
+	if got, _ := job.Encode(tr.Job); !bytes.Equal(got, enc) || tr.Changed() || len(tr.Actions) > 0 {
+		return errors.New("job.Restart(job, nil) changed the job or returned actions")
 	}
-	if len(acts) != len(e.out) || j.Outstanding() != len(e.out) {
-		return fmt.Errorf("the job has %d outstanding (Restart(job, nil) re-emits %d), the runner has %d: %s",
-			j.Outstanding(), len(acts), len(e.out), e.outList())
+	acts := j.Outstanding()
+	if len(acts) != len(e.out) || j.Running() != len(e.out) {
+		return fmt.Errorf("the job has %d running (Outstanding lists %d), the runner has %d: %s",
+			j.Running(), len(acts), len(e.out), e.outList())
 	}
 	for _, a := range acts {
 		if o, ok := e.out[a.ID]; !ok || !sameActions([]job.Action{a}, []job.Action{o}) {
-			return fmt.Errorf("job.Restart(job, nil) re-emits %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
+			return fmt.Errorf("Outstanding lists %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
 		}
 	}
 	if j.Done() && len(acts) > 0 {
