@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/batonwf/baton/job"
@@ -23,7 +24,11 @@ type memEntry struct {
 	latest job.Job
 }
 
-var _ Store = (*Memory)(nil)
+var (
+	_ Lister    = (*Memory)(nil)
+	_ Historian = (*Memory)(nil)
+	_ Deleter   = (*Memory)(nil)
+)
 
 // NewMemory returns an empty memory store.
 func NewMemory() *Memory {
@@ -59,8 +64,8 @@ func (m *Memory) Create(ctx context.Context, j job.Job) error {
 }
 
 // Save implements Store.
-func (m *Memory) Save(ctx context.Context, j job.Job) error {
-	if err := CheckSave(j); err != nil {
+func (m *Memory) Save(ctx context.Context, j job.Job, step job.Step) error {
+	if err := CheckSave(j, step); err != nil {
 		return err
 	}
 	if err := m.lock(ctx); err != nil {
@@ -74,7 +79,10 @@ func (m *Memory) Save(ctx context.Context, j job.Job) error {
 	if e.latest.Version() != j.Version()-1 {
 		return fmt.Errorf("%w: job %s is at version %d, save of version %d", ErrConflict, j.ID(), e.latest.Version(), j.Version())
 	}
-	e.steps = append(e.steps, j.Step())
+	if e.latest.Incarnation() != j.Incarnation() {
+		return fmt.Errorf("%w: job %s is incarnation %x, save of incarnation %x (the job was deleted and made again)", ErrConflict, j.ID(), e.latest.Incarnation(), j.Incarnation())
+	}
+	e.steps = append(e.steps, step)
 	e.latest = j
 	return nil
 }
@@ -92,7 +100,7 @@ func (m *Memory) Load(ctx context.Context, id job.ID) (job.Job, error) {
 	return e.latest, nil
 }
 
-// History implements Store.
+// History implements Historian.
 func (m *Memory) History(ctx context.Context, id job.ID) (History, error) {
 	if err := m.lock(ctx); err != nil {
 		return History{}, err
@@ -105,29 +113,26 @@ func (m *Memory) History(ctx context.Context, id job.ID) (History, error) {
 	return History{Origin: e.origin, Steps: slices.Clone(e.steps)}, nil
 }
 
-// List implements Store.
-func (m *Memory) List(ctx context.Context) ([]Info, error) {
+// List implements Lister.
+func (m *Memory) List(ctx context.Context, q Query) ([]Info, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	out := make([]Info, 0, len(m.jobs))
-	for id, e := range m.jobs {
-		out = append(out, Info{ID: id, Version: e.latest.Version(), Status: e.latest.Status()})
-	}
-	slices.SortFunc(out, func(a, b Info) int {
-		switch {
-		case a.ID < b.ID:
-			return -1
-		case a.ID > b.ID:
-			return 1
+	var out []Info
+	for _, e := range m.jobs {
+		if in := InfoOf(e.latest); q.Match(in) {
+			out = append(out, in)
 		}
-		return 0
-	})
+	}
+	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(string(a.ID), string(b.ID)) })
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
 	return out, nil
 }
 
-// Delete implements Store.
+// Delete implements Deleter.
 func (m *Memory) Delete(ctx context.Context, id job.ID) error {
 	if err := m.lock(ctx); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/batonwf/baton/job"
 )
@@ -14,44 +15,117 @@ var (
 	ErrExists   = errors.New("store: job already exists")
 	ErrConflict = errors.New("store: conflict: job changed since it was loaded")
 	ErrClosed   = errors.New("store: closed")
-	ErrNoStep   = errors.New("store: job has no step to save")
+	ErrNoStep   = errors.New("store: no step to save")
 )
 
-// Store keeps jobs and their history. All methods may be called
-// concurrently. Methods that take a context return its error, wrapped, if
-// it ends first; a write that returns an error other than ErrConflict may or
-// may not have been applied, and is safe to retry after a Load.
+// Store keeps jobs. It is what every store must do; listing, history and
+// deletion are optional capabilities (Lister, Historian, Deleter), found
+// the io/fs way with List, LoadHistory and Delete.
+//
+// All methods may be called concurrently. Methods that take a context
+// return its error, wrapped, if it ends first. A write that returns an
+// error other than ErrConflict, ErrExists, ErrNotFound or ErrNoStep may or
+// may not have been applied; it is safe to retry after a Load.
 type Store interface {
 	// Create stores a job made by job.New (version 1). It fails with
 	// ErrExists if a job with that ID is stored.
 	Create(ctx context.Context, j job.Job) error
 
-	// Save stores j, a job returned by job.Restart, by appending j.Step()
-	// to the job's journal. It fails with ErrConflict unless the stored
-	// job is at version j.Version()-1, with ErrNotFound if there is no such
-	// job, and with ErrNoStep if j carries no step with results (a job
-	// from Decode or New, or a Restart that applied nothing). A job from
-	// Load may still carry the step that made it; saving it again is
-	// ErrConflict.
-	Save(ctx context.Context, j job.Job) error
+	// Save stores j, made by the Restart whose step is step, by appending
+	// step to the job's journal. It fails with ErrConflict unless the
+	// stored job is the one j was made from (the same incarnation, at
+	// version j.Version()-1), with ErrNotFound if there is no such job,
+	// and with ErrNoStep unless step has results and j's version.
+	Save(ctx context.Context, j job.Job, step job.Step) error
 
 	// Load returns the newest version of a job, or ErrNotFound.
 	Load(ctx context.Context, id job.ID) (job.Job, error)
 
-	// History returns the job's origin and every step since, from which
-	// any past version can be rebuilt.
-	History(ctx context.Context, id job.ID) (History, error)
-
-	// List returns every stored job, sorted by ID.
-	List(ctx context.Context) ([]Info, error)
-
-	// Delete removes a job and its history. Deleting a missing job is
-	// ErrNotFound.
-	Delete(ctx context.Context, id job.ID) error
-
 	// Close releases the store. Calls after Close fail with ErrClosed;
 	// calling Close twice is safe.
 	Close() error
+}
+
+// Commit stores what a transition changed: Create for a job New made,
+// Save for a step. A transition that changed nothing is not written.
+func Commit(ctx context.Context, s Store, tr job.Transition) error {
+	switch {
+	case tr.Created():
+		return s.Create(ctx, tr.Job)
+	case tr.Changed():
+		return s.Save(ctx, tr.Job, tr.Step)
+	}
+	return nil
+}
+
+// Lister is a store that can list the jobs it holds.
+type Lister interface {
+	Store
+	// List returns the jobs q selects, sorted by ID, without loading them.
+	List(ctx context.Context, q Query) ([]Info, error)
+}
+
+// Historian is a store that keeps every step of a job.
+type Historian interface {
+	Store
+	// History returns the job's origin and every step since, from which
+	// any past version can be rebuilt.
+	History(ctx context.Context, id job.ID) (History, error)
+}
+
+// Deleter is a store that can remove jobs.
+type Deleter interface {
+	Store
+	// Delete removes a job and its history. Deleting a missing job is
+	// ErrNotFound.
+	Delete(ctx context.Context, id job.ID) error
+}
+
+// List returns the jobs q selects, if s is a Lister; otherwise an error
+// wrapping errors.ErrUnsupported.
+func List(ctx context.Context, s Store, q Query) ([]Info, error) {
+	if l, ok := s.(Lister); ok {
+		return l.List(ctx, q)
+	}
+	return nil, fmt.Errorf("store: %T cannot list jobs: %w", s, errors.ErrUnsupported)
+}
+
+// LoadHistory returns a job's history, if s is a Historian; otherwise an
+// error wrapping errors.ErrUnsupported.
+func LoadHistory(ctx context.Context, s Store, id job.ID) (History, error) {
+	if h, ok := s.(Historian); ok {
+		return h.History(ctx, id)
+	}
+	return History{}, fmt.Errorf("store: %T keeps no history (job %s): %w", s, id, errors.ErrUnsupported)
+}
+
+// Delete removes a job, if s is a Deleter; otherwise an error wrapping
+// errors.ErrUnsupported.
+func Delete(ctx context.Context, s Store, id job.ID) error {
+	if d, ok := s.(Deleter); ok {
+		return d.Delete(ctx, id)
+	}
+	return fmt.Errorf("store: %T cannot delete jobs (job %s): %w", s, id, errors.ErrUnsupported)
+}
+
+// Query selects jobs to list. The zero Query selects every job.
+type Query struct {
+	// Prefix keeps the IDs that start with it.
+	Prefix string
+	// After keeps the IDs sorted after it: pass the last ID of a page to
+	// get the next page.
+	After job.ID
+	// Limit keeps at most this many; 0 means no limit.
+	Limit int
+	// Unfinished keeps the jobs still running.
+	Unfinished bool
+}
+
+// Match reports whether q selects the job in, limit aside. Stores use it
+// to filter what their index cannot.
+func (q Query) Match(in Info) bool {
+	return strings.HasPrefix(string(in.ID), q.Prefix) && (q.After == "" || in.ID > q.After) &&
+		(!q.Unfinished || !in.Status.Settled())
 }
 
 // Info is what List tells about a job without loading it.
@@ -59,6 +133,15 @@ type Info struct {
 	ID      job.ID
 	Version uint64
 	Status  job.Status
+	// Settled and Total count the job's actions: settled so far, and in
+	// the tree (job.Progress).
+	Settled, Total int
+}
+
+// InfoOf returns the Info of a job.
+func InfoOf(j job.Job) Info {
+	settled, total := j.Progress()
+	return Info{ID: j.ID(), Version: j.Version(), Status: j.Status(), Settled: settled, Total: total}
 }
 
 // History is a job's full record: the job as New made it, and every step
@@ -82,12 +165,11 @@ func (h History) At(v uint64) (job.Job, error) {
 	return job.Replay(h.Origin, h.Steps[:v-h.Origin.Version()])
 }
 
-// CheckSave returns ErrNoStep (wrapped) unless j can be saved: it carries
-// a step with results whose version is j's.
-func CheckSave(j job.Job) error {
-	st := j.Step()
-	if len(st.Results) == 0 || st.Version != j.Version() || j.Version() < 2 {
-		return fmt.Errorf("%w: job %s v%d", ErrNoStep, j.ID(), j.Version())
+// CheckSave returns ErrNoStep (wrapped) unless step can be saved as the
+// step that made j: it has results and j's version.
+func CheckSave(j job.Job, step job.Step) error {
+	if len(step.Results) == 0 || step.Version != j.Version() || j.Version() < 2 {
+		return fmt.Errorf("%w: job %s v%d, step v%d with %d results", ErrNoStep, j.ID(), j.Version(), step.Version, len(step.Results))
 	}
 	return nil
 }
@@ -101,4 +183,15 @@ func CheckCreate(j job.Job) error {
 		return fmt.Errorf("store: Create of job %s at version %d; only a new job (version 1) can be created", j.ID(), j.Version())
 	}
 	return nil
+}
+
+// SnapshotDue is the rule every journal store follows to bound what a load
+// replays while keeping the bytes written per step O(results): write a
+// snapshot (job.Encode) when the step records written since the last one
+// weigh at least as much as it does (sinceBytes >= snapBytes), or, when
+// every > 0, once every steps have been written since it. Each snapshot is
+// then paid for by at least as many bytes of steps, and a load replays a
+// journal no larger than the snapshot it starts from.
+func SnapshotDue(sinceSteps, sinceBytes, snapBytes, every uint64) bool {
+	return sinceBytes >= snapBytes || (every > 0 && sinceSteps >= every)
 }

@@ -45,6 +45,7 @@ func benchSave(b *testing.B, n int, noSync bool) {
 	root := parOf(n)
 	var (
 		j       job.Job
+		tr      job.Transition
 		pending []job.Action
 		jobs    int
 		sum     bolt.Stats // of the Saves only
@@ -68,7 +69,8 @@ func benchSave(b *testing.B, n int, noSync bool) {
 				add(s.Stats())
 			}
 			jobs++
-			j, pending, err = job.New(job.ID(fmt.Sprintf("par-%d", jobs)), root)
+			tr, err = job.New(job.ID(fmt.Sprintf("par-%d", jobs)), root)
+			j, pending = tr.Job, tr.Actions
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -78,12 +80,13 @@ func benchSave(b *testing.B, n int, noSync bool) {
 			before = s.Stats()
 			b.StartTimer()
 		}
-		j, _, err = job.Restart(j, []job.Result{pending[0].Succeed(output)})
+		tr, err = job.Restart(j, []job.Result{pending[0].Succeed(output)})
+		j = tr.Job
 		if err != nil {
 			b.Fatal(err)
 		}
 		pending = pending[1:]
-		if err := s.Save(ctx, j); err != nil {
+		if err := s.Save(ctx, tr.Job, tr.Step); err != nil {
 			b.Fatal(err)
 		}
 	}

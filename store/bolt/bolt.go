@@ -72,7 +72,11 @@ type Store struct {
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Lister    = (*Store)(nil)
+	_ store.Historian = (*Store)(nil)
+	_ store.Deleter   = (*Store)(nil)
+)
 
 // Bucket and key names; see the package documentation for the layout.
 var (

@@ -67,7 +67,8 @@ func parOf(n int) ast.Node {
 func runPar(t testing.TB, s *bolt.Store, n, m int, output []byte) job.Job {
 	t.Helper()
 	ctx := context.Background()
-	j, acts, err := job.New("par", parOf(n))
+	tr, err := job.New("par", parOf(n))
+	j, acts := tr.Job, tr.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,11 +76,12 @@ func runPar(t testing.TB, s *bolt.Store, n, m int, output []byte) job.Job {
 		t.Fatal(err)
 	}
 	for _, a := range acts[:m] {
-		j, _, err = job.Restart(j, []job.Result{a.Succeed(output)})
+		tr, err = job.Restart(j, []job.Result{a.Succeed(output)})
+		j = tr.Job
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save(ctx, j); err != nil {
+		if err := s.Save(ctx, tr.Job, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -276,7 +278,8 @@ func corruptKey(t *testing.T, opts *bolt.Options, damage func(jb *bbolt.Bucket) 
 	ctx := context.Background()
 	path := tempPath(t)
 	s := open(t, path, opts)
-	j, acts, err := job.New("victim", parOf(5))
+	tr, err := job.New("victim", parOf(5))
+	j, acts := tr.Job, tr.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,11 +287,12 @@ func corruptKey(t *testing.T, opts *bolt.Options, damage func(jb *bbolt.Bucket) 
 		t.Fatal(err)
 	}
 	for _, a := range acts[:4] {
-		j, _, err = job.Restart(j, []job.Result{a.Succeed(nil)})
+		tr, err = job.Restart(j, []job.Result{a.Succeed(nil)})
+		j = tr.Job
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save(ctx, j); err != nil {
+		if err := s.Save(ctx, tr.Job, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -388,7 +392,8 @@ func TestCacheHit(t *testing.T) {
 	ctx := context.Background()
 	path := tempPath(t)
 	s := open(t, path, &bolt.Options{NoSync: true})
-	j, acts, err := job.New("c", parOf(300))
+	tr, err := job.New("c", parOf(300))
+	j, acts := tr.Job, tr.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -396,11 +401,12 @@ func TestCacheHit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, a := range acts[:10] {
-		j, _, err = job.Restart(j, []job.Result{a.Succeed(nil)})
+		tr, err = job.Restart(j, []job.Result{a.Succeed(nil)})
+		j = tr.Job
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save(ctx, j); err != nil {
+		if err := s.Save(ctx, tr.Job, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -99,7 +99,7 @@ func (s *Store) readSteps(jb *bbolt.Bucket, id job.ID, m meta, from uint64) ([]j
 		if len(k) != 8 || binary.BigEndian.Uint64(k) != v {
 			return nil, s.corrupt(id, "steps/"+strconv.FormatUint(v, 10), fmt.Errorf("%w: missing (found key %x)", job.ErrCorrupt, k))
 		}
-		st, err := decodeStep(id, v, rec)
+		st, err := job.DecodeStep(id, v, rec)
 		if err != nil {
 			return nil, s.corrupt(id, "steps/"+strconv.FormatUint(v, 10), err)
 		}
@@ -147,7 +147,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 		if err := putBlob(jb, w, originBucket, origin); err != nil {
 			return err
 		}
-		m := meta{inc: inc, version: 1, status: j.Status(), snapVersion: 1, originCRC: checksum(origin)}
+		m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin)}.withJob(j)
 		if err := w.put(jb, metaKey, m.encode()); err != nil {
 			return err
 		}
@@ -171,11 +171,11 @@ func (s *Store) txErr(id job.ID, err error) error {
 }
 
 // Save implements store.Store: one write transaction that checks the stored
-// version, appends the step record under steps/<version> and rewrites the
-// meta record; now and then it also writes a snapshot (see the package
-// documentation).
-func (s *Store) Save(ctx context.Context, j job.Job) error {
-	if err := store.CheckSave(j); err != nil {
+// version and incarnation, appends the step record under steps/<version>
+// and rewrites the meta record; now and then it also writes a snapshot (see
+// the package documentation).
+func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
+	if err := store.CheckSave(j, step); err != nil {
 		return fmt.Errorf("store/bolt: %s: %w", s.path, err)
 	}
 	id, v := j.ID(), j.Version()
@@ -183,7 +183,7 @@ func (s *Store) Save(ctx context.Context, j job.Job) error {
 		return err
 	}
 	defer s.mu.RUnlock()
-	rec := encodeStep(j.Step())
+	rec := job.EncodeStep(step)
 	var inc uint64
 	err := s.update(func(tx *bbolt.Tx, w *writes) error {
 		jb, err := s.jobBucket(tx, id)
@@ -197,6 +197,9 @@ func (s *Store) Save(ctx context.Context, j job.Job) error {
 		if m.version != v-1 {
 			return s.errf(id, "%w: stored version %d, save of version %d", store.ErrConflict, m.version, v)
 		}
+		if m.jobInc != j.Incarnation() {
+			return s.errf(id, "%w: stored incarnation %x, save of incarnation %x (the job was deleted and made again)", store.ErrConflict, m.jobInc, j.Incarnation())
+		}
 		sb := jb.Bucket(stepsBucket)
 		if sb == nil {
 			return s.corrupt(id, "steps", fmt.Errorf("%w: bucket missing", job.ErrCorrupt))
@@ -207,8 +210,9 @@ func (s *Store) Save(ctx context.Context, j job.Job) error {
 		}
 		w.steps++
 		w.stepBytes += uint64(len(rec))
-		m.version, m.status = v, j.Status()
+		m = m.withJob(j)
 		m.sinceSnap += uint64(len(rec))
+		m.stepsSinceSnap++
 		if s.snapshotDue(jb, m) {
 			enc, err := job.Encode(j)
 			if err != nil {
@@ -219,7 +223,7 @@ func (s *Store) Save(ctx context.Context, j job.Job) error {
 			}
 			w.snaps++
 			w.snapBytes += uint64(len(enc))
-			m.snapVersion, m.snapCRC, m.sinceSnap = v, checksum(enc), 0
+			m.snapVersion, m.snapCRC, m.sinceSnap, m.stepsSinceSnap = v, checksum(enc), 0, 0
 		}
 		if err := w.put(jb, metaKey, m.encode()); err != nil {
 			return err
@@ -238,9 +242,6 @@ func (s *Store) Save(ctx context.Context, j job.Job) error {
 // write a snapshot: when the step records since the last snapshot weigh as
 // much as it does, or, with SnapshotEvery, after that many steps.
 func (s *Store) snapshotDue(jb *bbolt.Bucket, m meta) bool {
-	if s.every > 0 && m.version-m.snapVersion >= s.every {
-		return true
-	}
 	name := originBucket
 	if m.snapVersion > 1 {
 		name = snapBucket
@@ -249,7 +250,7 @@ func (s *Store) snapshotDue(jb *bbolt.Bucket, m meta) bool {
 	if bb := jb.Bucket(name); bb != nil {
 		size = len(bb.Get(jobKey))
 	}
-	return m.sinceSnap >= uint64(size)
+	return store.SnapshotDue(m.stepsSinceSnap, m.sinceSnap, uint64(size), s.every)
 }
 
 // Load implements store.Store. It reads the meta record; if the cache holds
@@ -307,7 +308,7 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 	return j, nil
 }
 
-// History implements store.Store: the origin and every step record.
+// History implements store.Historian: the origin and every step record.
 func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	if err := s.enter(ctx, id); err != nil {
 		return store.History{}, err
@@ -344,8 +345,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	return store.History{Origin: o, Steps: steps}, nil
 }
 
-// List implements store.Store. It reads only the meta records.
-func (s *Store) List(ctx context.Context) ([]store.Info, error) {
+// List implements store.Lister. It reads only the meta records of the jobs
+// it returns (and of the finished jobs it skips when q.Unfinished), walking
+// the jobs in ID order from q.After or q.Prefix.
+func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.enter(ctx, ""); err != nil {
 		return nil, err
 	}
@@ -353,15 +356,34 @@ func (s *Store) List(ctx context.Context) ([]store.Info, error) {
 	var out []store.Info
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		jobs := tx.Bucket(jobsBucket)
-		return jobs.ForEachBucket(func(k []byte) error {
+		c := jobs.Cursor()
+		start := []byte(q.Prefix)
+		if string(q.After) > q.Prefix {
+			start = []byte(q.After)
+		}
+		for k, v := c.Seek(start); k != nil; k, v = c.Next() {
+			if !bytes.HasPrefix(k, []byte(q.Prefix)) {
+				break
+			}
+			if v != nil {
+				return s.corrupt(job.ID(k), "", fmt.Errorf("%w: a value where a job's bucket belongs", job.ErrCorrupt))
+			}
 			id := job.ID(k)
 			m, err := s.readMeta(jobs.Bucket(k), id)
 			if err != nil {
 				return err
 			}
-			out = append(out, store.Info{ID: id, Version: m.version, Status: m.status})
-			return nil
-		})
+			if in := m.info(id); q.Match(in) {
+				out = append(out, in)
+				if q.Limit > 0 && len(out) == q.Limit {
+					break
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, s.txErr("", err)
@@ -369,7 +391,7 @@ func (s *Store) List(ctx context.Context) ([]store.Info, error) {
 	return out, nil
 }
 
-// Delete implements store.Store: it removes the job's bucket, history and
+// Delete implements store.Deleter: it removes the job's bucket, history and
 // all.
 func (s *Store) Delete(ctx context.Context, id job.ID) error {
 	if err := s.enter(ctx, id); err != nil {

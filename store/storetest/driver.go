@@ -3,6 +3,7 @@ package storetest
 import (
 	"bytes"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/batonwf/baton/ast"
@@ -11,22 +12,34 @@ import (
 )
 
 // driver plays the runner for one job: it keeps the live job, every
-// version made so far, and the outstanding actions in dispatch order.
+// transition made so far, and the outstanding actions in dispatch order.
 type driver struct {
-	t        testing.TB
-	j        job.Job
-	versions []job.Job // versions[v-1] is version v
-	pending  []job.Action
+	t       testing.TB
+	j       job.Job
+	trs     []job.Transition // trs[v-1] made version v
+	pending []job.Action
 }
 
+// newDriver starts a job. Its incarnation is derived from the ID and a
+// counter, so that jobs made again under one ID differ, as runners make
+// them.
 func newDriver(t testing.TB, id job.ID, root ast.Node) *driver {
 	t.Helper()
-	j, acts, err := job.New(id, root)
+	tr, err := job.New(id, root, job.WithIncarnation(incarnations.Add(1)))
 	if err != nil {
 		t.Fatalf("job.New(%s): %v", id, err)
 	}
-	return &driver{t: t, j: j, versions: []job.Job{j}, pending: acts}
+	return &driver{t: t, j: tr.Job, trs: []job.Transition{tr}, pending: tr.Actions}
 }
+
+// incarnations numbers the jobs drivers make.
+var incarnations atomic.Uint64
+
+// version returns the job at version v.
+func (d *driver) version(v int) job.Job { return d.trs[v-1].Job }
+
+// steps returns the transitions after the creation: what Saves store.
+func (d *driver) steps() []job.Transition { return d.trs[1:] }
 
 // output returns a result output for a, varied so that stores see JSON,
 // empty and non-JSON (binary) outputs.
@@ -50,7 +63,7 @@ func padded(a job.Action) []byte {
 }
 
 // succeed completes the first n outstanding actions in one batch.
-func (d *driver) succeed(n int) job.Job {
+func (d *driver) succeed(n int) job.Transition {
 	d.t.Helper()
 	rs := make([]job.Result, 0, n)
 	for _, a := range d.pending[:n] {
@@ -60,24 +73,24 @@ func (d *driver) succeed(n int) job.Job {
 }
 
 // fail fails the first outstanding action.
-func (d *driver) fail(msg string) job.Job {
+func (d *driver) fail(msg string) job.Transition {
 	d.t.Helper()
 	return d.apply(1, []job.Result{d.pending[0].Fail(msg)})
 }
 
-func (d *driver) apply(n int, rs []job.Result) job.Job {
+func (d *driver) apply(n int, rs []job.Result) job.Transition {
 	d.t.Helper()
-	next, acts, err := job.Restart(d.j, rs)
+	tr, err := job.Restart(d.j, rs)
 	if err != nil {
 		d.t.Fatalf("job.Restart(%s v%d): %v", d.j.ID(), d.j.Version(), err)
 	}
-	if next.Version() != d.j.Version()+1 {
-		d.t.Fatalf("job.Restart(%s v%d) applied nothing: %v", d.j.ID(), d.j.Version(), next.Ignored())
+	if tr.Job.Version() != d.j.Version()+1 {
+		d.t.Fatalf("job.Restart(%s v%d) applied nothing: %v", d.j.ID(), d.j.Version(), tr.Ignored)
 	}
-	d.j = next
-	d.versions = append(d.versions, next)
-	d.pending = append(d.pending[n:], acts...)
-	return next
+	d.j = tr.Job
+	d.trs = append(d.trs, tr)
+	d.pending = append(d.pending[n:], tr.Actions...)
+	return tr
 }
 
 // parOf returns a par of n log actions.

@@ -20,6 +20,11 @@ const LongRunLeaves = 2000
 
 // Run runs the conformance suite against the stores newStore makes, one
 // fresh, empty store per subtest. Run closes every store it gets.
+//
+// The optional capabilities are tested when the store has them: listing
+// (store.Lister), history (store.Historian) and deletion (store.Deleter).
+// A subtest that needs one the store lacks says so and is skipped; the
+// ListQuery subtest, for one, needs a Lister.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	open := func(t *testing.T) store.Store {
 		t.Helper()
@@ -44,6 +49,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NotFound", testNotFound},
 		{"History", testHistory},
 		{"List", testList},
+		{"ListQuery", testListQuery},
+		{"Incarnation", testIncarnation},
 		{"Delete", testDelete},
 		{"Closed", testClosed},
 		{"CancelledContext", testCancelled},
@@ -63,12 +70,69 @@ func mustCreate(t *testing.T, s store.Store, j job.Job) {
 	}
 }
 
-func mustSave(t *testing.T, s store.Store, j job.Job) {
+func mustSave(t *testing.T, s store.Store, tr job.Transition) {
 	t.Helper()
-	if err := s.Save(context.Background(), j); err != nil {
-		t.Fatalf("Save(%s v%d): %v", j.ID(), j.Version(), err)
+	if err := s.Save(context.Background(), tr.Job, tr.Step); err != nil {
+		t.Fatalf("Save(%s v%d): %v", tr.Job.ID(), tr.Job.Version(), err)
 	}
 }
+
+// save saves a transition's job and step.
+func save(ctx context.Context, s store.Store, tr job.Transition) error {
+	return s.Save(ctx, tr.Job, tr.Step)
+}
+
+// history returns the history of job id, skipping the test if the store
+// keeps none.
+func history(t *testing.T, s store.Store, id job.ID) store.History {
+	t.Helper()
+	hs := historian(t, s)
+	h, err := hs.History(context.Background(), id)
+	if err != nil {
+		t.Fatalf("History(%s): %v", id, err)
+	}
+	return h
+}
+
+func historian(t *testing.T, s store.Store) store.Historian {
+	t.Helper()
+	hs, ok := s.(store.Historian)
+	if !ok {
+		t.Skipf("%T is not a store.Historian", s)
+	}
+	return hs
+}
+
+func lister(t *testing.T, s store.Store) store.Lister {
+	t.Helper()
+	l, ok := s.(store.Lister)
+	if !ok {
+		t.Skipf("%T is not a store.Lister", s)
+	}
+	return l
+}
+
+func deleter(t *testing.T, s store.Store) store.Deleter {
+	t.Helper()
+	d, ok := s.(store.Deleter)
+	if !ok {
+		t.Skipf("%T is not a store.Deleter", s)
+	}
+	return d
+}
+
+// list lists the jobs q selects, skipping the test if the store cannot.
+func list(t *testing.T, s store.Store, q store.Query) []store.Info {
+	t.Helper()
+	infos, err := lister(t, s).List(context.Background(), q)
+	if err != nil {
+		t.Fatalf("List(%+v): %v", q, err)
+	}
+	return infos
+}
+
+// infoOf is the Info a store must list for j.
+func infoOf(j job.Job) store.Info { return store.InfoOf(j) }
 
 func mustLoad(t *testing.T, s store.Store, id job.ID) job.Job {
 	t.Helper()
@@ -138,13 +202,13 @@ func testSaveSteps(t *testing.T, s store.Store) {
 	d.fail("no")      // charge fails; refund starts
 	d.succeed(1)      // refund; release starts
 	d.succeed(1)      // release; e starts
-	j := d.succeed(1) // e
+	j := d.succeed(1).Job // e
 	if j.Status() != job.StatusSucceeded {
 		t.Fatalf("the driven job did not succeed:\n%s", job.Describe(j))
 	}
-	for _, v := range d.versions[1:] {
-		mustSave(t, s, v)
-		checkLoad(t, s, v)
+	for _, tr := range d.steps() {
+		mustSave(t, s, tr)
+		checkLoad(t, s, tr.Job)
 	}
 }
 
@@ -156,14 +220,14 @@ func testSaveFromLoad(t *testing.T, s store.Store) {
 	for !d.j.Done() {
 		loaded := mustLoad(t, s, d.j.ID())
 		rs := []job.Result{d.pending[0].Succeed(output(d.pending[0]))}
-		next, _, err := job.Restart(loaded, rs)
+		next, err := job.Restart(loaded, rs)
 		if err != nil {
 			t.Fatalf("Restart of the loaded job: %v", err)
 		}
 		live := d.apply(1, rs)
-		sameJob(t, "Restart of the loaded job", live, next)
+		sameJob(t, "Restart of the loaded job", live.Job, next.Job)
 		mustSave(t, s, next)
-		checkLoad(t, s, live)
+		checkLoad(t, s, live.Job)
 	}
 }
 
@@ -175,21 +239,18 @@ func testConflict(t *testing.T, s store.Store) {
 	a := d.succeed(1)
 	mustSave(t, s, a)
 
-	b, _, err := job.Restart(v1, []job.Result{d.pending[0].Succeed(nil)})
+	b, err := job.Restart(v1, []job.Result{d.pending[0].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "Save of a second version 2", s.Save(ctx, b), store.ErrConflict)
-	checkLoad(t, s, a)
+	wantErr(t, "Save of a second version 2", save(ctx, s, b), store.ErrConflict)
+	checkLoad(t, s, a.Job)
 
 	d.succeed(1)
 	c := d.succeed(1) // version 4: version 3 was never saved
-	wantErr(t, "Save of version 4 over version 2", s.Save(ctx, c), store.ErrConflict)
-	checkLoad(t, s, a)
-	h, err := s.History(ctx, "conflict")
-	if err != nil {
-		t.Fatal(err)
-	}
+	wantErr(t, "Save of version 4 over version 2", save(ctx, s, c), store.ErrConflict)
+	checkLoad(t, s, a.Job)
+	h := history(t, s, "conflict")
 	if len(h.Steps) != 1 {
 		t.Fatalf("History after refused saves has %d steps, want 1", len(h.Steps))
 	}
@@ -201,14 +262,14 @@ func testConcurrentSavers(t *testing.T, s store.Store) {
 		id := job.ID(fmt.Sprintf("race-%d", round))
 		d := newDriver(t, id, parOf(n))
 		mustCreate(t, s, d.j)
-		rivals := make([]job.Job, n)
+		rivals := make([]job.Transition, n)
 		for i := range rivals {
 			a := d.pending[i]
-			j, _, err := job.Restart(d.j, []job.Result{a.Succeed(output(a))})
+			tr, err := job.Restart(d.j, []job.Result{a.Succeed(output(a))})
 			if err != nil {
 				t.Fatal(err)
 			}
-			rivals[i] = j
+			rivals[i] = tr
 		}
 		errs := make([]error, n)
 		var ready, done sync.WaitGroup
@@ -220,7 +281,7 @@ func testConcurrentSavers(t *testing.T, s store.Store) {
 				defer done.Done()
 				ready.Done()
 				<-startGun
-				errs[i] = s.Save(context.Background(), rivals[i])
+				errs[i] = save(context.Background(), s, rivals[i])
 			}()
 		}
 		ready.Wait()
@@ -240,7 +301,7 @@ func testConcurrentSavers(t *testing.T, s store.Store) {
 		if winner < 0 {
 			t.Fatalf("round %d: no saver won: %v", round, errs)
 		}
-		checkLoad(t, s, rivals[winner])
+		checkLoad(t, s, rivals[winner].Job)
 	}
 }
 
@@ -248,44 +309,37 @@ func testNoStep(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	d := newDriver(t, "nostep", parOf(3))
 	mustCreate(t, s, d.j)
-	wantErr(t, "Save of the created job", s.Save(ctx, d.j), store.ErrNoStep)
-	same, _, err := job.Restart(d.j, nil)
+	wantErr(t, "Save of the created job with New's step", s.Save(ctx, d.j, d.trs[0].Step), store.ErrNoStep)
+	wantErr(t, "Save with the zero step", s.Save(ctx, d.j, job.Step{}), store.ErrNoStep)
+	same, err := job.Restart(d.j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "Save of Restart(v1, nil)", s.Save(ctx, same), store.ErrNoStep)
+	wantErr(t, "Save of Restart(v1, nil)", save(ctx, s, same), store.ErrNoStep)
 	dup := d.pending[0].Succeed(nil)
 	v2 := d.apply(1, []job.Result{dup})
+	wantErr(t, "Save of a step with another version", s.Save(ctx, v2.Job, job.Step{Version: 3, Results: v2.Step.Results}), store.ErrNoStep)
 	mustSave(t, s, v2)
 
-	decoded, err := job.Decode(encode(t, v2))
+	nothing, err := job.Restart(v2.Job, []job.Result{dup})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, "Save of a decoded job", s.Save(ctx, decoded), store.ErrNoStep)
-	// A job keeps the step that made it, so a loaded job and a Restart
-	// that applied nothing to a saved job look like stale saves.
-	loaded := mustLoad(t, s, "nostep")
-	if err := s.Save(ctx, loaded); !errors.Is(err, store.ErrNoStep) && !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("Save of a loaded job: got %v, want ErrNoStep or ErrConflict", err)
+	if nothing.Changed() {
+		t.Fatalf("a duplicate result was applied: %+v", nothing.Step)
 	}
-	nothing, _, err := job.Restart(v2, []job.Result{dup})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if nothing.Version() != v2.Version() {
-		t.Fatalf("a duplicate result was applied: version %d", nothing.Version())
-	}
-	if err := s.Save(ctx, nothing); !errors.Is(err, store.ErrNoStep) && !errors.Is(err, store.ErrConflict) {
-		t.Fatalf("Save of a Restart that applied nothing: got %v, want ErrNoStep or ErrConflict", err)
-	}
-	checkLoad(t, s, v2)
-	h, err := s.History(ctx, "nostep")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h.Steps) != 1 {
-		t.Fatalf("History has %d steps, want 1", len(h.Steps))
+	wantErr(t, "Save of a Restart that applied nothing", save(ctx, s, nothing), store.ErrNoStep)
+	// The step that made the stored version, again: a stale save.
+	wantErr(t, "Save of the saved step again", save(ctx, s, v2), store.ErrConflict)
+	checkLoad(t, s, v2.Job)
+	if h, ok := s.(store.Historian); ok {
+		h, err := h.History(ctx, "nostep")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Steps) != 1 {
+			t.Fatalf("History has %d steps, want 1", len(h.Steps))
+		}
 	}
 }
 
@@ -293,19 +347,25 @@ func testNotFound(t *testing.T, s store.Store) {
 	ctx := context.Background()
 	d := newDriver(t, "ghost", parOf(2))
 	v2 := d.succeed(1)
-	wantErr(t, "Save of an unknown job", s.Save(ctx, v2), store.ErrNotFound)
+	wantErr(t, "Save of an unknown job", save(ctx, s, v2), store.ErrNotFound)
 	wantErr(t, "Load of an unknown job", loadErr(s, "ghost"), store.ErrNotFound)
-	_, err := s.History(ctx, "ghost")
-	wantErr(t, "History of an unknown job", err, store.ErrNotFound)
-	wantErr(t, "Delete of an unknown job", s.Delete(ctx, "ghost"), store.ErrNotFound)
-	infos, err := s.List(ctx)
-	if err != nil || len(infos) != 0 {
-		t.Fatalf("List of an empty store = %v, %v; want nothing", infos, err)
+	if hs, ok := s.(store.Historian); ok {
+		_, err := hs.History(ctx, "ghost")
+		wantErr(t, "History of an unknown job", err, store.ErrNotFound)
+	}
+	if ds, ok := s.(store.Deleter); ok {
+		wantErr(t, "Delete of an unknown job", ds.Delete(ctx, "ghost"), store.ErrNotFound)
+	}
+	if l, ok := s.(store.Lister); ok {
+		infos, err := l.List(ctx, store.Query{})
+		if err != nil || len(infos) != 0 {
+			t.Fatalf("List of an empty store = %v, %v; want nothing", infos, err)
+		}
 	}
 }
 
 func testHistory(t *testing.T, s store.Store) {
-	ctx := context.Background()
+	historian(t, s)
 	d := newDriver(t, "history", mixed())
 	mustCreate(t, s, d.j)
 	d.succeed(1)
@@ -315,41 +375,37 @@ func testHistory(t *testing.T, s store.Store) {
 	d.succeed(1)
 	d.succeed(1)
 	d.succeed(1)
-	for _, v := range d.versions[1:] {
-		mustSave(t, s, v)
+	for _, tr := range d.steps() {
+		mustSave(t, s, tr)
 	}
-	h, err := s.History(ctx, "history")
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkHistory(t, h, d)
+	checkHistory(t, history(t, s, "history"), d)
 }
 
 // checkHistory checks h against every version d made.
 func checkHistory(t *testing.T, h store.History, d *driver) {
 	t.Helper()
-	sameJob(t, "History.Origin", d.versions[0], h.Origin)
+	sameJob(t, "History.Origin", d.version(1), h.Origin)
 	var live []job.Step
-	for _, v := range d.versions[1:] {
-		live = append(live, v.Step())
+	for _, tr := range d.steps() {
+		live = append(live, tr.Step)
 	}
 	if diff := cmp.Diff(live, h.Steps, cmpopts.EquateEmpty()); diff != "" {
 		t.Fatalf("History.Steps differ from the live steps (-live +got):\n%s", diff)
 	}
-	for i, want := range d.versions {
+	for i, tr := range d.trs {
 		v := uint64(i + 1)
 		got, err := h.At(v)
 		if err != nil {
 			t.Fatalf("History.At(%d): %v", v, err)
 		}
-		sameJob(t, fmt.Sprintf("History.At(%d)", v), want, got)
+		sameJob(t, fmt.Sprintf("History.At(%d)", v), tr.Job, got)
 	}
 	latest, err := h.Latest()
 	if err != nil {
 		t.Fatalf("History.Latest: %v", err)
 	}
 	sameJob(t, "History.Latest", d.j, latest)
-	last := uint64(len(d.versions))
+	last := uint64(len(d.trs))
 	for _, v := range []uint64{0, last + 1} {
 		if _, err := h.At(v); err == nil {
 			t.Fatalf("History.At(%d) of a job with versions 1 to %d succeeded", v, last)
@@ -358,7 +414,7 @@ func checkHistory(t *testing.T, h store.History, d *driver) {
 }
 
 func testList(t *testing.T, s store.Store) {
-	ctx := context.Background()
+	lister(t, s)
 	a := newDriver(t, "list-a", parOf(3))
 	b := newDriver(t, "list-b", ast.Act("log", "b"))
 	c := newDriver(t, "list-c", ast.Seq(ast.Act("log", "c1"), ast.Act("log", "c2")))
@@ -369,21 +425,87 @@ func testList(t *testing.T, s store.Store) {
 	mustSave(t, s, a.succeed(1))
 	mustSave(t, s, b.succeed(1))
 	mustSave(t, s, c.fail("boom"))
-	got, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := list(t, s, store.Query{})
 	want := []store.Info{
-		{ID: "list-a", Version: 3, Status: job.StatusRunning},
-		{ID: "list-b", Version: 2, Status: job.StatusSucceeded},
-		{ID: "list-c", Version: 2, Status: job.StatusFailed},
+		{ID: "list-a", Version: 3, Status: job.StatusRunning, Settled: 2, Total: 3},
+		{ID: "list-b", Version: 2, Status: job.StatusSucceeded, Settled: 1, Total: 1},
+		{ID: "list-c", Version: 2, Status: job.StatusFailed, Settled: 1, Total: 2},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("List (-want +got):\n%s", diff)
 	}
 }
 
+// testListQuery checks every field of store.Query, alone and together.
+func testListQuery(t *testing.T, s store.Store) {
+	lister(t, s)
+	var all []store.Info
+	for _, id := range []job.ID{"a-1", "a-2", "a-3", "ab", "b-1", "b-2"} {
+		d := newDriver(t, id, parOf(2))
+		mustCreate(t, s, d.j)
+		if id == "a-2" || id == "b-1" {
+			mustSave(t, s, d.succeed(2)) // finished
+		}
+		all = append(all, infoOf(d.j))
+	}
+	pick := func(ids ...job.ID) []store.Info {
+		var out []store.Info
+		for _, in := range all {
+			for _, id := range ids {
+				if in.ID == id {
+					out = append(out, in)
+				}
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		q    store.Query
+		want []store.Info
+	}{
+		{store.Query{}, all},
+		{store.Query{Prefix: "a-"}, pick("a-1", "a-2", "a-3")},
+		{store.Query{Prefix: "a"}, pick("a-1", "a-2", "a-3", "ab")},
+		{store.Query{Prefix: "c"}, nil},
+		{store.Query{After: "a-2"}, pick("a-3", "ab", "b-1", "b-2")},
+		{store.Query{After: "b-2"}, nil},
+		{store.Query{After: "a"}, all},
+		{store.Query{Limit: 2}, pick("a-1", "a-2")},
+		{store.Query{After: "a-2", Limit: 2}, pick("a-3", "ab")},
+		{store.Query{Unfinished: true}, pick("a-1", "a-3", "ab", "b-2")},
+		{store.Query{Unfinished: true, Prefix: "b", Limit: 5}, pick("b-2")},
+		{store.Query{Unfinished: true, After: "a-1", Limit: 2}, pick("a-3", "ab")},
+	} {
+		got := list(t, s, tc.q)
+		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("List(%+v) (-want +got):\n%s", tc.q, diff)
+		}
+	}
+}
+
+// testIncarnation: a Save made from a job that was deleted must not land
+// on a new job made under the same ID, even at the version it expects.
+func testIncarnation(t *testing.T, s store.Store) {
+	ds := deleter(t, s)
+	ctx := context.Background()
+	old := newDriver(t, "reborn", parOf(3))
+	mustCreate(t, s, old.j)
+	if err := ds.Delete(ctx, "reborn"); err != nil {
+		t.Fatal(err)
+	}
+	again := newDriver(t, "reborn", parOf(3)) // same tree, another incarnation
+	if again.j.Incarnation() == old.j.Incarnation() {
+		t.Fatal("the drivers made two jobs of one incarnation")
+	}
+	mustCreate(t, s, again.j)
+	wantErr(t, "Save of the deleted job's version 2 over the new job's version 1", save(ctx, s, old.succeed(1)), store.ErrConflict)
+	checkLoad(t, s, again.j)
+	mustSave(t, s, again.succeed(1))
+	checkLoad(t, s, again.j)
+}
+
 func testDelete(t *testing.T, s store.Store) {
+	ds := deleter(t, s)
 	ctx := context.Background()
 	d := newDriver(t, "doomed", parOf(3))
 	mustCreate(t, s, d.j)
@@ -392,20 +514,24 @@ func testDelete(t *testing.T, s store.Store) {
 	mustCreate(t, s, keep.j)
 	checkLoad(t, s, d.j) // fill any cache
 
-	if err := s.Delete(ctx, "doomed"); err != nil {
+	if err := ds.Delete(ctx, "doomed"); err != nil {
 		t.Fatalf("Delete: %v", err)
 	}
 	wantErr(t, "Load after Delete", loadErr(s, "doomed"), store.ErrNotFound)
-	_, err := s.History(ctx, "doomed")
-	wantErr(t, "History after Delete", err, store.ErrNotFound)
-	wantErr(t, "Save after Delete", s.Save(ctx, d.succeed(1)), store.ErrNotFound)
-	wantErr(t, "second Delete", s.Delete(ctx, "doomed"), store.ErrNotFound)
-	infos, err := s.List(ctx)
-	if err != nil {
-		t.Fatal(err)
+	if hs, ok := s.(store.Historian); ok {
+		_, err := hs.History(ctx, "doomed")
+		wantErr(t, "History after Delete", err, store.ErrNotFound)
 	}
-	if diff := cmp.Diff([]store.Info{{ID: "kept", Version: 1, Status: job.StatusRunning}}, infos); diff != "" {
-		t.Fatalf("List after Delete (-want +got):\n%s", diff)
+	wantErr(t, "Save after Delete", save(ctx, s, d.succeed(1)), store.ErrNotFound)
+	wantErr(t, "second Delete", ds.Delete(ctx, "doomed"), store.ErrNotFound)
+	if l, ok := s.(store.Lister); ok {
+		infos, err := l.List(ctx, store.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.Info{infoOf(keep.j)}, infos); diff != "" {
+			t.Fatalf("List after Delete (-want +got):\n%s", diff)
+		}
 	}
 	checkLoad(t, s, keep.j)
 
@@ -415,11 +541,9 @@ func testDelete(t *testing.T, s store.Store) {
 	checkLoad(t, s, again.j)
 	mustSave(t, s, again.succeed(1))
 	checkLoad(t, s, again.j)
-	h, err := s.History(ctx, "doomed")
-	if err != nil {
-		t.Fatal(err)
+	if _, ok := s.(store.Historian); ok {
+		checkHistory(t, history(t, s, "doomed"), again)
 	}
-	checkHistory(t, h, again)
 }
 
 func testClosed(t *testing.T, s store.Store) {
@@ -435,13 +559,19 @@ func testClosed(t *testing.T, s store.Store) {
 	}
 	other := newDriver(t, "other", parOf(2))
 	wantErr(t, "Create after Close", s.Create(ctx, other.j), store.ErrClosed)
-	wantErr(t, "Save after Close", s.Save(ctx, v2), store.ErrClosed)
+	wantErr(t, "Save after Close", save(ctx, s, v2), store.ErrClosed)
 	wantErr(t, "Load after Close", loadErr(s, "closed"), store.ErrClosed)
-	_, err := s.History(ctx, "closed")
-	wantErr(t, "History after Close", err, store.ErrClosed)
-	_, err = s.List(ctx)
-	wantErr(t, "List after Close", err, store.ErrClosed)
-	wantErr(t, "Delete after Close", s.Delete(ctx, "closed"), store.ErrClosed)
+	if hs, ok := s.(store.Historian); ok {
+		_, err := hs.History(ctx, "closed")
+		wantErr(t, "History after Close", err, store.ErrClosed)
+	}
+	if l, ok := s.(store.Lister); ok {
+		_, err := l.List(ctx, store.Query{})
+		wantErr(t, "List after Close", err, store.ErrClosed)
+	}
+	if ds, ok := s.(store.Deleter); ok {
+		wantErr(t, "Delete after Close", ds.Delete(ctx, "closed"), store.ErrClosed)
+	}
 }
 
 func testCancelled(t *testing.T, s store.Store) {
@@ -452,14 +582,20 @@ func testCancelled(t *testing.T, s store.Store) {
 	cancel()
 	other := newDriver(t, "other", parOf(2))
 	wantErr(t, "Create with a cancelled context", s.Create(ctx, other.j), context.Canceled)
-	wantErr(t, "Save with a cancelled context", s.Save(ctx, v2), context.Canceled)
+	wantErr(t, "Save with a cancelled context", save(ctx, s, v2), context.Canceled)
 	_, err := s.Load(ctx, "cancelled")
 	wantErr(t, "Load with a cancelled context", err, context.Canceled)
-	_, err = s.History(ctx, "cancelled")
-	wantErr(t, "History with a cancelled context", err, context.Canceled)
-	_, err = s.List(ctx)
-	wantErr(t, "List with a cancelled context", err, context.Canceled)
-	wantErr(t, "Delete with a cancelled context", s.Delete(ctx, "cancelled"), context.Canceled)
+	if hs, ok := s.(store.Historian); ok {
+		_, err = hs.History(ctx, "cancelled")
+		wantErr(t, "History with a cancelled context", err, context.Canceled)
+	}
+	if l, ok := s.(store.Lister); ok {
+		_, err = l.List(ctx, store.Query{})
+		wantErr(t, "List with a cancelled context", err, context.Canceled)
+	}
+	if ds, ok := s.(store.Deleter); ok {
+		wantErr(t, "Delete with a cancelled context", ds.Delete(ctx, "cancelled"), context.Canceled)
+	}
 }
 
 // testLongRun finishes a par of LongRunLeaves one result per Save, which
@@ -477,10 +613,10 @@ func testLongRun(t *testing.T, s store.Store) {
 		}
 	}
 	checkLoad(t, s, d.j)
-	h, err := s.History(context.Background(), "long")
-	if err != nil {
-		t.Fatal(err)
+	if _, ok := s.(store.Historian); !ok {
+		return
 	}
+	h := history(t, s, "long")
 	if len(h.Steps) != LongRunLeaves {
 		t.Fatalf("History has %d steps, want %d", len(h.Steps), LongRunLeaves)
 	}
@@ -499,23 +635,24 @@ func testConcurrentJobs(t *testing.T, s store.Store) {
 		wg.Go(func() {
 			ctx := context.Background()
 			id := job.ID(fmt.Sprintf("jobs-%d", w))
-			j, acts, err := job.New(id, parOf(leaves))
+			tr, err := job.New(id, parOf(leaves), job.WithIncarnation(incarnations.Add(1)))
 			if err != nil {
 				t.Error(err)
 				return
 			}
+			j := tr.Job
 			if err := s.Create(ctx, j); err != nil {
 				t.Errorf("Create(%s): %v", id, err)
 				return
 			}
-			for _, a := range acts {
-				next, _, err := job.Restart(j, []job.Result{a.Succeed(output(a))})
+			for _, a := range tr.Actions {
+				next, err := job.Restart(j, []job.Result{a.Succeed(output(a))})
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				if err := s.Save(ctx, next); err != nil {
-					t.Errorf("Save(%s v%d): %v", id, next.Version(), err)
+				if err := save(ctx, s, next); err != nil {
+					t.Errorf("Save(%s v%d): %v", id, next.Job.Version(), err)
 					return
 				}
 				got, err := s.Load(ctx, id)
@@ -523,11 +660,11 @@ func testConcurrentJobs(t *testing.T, s store.Store) {
 					t.Errorf("Load(%s): %v", id, err)
 					return
 				}
-				if diff := diffJob(next, got); diff != "" {
+				if diff := diffJob(next.Job, got); diff != "" {
 					t.Errorf("Load(%s): %s", id, diff)
 					return
 				}
-				j = next
+				j = next.Job
 			}
 		})
 	}
@@ -535,13 +672,13 @@ func testConcurrentJobs(t *testing.T, s store.Store) {
 	if t.Failed() {
 		return
 	}
-	infos, err := s.List(context.Background())
-	if err != nil {
-		t.Fatal(err)
+	if _, ok := s.(store.Lister); !ok {
+		return
 	}
+	infos := list(t, s, store.Query{})
 	var want []store.Info
 	for w := range workers {
-		want = append(want, store.Info{ID: job.ID(fmt.Sprintf("jobs-%d", w)), Version: leaves + 1, Status: job.StatusSucceeded})
+		want = append(want, store.Info{ID: job.ID(fmt.Sprintf("jobs-%d", w)), Version: leaves + 1, Status: job.StatusSucceeded, Settled: leaves, Total: leaves})
 	}
 	if diff := cmp.Diff(want, infos); diff != "" {
 		t.Fatalf("List (-want +got):\n%s", diff)
@@ -568,21 +705,21 @@ func testConcurrentRunners(t *testing.T, s store.Store) {
 				if j.Done() {
 					return
 				}
-				_, out, err := job.Restart(j, nil)
-				if err != nil || len(out) == 0 {
-					t.Errorf("runner %d: recovery of %v gave %d actions, %v", r, j, len(out), err)
+				out := j.Outstanding()
+				if len(out) == 0 {
+					t.Errorf("runner %d: %v has no outstanding action", r, j)
 					return
 				}
 				a := out[(r+try)%len(out)]
-				next, _, err := job.Restart(j, []job.Result{a.Succeed(output(a))})
+				next, err := job.Restart(j, []job.Result{a.Succeed(output(a))})
 				if err != nil {
 					t.Errorf("runner %d: Restart: %v", r, err)
 					return
 				}
-				switch err := s.Save(ctx, next); {
+				switch err := save(ctx, s, next); {
 				case err == nil, errors.Is(err, store.ErrConflict):
 				default:
-					t.Errorf("runner %d: Save(v%d): %v", r, next.Version(), err)
+					t.Errorf("runner %d: Save(v%d): %v", r, next.Job.Version(), err)
 					return
 				}
 			}
@@ -597,11 +734,10 @@ func testConcurrentRunners(t *testing.T, s store.Store) {
 	if j.Status() != job.StatusSucceeded || j.Version() != leaves+1 {
 		t.Fatalf("after the runners: %v, want version %d succeeded", j, leaves+1)
 	}
-	h, err := s.History(context.Background(), "shared")
-	if err != nil {
-		t.Fatal(err)
+	if _, ok := s.(store.Historian); !ok {
+		return
 	}
-	latest, err := h.Latest()
+	latest, err := history(t, s, "shared").Latest()
 	if err != nil {
 		t.Fatal(err)
 	}
