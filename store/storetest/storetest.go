@@ -196,12 +196,12 @@ func loadErr(s store.Store, id job.ID) error {
 func testSaveSteps(t *testing.T, s store.Store) {
 	d := newDriver(t, "steps", mixed())
 	mustCreate(t, s, d.j)
-	d.succeed(1)      // a
-	d.succeed(2)      // b, c
-	d.succeed(1)      // d; charge starts
-	d.fail("no")      // charge fails; refund starts
-	d.succeed(1)      // refund; release starts
-	d.succeed(1)      // release; e starts
+	d.succeed(1)          // a
+	d.succeed(2)          // b, c
+	d.succeed(1)          // d; charge starts
+	d.fail("no")          // charge fails; refund starts
+	d.succeed(1)          // refund; release starts
+	d.succeed(1)          // release; e starts
 	j := d.succeed(1).Job // e
 	if j.Status() != job.StatusSucceeded {
 		t.Fatalf("the driven job did not succeed:\n%s", job.Describe(j))
