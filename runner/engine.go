@@ -5,59 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
 
-// Dispatcher hands actions to workers. It is the seam a transport
-// implements. Dispatch is called only after the job that produced the
-// actions was saved; it must not return before the actions are durable in
-// the transport (or, for an in-process transport, queued), so that an
-// acknowledged result is never lost with its successors.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, actions []job.Action) error
-}
-
-// DispatchFunc adapts a function to Dispatcher.
-type DispatchFunc func(ctx context.Context, actions []job.Action) error
-
-// Dispatch calls f.
-func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action) error {
-	return f(ctx, actions)
-}
-
 // EngineOptions configures an Engine.
 type EngineOptions struct {
-	Store      store.Store // required
-	Dispatcher Dispatcher  // required
-	Registry   *Registry   // if set, Submit refuses workflows naming unknown actions
-	Logger     *slog.Logger
-	Hooks      *Hooks
+	Store     store.Store // loads jobs; required
+	Transport Transport   // commits transitions and dispatches; required
+	// Registry, if set, makes Submit refuse, and Recover leave alone,
+	// workflows naming actions that have no handler in it.
+	Registry *Registry
+	Logger   *slog.Logger // nil discards
+	Hooks    *Hooks       // may be nil
 	// ConflictRetries bounds how often Apply reloads and retries after
 	// store.ErrConflict; default 16.
 	ConflictRetries int
 }
 
-// Engine is the runner loop written once: it loads a job, applies results
-// with job.Restart, saves the new state with optimistic concurrency, and
-// only then dispatches the new actions. It is safe for concurrent use:
-// concurrent Applies to the same job are serialised by the store's
-// compare-and-swap (the loser reloads and retries).
+// Engine is the runner loop written once:
+//
+//	load -> job.Restart -> Transport.Commit (state, then or with actions)
+//
+// It is safe for concurrent use: concurrent Applies to one job are
+// serialised by the store's compare-and-swap (the loser reloads and
+// retries, and finds its results already applied).
 type Engine struct {
 	o   EngineOptions
 	log *slog.Logger
 }
 
-// ErrUnknownActions is returned (wrapped, with the names) by Submit when the
-// workflow names actions that have no handler.
+// ErrUnknownActions is wrapped, with the names, by the error Submit returns
+// for a workflow naming actions with no handler, and by Recover's for a
+// stored job that does.
 var ErrUnknownActions = errors.New("runner: workflow uses actions with no handler")
 
-// NewEngine returns an engine. Store and Dispatcher are required.
+// NewEngine returns an engine. Store and Transport are required.
 func NewEngine(o EngineOptions) (*Engine, error) {
-	if o.Store == nil || o.Dispatcher == nil {
-		return nil, errors.New("runner: NewEngine needs a Store and a Dispatcher")
+	if o.Store == nil || o.Transport == nil {
+		return nil, errors.New("runner: NewEngine needs a Store and a Transport")
 	}
 	if o.ConflictRetries <= 0 {
 		o.ConflictRetries = 16
@@ -69,129 +58,174 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	return &Engine{o: o, log: log}, nil
 }
 
-// Submit starts a new job: job.New, store.Create, then dispatch of the
-// first actions. An invalid workflow, a workflow naming actions without a
-// handler (when the engine has a Registry), or an ID already in use is an
-// error and nothing is stored.
-func (e *Engine) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Job, error) {
-	if e.o.Registry != nil {
-		if missing := e.o.Registry.Missing(root); len(missing) > 0 {
-			return job.Job{}, fmt.Errorf("job %s: %w: %q (registered: %q)", id, ErrUnknownActions, missing, e.o.Registry.Names())
-		}
+// missing returns an error wrapping ErrUnknownActions if the engine has a
+// registry and root names actions it has no handler for.
+func (e *Engine) missing(id job.ID, root ast.Node) error {
+	if e.o.Registry == nil {
+		return nil
 	}
-	j, acts, err := job.New(id, root)
-	if err != nil {
-		return job.Job{}, err
+	if missing := e.o.Registry.Missing(root); len(missing) > 0 {
+		return fmt.Errorf("job %s: %w: %q (registered: %q)", id, ErrUnknownActions, missing, e.o.Registry.Names())
 	}
-	if err := e.o.Store.Create(ctx, j); err != nil {
-		return job.Job{}, fmt.Errorf("job %s: %w", id, err)
-	}
-	e.o.Hooks.step(j, len(acts))
-	if j.Done() {
-		e.o.Hooks.jobDone(j)
-	}
-	if err := e.o.Dispatcher.Dispatch(ctx, acts); err != nil {
-		return j, fmt.Errorf("job %s: stored, but dispatch failed (recovery will dispatch again): %w", id, err)
-	}
-	return j, nil
+	return nil
 }
 
-// Apply applies a batch of results to job id: load, Restart, save, then
-// dispatch. It returns the job as saved (or as loaded, when no result
-// applied). When Apply returns nil the results are durable in the store
-// and the transport may acknowledge them. On store.ErrConflict it reloads
-// and retries, so a result that another runner applied meanwhile is simply
-// ignored as a duplicate.
+// Submit starts a new job: job.New with a random incarnation, then Commit
+// (create and dispatch the first actions). An invalid workflow, a workflow
+// naming actions without a handler (when the engine has a Registry), or an
+// ID already in use (store.ErrExists) is an error and nothing is stored.
+func (e *Engine) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
+	if err := e.missing(id, root); err != nil {
+		return job.Transition{}, err
+	}
+	tr, err := job.New(id, root, job.WithIncarnation(incarnation()))
+	if err != nil {
+		return job.Transition{}, err
+	}
+	if err := e.o.Transport.Commit(ctx, tr); err != nil && !errors.Is(err, ErrNotDispatched) {
+		return job.Transition{}, fmt.Errorf("job %s: %w", id, err)
+	} else if err != nil {
+		e.committed(ctx, tr)
+		return tr, fmt.Errorf("job %s: created, but %w (recovery dispatches them)", id, err)
+	}
+	e.committed(ctx, tr)
+	return tr, nil
+}
+
+// incarnation draws a job's incarnation: random, never 0.
+func incarnation() uint64 {
+	for {
+		if n := rand.Uint64(); n != 0 {
+			return n
+		}
+	}
+}
+
+// committed tells the hooks and the log about a committed transition.
+func (e *Engine) committed(ctx context.Context, tr job.Transition) {
+	e.o.Hooks.step(tr.Job, len(tr.Actions))
+	if tr.Job.Done() {
+		e.o.Hooks.jobDone(tr.Job)
+		e.log.LogAttrs(ctx, slog.LevelInfo, "job finished", slog.String("job", string(tr.Job.ID())),
+			slog.String("status", tr.Job.Status().String()), slog.Uint64("version", tr.Job.Version()))
+	}
+}
+
+// Apply applies a batch of results to job id: load, job.Restart, Commit.
+// It returns the transition committed, or, when no result applied, one
+// that changed nothing. When Apply returns nil, or an error wrapping
+// ErrNotDispatched, the results are durable and the transport may
+// acknowledge them.
 //
-// If dispatch fails after the save, Apply returns the error: the job is
-// saved, its new actions are outstanding, and Recover dispatches them.
-func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (job.Job, error) {
+// On store.ErrConflict it reloads and retries (at most
+// EngineOptions.ConflictRetries times, and never after ctx ends), so a
+// result that another runner applied meanwhile is ignored as a duplicate.
+//
+// Redelivery re-dispatches: when no result applied and some were ignored
+// as duplicates or stale (results delivered again, after a crash or a
+// failed dispatch), Apply dispatches the job's outstanding actions again
+// through Transport.Dispatch, so actions whose dispatch was lost after the
+// state was saved are never stranded.
+//
+// Errors name the job. A result for another job is an error wrapping
+// job.ErrWrongJob; a missing job wraps store.ErrNotFound.
+func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (job.Transition, error) {
 	if len(results) == 0 {
-		return job.Job{}, fmt.Errorf("job %s: Apply with no results (use Recover to re-dispatch)", id)
+		return job.Transition{}, fmt.Errorf("job %s: Apply with no results (Recover dispatches a job's outstanding actions)", id)
 	}
 	for attempt := 0; ; attempt++ {
 		j, err := e.o.Store.Load(ctx, id)
 		if err != nil {
-			return job.Job{}, fmt.Errorf("job %s: load: %w", id, err)
+			return job.Transition{}, fmt.Errorf("job %s: load: %w", id, err)
 		}
-		next, acts, err := job.Restart(j, results)
+		tr, err := job.Restart(j, results)
 		if err != nil {
-			return j, err
+			return job.Transition{}, err
 		}
-		for _, ig := range next.Ignored() {
-			lvl := slog.LevelDebug
-			if ig.Reason == job.IgnoredUnknown {
-				lvl = slog.LevelWarn
+		e.reportIgnored(ctx, id, tr.Ignored)
+		if !tr.Changed() {
+			if redelivered(tr.Ignored) && !j.Done() {
+				if err := e.o.Transport.Dispatch(ctx, j.Outstanding()); err != nil {
+					return tr, fmt.Errorf("job %s: re-dispatch after redelivered results: %w", id, err)
+				}
 			}
-			e.log.Log(ctx, lvl, "result ignored", "job", id, "action", ig.Result.ActionID, "reason", ig.Reason.String(), "detail", ig.Detail)
-			e.o.Hooks.ignored(id, ig)
+			return tr, nil
 		}
-		if next.Version() == j.Version() {
-			return next, nil // nothing applied; nothing to save
-		}
-		err = e.o.Store.Save(ctx, next)
-		if errors.Is(err, store.ErrConflict) && attempt < e.o.ConflictRetries {
-			e.log.Debug("save conflict; reloading", "job", id, "attempt", attempt+1)
+		err = e.o.Transport.Commit(ctx, tr)
+		switch {
+		case err == nil:
+			e.committed(ctx, tr)
+			return tr, nil
+		case errors.Is(err, ErrNotDispatched):
+			e.committed(ctx, tr)
+			return tr, fmt.Errorf("job %s: %w", id, err)
+		case errors.Is(err, store.ErrConflict) && attempt < e.o.ConflictRetries && ctx.Err() == nil:
+			e.log.LogAttrs(ctx, slog.LevelDebug, "commit conflict; reloading", slog.String("job", string(id)), slog.Int("attempt", attempt+1))
 			continue
 		}
-		if err != nil {
-			return j, fmt.Errorf("job %s: save v%d: %w", id, next.Version(), err)
-		}
-		e.o.Hooks.step(next, len(acts))
-		if next.Done() {
-			e.o.Hooks.jobDone(next)
-			e.log.Info("job finished", "job", id, "status", next.Status().String(), "version", next.Version())
-		}
-		if err := e.o.Dispatcher.Dispatch(ctx, acts); err != nil {
-			return next, fmt.Errorf("job %s: v%d saved, but dispatch failed (recovery will dispatch again): %w", id, next.Version(), err)
-		}
-		return next, nil
+		return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
 	}
 }
 
-// Recover dispatches again the outstanding actions of every unfinished job
-// in the store (job.Restart(stored, nil)). A runner calls it when it
-// starts, to resume after a crash; actions may then run twice, which
-// at-least-once delivery allows. skip, if not nil, filters out actions the
-// caller knows to be in flight already; pick, if not nil, chooses the jobs
-// to resume. It returns how many jobs it resumed and how many actions it
-// dispatched.
-func (e *Engine) Recover(ctx context.Context, pick func(store.Info) bool, skip func(job.Action) bool) (jobs, actions int, err error) {
-	infos, err := e.o.Store.List(ctx)
-	if err != nil {
-		return 0, 0, fmt.Errorf("recover: list jobs: %w", err)
+// redelivered reports whether some ignored results were delivered before.
+func redelivered(ig []job.Ignored) bool {
+	for _, x := range ig {
+		if x.Reason == job.IgnoredDuplicate || x.Reason == job.IgnoredStale {
+			return true
+		}
 	}
+	return false
+}
+
+func (e *Engine) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignored) {
+	for _, x := range ig {
+		lvl := slog.LevelDebug
+		if x.Reason == job.IgnoredUnknown {
+			lvl = slog.LevelWarn
+		}
+		e.log.LogAttrs(ctx, lvl, "result ignored", slog.String("job", string(id)), slog.String("action", x.Result.ActionID),
+			slog.String("reason", x.Reason.String()), slog.String("detail", x.Detail))
+		e.o.Hooks.ignored(id, x)
+	}
+}
+
+// Recover dispatches again the outstanding actions of the jobs named: what
+// a runner does for the jobs it takes over after a crash or a restart. A
+// finished job has none. A job naming actions with no handler in the
+// engine's Registry is left untouched, with an error wrapping
+// ErrUnknownActions: resuming it here would fail those actions for good.
+//
+// It returns how many actions it dispatched, and the errors of the jobs it
+// could not recover, joined, each naming its job; the other jobs are
+// recovered all the same.
+func (e *Engine) Recover(ctx context.Context, ids ...job.ID) (int, error) {
 	var errs []error
-	for _, in := range infos {
-		if in.Status.Settled() || (pick != nil && !pick(in)) {
-			continue
+	n := 0
+	for _, id := range ids {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("recover: %w", err))
+			break
 		}
-		j, err := e.o.Store.Load(ctx, in.ID)
+		j, err := e.o.Store.Load(ctx, id)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("recover job %s: %w", in.ID, err))
+			errs = append(errs, fmt.Errorf("recover job %s: %w", id, err))
 			continue
 		}
-		_, acts, err := job.Restart(j, nil)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("recover job %s: %w", in.ID, err))
+		if j.Done() {
 			continue
 		}
-		if skip != nil {
-			kept := acts[:0]
-			for _, a := range acts {
-				if !skip(a) {
-					kept = append(kept, a)
-				}
-			}
-			acts = kept
-		}
-		if err := e.o.Dispatcher.Dispatch(ctx, acts); err != nil {
-			errs = append(errs, fmt.Errorf("recover job %s: dispatch: %w", in.ID, err))
+		if err := e.missing(id, j.Workflow()); err != nil {
+			errs = append(errs, fmt.Errorf("recover %w; left as it is", err))
 			continue
 		}
-		jobs++
-		actions += len(acts)
-		e.log.Info("job resumed", "job", in.ID, "version", j.Version(), "actions", len(acts))
+		acts := j.Outstanding()
+		if err := e.o.Transport.Dispatch(ctx, acts); err != nil {
+			errs = append(errs, fmt.Errorf("recover job %s: dispatch: %w", id, err))
+			continue
+		}
+		n += len(acts)
+		e.log.LogAttrs(ctx, slog.LevelInfo, "job resumed", slog.String("job", string(id)),
+			slog.Uint64("version", j.Version()), slog.Int("actions", len(acts)))
 	}
-	return jobs, actions, errors.Join(errs...)
+	return n, errors.Join(errs...)
 }

@@ -40,7 +40,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	if !ok {
 		return a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name)), nil
 	}
-	actx := ctx
+	actx := context.WithValue(ctx, actionKey{}, a)
 	if o.Timeout > 0 {
 		var cancel context.CancelFunc
 		actx, cancel = context.WithTimeout(ctx, o.Timeout)
@@ -80,4 +80,17 @@ func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out [
 		}
 	}()
 	return h(ctx, a)
+}
+
+// actionKey is the context key under which Execute puts the action a
+// handler performs.
+type actionKey struct{}
+
+// ActionFrom returns the action that the handler called with ctx performs:
+// its job, its ID and attempt, and its idempotency key
+// (job.Action.IdempotencyKey), which typed handlers (Handle) need to key
+// their side effects. ok is false outside a handler run by Execute.
+func ActionFrom(ctx context.Context) (a job.Action, ok bool) {
+	a, ok = ctx.Value(actionKey{}).(job.Action)
+	return a, ok
 }

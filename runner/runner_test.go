@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -142,7 +143,7 @@ func TestEngineSubmitApplyRecover(t *testing.T) {
 	reg := runner.NewRegistry()
 	_ = reg.Register("log", func(context.Context, job.Action) ([]byte, error) { return nil, nil })
 	var counts runner.Counters
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Dispatcher: d, Registry: reg, Hooks: counts.Hooks(nil)})
+	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg, Hooks: counts.Hooks(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,38 +151,147 @@ func TestEngineSubmitApplyRecover(t *testing.T) {
 	if !errors.Is(err, runner.ErrUnknownActions) || !strings.Contains(err.Error(), `"lgo"`) {
 		t.Fatalf("Submit with an unknown action: %v", err)
 	}
-	if _, err := eng.Submit(ctx, "j", ast.Seq(ast.Act("log", "a"), ast.Act("log", "b"))); err != nil {
+	tr, err := eng.Submit(ctx, "j", ast.Seq(ast.Act("log", "a"), ast.Act("log", "b")))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d.acts) != 1 || d.acts[0].ID != "seq[0]#1" {
-		t.Fatalf("dispatched %v", d.acts)
+	if len(d.acts) != 1 || d.acts[0].ID != "seq[0]#1" || tr.Job.Incarnation() == 0 || d.acts[0].Incarnation != tr.Job.Incarnation() {
+		t.Fatalf("dispatched %v for incarnation %x", d.acts, tr.Job.Incarnation())
 	}
-	// The same result twice: the second changes nothing and saves nothing.
-	j, err := eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
-	if err != nil || j.Version() != 2 {
-		t.Fatalf("Apply: v%d, %v", j.Version(), err)
+	// The same result twice: the second changes nothing, saves nothing,
+	// and re-dispatches the outstanding action (a redelivery).
+	tr, err = eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
+	if err != nil || tr.Job.Version() != 2 || len(d.acts) != 2 {
+		t.Fatalf("Apply: v%d, %v, dispatched %v", tr.Job.Version(), err, d.acts)
 	}
-	j, err = eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
-	if err != nil || j.Version() != 2 {
-		t.Fatalf("duplicate Apply: v%d, %v", j.Version(), err)
+	tr, err = eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
+	if err != nil || tr.Changed() || tr.Job.Version() != 2 {
+		t.Fatalf("duplicate Apply: %+v, %v", tr.Step, err)
+	}
+	if len(d.acts) != 3 || d.acts[2].ID != "seq[1]#1" {
+		t.Fatalf("a redelivered result re-dispatches the outstanding actions; dispatched %v", d.acts)
 	}
 	// Recover re-dispatches exactly the outstanding action.
 	d.acts = nil
-	jobs, n, err := eng.Recover(ctx, nil, nil)
-	if err != nil || jobs != 1 || n != 1 || d.acts[0].ID != "seq[1]#1" {
-		t.Fatalf("Recover: %d jobs, %d actions, %v, dispatched %v", jobs, n, err, d.acts)
+	n, err := eng.Recover(ctx, "j")
+	if err != nil || n != 1 || d.acts[0].ID != "seq[1]#1" {
+		t.Fatalf("Recover: %d actions, %v, dispatched %v", n, err, d.acts)
 	}
-	j, err = eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
-	if err != nil || j.Status() != job.StatusSucceeded {
-		t.Fatalf("final Apply: %v, %v", j.Status(), err)
+	tr, err = eng.Apply(ctx, "j", []job.Result{d.acts[0].Succeed(nil)})
+	if err != nil || tr.Job.Status() != job.StatusSucceeded {
+		t.Fatalf("final Apply: %v, %v", tr.Job.Status(), err)
 	}
 	c := counts.Snapshot()
 	if c.Steps != 3 || c.Ignored != 1 || c.JobsSucceeded != 1 || c.Dispatched != 2 {
 		t.Errorf("counters %+v", c)
 	}
-	// A job that is done has nothing to recover.
-	if jobs, _, _ := eng.Recover(ctx, nil, nil); jobs != 0 {
-		t.Errorf("recovered %d finished jobs", jobs)
+	// A job that is done has nothing to recover; a late duplicate
+	// re-dispatches nothing.
+	d.acts = nil
+	if n, err := eng.Recover(ctx, "j"); n != 0 || err != nil {
+		t.Errorf("recovered %d actions of a finished job: %v", n, err)
+	}
+	if _, err := eng.Apply(ctx, "j", []job.Result{tr.Step.Results[0]}); err != nil || len(d.acts) != 0 {
+		t.Errorf("late duplicate: %v, dispatched %v", err, d.acts)
+	}
+	// A result for another job is a routing bug.
+	if _, err := eng.Apply(ctx, "j", []job.Result{{JobID: "k", ActionID: "seq[1]#1"}}); !errors.Is(err, job.ErrWrongJob) {
+		t.Errorf("Apply of another job's result: %v, want job.ErrWrongJob", err)
+	}
+	if _, err := eng.Apply(ctx, "nope", []job.Result{{JobID: "nope", ActionID: "root#1"}}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Apply to a missing job: %v, want store.ErrNotFound", err)
+	}
+}
+
+// TestEngineRecoverIsolatesJobs: Recover resumes what it can; a missing
+// job and a job whose actions have no handler are reported, each by name,
+// and the job without a handler is left untouched.
+func TestEngineRecoverIsolatesJobs(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	d := &collect{}
+	for _, w := range []struct {
+		id   job.ID
+		root ast.Node
+	}{{"ok-1", ast.Act("log", "a")}, {"alien", ast.Act("charge", nil)}, {"ok-2", ast.Par(ast.Act("log", "b"), ast.Act("log", "c"))}} {
+		tr, err := job.New(w.id, w.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Create(ctx, tr.Job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reg := runner.NewRegistry()
+	_ = reg.Register("log", func(context.Context, job.Action) ([]byte, error) { return nil, nil })
+	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg})
+	n, err := eng.Recover(ctx, "ok-1", "alien", "ghost", "ok-2")
+	if n != 3 || len(d.acts) != 3 {
+		t.Errorf("recovered %d actions (%v), want the 3 of ok-1 and ok-2", n, d.acts)
+	}
+	if !errors.Is(err, runner.ErrUnknownActions) || !errors.Is(err, store.ErrNotFound) ||
+		!strings.Contains(err.Error(), "job alien") || !strings.Contains(err.Error(), `"charge"`) || !strings.Contains(err.Error(), "ghost") {
+		t.Errorf("Recover error %v: want alien's unknown action and ghost's absence, by name", err)
+	}
+	for _, a := range d.acts {
+		if a.JobID == "alien" {
+			t.Errorf("dispatched %v of a job with no handler", a)
+		}
+	}
+}
+
+// failingDispatch fails its first n dispatches.
+type failingDispatch struct {
+	collect
+	fails int
+}
+
+func (f *failingDispatch) Dispatch(ctx context.Context, acts []job.Action) error {
+	f.mu.Lock()
+	if f.fails > 0 {
+		f.fails--
+		f.mu.Unlock()
+		return errors.New("queue unreachable")
+	}
+	f.mu.Unlock()
+	return f.collect.Dispatch(ctx, acts)
+}
+
+// TestEngineDispatchFailureThenRedelivery: a dispatch that fails after the
+// save strands nothing: the results are durable (ErrNotDispatched), and
+// their redelivery dispatches the job's outstanding actions.
+func TestEngineDispatchFailureThenRedelivery(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	d := &failingDispatch{}
+	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d)})
+	tr, err := eng.Submit(ctx, "j", ast.Seq(ast.Act("log", "a"), ast.Par(ast.Act("log", "b"), ast.Act("log", "c"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.acts, d.fails = nil, 1
+	res := tr.Actions[0].Succeed(nil)
+	_, err = eng.Apply(ctx, "j", []job.Result{res})
+	if !errors.Is(err, runner.ErrNotDispatched) {
+		t.Fatalf("Apply with a failing dispatch: %v, want runner.ErrNotDispatched", err)
+	}
+	if j, _ := st.Load(ctx, "j"); j.Version() != 2 {
+		t.Fatalf("the state was not saved: v%d", j.Version())
+	}
+	if len(d.acts) != 0 {
+		t.Fatalf("dispatched %v", d.acts)
+	}
+	// The transport did not acknowledge the result: it comes again.
+	tr, err = eng.Apply(ctx, "j", []job.Result{res})
+	if err != nil || tr.Changed() {
+		t.Fatalf("redelivery: %v, %+v", err, tr.Step)
+	}
+	var ids []string
+	for _, a := range d.acts {
+		ids = append(ids, a.ID)
+	}
+	if strings.Join(ids, " ") != "seq[1].par[0]#1 seq[1].par[1]#1" {
+		t.Fatalf("after the redelivery, dispatched %v; want the par's two actions", ids)
 	}
 }
 
@@ -193,39 +303,83 @@ type conflicting struct {
 	before func()
 }
 
-func (c *conflicting) Save(ctx context.Context, j job.Job) error {
+func (c *conflicting) Save(ctx context.Context, j job.Job, st job.Step) error {
 	c.once.Do(c.before)
-	return c.Store.Save(ctx, j)
+	return c.Store.Save(ctx, j, st)
 }
 
 func TestEngineRetriesOnConflict(t *testing.T) {
 	ctx := context.Background()
 	mem := store.NewMemory()
-	j, acts, err := job.New("j", ast.Par(ast.Act("log", "a"), ast.Act("log", "b")))
+	tr, err := job.New("j", ast.Par(ast.Act("log", "a"), ast.Act("log", "b")))
 	if err != nil {
 		t.Fatal(err)
 	}
+	j, acts := tr.Job, tr.Actions
 	if err := mem.Create(ctx, j); err != nil {
 		t.Fatal(err)
 	}
 	// Another runner applies a's result between our Load and our Save.
 	st := &conflicting{Store: mem, before: func() {
-		other, _, _ := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
-		if err := mem.Save(ctx, other); err != nil {
+		other, _ := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
+		if err := mem.Save(ctx, other.Job, other.Step); err != nil {
 			t.Error(err)
 		}
 	}}
-	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Dispatcher: &collect{}})
+	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, &collect{})})
 	got, err := eng.Apply(ctx, "j", []job.Result{acts[0].Succeed(nil), acts[1].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status() != job.StatusSucceeded || got.Version() != 3 {
-		t.Fatalf("after the conflict: %s", got)
+	if got.Job.Status() != job.StatusSucceeded || got.Job.Version() != 3 {
+		t.Fatalf("after the conflict: %s", got.Job)
 	}
-	if ig := got.Ignored(); len(ig) != 1 || ig[0].Reason != job.IgnoredDuplicate {
+	if ig := got.Ignored; len(ig) != 1 || ig[0].Reason != job.IgnoredDuplicate {
 		t.Errorf("ignored %v, want a's result as a duplicate", ig)
 	}
+}
+
+// alwaysConflicting fails every Save with a conflict.
+type alwaysConflicting struct {
+	store.Store
+	saves int
+}
+
+func (c *alwaysConflicting) Save(ctx context.Context, j job.Job, st job.Step) error {
+	c.saves++
+	return fmt.Errorf("%w: always", store.ErrConflict)
+}
+
+// TestEngineConflictRetriesBounded: retries stop at ConflictRetries, and at
+// once when the context ends.
+func TestEngineConflictRetriesBounded(t *testing.T) {
+	mem := store.NewMemory()
+	tr, _ := job.New("j", ast.Act("log", "a"))
+	_ = mem.Create(context.Background(), tr.Job)
+	st := &alwaysConflicting{Store: mem}
+	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, &collect{}), ConflictRetries: 3})
+	_, err := eng.Apply(context.Background(), "j", []job.Result{tr.Actions[0].Succeed(nil)})
+	if !errors.Is(err, store.ErrConflict) || st.saves != 4 {
+		t.Errorf("Apply: %v after %d saves, want ErrConflict after 4", err, st.saves)
+	}
+	st.saves = 0
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	mem2 := &alwaysConflicting{Store: store.NewMemory()}
+	_ = mem2.Create(context.Background(), tr.Job)
+	eng, _ = runner.NewEngine(runner.EngineOptions{Store: &loadAnyway{mem2}, Transport: runner.SaveThenDispatch(mem2, &collect{}), ConflictRetries: 3})
+	_, err = eng.Apply(ctx, "j", []job.Result{tr.Actions[0].Succeed(nil)})
+	if !errors.Is(err, store.ErrConflict) || mem2.saves != 1 {
+		t.Errorf("Apply with an ended context: %v after %d saves, want ErrConflict after 1", err, mem2.saves)
+	}
+}
+
+// loadAnyway loads whatever the context says, so that only the retry
+// loop sees the ended context.
+type loadAnyway struct{ store.Store }
+
+func (l *loadAnyway) Load(_ context.Context, id job.ID) (job.Job, error) {
+	return l.Store.Load(context.Background(), id)
 }
 
 func TestMissing(t *testing.T) {

@@ -74,11 +74,7 @@ func writeHistory(w io.Writer, h store.History) error {
 		return err
 	}
 	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.Origin.ID(), 1+len(h.Steps), plural(1+len(h.Steps)), latest.Status())
-	_, first, err := job.Restart(h.Origin, nil)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "v%d  created: %s, %d dispatched\n", h.Origin.Version(), stateOf(h.Origin), len(first))
+	fmt.Fprintf(w, "v%d  created: %s, %d dispatched\n", h.Origin.Version(), stateOf(h.Origin), h.Origin.Running())
 	j := h.Origin
 	for _, step := range h.Steps {
 		if j, err = job.Replay(j, []job.Step{step}); err != nil {

@@ -12,7 +12,7 @@ import (
 // progressLine is the live line shown while a job runs.
 func progressLine(j job.Job, took time.Duration) string {
 	settled, total := j.Progress()
-	return fmt.Sprintf("[run] %d/%d actions settled, %d running, %.1fs", settled, total, j.Outstanding(), took.Seconds())
+	return fmt.Sprintf("[run] %d/%d actions settled, %d running, %.1fs", settled, total, j.Running(), took.Seconds())
 }
 
 // summaryLine is the one line that ends a run:

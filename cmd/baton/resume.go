@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner/inmem"
@@ -45,7 +44,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		return exitError
 	}
 	defer st.Close()
-	infos, err := st.List(ctx)
+	infos, err := st.List(ctx, store.Query{Unfinished: true})
 	if err != nil {
 		c.errorf("list jobs in %s: %v", path, err)
 		return exitError
@@ -68,7 +67,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	defer client.CloseIdleConnections()
 	r, err := inmem.New(inmem.Options{
 		Store:        st,
-		Resume:       func(in store.Info) bool { return slices.Contains(ids, in.ID) },
+		NoResume:     true,
 		Registry:     builtins(con.Stdout(), client),
 		Workers:      *workers,
 		DrainTimeout: drainTimeout,
@@ -80,8 +79,11 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	}
 	fmt.Fprintf(con.Stdout(), "resuming %d unfinished job%s in %s\n", len(ids), plural(len(ids)), path)
 	start := c.now()
+	if err := r.Resume(ctx, ids...); err != nil {
+		c.errorf("resume jobs in %s: %v", path, err)
+	}
 	ran := make(chan error, 1)
-	go func() { ran <- r.Run(ctx) }() // Run resumes the jobs first
+	go func() { ran <- r.Run(ctx) }()
 
 	status := exitOK
 	var waitErr error

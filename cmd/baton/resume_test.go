@@ -22,7 +22,8 @@ func storeJobs(t *testing.T, db string, jobs map[job.ID]ast.Node) {
 	}
 	defer st.Close()
 	for id, root := range jobs {
-		j, _, err := job.New(id, root)
+		tr, err := job.New(id, root)
+		j := tr.Job
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -105,7 +105,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		Store: st,
 		// The runner would resume every unfinished job in the store; this
 		// command runs only its own and leaves the others to 'baton resume'.
-		Resume:        func(store.Info) bool { return false },
+		NoResume:      true,
 		Registry:      reg,
 		Workers:       *workers,
 		ActionTimeout: *timeout,

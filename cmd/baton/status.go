@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
 )
 
 func statusCommand() command {
@@ -49,7 +50,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 		return exitOK
 	}
 
-	infos, err := st.List(ctx)
+	infos, err := st.List(ctx, store.Query{})
 	if err != nil {
 		c.errorf("list jobs in %s: %v", path, err)
 		return exitError

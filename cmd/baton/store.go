@@ -72,7 +72,7 @@ func loadJob(ctx context.Context, st store.Store, path string, id job.ID) (job.J
 // loadHistory loads a job's history, with a message that names the job and
 // the store.
 func loadHistory(ctx context.Context, st store.Store, path string, id job.ID) (store.History, error) {
-	h, err := st.History(ctx, id)
+	h, err := store.LoadHistory(ctx, st, id)
 	return h, jobError(err, path, id)
 }
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/batonwf/baton/ast"
@@ -35,64 +34,42 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks observes actions and steps; may be nil.
 	Hooks *runner.Hooks
-	// Resume picks which unfinished jobs in the store Run resumes when it
-	// starts; nil resumes them all. Jobs submitted to this runner run
-	// whatever it says.
-	Resume func(store.Info) bool
+	// NoResume keeps Run from resuming the unfinished jobs of the store
+	// when it starts (it needs a store.Lister to find them). Resume picks
+	// jobs one by one.
+	NoResume bool
 }
 
 // Errors of the runner.
 var (
-	ErrClosed  = errors.New("inmem: runner closed")
+	// ErrClosed is returned by calls after Close, or after Run returned.
+	ErrClosed = errors.New("inmem: runner closed")
+	// ErrRunning is returned by a second call of Run.
 	ErrRunning = errors.New("inmem: Run already called")
 )
 
 // Runner runs jobs in this process. Its methods are safe for concurrent
-// use. Submit, Deliver, Wait and Status work before Run is called (actions
-// wait in the queue until Run starts workers).
-//
-// There is no restarter goroutine. A worker that finishes an action applies
-// its result itself, unless another goroutine is already applying results
-// of that job, in which case it leaves the result with that one, which
-// applies everything that piled up in one Restart and one save (combining).
-// So a sequence costs no hand-off between goroutines (the worker also keeps
-// the first action its own step dispatched, and runs it next), and a
-// parallel fan-out is applied in batches as large as the backlog.
+// use. Submit, Deliver, Resume, Wait and Status work before Run is called
+// (actions wait in the queue until Run starts workers).
 type Runner struct {
-	o    Options
-	log  *slog.Logger
-	eng  *runner.Engine
-	acts *fifo[job.Action]
-
-	// recovering is held for writing while Run resumes jobs, and for
-	// reading by Submit and Deliver, so that nothing is dispatched twice
-	// by a recovery that runs at the same time.
-	recovering sync.RWMutex
-
-	// Until recovery is over, inflight records the actions dispatched
-	// (by a Submit before Run), so that recovery does not dispatch them
-	// again. After it, nothing needs them and nothing records them.
-	trackMu   sync.Mutex
-	recovered atomic.Bool
-	inflight  map[actionKey]struct{}
+	o     Options
+	log   *slog.Logger
+	eng   *runner.Engine // for Submit, Deliver and Resume; workers have their own
+	hooks *runner.Hooks  // o.Hooks, and waking waiters when a job finishes
+	q     *queue
 
 	pendMu  sync.Mutex
 	pending map[job.ID]*pending // results waiting to be applied
 
 	mu      sync.Mutex
 	waiters map[job.ID][]chan struct{}
+	broken  map[job.ID]error // jobs whose results could not be applied
 	started bool
 	closed  bool
+	fatal   error              // why the runner stopped on its own
 	stop    context.CancelFunc // stops Run
-	stopped chan struct{}      // closed when Run returns
+	stopped chan struct{}      // closed when Run returns, or by Close before Run
 }
-
-type actionKey struct {
-	job job.ID
-	id  string
-}
-
-func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
 
 // pending holds the results of one job that wait to be applied, and
 // whether some goroutine is applying them.
@@ -124,27 +101,25 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{
 		o: o, log: log,
-		acts:     newFifo[job.Action](),
-		inflight: map[actionKey]struct{}{},
-		pending:  map[job.ID]*pending{},
-		waiters:  map[job.ID][]chan struct{}{},
-		stopped:  make(chan struct{}),
+		q:       newQueue(),
+		pending: map[job.ID]*pending{},
+		waiters: map[job.ID][]chan struct{}{},
+		broken:  map[job.ID]error{},
+		stopped: make(chan struct{}),
 	}
-	hooks := *nonNil(o.Hooks)
+	hooks := runner.Hooks{}
+	if o.Hooks != nil {
+		hooks = *o.Hooks
+	}
 	userDone := hooks.JobDone
 	hooks.JobDone = func(j job.Job) {
-		r.notifyDone(j.ID())
+		r.notify(j.ID())
 		if userDone != nil {
 			userDone(j)
 		}
 	}
-	eng, err := runner.NewEngine(runner.EngineOptions{
-		Store:      o.Store,
-		Dispatcher: runner.DispatchFunc(r.dispatch),
-		Registry:   o.Registry,
-		Logger:     log,
-		Hooks:      &hooks,
-	})
+	r.hooks = &hooks
+	eng, err := r.engine(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -152,56 +127,63 @@ func New(o Options) (*Runner, error) {
 	return r, nil
 }
 
-func nonNil(h *runner.Hooks) *runner.Hooks {
-	if h == nil {
-		return &runner.Hooks{}
+// engine returns an engine whose commits queue the new actions, keeping
+// one in keep when it is not nil (see queue.push).
+func (r *Runner) engine(keep *slot) (*runner.Engine, error) {
+	return runner.NewEngine(runner.EngineOptions{
+		Store:     r.o.Store,
+		Transport: transport{r, keep},
+		Registry:  r.o.Registry,
+		Logger:    r.log,
+		Hooks:     r.hooks,
+	})
+}
+
+// transport is the runner's runner.Transport: save, then queue. Queueing
+// cannot fail, so a saved transition is always dispatched.
+type transport struct {
+	r    *Runner
+	keep *slot // a worker's slot, or nil
+}
+
+func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+	if err := store.Commit(ctx, t.r.o.Store, tr); err != nil {
+		return err
 	}
-	return h
+	t.r.q.push(tr.Actions, t.keep)
+	return nil
+}
+
+func (t transport) Dispatch(_ context.Context, acts []job.Action) error {
+	t.r.q.push(acts, nil)
+	return nil
 }
 
 // Store returns the runner's store.
 func (r *Runner) Store() store.Store { return r.o.Store }
 
-// slotKey marks a context whose Apply runs on a worker: the worker keeps
-// the first action dispatched, to run it next without a hand-off.
-type slotKey struct{}
-
-type slot struct {
-	next job.Action
-	full bool
-}
-
-func (r *Runner) dispatch(ctx context.Context, acts []job.Action) error {
-	if len(acts) == 0 {
-		return nil
-	}
-	if !r.recovered.Load() {
-		r.trackMu.Lock()
-		for _, a := range acts {
-			r.inflight[keyOf(a)] = struct{}{}
-		}
-		r.trackMu.Unlock()
-	}
-	// A worker keeps the first action for itself when nothing else waits,
-	// so a sequence runs without a hand-off; when others wait, it takes its
-	// turn in the queue.
-	if s, ok := ctx.Value(slotKey{}).(*slot); ok && !s.full && r.acts.empty() {
-		s.next, s.full = acts[0], true
-		acts = acts[1:]
-	}
-	r.acts.push(acts...)
-	return nil
-}
-
 // Submit starts a job. It fails if the workflow is invalid, names an
-// action with no handler, or the ID is taken.
+// action with no handler, or the ID is taken, and with ErrClosed after
+// Close or once Run has returned.
 func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
-	if r.isClosed() {
-		return ErrClosed
+	if err := r.usable(); err != nil {
+		return err
 	}
-	r.recovering.RLock()
-	defer r.recovering.RUnlock()
 	_, err := r.eng.Submit(ctx, id, root)
+	return err
+}
+
+// Resume dispatches the outstanding actions of the jobs named, as Run does
+// for every unfinished job when it starts: jobs a crash or a stop left
+// behind. Actions this runner already has in hand are not dispatched
+// twice. A job naming actions this runner has no handler for is left
+// untouched (the error wraps runner.ErrUnknownActions). The error joins
+// those of every job that could not be resumed; the others are resumed.
+func (r *Runner) Resume(ctx context.Context, ids ...job.ID) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	_, err := r.eng.Recover(ctx, ids...)
 	return err
 }
 
@@ -211,8 +193,8 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 // unless another goroutine is applying results of the same job, which then
 // applies them too.
 func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
-	if r.isClosed() {
-		return ErrClosed
+	if err := r.usable(); err != nil {
+		return err
 	}
 	checked := map[job.ID]bool{}
 	for _, res := range results {
@@ -224,17 +206,34 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 		}
 		checked[res.JobID] = true
 	}
-	r.recovering.RLock()
-	defer r.recovering.RUnlock()
-	r.report(context.Background(), results...)
+	r.report(context.WithoutCancel(ctx), r.eng, results...)
 	return nil
 }
 
+// usable returns ErrClosed after Close or once Run has returned.
+func (r *Runner) usable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return r.closedErr()
+	}
+	return nil
+}
+
+// closedErr is ErrClosed, with the reason the runner stopped if it
+// stopped on its own. r.mu is held.
+func (r *Runner) closedErr() error {
+	if r.fatal != nil {
+		return fmt.Errorf("%w: %w", ErrClosed, r.fatal)
+	}
+	return ErrClosed
+}
+
 // report hands in results: they join their jobs' pending results, and for
-// each job whose results no goroutine is applying, this one does, until
-// none are left.
-func (r *Runner) report(ctx context.Context, rs ...job.Result) {
-	var claimed [maxShare]job.ID
+// each job whose results no goroutine is applying, this one does, with
+// eng, until none are left.
+func (r *Runner) report(ctx context.Context, eng *runner.Engine, rs ...job.Result) {
+	var claimed [4]job.ID
 	mine := claimed[:0] // jobs whose results this goroutine applies
 	r.pendMu.Lock()
 	for _, res := range rs {
@@ -251,13 +250,14 @@ func (r *Runner) report(ctx context.Context, rs ...job.Result) {
 	}
 	r.pendMu.Unlock()
 	for _, id := range mine {
-		r.applyPending(ctx, id)
+		r.applyPending(ctx, eng, id)
 	}
 }
 
 // applyPending applies the pending results of job id, which this goroutine
-// has claimed, until none are left.
-func (r *Runner) applyPending(ctx context.Context, id job.ID) {
+// has claimed, until none are left: everything that piled up while it
+// applied the previous batch goes in one Restart and one commit.
+func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine, id job.ID) {
 	r.pendMu.Lock()
 	p := r.pending[id]
 	for {
@@ -275,9 +275,68 @@ func (r *Runner) applyPending(ctx context.Context, id job.ID) {
 			return
 		}
 		r.pendMu.Unlock()
-		r.applyJob(ctx, id, batch)
+		r.apply(ctx, eng, id, batch)
 		r.pendMu.Lock()
 	}
+}
+
+// apply applies one batch of results to job id. Whatever happens, the
+// batch's actions leave the live set: applied, their keys will never be
+// dispatched again; not applied, they stay outstanding in the store, for a
+// recovery to dispatch.
+//
+// An error that concerns the job alone (it is gone, its stored state is
+// damaged) is that job's: its waiters hear of it, the other jobs go on. Any
+// other error is the store's (a full disk, an I/O error, a closed store):
+// the runner stops, and Run returns the error. Nothing is retried: a store
+// that failed once is not trusted with the next write.
+func (r *Runner) apply(ctx context.Context, eng *runner.Engine, id job.ID, batch []job.Result) {
+	_, err := eng.Apply(ctx, id, batch)
+	keys := make([]actionKey, len(batch))
+	for i, res := range batch {
+		keys[i] = actionKey{res.JobID, res.ActionID}
+	}
+	r.q.forget(keys...)
+	switch {
+	case err == nil:
+	case errors.Is(err, store.ErrConflict):
+		// Another runner keeps winning the job's commits: it applies these
+		// results or runs the actions again; nothing is lost.
+		r.log.Warn("results not applied after repeated conflicts; their actions stay outstanding", "job", id, "results", len(batch), "err", err)
+	case jobScoped(err):
+		r.log.Error("results not applied; their actions stay outstanding in the store", "job", id, "results", len(batch), "err", err)
+		r.mu.Lock()
+		r.broken[id] = err
+		r.mu.Unlock()
+		r.notify(id)
+	default:
+		r.fail(fmt.Errorf("job %s: %d results not applied: %w", id, len(batch), err))
+	}
+}
+
+// jobScoped reports whether err concerns one job and not the store.
+func jobScoped(err error) bool {
+	return errors.Is(err, store.ErrNotFound) || errors.Is(err, job.ErrCorrupt) || errors.Is(err, job.ErrWrongJob)
+}
+
+// fail stops the runner because of err, unless it is stopping already.
+func (r *Runner) fail(err error) {
+	r.mu.Lock()
+	first := r.fatal == nil && !r.closed
+	if first {
+		r.fatal = err
+	}
+	stop := r.stop
+	r.mu.Unlock()
+	if !first {
+		r.log.Error("while stopping", "err", err)
+		return
+	}
+	r.log.Error("stopping: the store failed", "err", err)
+	if stop != nil {
+		stop()
+	}
+	r.notifyAll()
 }
 
 // Status returns the newest stored state of a job.
@@ -285,8 +344,11 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 	return r.o.Store.Load(ctx, id)
 }
 
-// Wait blocks until job id has finished, or ctx ends, and returns the
-// finished job. The job's own failure is not an error: check its Status.
+// Wait blocks until job id has finished and returns the finished job. The
+// job's own failure is not an error: check its Status. Wait returns an
+// error when ctx ends, when the job's results could not be applied (its
+// stored state is damaged or gone), and, wrapping ErrClosed, when the
+// runner has stopped (Close, or Run returned) with the job unfinished.
 func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	ch := make(chan struct{}, 1)
 	r.mu.Lock()
@@ -300,6 +362,19 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		}
 		if j.Done() {
 			return j, nil
+		}
+		r.mu.Lock()
+		broken, closed := r.broken[id], r.closed || r.fatal != nil
+		var cerr error
+		if closed {
+			cerr = r.closedErr()
+		}
+		r.mu.Unlock()
+		switch {
+		case broken != nil:
+			return j, fmt.Errorf("inmem: wait for job %s: %w", id, broken)
+		case closed:
+			return j, fmt.Errorf("inmem: wait for job %s, unfinished at v%d: %w", id, j.Version(), cerr)
 		}
 		select {
 		case <-ch:
@@ -326,61 +401,64 @@ func (r *Runner) dropWaiter(id job.ID, ch chan struct{}) {
 	}
 }
 
-func (r *Runner) notifyDone(id job.ID) {
+// notify wakes the waiters of job id.
+func (r *Runner) notify(id job.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ch := range r.waiters[id] {
-		select {
-		case ch <- struct{}{}:
-		default:
+		wake(ch)
+	}
+}
+
+// notifyAll wakes every waiter: the runner has stopped.
+func (r *Runner) notifyAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ws := range r.waiters {
+		for _, ch := range ws {
+			wake(ch)
 		}
 	}
 }
 
-func (r *Runner) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
+func wake(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }
 
-// Run resumes the unfinished jobs in the store, then runs actions and
-// applies results until ctx ends or Close is called. It returns nil after a
-// clean shutdown (see the package doc for what happens to actions in
-// flight), at once if Close came first, and ErrRunning if called twice.
+// Run resumes the unfinished jobs in the store (unless Options.NoResume),
+// then runs actions and applies results until ctx ends, Close is called or
+// the store fails. It returns nil after a clean shutdown (see the package
+// doc for what happens to actions in flight), the store's error if the
+// store failed, nil at once if Close came first, and ErrRunning if called
+// twice. After Run returns, the runner is closed.
 func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
-	case r.closed:
-		r.mu.Unlock()
-		return nil // closed before it ran: stop at once, as Close asks
 	case r.started:
 		r.mu.Unlock()
 		return ErrRunning
+	case r.closed:
+		r.mu.Unlock()
+		return nil // closed before it ran: stop at once, as Close asks
 	}
 	r.started = true
 	ctx, cancel := context.WithCancel(ctx)
 	r.stop = cancel
 	r.mu.Unlock()
-	defer close(r.stopped)
+	defer func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.stopped)
+		r.notifyAll()
+	}()
 	defer cancel()
 
-	r.recovering.Lock()
-	jobs, acts, err := r.eng.Recover(ctx, r.o.Resume, func(a job.Action) bool {
-		r.trackMu.Lock()
-		defer r.trackMu.Unlock()
-		_, ok := r.inflight[keyOf(a)]
-		return ok
-	})
-	r.trackMu.Lock()
-	r.recovered.Store(true)
-	r.inflight = nil
-	r.trackMu.Unlock()
-	r.recovering.Unlock()
-	if err != nil {
-		r.log.Error("resuming jobs", "err", err)
-	}
-	if jobs > 0 {
-		r.log.Info("resumed jobs", "jobs", jobs, "actions", acts)
+	if !r.o.NoResume {
+		r.resumeAll(ctx)
 	}
 
 	// Handlers run under handlerCtx, which outlives ctx by DrainTimeout.
@@ -390,11 +468,12 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	var workers sync.WaitGroup
 	for range r.o.Workers {
-		workers.Add(1)
-		go func() {
-			defer workers.Done()
-			r.work(handlerCtx, stopTaking)
-		}()
+		keep := &slot{}
+		eng, err := r.engine(keep)
+		if err != nil {
+			return err
+		}
+		workers.Go(func() { r.work(handlerCtx, stopTaking, eng, keep) })
 	}
 
 	<-ctx.Done()
@@ -412,95 +491,74 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	cancelHandlers()
 	<-workersDone
-	return nil
+	r.mu.Lock()
+	err := r.fatal
+	r.mu.Unlock()
+	return err
 }
 
-// work runs actions until stop is closed, and applies their results.
-func (r *Runner) work(ctx context.Context, stop <-chan struct{}) {
-	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
-	s := &slot{}
-	applyCtx := context.WithValue(context.WithoutCancel(ctx), slotKey{}, s)
-	var batch []job.Action
-	var results []job.Result
+// resumeAll resumes every unfinished job in the store, a page at a time.
+// A job that cannot be resumed is logged and left as it is.
+func (r *Runner) resumeAll(ctx context.Context) {
+	q := store.Query{Unfinished: true, Limit: 1000}
 	for {
+		infos, err := store.List(ctx, r.o.Store, q)
+		if err != nil {
+			if !errors.Is(err, errors.ErrUnsupported) {
+				r.log.Error("listing unfinished jobs to resume", "err", err)
+			}
+			return
+		}
+		ids := make([]job.ID, len(infos))
+		for i, in := range infos {
+			ids[i] = in.ID
+		}
+		n, err := r.eng.Recover(ctx, ids...)
+		if err != nil {
+			r.log.Error("resuming jobs", "err", err)
+		}
+		if len(ids) > 0 {
+			r.log.Info("resumed jobs", "jobs", len(ids), "actions", n)
+		}
+		if len(infos) < q.Limit {
+			return
+		}
+		q.After = infos[len(infos)-1].ID
+	}
+}
+
+// work runs actions until stop is closed, and applies their results with
+// eng, whose commits keep an action in keep for this worker to run next.
+func (r *Runner) work(ctx context.Context, stop <-chan struct{}, eng *runner.Engine, keep *slot) {
+	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
+	applyCtx := context.WithoutCancel(ctx)
+	for {
+		var a job.Action
 		select {
 		case <-stop:
-			if s.full {
+			if keep.full {
 				// Not started: it stays outstanding in the store.
-				r.forget(s.next)
+				r.q.forget(keyOf(keep.next))
+				keep.full = false
 			}
 			return
 		default:
 		}
-		batch = batch[:0]
-		if s.full {
-			batch, s.full = append(batch, s.next), false
+		if keep.full {
+			a, keep.full = keep.next, false
 		} else {
 			var ok bool
-			if batch, ok = r.acts.popShare(batch, r.o.Workers, maxShare, stop); !ok {
+			if a, ok = r.q.pop(stop); !ok {
 				return
 			}
 		}
-		results = results[:0]
-		for i, a := range batch {
-			if i > 0 {
-				select {
-				case <-stop:
-					// Not started: they stay outstanding in the store.
-					for _, b := range batch[i:] {
-						r.forget(b)
-					}
-					r.report(applyCtx, results...)
-					return
-				default:
-				}
-			}
-			res, err := runner.Execute(ctx, r.o.Registry, a, opts)
-			r.forget(a)
-			if err != nil {
-				r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
-				continue
-			}
-			results = append(results, res)
+		res, err := runner.Execute(ctx, r.o.Registry, a, opts)
+		if err != nil {
+			r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+			r.q.forget(keyOf(a))
+			continue
 		}
-		r.report(applyCtx, results...)
-	}
-}
-
-// maxShare bounds how many queued actions a worker takes at once. A worker
-// takes more than one only when the queue holds a backlog (see popShare):
-// their results are then applied together, one Restart and one save per
-// job instead of one per action, while the backlog keeps every other
-// worker busy.
-const maxShare = 8
-
-func (r *Runner) forget(a job.Action) {
-	if r.recovered.Load() {
-		return
-	}
-	r.trackMu.Lock()
-	delete(r.inflight, keyOf(a))
-	r.trackMu.Unlock()
-}
-
-// applyJob applies results to one job, retrying a failing store a few
-// times. If the store keeps failing, the results are dropped with an error
-// log: their actions stay outstanding in the store and run again when the
-// job is resumed, so nothing is lost but time.
-func (r *Runner) applyJob(ctx context.Context, id job.ID, rs []job.Result) {
-	backoff := 10 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		_, err := r.eng.Apply(ctx, id, rs)
-		if err == nil {
-			return
-		}
-		if errors.Is(err, store.ErrNotFound) || attempt == 5 {
-			r.log.Error("results not applied; their actions stay outstanding", "job", id, "results", len(rs), "err", err)
-			return
-		}
-		r.log.Warn("applying results failed; retrying", "job", id, "attempt", attempt, "err", err)
-		time.Sleep(backoff)
-		backoff *= 2
+		r.report(applyCtx, eng, res)
 	}
 }
 
@@ -519,6 +577,8 @@ func (r *Runner) Close() error {
 	if started {
 		stop()
 		<-r.stopped
+	} else {
+		r.notifyAll()
 	}
 	return nil
 }

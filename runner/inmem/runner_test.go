@@ -1,9 +1,17 @@
 package inmem_test
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/runner/runnertest"
 	"github.com/batonwf/baton/store"
@@ -31,4 +39,245 @@ func TestConformanceBolt(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}, factory)
+}
+
+func startRunner(t *testing.T, o inmem.Options) (*inmem.Runner, chan error, context.CancelFunc) {
+	t.Helper()
+	r, err := inmem.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		r.Close()
+	})
+	return r, ran, cancel
+}
+
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestResultSavedWhenActionEnds: a result is applied as soon as its action
+// ends, not when some later action of the same worker ends. One worker, a
+// par of three fast actions and one that blocks: while it blocks, the three
+// results are saved. (Before, a worker with a backlog took up to eight
+// actions at once and saved their results together, after the last.)
+func TestResultSavedWhenActionEnds(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	entered, release := make(chan struct{}), make(chan struct{})
+	must(t, reg.Register("block", func(ctx context.Context, a job.Action) ([]byte, error) {
+		close(entered)
+		<-release
+		return nil, nil
+	}))
+	st := store.NewMemory()
+	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Workers: 1})
+	ctx := testCtx(t)
+	must(t, r.Submit(ctx, "j", ast.Par(ast.Act("fast", 1), ast.Act("fast", 2), ast.Act("fast", 3), ast.Act("block", nil))))
+	<-entered
+	j, err := st.Load(ctx, "j")
+	must(t, err)
+	if settled, _ := j.Progress(); settled != 3 {
+		t.Errorf("while the last action runs, %d results are saved, want the 3 that finished:\n%s", settled, job.Describe(j))
+	}
+	close(release)
+	if j, err := r.Wait(ctx, "j"); err != nil || j.Status() != job.StatusSucceeded {
+		t.Fatalf("Wait: %v %v", j, err)
+	}
+}
+
+// TestStoppedRunner: once Run has returned, Submit, Deliver and Resume
+// fail with ErrClosed and Wait for an unfinished job returns at once with
+// ErrClosed, instead of blocking forever; a finished job is still returned.
+func TestStoppedRunner(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	block := make(chan struct{})
+	must(t, reg.Register("block", func(ctx context.Context, a job.Action) ([]byte, error) {
+		select {
+		case <-block:
+		case <-ctx.Done():
+		}
+		return nil, ctx.Err()
+	}))
+	st := store.NewMemory()
+	r, ran, cancel := startRunner(t, inmem.Options{Store: st, Registry: reg, DrainTimeout: -1})
+	ctx := testCtx(t)
+	must(t, r.Submit(ctx, "done", ast.Act("fast", nil)))
+	if _, err := r.Wait(ctx, "done"); err != nil {
+		t.Fatal(err)
+	}
+	must(t, r.Submit(ctx, "stuck", ast.Act("block", nil)))
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := r.Submit(ctx, "late", ast.Act("fast", nil)); !errors.Is(err, inmem.ErrClosed) {
+		t.Errorf("Submit after Run returned: %v, want ErrClosed", err)
+	}
+	if _, err := st.Load(ctx, "late"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused job was stored: %v", err)
+	}
+	if err := r.Deliver(ctx, job.Result{JobID: "stuck", ActionID: "root#1"}); !errors.Is(err, inmem.ErrClosed) {
+		t.Errorf("Deliver after Run returned: %v, want ErrClosed", err)
+	}
+	if err := r.Resume(ctx, "stuck"); !errors.Is(err, inmem.ErrClosed) {
+		t.Errorf("Resume after Run returned: %v, want ErrClosed", err)
+	}
+	waited := make(chan error, 1)
+	go func() {
+		_, err := r.Wait(ctx, "stuck")
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		if !errors.Is(err, inmem.ErrClosed) {
+			t.Errorf("Wait for an unfinished job after Run returned: %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait blocks after Run returned")
+	}
+	if j, err := r.Wait(ctx, "done"); err != nil || !j.Done() {
+		t.Errorf("Wait for a finished job after Run returned: %v, %v", j, err)
+	}
+	if err := r.Run(ctx); !errors.Is(err, inmem.ErrRunning) {
+		t.Errorf("second Run: %v, want ErrRunning", err)
+	}
+}
+
+// TestWaitBeforeCloseWithoutRun: Close without Run wakes waiters.
+func TestWaitBeforeCloseWithoutRun(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	r, err := inmem.New(inmem.Options{Registry: reg})
+	must(t, err)
+	ctx := testCtx(t)
+	must(t, r.Submit(ctx, "j", ast.Act("fast", nil))) // queued; no Run yet
+	waited := make(chan error, 1)
+	go func() {
+		_, err := r.Wait(ctx, "j")
+		waited <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let Wait block, if it would
+	must(t, r.Close())
+	select {
+	case err := <-waited:
+		if !errors.Is(err, inmem.ErrClosed) {
+			t.Errorf("Wait across Close: %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait blocks after Close")
+	}
+}
+
+// brokenStore fails every Save after the first few with an I/O error, as a
+// full disk does.
+type brokenStore struct {
+	*store.Memory
+	mu    sync.Mutex
+	saves int
+	after int
+}
+
+var errDiskFull = errors.New("write baton.db: no space left on device")
+
+func (b *brokenStore) Save(ctx context.Context, j job.Job, st job.Step) error {
+	b.mu.Lock()
+	b.saves++
+	n := b.saves
+	b.mu.Unlock()
+	if n > b.after {
+		return errDiskFull
+	}
+	return b.Memory.Save(ctx, j, st)
+}
+
+// TestStoreFailureStopsRunner: a store that fails ends Run with its error,
+// wakes Wait with it, and leaves the job as last saved; nothing hangs and
+// nothing is retried against the failing store.
+func TestStoreFailureStopsRunner(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	st := &brokenStore{Memory: store.NewMemory(), after: 2}
+	r, ran, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Workers: 2})
+	ctx := testCtx(t)
+	must(t, r.Submit(ctx, "j", ast.Seq(ast.Act("fast", 1), ast.Act("fast", 2), ast.Act("fast", 3), ast.Act("fast", 4))))
+	_, err := r.Wait(ctx, "j")
+	if !errors.Is(err, inmem.ErrClosed) || !errors.Is(err, errDiskFull) {
+		t.Errorf("Wait: %v, want ErrClosed and the store's error", err)
+	}
+	select {
+	case err := <-ran:
+		if !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "job j") {
+			t.Errorf("Run: %v, want the store's error naming the job", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not stop after the store failed")
+	}
+	j, err := st.Memory.Load(ctx, "j")
+	must(t, err)
+	if j.Version() != 3 || j.Done() {
+		t.Errorf("the job is not as last saved (v3, running): %v", j)
+	}
+	st.mu.Lock()
+	if st.saves != 3 {
+		t.Errorf("%d saves, want 3: a failed save must not be retried", st.saves)
+	}
+	st.mu.Unlock()
+}
+
+// TestHandlerSeesItsAction: a typed handler reaches its action through
+// the context: job, ID, attempt and an idempotency key that names the
+// job's incarnation, so a job made again under the same ID gets new keys.
+func TestHandlerSeesItsAction(t *testing.T) {
+	reg := runner.NewRegistry()
+	var mu sync.Mutex
+	var seen []job.Action
+	must(t, runner.Handle(reg, "charge", func(ctx context.Context, cents int) (string, error) {
+		a, ok := runner.ActionFrom(ctx)
+		if !ok {
+			return "", errors.New("no action in the context")
+		}
+		mu.Lock()
+		seen = append(seen, a)
+		mu.Unlock()
+		return a.IdempotencyKey(), nil
+	}))
+	st := store.NewMemory()
+	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
+	ctx := testCtx(t)
+	var keys []string
+	for round := range 2 {
+		must(t, r.Submit(ctx, "order-7", ast.Seq(ast.Act("charge", 500))))
+		j, err := r.Wait(ctx, "order-7")
+		must(t, err)
+		if j.Status() != job.StatusSucceeded {
+			t.Fatalf("round %d: %s", round, job.Describe(j))
+		}
+		mu.Lock()
+		a := seen[len(seen)-1]
+		mu.Unlock()
+		if a.JobID != "order-7" || a.ID != "seq[0]#1" || a.Attempt != 1 || a.Incarnation != j.Incarnation() {
+			t.Errorf("round %d: handler saw %+v, job incarnation %x", round, a, j.Incarnation())
+		}
+		keys = append(keys, a.IdempotencyKey())
+		must(t, store.Delete(ctx, st, "order-7"))
+	}
+	if keys[0] == keys[1] || !strings.HasPrefix(keys[0], "order-7/") || !strings.HasSuffix(keys[0], "/seq[0]") {
+		t.Errorf("idempotency keys %q: want order-7/<incarnation>/seq[0], different for the job made again", keys)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -278,7 +278,7 @@ func (s *suite) concurrentJobs(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	infos, err := st.List(ctx)
+	infos, err := store.List(ctx, st, store.Query{})
 	must(t, err)
 	if len(infos) != n {
 		t.Fatalf("store lists %d jobs, want %d", len(infos), n)
@@ -405,7 +405,7 @@ func (s *suite) duplicateResult(t *testing.T) {
 	// Late duplicate after the job finished.
 	must(t, r.Deliver(ctx, a))
 	wantLogged(t, rec, "a", "c")
-	h, err := st.History(ctx, "dup")
+	h, err := store.LoadHistory(ctx, st, "dup")
 	must(t, err)
 	if len(h.Steps) != 3 {
 		t.Errorf("history has %d steps, want 3 (a, gate, c): duplicates must not change the job", len(h.Steps))
@@ -447,7 +447,7 @@ func (s *suite) stoppedMidJob(t *testing.T) {
 
 	j, err := st.Load(ctx, "resume")
 	must(t, err)
-	if j.Done() || j.Outstanding() != 1 {
+	if j.Done() || j.Running() != 1 {
 		t.Fatalf("after the stop the job should be running with the gate outstanding:\n%s", job.Describe(j))
 	}
 

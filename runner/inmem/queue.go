@@ -1,0 +1,119 @@
+package inmem
+
+import (
+	"sync"
+
+	"github.com/batonwf/baton/job"
+)
+
+// queue holds the actions waiting for a worker, and knows every action
+// this runner has in hand (live): queued, kept by a worker, running, or
+// finished with its result not yet applied. Dispatch skips live actions,
+// which makes it idempotent: a recovery, a redelivery or a second Resume
+// never queues an action twice.
+//
+// The queue is unbounded, because whoever applies results must never block
+// on dispatch while workers block on reporting results: that is a
+// deadlock. Memory is bounded by the work the jobs hold anyway.
+type queue struct {
+	mu     sync.Mutex
+	items  []job.Action
+	head   int
+	live   map[actionKey]struct{}
+	signal chan struct{} // has a token when items may be available
+}
+
+type actionKey struct {
+	job job.ID
+	id  string
+}
+
+func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
+
+func newQueue() *queue {
+	return &queue{live: map[actionKey]struct{}{}, signal: make(chan struct{}, 1)}
+}
+
+// push queues the actions that are not live. If keep is not nil and holds
+// no action, and nothing waits in the queue, the first new action goes to
+// *keep instead: the worker that committed the step runs it next, with no
+// hand-off between goroutines (a sequence runs on one worker). When others
+// wait, it takes its turn.
+func (q *queue) push(acts []job.Action, keep *slot) {
+	if len(acts) == 0 {
+		return
+	}
+	q.mu.Lock()
+	queued := false
+	for _, a := range acts {
+		k := keyOf(a)
+		if _, ok := q.live[k]; ok {
+			continue
+		}
+		q.live[k] = struct{}{}
+		if keep != nil && !keep.full && q.head == len(q.items) {
+			keep.next, keep.full = a, true
+			continue
+		}
+		q.items = append(q.items, a)
+		queued = true
+	}
+	q.mu.Unlock()
+	if queued {
+		q.notify()
+	}
+}
+
+func (q *queue) notify() {
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// pop returns the oldest queued action. It blocks until there is one or
+// stop is closed.
+func (q *queue) pop(stop <-chan struct{}) (job.Action, bool) {
+	for {
+		q.mu.Lock()
+		if q.head < len(q.items) {
+			a := q.items[q.head]
+			q.items[q.head] = job.Action{}
+			q.head++
+			if q.head == len(q.items) {
+				q.items, q.head = q.items[:0], 0
+			} else if q.head > 1024 && q.head > len(q.items)/2 {
+				q.items = append(q.items[:0], q.items[q.head:]...)
+				q.head = 0
+			}
+			more := q.head < len(q.items)
+			q.mu.Unlock()
+			if more {
+				q.notify() // wake the next worker
+			}
+			return a, true
+		}
+		q.mu.Unlock()
+		select {
+		case <-q.signal:
+		case <-stop:
+			return job.Action{}, false
+		}
+	}
+}
+
+// forget drops actions from the live set: their results were applied (or
+// will never be), or they were handed back.
+func (q *queue) forget(keys ...actionKey) {
+	q.mu.Lock()
+	for _, k := range keys {
+		delete(q.live, k)
+	}
+	q.mu.Unlock()
+}
+
+// slot is the action a worker keeps for itself (see push).
+type slot struct {
+	next job.Action
+	full bool
+}
