@@ -132,18 +132,29 @@ func httpGetAction(client *http.Client) runner.Handler {
 		if err != nil {
 			return nil, fmt.Errorf("http.get: %v", err)
 		}
+		outer := ctx
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
+		// cut explains an error from the request or the body: when the
+		// context the action was given ended (the run's --timeout, or a
+		// shutdown), its error alone, for the runner to report; when
+		// http.get's own timeout fired, that timeout.
+		cut := func(err error, own string) error {
+			switch {
+			case outer.Err() != nil:
+				return outer.Err()
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				return fmt.Errorf("http.get %s: %s %s", req.URL, own, timeout)
+			}
+			return err
+		}
 		hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
 		if err != nil {
 			return nil, fmt.Errorf("http.get %s: %v", req.URL, err)
 		}
 		resp, err := client.Do(hr)
 		if err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("http.get %s: no response within %s", req.URL, timeout)
-			}
-			return nil, fmt.Errorf("http.get: %v", err)
+			return nil, cut(fmt.Errorf("http.get: %v", err), "no response within")
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -151,7 +162,7 @@ func httpGetAction(client *http.Client) runner.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(resp.Body, req.MaxBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("http.get %s: reading the body: %v", req.URL, err)
+			return nil, cut(fmt.Errorf("http.get %s: reading the body: %v", req.URL, err), "body not received within")
 		}
 		if int64(len(body)) > req.MaxBytes {
 			return nil, fmt.Errorf("http.get %s: body is larger than max_bytes (%d bytes)", req.URL, req.MaxBytes)

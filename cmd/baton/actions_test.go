@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -146,6 +147,31 @@ func TestLogSleepFail(t *testing.T) {
 	for p, want := range map[string]string{`"card declined"`: "card declined", `{"code":7}`: `{"code":7}`, ``: "failed by the fail action"} {
 		if _, err := failAction(ctx, act("fail", p)); err == nil || err.Error() != want {
 			t.Errorf("fail %s: error %v, want %q", p, err, want)
+		}
+	}
+}
+
+// TestHTTPGetSurroundingTimeout checks that http.get blames its own
+// timeout only when that fired: when the context it was given ends first
+// it returns the context's error, and baton run reports one time limit,
+// the one that was overrun.
+func TestHTTPGetSurroundingTimeout(t *testing.T) {
+	srv := testServer(t)
+	get := httpGetAction(srv.Client())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := get(ctx, act("http.get", fmt.Sprintf(`%q`, srv.URL+"/slow"))) // its own timeout: 10s
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no response within") {
+		t.Errorf("http.get under a 50ms context: error %v, want the context's error", err)
+	}
+
+	db := filepath.Join(t.TempDir(), "baton.db")
+	file := writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":%q}}`, srv.URL+"/slow"))
+	r := baton(t, "run", file, "--store", db, "--timeout", "200ms").want(t, exitFailed)
+	contains(t, "stdout", r.stdout, `failed at root (http.get): action "http.get" timed out after 200ms: `)
+	for _, bad := range []string{"no response within", "deadline exceeded", "10s"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("stdout says %q:\n%s", bad, r.stdout)
 		}
 	}
 }
