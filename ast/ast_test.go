@@ -267,15 +267,19 @@ func TestDecodeErrors(t *testing.T) {
 			want: []string{"JSON syntax error at line 2, column 18", "invalid character '}' in literal true"}},
 		{name: "trailing data", doc: `{"version":1,"root":{"act":"a"}} {}`,
 			want: []string{"JSON syntax error at line 1, column 34", "after top-level value"}},
-		{name: "not an object", doc: `[1]`, want: []string{"workflow:", "cannot unmarshal array"}},
+		{name: "not an object", doc: `[1]`, want: []string{`workflow: want an object like {"version":1,"root":...}, got an array`}},
+		{name: "null", doc: `null`, want: []string{`workflow: want an object like {"version":1,"root":...}, got null`}},
 		{name: "missing version", doc: `{"root":{"act":"a"}}`, want: []string{`missing "version"`, "reads version 1"}},
 		{name: "future version", doc: `{"version":2,"root":{"act":"a"}}`, want: []string{"version 2 is newer than this baton reads (1)"}},
 		{name: "zero version", doc: `{"version":0,"root":{"act":"a"}}`, want: []string{"version 0 is not a valid version"}},
 		{name: "negative version", doc: `{"version":-3,"root":{"act":"a"}}`, want: []string{"version -3 is not a valid version"}},
-		{name: "version not a number", doc: `{"version":"1","root":{"act":"a"}}`, want: []string{"workflow:", "version"}},
+		{name: "version not a number", doc: `{"version":"1","root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got a string`}},
+		{name: "version an object", doc: `{"version":{"v":1},"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got an object`}},
+		{name: "version a fraction", doc: `{"version":1.5,"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got 1.5`}},
+		{name: "version too big", doc: `{"version":1e40,"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got 1e40`}},
 		{name: "missing root", doc: `{"version":1}`, want: []string{`missing "root"`}},
 		{name: "null root", doc: `{"version":1,"root":null}`, want: []string{`missing "root"`}},
-		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`unknown field "extra"`}},
+		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`workflow: unknown field "extra" (allowed: version, root)`}},
 		{name: "root not an object", doc: `{"version":1,"root":[1]}`,
 			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]} or {"try":...}, got an array`}}},
 		{name: "child not an object", doc: `{"version":1,"root":{"seq":[{"act":"a"},"b"]}}`,
@@ -352,6 +356,12 @@ func TestDecodeErrors(t *testing.T) {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "workflow: ") {
 				t.Errorf("error %q does not start with \"workflow: \"", msg)
+			}
+			// Plain words: no Go types, no package prefixes.
+			for _, goWords := range []string{"Go ", "struct", "*int", "json.", "json: "} {
+				if strings.Contains(msg, goWords) {
+					t.Errorf("error %q contains %q", msg, goWords)
+				}
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {

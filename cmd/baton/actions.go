@@ -182,11 +182,13 @@ func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
 		if err := json.Unmarshal(trimmed, &req.URL); err != nil {
 			return req, 0, fmt.Errorf("payload: %v", err)
 		}
+	case trimmed[0] != '{':
+		return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got %s`, jsonKind(trimmed))
 	default:
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}: %v`, err)
+			return req, 0, httpPayloadError(err)
 		}
 	}
 	u, err := url.Parse(req.URL)
@@ -210,6 +212,57 @@ func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
 		return req, 0, fmt.Errorf("max_bytes must be positive, got %s", strconv.FormatInt(req.MaxBytes, 10))
 	}
 	return req, timeout, nil
+}
+
+// httpGetFields says what each field of http.get's payload must be.
+var httpGetFields = map[string]string{
+	"url":       "a string (the URL)",
+	"timeout":   `a duration like "5s"`,
+	"max_bytes": "a whole number",
+}
+
+// httpPayloadError says in JSON's words, not Go's, what is wrong with an
+// object payload of http.get that did not decode: a field of the wrong
+// type or an unknown field.
+func httpPayloadError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && httpGetFields[te.Field] != "" {
+		got := te.Value // "string", "number", "number 1.5", "bool", "array", "object"
+		switch {
+		case strings.HasPrefix(got, "number ") && len(got) <= 30:
+			got = strings.TrimPrefix(got, "number ")
+		case strings.HasPrefix(got, "number"):
+			got = "a number"
+		case got == "bool":
+			got = "a boolean"
+		case got == "array" || got == "object":
+			got = "an " + got
+		default:
+			got = "a " + got
+		}
+		return fmt.Errorf("payload field %q must be %s, got %s", te.Field, httpGetFields[te.Field], got)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("payload has an unknown field %s (allowed: url, timeout, max_bytes)", name)
+	}
+	return fmt.Errorf("payload: %v", err)
+}
+
+// jsonKind names the JSON type of data, valid JSON, for messages.
+func jsonKind(data []byte) string {
+	switch data[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // bodyText returns the first httpBodyText bytes of body as valid UTF-8,

@@ -175,3 +175,30 @@ func TestHTTPGetSurroundingTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPGetPayloadErrors checks that a payload of the wrong shape is
+// described in JSON's words, naming the field, never with Go's types.
+func TestHTTPGetPayloadErrors(t *testing.T) {
+	get := httpGetAction(http.DefaultClient)
+	for payload, want := range map[string]string{
+		`{"url":5}`:                           `payload field "url" must be a string (the URL), got a number`,
+		`{"url":"http://h/","timeout":5}`:     `payload field "timeout" must be a duration like "5s", got a number`,
+		`{"url":"http://h/","max_bytes":"x"}`: `payload field "max_bytes" must be a whole number, got a string`,
+		`{"url":"http://h/","max_bytes":1.5}`: `payload field "max_bytes" must be a whole number, got 1.5`,
+		`{"url":["http://h/"]}`:               `payload field "url" must be a string (the URL), got an array`,
+		`{"url":"http://h/","extra":true}`:    `payload has an unknown field "extra" (allowed: url, timeout, max_bytes)`,
+		`42`:                                  `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got a number`,
+		`[1]`:                                 `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got an array`,
+		`true`:                                `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got a boolean`,
+	} {
+		_, err := get(context.Background(), act("http.get", payload))
+		if err == nil || err.Error() != "http.get: "+want {
+			t.Errorf("http.get %s: error %v, want %q", payload, err, "http.get: "+want)
+		}
+		for _, goWords := range []string{"Go ", "main.", "httpGetRequest", "int64", "json: "} {
+			if err != nil && strings.Contains(err.Error(), goWords) {
+				t.Errorf("http.get %s: error %q contains %q", payload, err, goWords)
+			}
+		}
+	}
+}
