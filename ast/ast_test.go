@@ -3,6 +3,7 @@ package ast_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -504,5 +505,43 @@ func TestPaths(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("case %d: %q, want %q", i, tc.got, tc.want)
 		}
+	}
+}
+
+// TestDecodeNestingLimit checks that a document nested deeper than JSON
+// decoding allows, in the tree or in a payload, is reported as too deep,
+// naming the limit and where it was passed, not as a syntax error.
+func TestDecodeNestingLimit(t *testing.T) {
+	const limit = 10000
+	payload := `{"version":1,"root":{"act":"a",` + "\n" + `"payload":`
+	for _, tc := range []struct {
+		name, doc string
+		line, col int
+	}{
+		// The envelope and the act are two levels; the payload's arrays
+		// pass the limit at its 9,999th bracket.
+		{"payload", payload + strings.Repeat("[", limit) + strings.Repeat("]", limit) + "}}", 2, len(`"payload":`) + limit - 1},
+		// Brackets in strings do not count; the payload's first array is
+		// the third level.
+		{"strings", `{"version":1,"root":{"act":"a","payload":["[\"[{\\",` + strings.Repeat("[", limit) + strings.Repeat("]", limit+1) + "}}",
+			1, len(`{"version":1,"root":{"act":"a","payload":["[\"[{\\",`) + limit - 2},
+		// The envelope is one level and each seq two: the limit is passed
+		// at the bracket of the 5,000th seq.
+		{"tree", astDeep(limit/2 + 1), 1, len(`{"version":1,"root":`) + (limit/2)*len(`{"seq":[`)},
+	} {
+		_, err := ast.Decode([]byte(tc.doc))
+		want := fmt.Sprintf("workflow: nested more than %d levels deep (the limit) at line %d, column %d", limit, tc.line, tc.col)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: Decode error %v, want %q", tc.name, err, want)
+		}
+	}
+	// At the limit, JSON decoding is not what refuses the tree.
+	if _, err := ast.Decode([]byte(astDeep(limit / 2))); err == nil || !strings.Contains(err.Error(), "tree is deeper than 128 levels") {
+		t.Errorf("Decode of %d JSON levels: %v", limit, err)
+	}
+	// A syntax error before the limit is passed is still a syntax error.
+	doc := `{"version":1,"root":{"act":"a","payload":[1 2` + strings.Repeat("[", limit)
+	if _, err := ast.Decode([]byte(doc)); err == nil || !strings.Contains(err.Error(), "JSON syntax error at line 1, column 45") {
+		t.Errorf("Decode of a syntax error, then deep nesting: %v", err)
 	}
 }

@@ -192,12 +192,45 @@ func syntaxError(data []byte) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := lineCol(data, se.Offset)
+		if nestedTooDeep(data[:se.Offset]) {
+			return fmt.Errorf("workflow: nested more than %d levels deep (the limit) at line %d, column %d", maxNesting, line, col)
+		}
 		return fmt.Errorf("workflow: JSON syntax error at line %d, column %d: %v", line, col, se)
 	}
 	if err == nil {
 		err = errors.New("invalid JSON")
 	}
 	return fmt.Errorf("workflow: %w", err)
+}
+
+// maxNesting is how deeply objects and arrays may nest in a document,
+// payloads included: encoding/json's limit, which it reports as a syntax
+// error ("exceeded max depth") that does not say what the limit is.
+const maxNesting = 10000
+
+// nestedTooDeep reports whether objects and arrays nest more than
+// maxNesting levels deep in data, the JSON read up to a syntax error.
+func nestedTooDeep(data []byte) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			if depth++; depth > maxNesting {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // lineCol turns a byte offset into a 1-based line and column.
