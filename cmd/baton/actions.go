@@ -154,7 +154,11 @@ func httpGetAction(client *http.Client) runner.Handler {
 		}
 		resp, err := client.Do(hr)
 		if err != nil {
-			return nil, cut(fmt.Errorf("http.get: %v", err), "no response within")
+			var ue *url.Error // says `Get "URL": ...`; the message names the URL already
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, cut(fmt.Errorf("http.get %s: %v", req.URL, err), "no response within")
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {

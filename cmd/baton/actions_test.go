@@ -45,6 +45,9 @@ func TestHTTPGet(t *testing.T) {
 	client := srv.Client()
 	get := httpGetAction(client)
 	ctx := context.Background()
+	down := httptest.NewServer(http.NotFoundHandler())
+	closed := down.URL // nothing listens there once it is closed
+	down.Close()
 
 	out, err := get(ctx, act("http.get", fmt.Sprintf(`%q`, srv.URL+"/ok")))
 	if err != nil {
@@ -75,6 +78,7 @@ func TestHTTPGet(t *testing.T) {
 		{`{"uri":"http://127.0.0.1/"}`, `unknown field "uri"`},
 		{`42`, "payload must be a URL"},
 		{``, "it is empty"},
+		{fmt.Sprintf(`%q`, closed+"/x"), "http.get " + closed + "/x: dial tcp "},
 	} {
 		_, err := get(ctx, act("http.get", tc.payload))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -105,8 +105,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		}
 		id = defaultID(base, c.now())
 	}
-	if err := id.Check(); err != nil {
-		c.errorf("bad job ID: %v", err)
+	if err := checkID(id); err != nil {
+		c.errorf("%v", err)
 		return exitError
 	}
 

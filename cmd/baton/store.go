@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/batonwf/baton/job"
@@ -67,9 +68,32 @@ func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, err
 	case errors.Is(err, bolt.ErrLocked):
 		return nil, path, fmt.Errorf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout)
 	case err != nil:
-		return nil, path, fmt.Errorf("cannot open store %s: %w", path, err)
+		return nil, path, fmt.Errorf("cannot open store %s: %s", path, openMessage(path, err))
 	}
 	return st, path, nil
+}
+
+// openMessage is the message of err, from bolt.Open, without what
+// openStore's message says already: the package name and "open PATH: "
+// (said by the store and by the os package).
+func openMessage(path string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "store/bolt: ")
+	for {
+		rest, ok := strings.CutPrefix(msg, "open "+path+": ")
+		if !ok {
+			return msg
+		}
+		msg = rest
+	}
+}
+
+// checkID checks a job ID given on the command line; the message does
+// not start with the job package's name.
+func checkID(id job.ID) error {
+	if err := id.Check(); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "job: "))
+	}
+	return nil
 }
 
 // storeDir checks that dir, the directory of a store file to be made,
