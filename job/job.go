@@ -130,8 +130,11 @@ type Failure struct {
 	Others  int    // further failures counted by the parallel nodes on the way
 }
 
+// String is "PATH (ACTION): MESSAGE", the message clipped with Clip, as
+// Describe clips errors: a failure prints on one short line however long
+// its message.
 func (f Failure) String() string {
-	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, oneLine(f.Message))
+	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, Clip(f.Message))
 	if f.Others > 0 {
 		s += fmt.Sprintf(" (and %d more failure", f.Others)
 		if f.Others > 1 {

@@ -95,12 +95,16 @@ func TestHTTPGetWorkflow(t *testing.T) {
 	contains(t, "stdout", r.stdout, `-> {"status":200,"bytes":12,"body":"hello, baton"}`)
 
 	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q}}}`, srv.URL+"/error"))
-	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
-	contains(t, "stdout", r.stdout, "failed at root (http.get): http.get "+srv.URL+"/error: status 500 Internal Server Error")
+	r = baton(t, "run", file, "--store", db, "--id", "e").want(t, exitFailed)
+	// The summary clips the message to 60 bytes; the stored job has it all.
+	contains(t, "stdout", r.stdout, "failed at root (http.get): http.get "+srv.URL+"/error: status 500")
+	r = baton(t, "inspect", "--format", "json", "--store", db, "e").want(t, exitOK)
+	contains(t, "json", r.stdout, `"error":"http.get `+srv.URL+`/error: status 500 Internal Server Error"`)
 
 	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q,"max_bytes":1000}}}`, srv.URL+"/big"))
-	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
-	contains(t, "stdout", r.stdout, "body is larger than max_bytes (1000 bytes)")
+	baton(t, "run", file, "--store", db, "--id", "big").want(t, exitFailed)
+	r = baton(t, "inspect", "--format", "json", "--store", db, "big").want(t, exitOK)
+	contains(t, "json", r.stdout, "body is larger than max_bytes (1000 bytes)")
 }
 
 func TestBodyText(t *testing.T) {
