@@ -221,7 +221,7 @@ func nestedTooDeep(data []byte) bool {
 			escaped = true
 		case c == '"':
 			inString = !inString
-		case inString:
+		case inString: // brackets in strings do not nest
 		case c == '{' || c == '[':
 			if depth++; depth > maxNesting {
 				return true

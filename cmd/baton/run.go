@@ -25,7 +25,8 @@ import (
 const drainTimeout = 2 * time.Second
 
 // maxWorkflowBytes is the size limit of a workflow file or of a workflow
-// read from standard input; maxWorkflowSize says it in words.
+// read from standard input; maxWorkflowSize says it in words (for the help
+// and messages; keep the two in step).
 const (
 	maxWorkflowBytes = 16 << 20
 	maxWorkflowSize  = "16 MiB"
@@ -194,26 +195,34 @@ func (c *cli) printResult(con *console, j job.Job, took time.Duration, quiet boo
 func readWorkflow(file string, stdin io.Reader) (ast.Node, error) {
 	source := file
 	var data []byte
+	var err error
 	if file == "-" {
 		source = "standard input"
-		var err error
-		if data, err = io.ReadAll(io.LimitReader(stdin, maxWorkflowBytes+1)); err != nil {
-			return ast.Node{}, fmt.Errorf("cannot read standard input: %v", err)
-		}
-		if len(data) > maxWorkflowBytes {
-			return ast.Node{}, fmt.Errorf("standard input holds more than %s; workflows are limited to %s", maxWorkflowSize, maxWorkflowSize)
-		}
+		data, err = readWorkflowStdin(stdin)
 	} else {
-		var err error
-		if data, err = readWorkflowFile(file); err != nil {
-			return ast.Node{}, err
-		}
+		data, err = readWorkflowFile(file)
+	}
+	if err != nil {
+		return ast.Node{}, err
 	}
 	root, err := ast.Decode(data)
 	if err != nil {
 		return ast.Node{}, fmt.Errorf("%s: %v", source, err)
 	}
 	return root, nil
+}
+
+// readWorkflowStdin reads a workflow from standard input, at most
+// maxWorkflowBytes.
+func readWorkflowStdin(stdin io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, maxWorkflowBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot read standard input: %v", err)
+	case len(data) > maxWorkflowBytes:
+		return nil, fmt.Errorf("standard input holds more than %s; workflows are limited to %s", maxWorkflowSize, maxWorkflowSize)
+	}
+	return data, nil
 }
 
 // readWorkflowFile reads a workflow file: a regular file of at most
