@@ -3,6 +3,7 @@ package ast_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -267,15 +268,19 @@ func TestDecodeErrors(t *testing.T) {
 			want: []string{"JSON syntax error at line 2, column 18", "invalid character '}' in literal true"}},
 		{name: "trailing data", doc: `{"version":1,"root":{"act":"a"}} {}`,
 			want: []string{"JSON syntax error at line 1, column 34", "after top-level value"}},
-		{name: "not an object", doc: `[1]`, want: []string{"workflow:", "cannot unmarshal array"}},
+		{name: "not an object", doc: `[1]`, want: []string{`workflow: want an object like {"version":1,"root":...}, got an array`}},
+		{name: "null", doc: `null`, want: []string{`workflow: want an object like {"version":1,"root":...}, got null`}},
 		{name: "missing version", doc: `{"root":{"act":"a"}}`, want: []string{`missing "version"`, "reads version 1"}},
 		{name: "future version", doc: `{"version":2,"root":{"act":"a"}}`, want: []string{"version 2 is newer than this baton reads (1)"}},
 		{name: "zero version", doc: `{"version":0,"root":{"act":"a"}}`, want: []string{"version 0 is not a valid version"}},
 		{name: "negative version", doc: `{"version":-3,"root":{"act":"a"}}`, want: []string{"version -3 is not a valid version"}},
-		{name: "version not a number", doc: `{"version":"1","root":{"act":"a"}}`, want: []string{"workflow:", "version"}},
+		{name: "version not a number", doc: `{"version":"1","root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got a string`}},
+		{name: "version an object", doc: `{"version":{"v":1},"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got an object`}},
+		{name: "version a fraction", doc: `{"version":1.5,"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got 1.5`}},
+		{name: "version too big", doc: `{"version":1e40,"root":{"act":"a"}}`, want: []string{`workflow: "version" must be a whole number like 1, got 1e40`}},
 		{name: "missing root", doc: `{"version":1}`, want: []string{`missing "root"`}},
 		{name: "null root", doc: `{"version":1,"root":null}`, want: []string{`missing "root"`}},
-		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`unknown field "extra"`}},
+		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`workflow: unknown field "extra" (allowed: version, root)`}},
 		{name: "root not an object", doc: `{"version":1,"root":[1]}`,
 			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]} or {"try":...}, got an array`}}},
 		{name: "child not an object", doc: `{"version":1,"root":{"seq":[{"act":"a"},"b"]}}`,
@@ -352,6 +357,12 @@ func TestDecodeErrors(t *testing.T) {
 			msg := err.Error()
 			if !strings.HasPrefix(msg, "workflow: ") {
 				t.Errorf("error %q does not start with \"workflow: \"", msg)
+			}
+			// Plain words: no Go types, no package prefixes.
+			for _, goWords := range []string{"Go ", "struct", "*int", "json.", "json: "} {
+				if strings.Contains(msg, goWords) {
+					t.Errorf("error %q contains %q", msg, goWords)
+				}
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
@@ -494,5 +505,43 @@ func TestPaths(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("case %d: %q, want %q", i, tc.got, tc.want)
 		}
+	}
+}
+
+// TestDecodeNestingLimit checks that a document nested deeper than JSON
+// decoding allows, in the tree or in a payload, is reported as too deep,
+// naming the limit and where it was passed, not as a syntax error.
+func TestDecodeNestingLimit(t *testing.T) {
+	const limit = 10000
+	payload := `{"version":1,"root":{"act":"a",` + "\n" + `"payload":`
+	for _, tc := range []struct {
+		name, doc string
+		line, col int
+	}{
+		// The envelope and the act are two levels; the payload's arrays
+		// pass the limit at its 9,999th bracket.
+		{"payload", payload + strings.Repeat("[", limit) + strings.Repeat("]", limit) + "}}", 2, len(`"payload":`) + limit - 1},
+		// Brackets in strings do not count; the payload's first array is
+		// the third level.
+		{"strings", `{"version":1,"root":{"act":"a","payload":["[\"[{\\",` + strings.Repeat("[", limit) + strings.Repeat("]", limit+1) + "}}",
+			1, len(`{"version":1,"root":{"act":"a","payload":["[\"[{\\",`) + limit - 2},
+		// The envelope is one level and each seq two: the limit is passed
+		// at the bracket of the 5,000th seq.
+		{"tree", astDeep(limit/2 + 1), 1, len(`{"version":1,"root":`) + (limit/2)*len(`{"seq":[`)},
+	} {
+		_, err := ast.Decode([]byte(tc.doc))
+		want := fmt.Sprintf("workflow: nested more than %d levels deep (the limit) at line %d, column %d", limit, tc.line, tc.col)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: Decode error %v, want %q", tc.name, err, want)
+		}
+	}
+	// At the limit, JSON decoding is not what refuses the tree.
+	if _, err := ast.Decode([]byte(astDeep(limit / 2))); err == nil || !strings.Contains(err.Error(), "tree is deeper than 128 levels") {
+		t.Errorf("Decode of %d JSON levels: %v", limit, err)
+	}
+	// A syntax error before the limit is passed is still a syntax error.
+	doc := `{"version":1,"root":{"act":"a","payload":[1 2` + strings.Repeat("[", limit)
+	if _, err := ast.Decode([]byte(doc)); err == nil || !strings.Contains(err.Error(), "JSON syntax error at line 1, column 45") {
+		t.Errorf("Decode of a syntax error, then deep nesting: %v", err)
 	}
 }

@@ -119,27 +119,40 @@ func Decode(data []byte) (Node, error) {
 	if err := syntaxError(data); err != nil {
 		return Node{}, err
 	}
-	var env struct {
-		Version *int            `json:"version"`
-		Root    json.RawMessage `json:"root"`
+	// The envelope is read field by field, like the nodes, so that a field
+	// of the wrong type is reported in JSON's words, not Go's.
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(data, &env); err != nil || env == nil {
+		return Node{}, fmt.Errorf(`workflow: want an object like {"version":1,"root":...}, got %s`, describeJSON(data))
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&env); err != nil {
-		return Node{}, fmt.Errorf("workflow: %w", err)
+	for _, k := range sortedKeys(env) {
+		if k != "version" && k != "root" {
+			return Node{}, fmt.Errorf("workflow: unknown field %q (allowed: version, root)", k)
+		}
 	}
-	switch {
-	case env.Version == nil:
+	rawVersion, ok := env["version"]
+	if !ok || string(rawVersion) == "null" {
 		return Node{}, fmt.Errorf(`workflow: missing "version" (this baton reads version %d)`, Version)
-	case *env.Version > Version:
-		return Node{}, fmt.Errorf("workflow: version %d is newer than this baton reads (%d)", *env.Version, Version)
-	case *env.Version < 1:
-		return Node{}, fmt.Errorf("workflow: version %d is not a valid version (this baton reads %d)", *env.Version, Version)
-	case env.Root == nil || string(env.Root) == "null":
+	}
+	var version int
+	if err := json.Unmarshal(rawVersion, &version); err != nil {
+		got := describeJSON(rawVersion)
+		if got == "a number" && len(rawVersion) <= 20 {
+			got = string(rawVersion)
+		}
+		return Node{}, fmt.Errorf(`workflow: "version" must be a whole number like %d, got %s`, Version, got)
+	}
+	root := env["root"]
+	switch {
+	case version > Version:
+		return Node{}, fmt.Errorf("workflow: version %d is newer than this baton reads (%d)", version, Version)
+	case version < 1:
+		return Node{}, fmt.Errorf("workflow: version %d is not a valid version (this baton reads %d)", version, Version)
+	case root == nil || string(root) == "null":
 		return Node{}, errors.New(`workflow: missing "root" (the tree is empty)`)
 	}
 	var n Node
-	if err := n.UnmarshalJSON(env.Root); err != nil {
+	if err := n.UnmarshalJSON(root); err != nil {
 		return Node{}, err
 	}
 	return n, nil
@@ -179,12 +192,45 @@ func syntaxError(data []byte) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
 		line, col := lineCol(data, se.Offset)
+		if nestedTooDeep(data[:se.Offset]) {
+			return fmt.Errorf("workflow: nested more than %d levels deep (the limit) at line %d, column %d", maxNesting, line, col)
+		}
 		return fmt.Errorf("workflow: JSON syntax error at line %d, column %d: %v", line, col, se)
 	}
 	if err == nil {
 		err = errors.New("invalid JSON")
 	}
 	return fmt.Errorf("workflow: %w", err)
+}
+
+// maxNesting is how deeply objects and arrays may nest in a document,
+// payloads included: encoding/json's limit, which it reports as a syntax
+// error ("exceeded max depth") that does not say what the limit is.
+const maxNesting = 10000
+
+// nestedTooDeep reports whether objects and arrays nest more than
+// maxNesting levels deep in data, the JSON read up to a syntax error.
+func nestedTooDeep(data []byte) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString: // brackets in strings do not nest
+		case c == '{' || c == '[':
+			if depth++; depth > maxNesting {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // lineCol turns a byte offset into a 1-based line and column.

@@ -59,7 +59,14 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	case err == nil:
 		r = a.Succeed(out)
 	case o.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
-		r = a.Fail(fmt.Sprintf("action %q timed out after %s: %v", a.Name, o.Timeout, err))
+		// A handler that returns the context's error, wrapped or not, has
+		// nothing to add to "timed out": "context deadline exceeded" would
+		// only say it twice.
+		msg := fmt.Sprintf("action %q timed out after %s", a.Name, o.Timeout)
+		if !errors.Is(err, context.DeadlineExceeded) {
+			msg += ": " + err.Error()
+		}
+		r = a.Fail(msg)
 	default:
 		r = a.Fail(err.Error())
 	}

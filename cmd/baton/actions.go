@@ -132,18 +132,33 @@ func httpGetAction(client *http.Client) runner.Handler {
 		if err != nil {
 			return nil, fmt.Errorf("http.get: %v", err)
 		}
+		outer := ctx
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
+		// cut explains an error from the request or the body: when the
+		// context the action was given ended (the run's --timeout, or a
+		// shutdown), its error alone, for the runner to report; when
+		// http.get's own timeout fired, that timeout.
+		cut := func(err error, own string) error {
+			switch {
+			case outer.Err() != nil:
+				return outer.Err()
+			case errors.Is(ctx.Err(), context.DeadlineExceeded):
+				return fmt.Errorf("http.get %s: %s %s", req.URL, own, timeout)
+			}
+			return err
+		}
 		hr, err := http.NewRequestWithContext(ctx, http.MethodGet, req.URL, nil)
 		if err != nil {
 			return nil, fmt.Errorf("http.get %s: %v", req.URL, err)
 		}
 		resp, err := client.Do(hr)
 		if err != nil {
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("http.get %s: no response within %s", req.URL, timeout)
+			var ue *url.Error // says `Get "URL": ...`; the message names the URL already
+			if errors.As(err, &ue) {
+				err = ue.Err
 			}
-			return nil, fmt.Errorf("http.get: %v", err)
+			return nil, cut(fmt.Errorf("http.get %s: %v", req.URL, err), "no response within")
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -151,7 +166,7 @@ func httpGetAction(client *http.Client) runner.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(resp.Body, req.MaxBytes+1))
 		if err != nil {
-			return nil, fmt.Errorf("http.get %s: reading the body: %v", req.URL, err)
+			return nil, cut(fmt.Errorf("http.get %s: reading the body: %v", req.URL, err), "body not received within")
 		}
 		if int64(len(body)) > req.MaxBytes {
 			return nil, fmt.Errorf("http.get %s: body is larger than max_bytes (%d bytes)", req.URL, req.MaxBytes)
@@ -171,11 +186,13 @@ func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
 		if err := json.Unmarshal(trimmed, &req.URL); err != nil {
 			return req, 0, fmt.Errorf("payload: %v", err)
 		}
+	case trimmed[0] != '{':
+		return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got %s`, jsonKind(trimmed))
 	default:
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&req); err != nil {
-			return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}: %v`, err)
+			return req, 0, httpPayloadError(err)
 		}
 	}
 	u, err := url.Parse(req.URL)
@@ -199,6 +216,57 @@ func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
 		return req, 0, fmt.Errorf("max_bytes must be positive, got %s", strconv.FormatInt(req.MaxBytes, 10))
 	}
 	return req, timeout, nil
+}
+
+// httpGetFields says what each field of http.get's payload must be.
+var httpGetFields = map[string]string{
+	"url":       "a string (the URL)",
+	"timeout":   `a duration like "5s"`,
+	"max_bytes": "a whole number",
+}
+
+// httpPayloadError says in JSON's words, not Go's, what is wrong with an
+// object payload of http.get that did not decode: a field of the wrong
+// type or an unknown field.
+func httpPayloadError(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && httpGetFields[te.Field] != "" {
+		got := te.Value // "string", "number", "number 1.5", "bool", "array", "object"
+		switch {
+		case strings.HasPrefix(got, "number ") && len(got) <= 30:
+			got = strings.TrimPrefix(got, "number ")
+		case strings.HasPrefix(got, "number"):
+			got = "a number"
+		case got == "bool":
+			got = "a boolean"
+		case got == "array" || got == "object":
+			got = "an " + got
+		default:
+			got = "a " + got
+		}
+		return fmt.Errorf("payload field %q must be %s, got %s", te.Field, httpGetFields[te.Field], got)
+	}
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("payload has an unknown field %s (allowed: url, timeout, max_bytes)", name)
+	}
+	return fmt.Errorf("payload: %v", err)
+}
+
+// jsonKind names the JSON type of data, valid JSON, for messages.
+func jsonKind(data []byte) string {
+	switch data[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // bodyText returns the first httpBodyText bytes of body as valid UTF-8,

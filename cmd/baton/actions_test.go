@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -44,6 +45,9 @@ func TestHTTPGet(t *testing.T) {
 	client := srv.Client()
 	get := httpGetAction(client)
 	ctx := context.Background()
+	down := httptest.NewServer(http.NotFoundHandler())
+	closed := down.URL // nothing listens there once it is closed
+	down.Close()
 
 	out, err := get(ctx, act("http.get", fmt.Sprintf(`%q`, srv.URL+"/ok")))
 	if err != nil {
@@ -74,6 +78,7 @@ func TestHTTPGet(t *testing.T) {
 		{`{"uri":"http://127.0.0.1/"}`, `unknown field "uri"`},
 		{`42`, "payload must be a URL"},
 		{``, "it is empty"},
+		{fmt.Sprintf(`%q`, closed+"/x"), "http.get " + closed + "/x: dial tcp "},
 	} {
 		_, err := get(ctx, act("http.get", tc.payload))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -90,12 +95,16 @@ func TestHTTPGetWorkflow(t *testing.T) {
 	contains(t, "stdout", r.stdout, `-> {"status":200,"bytes":12,"body":"hello, baton"}`)
 
 	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q}}}`, srv.URL+"/error"))
-	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
-	contains(t, "stdout", r.stdout, "failed at root (http.get): http.get "+srv.URL+"/error: status 500 Internal Server Error")
+	r = baton(t, "run", file, "--store", db, "--id", "e").want(t, exitFailed)
+	// The summary clips the message to 60 bytes; the stored job has it all.
+	contains(t, "stdout", r.stdout, "failed at root (http.get): http.get "+srv.URL+"/error: status 500")
+	r = baton(t, "inspect", "--format", "json", "--store", db, "e").want(t, exitOK)
+	contains(t, "json", r.stdout, `"error":"http.get `+srv.URL+`/error: status 500 Internal Server Error"`)
 
 	file = writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":{"url":%q,"max_bytes":1000}}}`, srv.URL+"/big"))
-	r = baton(t, "run", file, "--store", db).want(t, exitFailed)
-	contains(t, "stdout", r.stdout, "body is larger than max_bytes (1000 bytes)")
+	baton(t, "run", file, "--store", db, "--id", "big").want(t, exitFailed)
+	r = baton(t, "inspect", "--format", "json", "--store", db, "big").want(t, exitOK)
+	contains(t, "json", r.stdout, "body is larger than max_bytes (1000 bytes)")
 }
 
 func TestBodyText(t *testing.T) {
@@ -146,6 +155,58 @@ func TestLogSleepFail(t *testing.T) {
 	for p, want := range map[string]string{`"card declined"`: "card declined", `{"code":7}`: `{"code":7}`, ``: "failed by the fail action"} {
 		if _, err := failAction(ctx, act("fail", p)); err == nil || err.Error() != want {
 			t.Errorf("fail %s: error %v, want %q", p, err, want)
+		}
+	}
+}
+
+// TestHTTPGetSurroundingTimeout checks that http.get blames its own
+// timeout only when that fired: when the context it was given ends first
+// it returns the context's error, and baton run reports one time limit,
+// the one that was overrun.
+func TestHTTPGetSurroundingTimeout(t *testing.T) {
+	srv := testServer(t)
+	get := httpGetAction(srv.Client())
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := get(ctx, act("http.get", fmt.Sprintf(`%q`, srv.URL+"/slow"))) // its own timeout: 10s
+	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no response within") {
+		t.Errorf("http.get under a 50ms context: error %v, want the context's error", err)
+	}
+
+	db := filepath.Join(t.TempDir(), "baton.db")
+	file := writeWorkflow(t, "get.json", fmt.Sprintf(`{"version":1,"root":{"act":"http.get","payload":%q}}`, srv.URL+"/slow"))
+	r := baton(t, "run", file, "--store", db, "--timeout", "200ms").want(t, exitFailed)
+	contains(t, "stdout", r.stdout, `failed at root (http.get): action "http.get" timed out after 200ms: `)
+	for _, bad := range []string{"no response within", "deadline exceeded", "10s"} {
+		if strings.Contains(r.stdout, bad) {
+			t.Errorf("stdout says %q:\n%s", bad, r.stdout)
+		}
+	}
+}
+
+// TestHTTPGetPayloadErrors checks that a payload of the wrong shape is
+// described in JSON's words, naming the field, never with Go's types.
+func TestHTTPGetPayloadErrors(t *testing.T) {
+	get := httpGetAction(http.DefaultClient)
+	for payload, want := range map[string]string{
+		`{"url":5}`:                           `payload field "url" must be a string (the URL), got a number`,
+		`{"url":"http://h/","timeout":5}`:     `payload field "timeout" must be a duration like "5s", got a number`,
+		`{"url":"http://h/","max_bytes":"x"}`: `payload field "max_bytes" must be a whole number, got a string`,
+		`{"url":"http://h/","max_bytes":1.5}`: `payload field "max_bytes" must be a whole number, got 1.5`,
+		`{"url":["http://h/"]}`:               `payload field "url" must be a string (the URL), got an array`,
+		`{"url":"http://h/","extra":true}`:    `payload has an unknown field "extra" (allowed: url, timeout, max_bytes)`,
+		`42`:                                  `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got a number`,
+		`[1]`:                                 `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got an array`,
+		`true`:                                `payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got a boolean`,
+	} {
+		_, err := get(context.Background(), act("http.get", payload))
+		if err == nil || err.Error() != "http.get: "+want {
+			t.Errorf("http.get %s: error %v, want %q", payload, err, "http.get: "+want)
+		}
+		for _, goWords := range []string{"Go ", "main.", "httpGetRequest", "int64", "json: "} {
+			if err != nil && strings.Contains(err.Error(), goWords) {
+				t.Errorf("http.get %s: error %q contains %q", payload, err, goWords)
+			}
 		}
 	}
 }

@@ -66,5 +66,5 @@ func (c *cli) commandUsage(w io.Writer, cmd command, fs *flag.FlagSet) {
 // storeFlag adds the --store flag shared by every command that reads or
 // writes jobs.
 func storeFlag(fs *flag.FlagSet) *string {
-	return fs.String("store", "", "the store file `PATH` (default $BATON_STORE, else $XDG_STATE_HOME/baton/baton.db, else ~/.local/state/baton/baton.db)")
+	return fs.String("store", "", "the store file `PATH`, in a directory that exists (default $BATON_STORE, the same; else $XDG_STATE_HOME/baton/baton.db or ~/.local/state/baton/baton.db, whose directory is made)")
 }

@@ -35,6 +35,10 @@ func (c *cli) history(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
 	id := job.ID(pos[0])
+	if err := checkID(id); err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)

@@ -47,6 +47,10 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "unknown --format %q (want text, json, dot or mermaid)", *format)
 	}
 	id := job.ID(pos[0])
+	if err := checkID(id); err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)
@@ -60,6 +64,11 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	} else {
 		var h store.History
 		if h, err = loadHistory(ctx, st, path, id); err == nil {
+			first, last := h.Origin.Version(), h.Origin.Version()+uint64(len(h.Steps))
+			if *version < first || *version > last {
+				c.errorf("job %s in %s has versions %d to %d, not %d", id, path, first, last, *version)
+				return exitError
+			}
 			j, err = h.At(*version)
 			err = jobError(err, path, id)
 		}

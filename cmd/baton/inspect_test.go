@@ -128,7 +128,7 @@ func TestInspect(t *testing.T) {
 	}
 
 	r = baton(t, "inspect", "--store", db, "--version", "99", "bad").want(t, exitError)
-	contains(t, "stderr", r.stderr, "baton: job bad in "+db+": ", "versions 1 to 4, not 99")
+	contains(t, "stderr", r.stderr, "baton: job bad in "+db+" has versions 1 to 4, not 99\n")
 	r = baton(t, "inspect", "--store", db, "--version", "2", "nope").want(t, exitError)
 	contains(t, "stderr", r.stderr, "baton: job nope not found in "+db)
 }

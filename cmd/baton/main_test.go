@@ -156,7 +156,7 @@ func TestRunMissingFile(t *testing.T) {
 
 func TestRunBadID(t *testing.T) {
 	r := baton(t, "run", writeWorkflow(t, "h.json", helloJSON), "--id", "a/b", "--store", filepath.Join(t.TempDir(), "b.db")).want(t, exitError)
-	contains(t, "stderr", r.stderr, "baton: bad job ID", `"a/b"`)
+	contains(t, "stderr", r.stderr, `baton: job ID "a/b" has '/' at byte 1`)
 }
 
 func TestDefaultID(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"os"
@@ -23,15 +24,25 @@ import (
 // before they are handed back to the store, to run again on resume.
 const drainTimeout = 2 * time.Second
 
+// maxWorkflowBytes is the size limit of a workflow file or of a workflow
+// read from standard input; maxWorkflowSize says it in words (for the help
+// and messages; keep the two in step).
+const (
+	maxWorkflowBytes = 16 << 20
+	maxWorkflowSize  = "16 MiB"
+)
+
 func runCommand() command {
 	return command{
 		name:    "run",
 		summary: "run a workflow file and wait for it to finish",
-		usage:   "baton run FILE.json [--store PATH] [--id ID] [--workers N] [--timeout D] [--quiet]",
+		usage:   "baton run FILE [--store PATH] [--id ID] [--workers N] [--timeout D] [--quiet]",
 		about: `
-Runs the workflow in FILE.json (the versioned JSON form: {"version":1,"root":...})
-and waits for it. Every step is saved in the store before its actions run,
-so after Ctrl-C or a crash the job can be finished with 'baton resume'.
+Runs the workflow in FILE, a JSON file (the versioned form: {"version":1,"root":...}),
+and waits for it. If FILE is -, the workflow is read from standard input and
+the job ID defaults to stdin and a timestamp. Workflow files are limited to ` + maxWorkflowSize + `.
+Every step is saved in the store before its actions run, so after Ctrl-C or
+a crash the job can be finished with 'baton resume'.
 Prints the final tree and a summary line. Exit status: 0 if the job
 succeeded, 1 if it failed, 2 for bad usage, a bad file or an error, 130
 when interrupted.
@@ -51,7 +62,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	cmd := runCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	idArg := fset.String("id", "", "the job `ID` (default: the file's base name and a UTC timestamp)")
+	idArg := fset.String("id", "", "the job `ID` (default: the file's base name, or stdin, and a UTC timestamp)")
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	quiet := fset.Bool("quiet", false, "print only what actions print and the summary line: no tree, no progress line")
@@ -67,9 +78,13 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	}
 	file := pos[0]
+	source := file // how messages name the input
+	if file == "-" {
+		source = "standard input"
+	}
 
 	// Everything about the input is checked before the store is touched.
-	root, err := readWorkflow(file)
+	root, err := readWorkflow(file, c.stdin)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
@@ -80,15 +95,19 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	reg := builtins(con.Stdout(), client)
 	if missing := reg.Missing(root); len(missing) > 0 {
 		c.errorf("%s: unknown action%s %s (built-in actions: %s); nothing was run",
-			file, plural(len(missing)), quoteAll(missing), strings.Join(reg.Names(), ", "))
+			source, plural(len(missing)), quoteAll(missing), strings.Join(reg.Names(), ", "))
 		return exitError
 	}
 	id := job.ID(*idArg)
 	if id == "" {
-		id = defaultID(file, c.now())
+		base := file
+		if file == "-" {
+			base = "stdin"
+		}
+		id = defaultID(base, c.now())
 	}
-	if err := id.Check(); err != nil {
-		c.errorf("bad job ID: %v", err)
+	if err := checkID(id); err != nil {
+		c.errorf("%v", err)
 		return exitError
 	}
 
@@ -121,7 +140,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		if errors.Is(err, store.ErrExists) {
 			c.errorf("job %s already exists in %s; choose another --id", id, path)
 		} else {
-			c.errorf("%s: submit job %s to %s: %v", file, id, path, err)
+			c.errorf("%s: submit job %s to %s: %v", source, id, path, err)
 		}
 		return exitError
 	}
@@ -170,21 +189,71 @@ func (c *cli) printResult(con *console, j job.Job, took time.Duration, quiet boo
 	fmt.Fprintln(out, summaryLine(j, took))
 }
 
-// readWorkflow reads and decodes a workflow file. Errors name the file;
-// a JSON syntax error has its line and column.
-func readWorkflow(file string) (ast.Node, error) {
-	data, err := os.ReadFile(file)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return ast.Node{}, fmt.Errorf("workflow file %s does not exist", file)
-	case err != nil:
-		return ast.Node{}, fmt.Errorf("cannot read workflow file: %v", err)
+// readWorkflow reads and decodes a workflow file, or standard input when
+// file is "-", at most maxWorkflowBytes of it. Errors name the file; a JSON
+// syntax error has its line and column.
+func readWorkflow(file string, stdin io.Reader) (ast.Node, error) {
+	source := file
+	var data []byte
+	var err error
+	if file == "-" {
+		source = "standard input"
+		data, err = readWorkflowStdin(stdin)
+	} else {
+		data, err = readWorkflowFile(file)
+	}
+	if err != nil {
+		return ast.Node{}, err
 	}
 	root, err := ast.Decode(data)
 	if err != nil {
-		return ast.Node{}, fmt.Errorf("%s: %v", file, err)
+		return ast.Node{}, fmt.Errorf("%s: %v", source, err)
 	}
 	return root, nil
+}
+
+// readWorkflowStdin reads a workflow from standard input, at most
+// maxWorkflowBytes.
+func readWorkflowStdin(stdin io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(stdin, maxWorkflowBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot read standard input: %v", err)
+	case len(data) > maxWorkflowBytes:
+		return nil, fmt.Errorf("standard input holds more than %s; workflows are limited to %s", maxWorkflowSize, maxWorkflowSize)
+	}
+	return data, nil
+}
+
+// readWorkflowFile reads a workflow file: a regular file of at most
+// maxWorkflowBytes.
+func readWorkflowFile(file string) ([]byte, error) {
+	what := "workflow file " + file
+	fi, err := os.Stat(file)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("%s does not exist", what)
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %v", what, pathErr(err))
+	case !fi.Mode().IsRegular():
+		return nil, notRegular(what, fi.Mode())
+	case fi.Size() > maxWorkflowBytes:
+		return nil, fmt.Errorf("%s is %d bytes; workflow files are limited to %s", what, fi.Size(), maxWorkflowSize)
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", what, pathErr(err))
+	}
+	defer f.Close()
+	// The file may have grown since Stat: read no more than the limit.
+	data, err := io.ReadAll(io.LimitReader(f, maxWorkflowBytes+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("cannot read %s: %v", what, pathErr(err))
+	case len(data) > maxWorkflowBytes:
+		return nil, fmt.Errorf("%s is more than %s; workflow files are limited to %s", what, maxWorkflowSize, maxWorkflowSize)
+	}
+	return data, nil
 }
 
 // defaultID is the file's base name without its extension, then a

@@ -33,6 +33,12 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one job ID, got %d arguments", len(pos))
 	}
+	if len(pos) == 1 {
+		if err := checkID(job.ID(pos[0])); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)

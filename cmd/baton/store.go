@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/batonwf/baton/job"
@@ -38,29 +39,82 @@ func (c *cli) storePath(flagValue string) (string, error) {
 }
 
 // openStore opens the store chosen by the --store flag value. With create
-// it makes the directory and the file when they are missing; without it, a
-// missing file is an error (a command that only reads must not leave an
-// empty store behind a typo). The returned path is the file opened.
+// it makes the file when it is missing, and its directory too when the
+// store is in the default location (a directory in a path the user gave
+// is not made behind a typo); without create, a missing file is an error
+// (a command that only reads must not leave an empty store behind a typo).
+// The returned path is the file opened.
 func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, error) {
 	path, err := c.storePath(flagValue)
 	if err != nil {
 		return nil, "", err
 	}
-	if create {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, path, fmt.Errorf("store %s: making its directory: %w", path, err)
-		}
-	} else if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, path, fmt.Errorf("%s is a directory, not a store file", path)
+	case err == nil && !fi.Mode().IsRegular():
+		return nil, path, notRegular("store "+path, fi.Mode())
+	case errors.Is(err, fs.ErrNotExist) && !create:
 		return nil, path, fmt.Errorf("no store at %s (a store is made by 'baton run'; use --store to pick another)", path)
+	case errors.Is(err, fs.ErrNotExist):
+		given := flagValue != "" || c.getenv("BATON_STORE") != ""
+		if err := storeDir(filepath.Dir(path), !given); err != nil {
+			return nil, path, fmt.Errorf("cannot make store %s: %w", path, err)
+		}
 	}
 	st, err := bolt.Open(path, &bolt.Options{Timeout: lockTimeout})
 	switch {
 	case errors.Is(err, bolt.ErrLocked):
 		return nil, path, fmt.Errorf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout)
 	case err != nil:
-		return nil, path, fmt.Errorf("cannot open store %s: %w", path, err)
+		return nil, path, fmt.Errorf("cannot open store %s: %s", path, openMessage(path, err))
 	}
 	return st, path, nil
+}
+
+// openMessage is the message of err, from bolt.Open, without what
+// openStore's message says already: the package name and "open PATH: "
+// (said by the store and by the os package).
+func openMessage(path string, err error) string {
+	msg := strings.TrimPrefix(err.Error(), "store/bolt: ")
+	for {
+		rest, ok := strings.CutPrefix(msg, "open "+path+": ")
+		if !ok {
+			return msg
+		}
+		msg = rest
+	}
+}
+
+// checkID checks a job ID given on the command line; the message does
+// not start with the job package's name.
+func checkID(id job.ID) error {
+	if err := id.Check(); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "job: "))
+	}
+	return nil
+}
+
+// storeDir checks that dir, the directory of a store file to be made,
+// exists; with create it makes dir when it is missing.
+func storeDir(dir string, create bool) error {
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("making directory %s: %v", dir, pathErr(err))
+		}
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("directory %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("directory %s: %v", dir, pathErr(err))
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return nil
 }
 
 // loadJob loads a job, with a message that names the job and the store.

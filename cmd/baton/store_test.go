@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,5 +91,44 @@ func TestCorruptStore(t *testing.T) {
 		if err != nil || !bytes.Equal(got, garbage) {
 			t.Fatalf("%v changed the corrupt store file (%v)", args, err)
 		}
+	}
+}
+
+func TestStoreIsADirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}, {"history", "h1"}, {"inspect", "h1"}, {"resume"},
+	} {
+		r := baton(t, append(args, "--store", dir)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: "+dir+" is a directory, not a store file\n")
+		if strings.Contains(r.stderr, "bbolt") {
+			t.Errorf("%v: %s", args, r.stderr)
+		}
+	}
+}
+
+// TestStoreDirectoryNotMade checks that only the default store's directory
+// is made: a store path given with --store or $BATON_STORE must be in a
+// directory that exists.
+func TestStoreDirectoryNotMade(t *testing.T) {
+	tmp := t.TempDir()
+	file := writeWorkflow(t, "h.json", helloJSON)
+	db := filepath.Join(tmp, "nope", "a", "b.db")
+	r := baton(t, "run", file, "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "directory "+filepath.Join(tmp, "nope", "a")+" does not exist")
+	t.Setenv("BATON_STORE", db)
+	r = baton(t, "run", file).want(t, exitError)
+	contains(t, "stderr", r.stderr, "directory "+filepath.Join(tmp, "nope", "a")+" does not exist")
+	if _, err := os.Stat(filepath.Join(tmp, "nope")); err == nil {
+		t.Error("made the directory of a store given with --store or $BATON_STORE")
+	}
+
+	// The default locations are made.
+	t.Setenv("BATON_STORE", "")
+	t.Setenv("XDG_STATE_HOME", "")
+	t.Setenv("HOME", filepath.Join(tmp, "home"))
+	baton(t, "run", file, "--id", "h1").want(t, exitOK)
+	if _, err := os.Stat(filepath.Join(tmp, "home", ".local", "state", "baton", "baton.db")); err != nil {
+		t.Error(err)
 	}
 }

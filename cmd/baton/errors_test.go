@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestErrorMessages runs each command with bad inputs and checks that the
+// message names what is wrong, says it once (no "open PATH: open PATH:",
+// no phrase of two words twice) and shows no Go package prefix.
+func TestErrorMessages(t *testing.T) {
+	tmp := t.TempDir()
+	db := filepath.Join(tmp, "baton.db")
+	good := writeWorkflow(t, "ok.json", helloJSON)
+	baton(t, "run", good, "--store", db, "--id", "j1").want(t, exitOK)
+	missing := filepath.Join(tmp, "missing.json")
+	notDB := writeWorkflow(t, "notdb.db", "this is not a store\n")
+	noDir := filepath.Join(tmp, "nope", "x.db")
+	underFile := filepath.Join(good, "x.db")
+
+	type tc struct {
+		args []string
+		want string // the message must contain this
+	}
+	cases := []tc{
+		{[]string{"run", missing, "--store", db}, "workflow file " + missing + " does not exist"},
+		{[]string{"run", tmp, "--store", db}, "workflow file " + tmp + " is not a regular file"},
+		{[]string{"run", good, "--store", noDir}, "directory " + filepath.Dir(noDir) + " does not exist"},
+		{[]string{"run", good, "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
+		{[]string{"run", good, "--store", underFile}, "cannot open store " + underFile + ": not a directory"},
+		{[]string{"run", good, "--store", db, "--id", "a b"}, `job ID "a b" has ' ' at byte 1`},
+		{[]string{"run", good, "--store", db, "--id", "j1"}, "job j1 already exists in " + db},
+		{[]string{"run", good, "--store", db, "--workers", "x"}, `invalid value "x" for flag -workers`},
+		{[]string{"run", good, "--store", db, "--timeout", "soon"}, `invalid value "soon" for flag -timeout`},
+		{[]string{"run", good, "--store", db, "--timeout", "-1s"}, "--timeout must not be negative, got -1s"},
+		{[]string{"resume", "--store", noDir}, "no store at " + noDir},
+		{[]string{"resume", "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
+		{[]string{"status", "--store", underFile}, "cannot open store " + underFile + ": not a directory"},
+		{[]string{"status", "j9", "--store", db}, "job j9 not found in " + db},
+		{[]string{"history", "a/b", "--store", db}, `job ID "a/b" has '/' at byte 1`},
+		{[]string{"history", "j1", "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
+		{[]string{"inspect", "", "--store", db}, "empty job ID"},
+		{[]string{"inspect", "j1", "--version", "99", "--store", db}, "job j1 in " + db + " has versions 1 to 5, not 99"},
+		{[]string{"inspect", "j1", "--version", "x", "--store", db}, `invalid value "x" for flag -version`},
+		{[]string{"inspect", "j1", "--format", "svg", "--store", db}, `unknown --format "svg"`},
+	}
+	// /proc/self/mem is a regular file whose first bytes cannot be read.
+	if _, err := os.Stat("/proc/self/mem"); err == nil {
+		cases = append(cases, tc{[]string{"run", "/proc/self/mem", "--store", db}, "cannot read workflow file /proc/self/mem: input/output error"})
+	}
+	if os.Geteuid() != 0 { // root reads anything
+		unreadable := writeWorkflow(t, "unreadable.json", helloJSON)
+		if err := os.Chmod(unreadable, 0); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, tc{[]string{"run", unreadable, "--store", db}, "cannot read workflow file " + unreadable + ": permission denied"})
+	}
+	for _, c := range cases {
+		r := baton(t, c.args...).want(t, exitError)
+		msg, _, _ := strings.Cut(r.stderr, "\n") // a usage error adds the usage after the first line
+		if !strings.HasPrefix(msg, "baton: ") || !strings.Contains(msg, c.want) {
+			t.Errorf("baton %q: message %q, want one containing %q", c.args, msg, c.want)
+		}
+		for _, p := range []string{c.args[1], db, notDB, noDir, underFile, missing} {
+			if strings.Count(msg, "open "+p+":") > 0 {
+				t.Errorf("baton %q: message %q repeats the os package's \"open PATH:\"", c.args, msg)
+			}
+		}
+		if w := repeatedPair(msg); w != "" {
+			t.Errorf("baton %q: message %q says %q twice", c.args, msg, w)
+		}
+		for _, pkg := range []string{"store/bolt:", "store:", "job:", "json:"} {
+			if strings.Contains(msg, pkg) {
+				t.Errorf("baton %q: message %q has the Go package prefix %q", c.args, msg, pkg)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(noDir)); err == nil {
+		t.Error("a command made the directory of a --store path")
+	}
+}
+
+// repeatedPair returns the first pair of consecutive words that occurs
+// twice in msg, ignoring punctuation around words, or "".
+func repeatedPair(msg string) string {
+	words := strings.Fields(msg)
+	for i := range words {
+		words[i] = strings.Trim(words[i], `:;,.()'"`)
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(words); i++ {
+		pair := words[i] + " " + words[i+1]
+		if seen[pair] {
+			return pair
+		}
+		seen[pair] = true
+	}
+	return ""
+}
