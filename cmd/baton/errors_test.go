@@ -23,42 +23,47 @@ func TestErrorMessages(t *testing.T) {
 	type tc struct {
 		args []string
 		want string // the message must contain this
+		code int    // the exit status; 0 means exitError
 	}
 	cases := []tc{
-		{[]string{"run", missing, "--store", db}, "workflow file " + missing + " does not exist"},
-		{[]string{"run", tmp, "--store", db}, "workflow file " + tmp + " is not a regular file"},
-		{[]string{"run", good, "--store", noDir}, "directory " + filepath.Dir(noDir) + " does not exist"},
-		{[]string{"run", good, "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
-		{[]string{"run", good, "--store", underFile}, "cannot open store " + underFile + ": not a directory"},
-		{[]string{"run", good, "--store", db, "--id", "a b"}, `job ID "a b" has ' ' at byte 1`},
-		{[]string{"run", good, "--store", db, "--id", "j1"}, "job j1 already exists in " + db},
-		{[]string{"run", good, "--store", db, "--workers", "x"}, `invalid value "x" for flag -workers`},
-		{[]string{"run", good, "--store", db, "--timeout", "soon"}, `invalid value "soon" for flag -timeout`},
-		{[]string{"run", good, "--store", db, "--timeout", "-1s"}, "--timeout must not be negative, got -1s"},
-		{[]string{"resume", "--store", noDir}, "no store at " + noDir},
-		{[]string{"resume", "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
-		{[]string{"status", "--store", underFile}, "cannot open store " + underFile + ": not a directory"},
-		{[]string{"status", "j9", "--store", db}, "job j9 not found in " + db},
-		{[]string{"history", "a/b", "--store", db}, `job ID "a/b" has '/' at byte 1`},
-		{[]string{"history", "j1", "--store", notDB}, "cannot open store " + notDB + ": not a bbolt database"},
-		{[]string{"inspect", "", "--store", db}, "empty job ID"},
-		{[]string{"inspect", "j1", "--version", "99", "--store", db}, "job j1 in " + db + " has versions 1 to 5, not 99"},
-		{[]string{"inspect", "j1", "--version", "x", "--store", db}, `invalid value "x" for flag -version`},
-		{[]string{"inspect", "j1", "--format", "svg", "--store", db}, `unknown --format "svg"`},
+		{args: []string{"run", missing, "--store", db}, want: "workflow file " + missing + " does not exist"},
+		{args: []string{"run", tmp, "--store", db}, want: "workflow file " + tmp + " is not a regular file"},
+		{args: []string{"run", good, "--store", noDir}, want: "directory " + filepath.Dir(noDir) + " does not exist"},
+		{args: []string{"run", good, "--store", notDB}, want: "cannot open store " + notDB + ": not a bbolt database", code: exitStore},
+		{args: []string{"run", good, "--store", underFile}, want: "cannot open store " + underFile + ": not a directory"},
+		{args: []string{"run", good, "--store", db, "--id", "a b"}, want: `job ID "a b" has ' ' at byte 1`},
+		{args: []string{"run", good, "--store", db, "--id", "j1"}, want: "job j1 already exists in " + db},
+		{args: []string{"run", good, "--store", db, "--workers", "x"}, want: `invalid value "x" for flag -workers`},
+		{args: []string{"run", good, "--store", db, "--timeout", "soon"}, want: `invalid value "soon" for flag -timeout`},
+		{args: []string{"run", good, "--store", db, "--timeout", "-1s"}, want: "--timeout must not be negative, got -1s"},
+		{args: []string{"resume", "--store", noDir}, want: "no store at " + noDir},
+		{args: []string{"resume", "--store", notDB}, want: "cannot open store " + notDB + ": not a bbolt database", code: exitStore},
+		{args: []string{"status", "--store", underFile}, want: "cannot open store " + underFile + ": not a directory"},
+		{args: []string{"status", "j9", "--store", db}, want: "job j9 not found in " + db},
+		{args: []string{"history", "a/b", "--store", db}, want: `job ID "a/b" has '/' at byte 1`},
+		{args: []string{"history", "j1", "--store", notDB}, want: "cannot open store " + notDB + ": not a bbolt database", code: exitStore},
+		{args: []string{"inspect", "", "--store", db}, want: "empty job ID"},
+		{args: []string{"inspect", "j1", "--version", "99", "--store", db}, want: "job j1 in " + db + " has versions 1 to 5, not 99"},
+		{args: []string{"inspect", "j1", "--version", "x", "--store", db}, want: `invalid value "x" for flag -version`},
+		{args: []string{"inspect", "j1", "--format", "svg", "--store", db}, want: `unknown --format "svg"`},
 	}
 	// /proc/self/mem is a regular file whose first bytes cannot be read.
 	if _, err := os.Stat("/proc/self/mem"); err == nil {
-		cases = append(cases, tc{[]string{"run", "/proc/self/mem", "--store", db}, "cannot read workflow file /proc/self/mem: input/output error"})
+		cases = append(cases, tc{args: []string{"run", "/proc/self/mem", "--store", db}, want: "cannot read workflow file /proc/self/mem: input/output error"})
 	}
 	if os.Geteuid() != 0 { // root reads anything
 		unreadable := writeWorkflow(t, "unreadable.json", helloJSON)
 		if err := os.Chmod(unreadable, 0); err != nil {
 			t.Fatal(err)
 		}
-		cases = append(cases, tc{[]string{"run", unreadable, "--store", db}, "cannot read workflow file " + unreadable + ": permission denied"})
+		cases = append(cases, tc{args: []string{"run", unreadable, "--store", db}, want: "cannot read workflow file " + unreadable + ": permission denied"})
 	}
 	for _, c := range cases {
-		r := baton(t, c.args...).want(t, exitError)
+		code := c.code
+		if code == 0 {
+			code = exitError
+		}
+		r := baton(t, c.args...).want(t, code)
 		msg, _, _ := strings.Cut(r.stderr, "\n") // a usage error adds the usage after the first line
 		if !strings.HasPrefix(msg, "baton: ") || !strings.Contains(msg, c.want) {
 			t.Errorf("baton %q: message %q, want one containing %q", c.args, msg, c.want)

@@ -56,6 +56,7 @@ Run 'baton COMMAND --help' for the usage and flags of a command.
 
 Built-in actions: log, sleep, fail, http.get (see 'baton run --help').
 Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
-130 interrupted (the job stays in the store; finish it with 'baton resume').
+3 the store is damaged, full, failing or in use, 130 interrupted (the job
+stays in the store; finish it with 'baton resume').
 `)
 }

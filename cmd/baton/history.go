@@ -42,7 +42,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)
-		return exitError
+		return storeExit(err)
 	}
 	defer st.Close()
 	h, err := loadHistory(ctx, st, path, id)

@@ -54,7 +54,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)
-		return exitError
+		return storeExit(err)
 	}
 	defer st.Close()
 

@@ -9,7 +9,8 @@
 //	baton inspect --format dot JOB      the tree as text, JSON, dot or mermaid
 //
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
-// 2 bad usage, bad input or an error, 130 interrupted.
+// 2 bad usage, bad input or an error, 3 the store is damaged, full,
+// failing or in use, 130 interrupted.
 package main
 
 import (
@@ -24,7 +25,8 @@ import (
 const (
 	exitOK          = 0
 	exitFailed      = 1   // a job failed
-	exitError       = 2   // usage, bad input, store or other errors
+	exitError       = 2   // usage, bad input or other errors
+	exitStore       = 3   // the store cannot be used: damaged, full, failing, in use
 	exitInterrupted = 130 // SIGINT or SIGTERM
 )
 
@@ -70,7 +72,7 @@ type command struct {
 // commands returns every subcommand, in the order baton help lists them.
 // It is a function, not a variable, because help refers back to it.
 func commands() []command {
-	return []command{runCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), helpCommand()}
+	return []command{runCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), deleteCommand(), helpCommand()}
 }
 
 func lookup(name string) (command, bool) {

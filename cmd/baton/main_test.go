@@ -204,7 +204,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"run"}, {"run", "a.json", "b.json"}, {"run", "a.json", "--workers", "0"},
-		{"resume", "x"}, {"status", "a", "b"}, {"history"}, {"inspect"},
+		{"resume", "a b"}, {"status", "a", "b"}, {"history"}, {"inspect"},
 		{"inspect", "--format", "svg", "j"}, {"run", "--timeout", "soon", "a.json"},
 	} {
 		r = baton(t, args...).want(t, exitError)

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner/inmem"
@@ -13,13 +15,21 @@ import (
 func resumeCommand() command {
 	return command{
 		name:    "resume",
-		summary: "finish every unfinished job in the store",
-		usage:   "baton resume [--store PATH] [--workers N]",
+		summary: "finish unfinished jobs in the store",
+		usage:   "baton resume [--store PATH] [--workers N] [JOB...]",
 		about: `
-Runs every unfinished job in the store to its end: jobs interrupted by
-Ctrl-C or a crash continue where they stopped, without repeating actions
-whose results were saved. Prints a summary line per job. Exit status: 0 if
-all succeeded, 1 if any failed, 2 for an error, 130 when interrupted.`,
+Runs unfinished jobs to their end: jobs interrupted by Ctrl-C or a crash
+continue where they stopped, without repeating actions whose results were
+saved. With JOB arguments, only those; without, every unfinished job.
+
+A job whose workflow uses actions this command has no handler for (made by
+a Go program with its own handlers) is left untouched, with a line saying
+so: resume it with that program. A job whose stored state is damaged is
+reported and left as it is; the others are resumed ('baton delete JOB'
+removes one for good). Prints a summary line per job. Exit status: 0 if
+all resumed jobs succeeded, 1 if any failed, 2 for bad usage or a named
+job that cannot be resumed, 3 if the store is damaged or fails, 130 when
+interrupted.`,
 		run: (*cli).resume,
 	}
 }
@@ -33,31 +43,33 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	switch {
 	case !ok:
 		return code
-	case len(pos) != 0:
-		return c.usageError(cmd, "takes no arguments, got %q", pos)
 	case *workers < 1:
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
+	}
+	named := make([]job.ID, len(pos))
+	for i, p := range pos {
+		if err := checkID(job.ID(p)); err != nil {
+			return c.usageError(cmd, "%v", err)
+		}
+		named[i] = job.ID(p)
 	}
 	st, path, err := c.openStore(*storeArg, false)
 	if err != nil {
 		c.errorf("%v", err)
-		return exitError
+		return storeExit(err)
 	}
 	defer st.Close()
-	infos, err := st.List(ctx, store.Query{Unfinished: true})
-	if err != nil {
-		c.errorf("list jobs in %s: %v", path, err)
-		return exitError
-	}
-	var ids []job.ID
-	for _, in := range infos {
-		if !in.Status.Settled() {
-			ids = append(ids, in.ID)
+
+	ids := named
+	if len(named) == 0 {
+		if ids, err = unfinished(ctx, st); err != nil {
+			c.errorf("list jobs in %s: %v", path, err)
+			return storeExit(err)
 		}
-	}
-	if len(ids) == 0 {
-		fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", path)
-		return exitOK
+		if len(ids) == 0 {
+			fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", path)
+			return exitOK
+		}
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)
@@ -65,10 +77,50 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	con := newConsole(c.stdout, c.stderr)
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
+	reg := builtins(con.Stdout(), client)
+
+	// Sort the jobs out before anything runs: only jobs this command can
+	// finish are resumed; every other one is left as it is, with the reason.
+	status := exitOK
+	worse := func(code int) {
+		if code > status && status != exitInterrupted {
+			status = code
+		}
+	}
+	var run []job.ID
+	for _, id := range ids {
+		j, err := st.Load(ctx, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			c.errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
+			worse(exitError)
+			continue
+		case err != nil:
+			c.errorf("job %s in %s cannot be loaded; left as it is ('baton delete %s' removes it): %v", id, path, id, err)
+			worse(storeExit(err))
+			continue
+		case j.Done():
+			fmt.Fprintf(con.Stdout(), "job %s has already finished: %s\n", id, j.Status())
+			continue
+		}
+		if missing := reg.Missing(j.Workflow()); len(missing) > 0 {
+			fmt.Fprintf(con.Stdout(), "job %s skipped: it uses action%s this command has no handler for: %s (a job made by a Go program: resume it with that program)\n",
+				id, plural(len(missing)), quoteAll(missing))
+			if len(named) > 0 {
+				worse(exitError)
+			}
+			continue
+		}
+		run = append(run, id)
+	}
+	if len(run) == 0 {
+		return status
+	}
+
 	r, err := inmem.New(inmem.Options{
 		Store:        st,
 		NoResume:     true,
-		Registry:     builtins(con.Stdout(), client),
+		Registry:     reg,
 		Workers:      *workers,
 		DrainTimeout: drainTimeout,
 		Logger:       runnerLogger(con.Stderr()),
@@ -77,39 +129,80 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	fmt.Fprintf(con.Stdout(), "resuming %d unfinished job%s in %s\n", len(ids), plural(len(ids)), path)
+	fmt.Fprintf(con.Stdout(), "resuming %d unfinished job%s in %s\n", len(run), plural(len(run)), path)
 	start := c.now()
-	if err := r.Resume(ctx, ids...); err != nil {
+	if err := r.Resume(ctx, run...); err != nil {
 		c.errorf("resume jobs in %s: %v", path, err)
+		worse(exitError)
 	}
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
 
-	status := exitOK
-	var waitErr error
-	for _, id := range ids {
-		j, err := r.Wait(ctx, id)
-		if err != nil {
-			waitErr = fmt.Errorf("job %s in %s: %w", id, path, err)
-			break
-		}
+	reported := map[job.ID]bool{}
+	report := func(j job.Job) {
+		reported[j.ID()] = true
 		fmt.Fprintln(con.Stdout(), summaryLine(j, c.now().Sub(start)))
 		if j.Status() != job.StatusSucceeded {
-			status = exitFailed
+			worse(exitFailed)
 		}
 	}
+	for _, id := range run {
+		j, err := r.Wait(ctx, id)
+		if err != nil {
+			break // interrupted, or the runner stopped: sorted out below
+		}
+		report(j)
+	}
 	r.Close()
-	if err := <-ran; err != nil {
-		c.errorf("resume jobs in %s: runner: %v", path, err)
-		return exitError
+	runErr := <-ran
+
+	// Jobs that finished while the runner stopped are reported as finished.
+	var left []string
+	for _, id := range run {
+		if reported[id] {
+			continue
+		}
+		if j, err := st.Load(context.Background(), id); err == nil && j.Done() {
+			report(j)
+			continue
+		}
+		left = append(left, string(id))
 	}
-	if ctx.Err() != nil {
-		fmt.Fprintf(con.Stderr(), "interrupted: the unfinished jobs are saved in %s; finish them with: baton resume --store %s\n", path, path)
+	switch {
+	case runErr != nil:
+		c.errorf("store %s failed: %v", path, cause(runErr))
+		fmt.Fprintf(con.Stderr(), "the unfinished jobs (%s) are saved as they were before the failure; once the store can be written, finish them with: baton resume --store %s\n",
+			strings.Join(left, ", "), path)
+		return exitStore
+	case ctx.Err() != nil && len(left) > 0:
+		fmt.Fprintf(con.Stderr(), "interrupted: %d unfinished job%s (%s) saved in %s; finish them with: baton resume --store %s\n",
+			len(left), plural(len(left)), strings.Join(left, ", "), path, path)
 		return exitInterrupted
-	}
-	if waitErr != nil {
-		c.errorf("%v", waitErr)
-		return exitError
+	case ctx.Err() != nil:
+		fmt.Fprintf(con.Stderr(), "interrupted: every resumed job had finished\n")
+		return exitInterrupted
+	case len(left) > 0:
+		c.errorf("jobs %s in %s did not finish", strings.Join(left, ", "), path)
+		worse(exitError)
 	}
 	return status
+}
+
+// unfinished lists the unfinished jobs of the store, a page at a time.
+func unfinished(ctx context.Context, st store.Store) ([]job.ID, error) {
+	var ids []job.ID
+	q := store.Query{Unfinished: true, Limit: 1000}
+	for {
+		infos, err := store.List(ctx, st, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, in := range infos {
+			ids = append(ids, in.ID)
+		}
+		if len(infos) < q.Limit {
+			return ids, nil
+		}
+		q.After = infos[len(infos)-1].ID
+	}
 }

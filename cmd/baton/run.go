@@ -44,7 +44,8 @@ the job ID defaults to stdin and a timestamp. Workflow files are limited to ` + 
 Every step is saved in the store before its actions run, so after Ctrl-C or
 a crash the job can be finished with 'baton resume'.
 Prints the final tree and a summary line. Exit status: 0 if the job
-succeeded, 1 if it failed, 2 for bad usage, a bad file or an error, 130
+succeeded, 1 if it failed, 2 for bad usage, a bad file or an error, 3 if
+the store is damaged, full or failing (the job stays as last saved), 130
 when interrupted.
 
 Built-in actions:
@@ -114,7 +115,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	st, path, err := c.openStore(*storeArg, true)
 	if err != nil {
 		c.errorf("%v", err)
-		return exitError
+		return storeExit(err)
 	}
 	defer st.Close()
 
@@ -139,10 +140,10 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	if err := r.Submit(ctx, id, root); err != nil {
 		if errors.Is(err, store.ErrExists) {
 			c.errorf("job %s already exists in %s; choose another --id", id, path)
-		} else {
-			c.errorf("%s: submit job %s to %s: %v", source, id, path, err)
+			return exitError
 		}
-		return exitError
+		c.errorf("%s: submit job %s to %s: %v", source, id, path, err)
+		return storeExit(err)
 	}
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
@@ -154,8 +155,14 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	stopProgress()
 	r.Close() // stops Run; after Ctrl-C it waits for the drain
 	if err := <-ran; err != nil {
-		c.errorf("job %s: runner: %v", id, err)
-		return exitError
+		// The store failed (a full disk, say): the job is as last saved.
+		c.errorf("store %s failed: %v", path, cause(err))
+		v := "not saved"
+		if j, lerr := st.Load(context.Background(), id); lerr == nil {
+			v = fmt.Sprintf("saved as of v%d", j.Version())
+		}
+		fmt.Fprintf(con.Stderr(), "job %s is %s; once the store can be written, finish it with: baton resume --store %s %s\n", id, v, path, id)
+		return exitStore
 	}
 	took := c.now().Sub(start)
 

@@ -8,11 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // lockTimeout is how long opening a store waits for another process to
@@ -66,11 +68,49 @@ func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, err
 	st, err := bolt.Open(path, &bolt.Options{Timeout: lockTimeout})
 	switch {
 	case errors.Is(err, bolt.ErrLocked):
-		return nil, path, fmt.Errorf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout)
+		return nil, path, &storeError{fmt.Sprintf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout), err}
 	case err != nil:
-		return nil, path, fmt.Errorf("cannot open store %s: %s", path, openMessage(path, err))
+		return nil, path, &storeError{fmt.Sprintf("cannot open store %s: %s", path, openMessage(path, err)), err}
 	}
 	return st, path, nil
+}
+
+// storeError is an error about the store with a message of its own, which
+// still wraps the cause (for storeExit).
+type storeError struct {
+	msg string
+	err error
+}
+
+func (e *storeError) Error() string { return e.msg }
+func (e *storeError) Unwrap() error { return e.err }
+
+// cause returns the innermost file system error in err's chain (a
+// *fs.PathError or a syscall.Errno: "write X: no space left on device"),
+// or err itself: what a user needs of a store failure, without the
+// layers that carried it.
+func cause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	return err
+}
+
+// storeExit is the exit status for err: exitStore when the store itself
+// cannot be used (damaged, full, failing, in use), else exitError.
+func storeExit(err error) int {
+	for _, target := range []error{bolt.ErrLocked, job.ErrCorrupt, berrors.ErrInvalid, berrors.ErrChecksum, berrors.ErrVersionMismatch,
+		syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS, syscall.EFBIG} {
+		if errors.Is(err, target) {
+			return exitStore
+		}
+	}
+	return exitError
 }
 
 // openMessage is the message of err, from bolt.Open, without what

@@ -68,7 +68,7 @@ func TestLockedStore(t *testing.T) {
 	// Each attempt waits for the lock for a second: two are enough.
 	for _, args := range [][]string{{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}} {
 		start := time.Now()
-		r := baton(t, append(args, "--store", db)...).want(t, exitError)
+		r := baton(t, append(args, "--store", db)...).want(t, exitStore)
 		contains(t, "stderr", r.stderr, "baton: store "+db+" is in use by another process")
 		if d := time.Since(start); d > 5*time.Second {
 			t.Errorf("%v took %v to give up", args, d)
@@ -85,7 +85,7 @@ func TestCorruptStore(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}, {"history", "h1"}, {"inspect", "h1"}, {"resume"},
 	} {
-		r := baton(t, append(args, "--store", db)...).want(t, exitError)
+		r := baton(t, append(args, "--store", db)...).want(t, exitStore)
 		contains(t, "stderr", r.stderr, "baton: cannot open store "+db+": ", "not a bbolt database")
 		got, err := os.ReadFile(db)
 		if err != nil || !bytes.Equal(got, garbage) {

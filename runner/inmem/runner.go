@@ -58,6 +58,16 @@ type Runner struct {
 	hooks *runner.Hooks  // o.Hooks, and waking waiters when a job finishes
 	q     *queue
 
+	// dispatchMu orders dispatches made from a job as loaded against the
+	// commits that change it. Submit and every Apply (load, Restart,
+	// commit, queue) hold it for reading; a recovery (load, queue the
+	// outstanding actions) holds it for writing, so it never loads a job
+	// between another goroutine's commit and its queueing (it would queue
+	// the new actions too), nor queues actions whose results were applied
+	// after it loaded the job. The applies of one job never overlap (see
+	// pending), which keeps a redelivery's re-dispatch current too.
+	dispatchMu sync.RWMutex
+
 	pendMu  sync.Mutex
 	pending map[job.ID]*pending // results waiting to be applied
 
@@ -169,6 +179,8 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
+	r.dispatchMu.RLock()
+	defer r.dispatchMu.RUnlock()
 	_, err := r.eng.Submit(ctx, id, root)
 	return err
 }
@@ -183,6 +195,8 @@ func (r *Runner) Resume(ctx context.Context, ids ...job.ID) error {
 	if err := r.usable(); err != nil {
 		return err
 	}
+	r.dispatchMu.Lock()
+	defer r.dispatchMu.Unlock()
 	_, err := r.eng.Recover(ctx, ids...)
 	return err
 }
@@ -291,7 +305,9 @@ func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine, id job.ID
 // the runner stops, and Run returns the error. Nothing is retried: a store
 // that failed once is not trusted with the next write.
 func (r *Runner) apply(ctx context.Context, eng *runner.Engine, id job.ID, batch []job.Result) {
+	r.dispatchMu.RLock()
 	_, err := eng.Apply(ctx, id, batch)
+	r.dispatchMu.RUnlock()
 	keys := make([]actionKey, len(batch))
 	for i, res := range batch {
 		keys[i] = actionKey{res.JobID, res.ActionID}
@@ -310,7 +326,7 @@ func (r *Runner) apply(ctx context.Context, eng *runner.Engine, id job.ID, batch
 		r.mu.Unlock()
 		r.notify(id)
 	default:
-		r.fail(fmt.Errorf("job %s: %d results not applied: %w", id, len(batch), err))
+		r.fail(fmt.Errorf("%d results not applied: %w", len(batch), err))
 	}
 }
 
@@ -329,7 +345,7 @@ func (r *Runner) fail(err error) {
 	stop := r.stop
 	r.mu.Unlock()
 	if !first {
-		r.log.Error("while stopping", "err", err)
+		r.log.Debug("while stopping", "err", err)
 		return
 	}
 	r.log.Error("stopping: the store failed", "err", err)
@@ -513,7 +529,9 @@ func (r *Runner) resumeAll(ctx context.Context) {
 		for i, in := range infos {
 			ids[i] = in.ID
 		}
+		r.dispatchMu.Lock()
 		n, err := r.eng.Recover(ctx, ids...)
+		r.dispatchMu.Unlock()
 		if err != nil {
 			r.log.Error("resuming jobs", "err", err)
 		}

@@ -215,7 +215,7 @@ func TestStoreFailureStopsRunner(t *testing.T) {
 	}
 	select {
 	case err := <-ran:
-		if !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "job j") {
+		if !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "job j:") {
 			t.Errorf("Run: %v, want the store's error naming the job", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -279,5 +279,58 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// pausingStore holds Create, after it has stored the job, until release is
+// closed: the moment between a commit and the queueing of its actions.
+type pausingStore struct {
+	*store.Memory
+	created chan struct{}
+	release chan struct{}
+}
+
+func (p *pausingStore) Create(ctx context.Context, j job.Job) error {
+	err := p.Memory.Create(ctx, j)
+	close(p.created)
+	<-p.release
+	return err
+}
+
+// TestRecoveryDuringCommitRunsOnce: a recovery that loads a job between
+// another goroutine's commit and its queueing must not make the action
+// run twice (queued by the recovery, run and applied, then queued again by
+// the commit).
+func TestRecoveryDuringCommitRunsOnce(t *testing.T) {
+	reg := runner.NewRegistry()
+	var mu sync.Mutex
+	runs := 0
+	must(t, reg.Register("count", func(context.Context, job.Action) ([]byte, error) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		return nil, nil
+	}))
+	st := &pausingStore{Memory: store.NewMemory(), created: make(chan struct{}), release: make(chan struct{})}
+	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, NoResume: true})
+	ctx := testCtx(t)
+	submitted := make(chan error, 1)
+	go func() { submitted <- r.Submit(ctx, "j", ast.Seq(ast.Act("count", 1), ast.Act("count", 2))) }()
+	<-st.created
+	resumed := make(chan error, 1)
+	go func() { resumed <- r.Resume(ctx, "j") }()
+	time.Sleep(100 * time.Millisecond) // a recovery that does not wait has run the action by now
+	close(st.release)
+	must(t, <-submitted)
+	must(t, <-resumed)
+	j, err := r.Wait(ctx, "j")
+	must(t, err)
+	if j.Status() != job.StatusSucceeded {
+		t.Fatal(job.Describe(j))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 2 {
+		t.Errorf("2 actions ran %d times", runs)
 	}
 }
