@@ -3,99 +3,361 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
+	"os"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
+
+// TestMain lets the test binary serve as the driver's child: the driver
+// runs os.Executable, which under go test is this binary.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(childMain(spec, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 // smallScenarios are the program's scenarios at a size that runs in
 // milliseconds.
 func smallScenarios() []scenario {
-	scs := defaultScenarios()
-	scs[0].Jobs = 20
-	scs[1].Width = 50
-	scs[2].Width = 50
-	scs[3].Width = 200
-	return scs
+	var out []scenario
+	for _, sc := range defaultScenarios() {
+		out = append(out, sc.scaled(0.02))
+	}
+	return out
 }
 
-// runSmall runs every small scenario once on the named engines and checks
-// the report; runBaton itself checks that every job succeeded and every
-// action ran once.
-func runSmall(t *testing.T, engines string) *report {
+// TestSmoke runs the driver end to end, children included, with tiny
+// settings, and checks that both outputs parse and every figure is
+// positive.
+func TestSmoke(t *testing.T) {
+	for _, format := range []string{"text", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := []string{"-only", "c", "-scale", "0.01", "-rounds", "1", "-warm", "1",
+				"-engines", "floor,memory", "-q", "-format", format}
+			if err := mainErr(args, &out, &errOut); err != nil {
+				t.Fatalf("mainErr: %v\nstderr:\n%s", err, errOut.String())
+			}
+			if errOut.Len() > 0 {
+				t.Errorf("-q, but stderr has:\n%s", errOut.String())
+			}
+			rows := tableRows(t, out.String(), format == "markdown")
+			main, ratios := rows["cold"], rows["warm"]
+			if len(main) != 2 || len(ratios) != 1 {
+				t.Fatalf("got %d rows in the main table and %d in the ratios, want 2 and 1:\n%s", len(main), len(ratios), out.String())
+			}
+			for _, row := range main {
+				if row["scenario"] != "c par of 10" {
+					t.Errorf("scenario %q, want %q", row["scenario"], "c par of 10")
+				}
+				for _, col := range []string{"cold", "warm", "per action"} {
+					positiveDur(t, row, col, row[col])
+				}
+				for _, col := range []string{"cold min-max", "warm min-max"} {
+					lo, hi, ok := strings.Cut(row[col], "-")
+					if !ok {
+						t.Errorf("%s %s: %q is not min-max", row["engine"], col, row[col])
+					}
+					positiveDur(t, row, col, lo)
+					positiveDur(t, row, col, hi)
+				}
+				positiveNum(t, row, "x floor", row["x floor"])
+				positiveNum(t, row, "allocs/action", row["allocs/action"])
+				if row["engine"] == "memory" {
+					positiveNum(t, row, "steps", row["steps"])
+				} else if row["steps"] != "-" {
+					t.Errorf("floor steps %q, want -", row["steps"])
+				}
+			}
+			r := ratios[0]
+			if r["ratio"] != "memory/floor" {
+				t.Errorf("ratio %q, want memory/floor", r["ratio"])
+			}
+			for _, col := range []string{"warm", "warm of medians", "cold", "cold of medians"} {
+				positiveNum(t, r, col, r[col])
+			}
+			for _, want := range []string{"GOMAXPROCS", "1 rounds", "c 1", "memory within 3x of floor"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+}
+
+// tableRows parses the tables of a report: for each table, keyed by its
+// third column's header ("cold" for the main table, "warm" for the
+// ratios), its rows as maps from header to cell.
+func tableRows(t *testing.T, out string, markdown bool) map[string][]map[string]string {
 	t.Helper()
-	engs, cleanup, err := pickEngines(engines, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	scs := smallScenarios()
-	rep, err := run(context.Background(), config{Scenarios: scs, Engines: engs, Reps: 1, Workers: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(rep.Results), len(scs)*len(engs); got != want {
-		t.Fatalf("%d results, want %d", got, want)
-	}
-	for _, res := range rep.Results {
-		if len(res.Samples) != 1 {
-			t.Errorf("%s on %s: %d samples, want 1", res.Scenario.Name, res.Engine, len(res.Samples))
-		}
-		if res.Engine != "floor" && res.Steps() < 2 {
-			t.Errorf("%s on %s: %v steps, want at least 2 (create and one Apply)", res.Scenario.Name, res.Engine, res.Steps())
-		}
-	}
-	return rep
-}
-
-func TestMemoryAndFloor(t *testing.T) {
-	rep := runSmall(t, "floor,memory")
-	var text, md bytes.Buffer
-	rep.text(&text)
-	rep.markdown(&md)
-	for _, name := range []string{"a ", "b ", "c ", "d "} {
-		for _, eng := range []string{"floor", "memory"} {
-			if !hasRow(text.String(), name, eng) {
-				t.Errorf("text table has no row for %s on %s:\n%s", name, eng, text.String())
+	split := func(line string) []string { return regexp.MustCompile(`\s{2,}`).Split(strings.TrimSpace(line), -1) }
+	if markdown {
+		split = func(line string) []string {
+			if !strings.HasPrefix(line, "|") {
+				return nil
 			}
-			if !hasRow(md.String(), "| "+name, eng) {
-				t.Errorf("markdown table has no row for %s on %s:\n%s", name, eng, md.String())
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
 			}
+			return cells
 		}
 	}
-	if !strings.Contains(text.String(), "memory within 3x of floor") {
-		t.Errorf("text report has no target line:\n%s", text.String())
-	}
-	if strings.Contains(text.String(), "durable store") {
-		t.Errorf("text report has a store table without a store:\n%s", text.String())
-	}
-}
-
-func TestBolt(t *testing.T) {
-	scs := smallScenarios()
-	scs[0].Jobs = 5
-	scs[1].Width = 10
-	engs, cleanup, err := pickEngines("bolt", 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	rep, err := run(context.Background(), config{Scenarios: scs, Engines: engs, Reps: 1, Workers: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, res := range rep.Results {
-		tot, ok := res.StoreTotals()
+	tables := map[string][]map[string]string{}
+	var header []string
+	for _, line := range strings.Split(out, "\n") {
+		cells := split(line)
 		switch {
-		case !ok:
-			t.Errorf("%s: no store counters", res.Scenario.Name)
-		case tot.WriteTxns < int64(res.Scenario.Jobs) || tot.BytesWritten <= 0:
-			t.Errorf("%s: store counters %+v, want a write per job at least", res.Scenario.Name, tot)
+		case len(cells) < 3:
+			header = nil
+		case cells[0] == "scenario":
+			header = cells
+		case header != nil && strings.HasPrefix(cells[0], ":--"):
+		case header != nil:
+			if len(cells) != len(header) {
+				t.Fatalf("row %q has %d cells, header %d", line, len(cells), len(header))
+			}
+			row := map[string]string{}
+			for i, h := range header {
+				row[h] = cells[i]
+			}
+			tables[header[2]] = append(tables[header[2]], row)
 		}
 	}
-	var text bytes.Buffer
-	rep.text(&text)
-	if !strings.Contains(text.String(), "durable store") || !hasRow(text.String(), "b ", "bolt") {
-		t.Errorf("text report lacks the bolt rows:\n%s", text.String())
+	return tables
+}
+
+func positiveDur(t *testing.T, row map[string]string, col, s string) {
+	t.Helper()
+	if d, err := time.ParseDuration(s); err != nil || d <= 0 {
+		t.Errorf("%s %s: %q is not a positive duration", row["engine"], col, s)
+	}
+}
+
+func positiveNum(t *testing.T, row map[string]string, col, s string) {
+	t.Helper()
+	if f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64); err != nil || !(f > 0) {
+		t.Errorf("%s %s: %q is not a positive number", row["engine"], col, s)
+	}
+}
+
+// TestSameHandlerWork checks that the floors and the engines run the
+// handler once per action of every scenario, each with its own payload.
+func TestSameHandlerWork(t *testing.T) {
+	o := runOpts{Workers: 3, Dir: t.TempDir()}
+	for _, sc := range smallScenarios() {
+		for _, name := range []string{"floor", "go-per-action", "memory", "bolt"} {
+			e, err := findEngine(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := measureRun(context.Background(), e, sc, 0, o)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", sc.Label(), name, err)
+			}
+			if s.Calls != int64(sc.Actions()) || s.Sum != sc.WantSum() {
+				t.Errorf("%s on %s: %d calls adding up to %d, want %d and %d",
+					sc.Label(), name, s.Calls, s.Sum, sc.Actions(), sc.WantSum())
+			}
+			if e.Steps && s.Steps < int64(sc.Jobs)*2 {
+				t.Errorf("%s on %s: %d steps, want a creation and an Apply per job at least", sc.Label(), name, s.Steps)
+			}
+			if name == "bolt" && (s.Store == nil || s.Store.WriteTxns < int64(sc.Jobs) || s.Store.BytesWritten <= 0) {
+				t.Errorf("%s on bolt: store counters %+v, want a write per job at least", sc.Label(), s.Store)
+			}
+		}
+	}
+}
+
+// TestDurableFloors runs the durable floors on a small sequence: they run
+// no handler, and apply to sequences only.
+func TestDurableFloors(t *testing.T) {
+	o := runOpts{Workers: 3, Dir: t.TempDir()}
+	scs := smallScenarios()
+	for _, name := range []string{"fsync", "bboltcommit"} {
+		e, err := findEngine(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range scs {
+			if got, want := e.appliesTo(sc), sc.Name == "b"; got != want {
+				t.Errorf("%s applies to %s: %v, want %v", name, sc.Name, got, want)
+			}
+		}
+		s, err := measureRun(context.Background(), e, scs[1], 0, o)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if s.Wall <= 0 || s.Calls != 0 {
+			t.Errorf("%s: %v and %d handler calls, want a positive time and none", name, s.Wall, s.Calls)
+		}
+	}
+	left, err := os.ReadDir(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("files left behind: %v", left)
+	}
+}
+
+// TestScenarios checks the scenarios' shapes and payloads against each
+// other.
+func TestScenarios(t *testing.T) {
+	for _, sc := range defaultScenarios() {
+		sum := 0
+		for _, n := range sc.Stages() {
+			sum += n
+		}
+		if sum != sc.ActionsPerJob() || len(sc.Payloads()) != sum {
+			t.Errorf("%s: stages add up to %d, %d payloads, want %d", sc.Name, sum, len(sc.Payloads()), sc.ActionsPerJob())
+		}
+	}
+	a := defaultScenarios()[0]
+	if got, want := a.Actions(), 2200; got != want {
+		t.Errorf("a runs %d actions, want %d", got, want)
+	}
+	if got, want := a.WantSum(), int64(200*55); got != want {
+		t.Errorf("a's payloads add up to %d, want %d", got, want)
+	}
+	if got, want := string(a.Payloads()[7]), `{"id":"o-7","n":7}`; got != want {
+		t.Errorf("payload %s, want %s", got, want)
+	}
+	for _, c := range []struct{ got, want string }{
+		{a.Label(), "a 200 jobs of seq(par(10), 1)"},
+		{a.scaled(0.01).Label(), "a 2 jobs of seq(par(10), 1)"},
+		{defaultScenarios()[3].Label(), "d par of 100,000"},
+		{defaultScenarios()[1].scaled(0.0001).Label(), "b seq of 1"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}
+
+// TestStats checks the arithmetic against values worked out by hand.
+func TestStats(t *testing.T) {
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-9 }
+	for _, c := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{[]float64{7}, 7},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{10, 1, 1000, 5, 7}, 7},
+	} {
+		if got := median(c.xs); !near(got, c.want) {
+			t.Errorf("median(%v) = %v, want %v", c.xs, got, c.want)
+		}
+	}
+	if !math.IsNaN(median(nil)) {
+		t.Errorf("median(nil) = %v, want NaN", median(nil))
+	}
+	if lo, hi := spread([]float64{3, 9, 1, 4}); lo != 1 || hi != 9 {
+		t.Errorf("spread = %v, %v, want 1, 9", lo, hi)
+	}
+
+	// Per round: 10/4 = 2.5, 20/40 = 0.5, 30/10 = 3; their median is 2.5,
+	// while the medians are 20 and 10, a ratio of 2.
+	r := compare([]float64{10, 20, 30}, []float64{4, 40, 10})
+	if !near(r.Paired, 2.5) || !near(r.Lo, 0.5) || !near(r.Hi, 3) || !near(r.OfMedian, 2) {
+		t.Errorf("compare = %+v, want paired 2.5, 0.5-3, of medians 2", r)
+	}
+	// Even count: ratios 1, 2, 3, 2, median 2; medians 2.5 and 1.
+	r = compare([]float64{1, 2, 3, 4}, []float64{1, 1, 1, 2})
+	if !near(r.Paired, 2) || !near(r.Lo, 1) || !near(r.Hi, 3) || !near(r.OfMedian, 2.5) {
+		t.Errorf("compare = %+v, want paired 2, 1-3, of medians 2.5", r)
+	}
+}
+
+// TestReportArithmetic builds a report from made-up rounds and checks the
+// figures the tables show.
+func TestReportArithmetic(t *testing.T) {
+	sc := scenario{Name: "c", Shape: shapePar, Jobs: 1, Width: 1000, Warm: 3}
+	ms := func(x float64) sample {
+		return sample{Wall: time.Duration(x * 1e6), Mallocs: uint64(x * 1000), Steps: int64(x)}
+	}
+	round := func(cold float64, warm ...float64) childResult {
+		r := childResult{Cold: ms(cold)}
+		for _, w := range warm {
+			r.Warm = append(r.Warm, ms(w))
+		}
+		return r
+	}
+	floor, _ := findEngine("floor")
+	memory, _ := findEngine("memory")
+	rep := &report{Rounds: 2, Scenarios: []scenario{sc}, Engines: []engine{floor, memory}, Cells: []*cell{
+		// Warm medians per round: 1 and 2; cold 4 and 2.
+		{Scenario: sc, Engine: floor, Rounds: []childResult{round(4, 1, 5, 0.5), round(2, 2, 2, 3)}},
+		// Warm medians per round: 3 and 4, so ratios 3 and 2: x floor 2.5.
+		{Scenario: sc, Engine: memory, Rounds: []childResult{round(9, 3, 3, 3), round(8, 4, 1, 6)}},
+	}}
+	var out bytes.Buffer
+	rep.text(&out)
+	rows := tableRows(t, out.String(), false)
+	want := map[string]map[string]string{
+		"floor":  {"cold": "3.00ms", "cold min-max": "2.00ms-4.00ms", "warm": "1.50ms", "warm min-max": "1.00ms-2.00ms", "per action": "1.50µs", "x floor": "1.00", "steps": "-", "allocs/action": "1.50"},
+		"memory": {"cold": "8.50ms", "warm": "3.50ms", "warm min-max": "3.00ms-4.00ms", "x floor": "2.50", "steps": "3.50", "allocs/action": "3.50"},
+	}
+	for _, row := range rows["cold"] {
+		for col, w := range want[row["engine"]] {
+			if row[col] != w {
+				t.Errorf("%s %s = %q, want %q", row["engine"], col, row[col], w)
+			}
+		}
+	}
+	// Cold ratios per round: 9/4 = 2.25 and 8/2 = 4, median 3.125;
+	// medians 8.5 and 3.
+	r := rows["warm"][0]
+	for col, w := range map[string]string{"warm": "2.50", "warm min-max": "2.00-3.00", "warm of medians": "2.33", "cold": "3.12", "cold min-max": "2.25-4.00", "cold of medians": "2.83"} {
+		if r[col] != w {
+			t.Errorf("ratio %s = %q, want %q", col, r[col], w)
+		}
+	}
+}
+
+// TestChildErrors checks that a child that fails, or prints something
+// else than one result line, is an error naming what it measured.
+func TestChildErrors(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := smallScenarios()[2]
+	broken := engine{Name: "broken"}
+	_, err = run(context.Background(), config{Exe: exe, Scenarios: []scenario{sc}, Engines: []engine{broken}, Rounds: 1, Workers: 2, Dir: t.TempDir()})
+	if err == nil {
+		t.Fatal("run with an engine the child lacks: nil error")
+	}
+	for _, want := range []string{"scenario c", "on broken", "round 1", `no engine \"broken\"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+
+	sp := childSpec{Scenario: sc, Engine: "floor", Warm: 2}
+	good := `{"scenario":"c","engine":"floor","cold":{"ns":5},"warm":[{"ns":3},{"ns":4}]}`
+	if _, err := parseChild([]byte(good+"\n"), sp); err != nil {
+		t.Errorf("parseChild(%s): %v", good, err)
+	}
+	for _, bad := range []string{
+		"",
+		"hello",
+		good + "\n" + good,
+		`{"scenario":"c","engine":"memory","cold":{"ns":5},"warm":[{"ns":3},{"ns":4}]}`,
+		`{"scenario":"c","engine":"floor","cold":{"ns":5},"warm":[{"ns":3}]}`,
+		`{"scenario":"c","engine":"floor","cold":{"ns":0},"warm":[{"ns":3},{"ns":4}]}`,
+		`{"scenario":"c","engine":"floor","cold":{"ns":5},"warm":[{"ns":3},{"ns":4}],"x":1}`,
+	} {
+		if _, err := parseChild([]byte(bad), sp); err == nil {
+			t.Errorf("parseChild(%q): nil error", bad)
+		}
 	}
 }
 
@@ -104,11 +366,35 @@ func TestFlags(t *testing.T) {
 		{"-only", "z"},
 		{"-format", "html"},
 		{"-engines", "redis"},
+		{"-engines", "floor,floor"},
+		{"-rounds", "0"},
+		{"-warm", "-1"},
+		{"-workers", "0"},
+		{"-scale", "0"},
 		{"extra"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := mainErr(args, &out, &errOut); err == nil {
 			t.Errorf("mainErr(%q) = nil, want an error", args)
+		}
+	}
+}
+
+func TestProfileName(t *testing.T) {
+	sc := defaultScenarios()[1]
+	e, _ := findEngine("memory")
+	for _, c := range []struct {
+		path  string
+		pairs int
+		want  string
+	}{
+		{"", 3, ""},
+		{"b.prof", 1, "b.prof"},
+		{"out/cpu.prof", 2, "out/cpu-b-memory.prof"},
+		{"cpu", 2, "cpu-b-memory"},
+	} {
+		if got := profileName(c.path, c.pairs, sc, e); got != c.want {
+			t.Errorf("profileName(%q, %d) = %q, want %q", c.path, c.pairs, got, c.want)
 		}
 	}
 }
@@ -124,7 +410,9 @@ func TestFormat(t *testing.T) {
 		{fmtFloat(0.00026), "0.00026"},
 		{fmtDur(4230000), "4.23ms"},
 		{fmtDur(453), "453ns"},
-		{fmtBytes(2048), "2.00 KiB"},
+		{fmtRatio(6.127), "6.13"},
+		{fmtRatio(1065.7), "1066"},
+		{fmtSpread([]float64{2e6, 1e6, 3.5e6}), "1.00ms-3.50ms"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)
@@ -132,12 +420,13 @@ func TestFormat(t *testing.T) {
 	}
 }
 
-// hasRow reports whether a line of out starts with prefix and names engine.
-func hasRow(out, prefix, engine string) bool {
-	for _, line := range strings.Split(out, "\n") {
-		if strings.HasPrefix(line, prefix) && strings.Contains(line, " "+engine+" ") {
-			return true
+// BenchmarkHandler measures the per-action work alone: decoding the
+// payload, the handler, encoding the output.
+func BenchmarkHandler(b *testing.B) {
+	p := defaultScenarios()[0].Payloads()[7]
+	for b.Loop() {
+		if _, err := floorHandler(context.Background(), p); err != nil {
+			b.Fatal(err)
 		}
 	}
-	return false
 }

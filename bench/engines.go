@@ -1,42 +1,130 @@
 package main
 
+// This file is everything that calls baton's runner and stores: the
+// "memory" and "bolt" engines. The rest of the program does not import
+// them.
+
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"strings"
+	"path/filepath"
+	"sync"
 
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
+	"github.com/batonwf/baton/store/bolt"
 )
 
-// pickEngines returns the engines named in list, in the order given, and
-// a function that removes what they leave behind.
-func pickEngines(list string, workers int) ([]engine, func(), error) {
-	var out []engine
-	cleanup := func() {}
-	for _, name := range strings.Split(list, ",") {
-		switch strings.TrimSpace(name) {
-		case "floor":
-			out = append(out, floorEngine())
-		case "memory":
-			out = append(out, memoryEngine(workers))
-		case "bolt":
-			dir, err := os.MkdirTemp("", "baton-bench-")
-			if err != nil {
-				return nil, cleanup, err
-			}
-			cleanup = func() { _ = os.RemoveAll(dir) }
-			out = append(out, boltEngine(workers, dir))
-		default:
-			return nil, cleanup, fmt.Errorf("-engines: no engine %q (have floor, memory, bolt)", name)
-		}
-	}
-	return out, cleanup, nil
+// memoryEngine is runner/inmem on a fresh store.NewMemory per run.
+func memoryEngine() engine {
+	return engine{Name: "memory", Handler: true, Steps: true,
+		About: "runner/inmem on store.NewMemory",
+		Run: func(ctx context.Context, sc scenario, run int, o runOpts) (sample, error) {
+			st := store.NewMemory()
+			s, err := runBaton(ctx, sc, run, o.Workers, st)
+			return s, errors.Join(err, st.Close())
+		}}
 }
 
-// memoryEngine returns runner/inmem on a fresh store.NewMemory per run.
-func memoryEngine(workers int) engine {
-	return batonEngine("memory", workers, func(scenario, int) (store.Store, func() storeStats, func() error, error) {
-		st := store.NewMemory()
-		return st, nil, st.Close, nil
-	})
+// boltEngine is runner/inmem on store/bolt: a fresh file per run, fsync on
+// (the default options).
+func boltEngine() engine {
+	return engine{Name: "bolt", Handler: true, Steps: true,
+		About: "runner/inmem on store/bolt, fsync on",
+		Run: func(ctx context.Context, sc scenario, run int, o runOpts) (sample, error) {
+			path := filepath.Join(o.Dir, fmt.Sprintf("bolt-%s-%d.db", sc.Name, run))
+			st, err := bolt.Open(path, &bolt.Options{})
+			if err != nil {
+				return sample{}, err
+			}
+			s0 := st.Stats()
+			s, err := runBaton(ctx, sc, run, o.Workers, st)
+			s1 := st.Stats()
+			s.Store = &storeStats{
+				WriteTxns:    int64(s1.WriteTxs - s0.WriteTxs),
+				BytesWritten: int64(s1.BytesWritten - s0.BytesWritten),
+				PageBytes:    int64(s1.PageBytes - s0.PageBytes),
+			}
+			return s, errors.Join(err, st.Close(), os.Remove(path))
+		}}
+}
+
+// workflow returns the tree of one job of sc, with the payloads of
+// sc.Payloads in tree order.
+func workflow(sc scenario) ast.Node {
+	pay := sc.Payloads()
+	acts := make([]ast.Node, len(pay))
+	for i, p := range pay {
+		acts[i] = ast.Act(actionName, json.RawMessage(p))
+	}
+	switch sc.Shape {
+	case shapeFanIn:
+		return ast.Seq(ast.Par(acts[:sc.Width]...), acts[sc.Width])
+	case shapeSeq:
+		return ast.Seq(acts...)
+	default:
+		return ast.Par(acts...)
+	}
+}
+
+// runBaton starts a runner on st with the typed handler, then measures sc
+// from the first Submit to the end of the last job. The runner is started
+// before the clock and runs no job before the measured ones.
+func runBaton(ctx context.Context, sc scenario, run, workers int, st store.Store) (_ sample, err error) {
+	reg := runner.NewRegistry()
+	if err := runner.Handle(reg, actionName, handle); err != nil {
+		return sample{}, err
+	}
+	var c runner.Counters
+	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Workers: workers, Hooks: c.Hooks(nil)})
+	if err != nil {
+		return sample{}, err
+	}
+	runErr := make(chan error, 1)
+	go func() { runErr <- r.Run(ctx) }()
+	defer func() { err = errors.Join(err, r.Close(), <-runErr) }()
+	wf := workflow(sc)
+	ids := make([]job.ID, sc.Jobs)
+	for i := range ids {
+		ids[i] = job.ID(fmt.Sprintf("%s-%d-%d", sc.Name, run, i))
+	}
+	settle()
+	steps0 := c.Snapshot().Steps
+
+	m := startMeter()
+	errs := make([]error, len(ids))
+	if len(ids) == 1 {
+		errs[0] = submitWait(ctx, r, ids[0], wf)
+	} else {
+		var wg sync.WaitGroup
+		for i, id := range ids {
+			wg.Go(func() { errs[i] = submitWait(ctx, r, id, wf) })
+		}
+		wg.Wait()
+	}
+	s := m.stop()
+
+	s.Steps = c.Snapshot().Steps - steps0
+	return s, errors.Join(errs...)
+}
+
+// submitWait submits a job, waits for it, and checks that it succeeded.
+func submitWait(ctx context.Context, r *inmem.Runner, id job.ID, wf ast.Node) error {
+	if err := r.Submit(ctx, id, wf); err != nil {
+		return err
+	}
+	j, err := r.Wait(ctx, id)
+	if err != nil {
+		return err
+	}
+	if j.Status() != job.StatusSucceeded {
+		return fmt.Errorf("job %s: %s, want succeeded", id, j.Status())
+	}
+	return nil
 }

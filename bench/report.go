@@ -3,16 +3,87 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
+	"time"
 )
+
+// cell is what the children measured for one scenario on one engine, one
+// result per round.
+type cell struct {
+	Scenario scenario
+	Engine   engine
+	Rounds   []childResult
+}
+
+func wallOf(s sample) float64    { return float64(s.Wall) }
+func stepsOf(s sample) float64   { return float64(s.Steps) }
+func mallocsOf(s sample) float64 { return float64(s.Mallocs) }
+
+// medianOf returns the median of f over ss.
+func medianOf(ss []sample, f func(sample) float64) float64 {
+	xs := make([]float64, len(ss))
+	for i, s := range ss {
+		xs[i] = f(s)
+	}
+	return median(xs)
+}
+
+// cold returns f of each round's cold run.
+func (c *cell) cold(f func(sample) float64) []float64 {
+	out := make([]float64, len(c.Rounds))
+	for i, r := range c.Rounds {
+		out[i] = f(r.Cold)
+	}
+	return out
+}
+
+// warm returns, for each round, the median of f over its warm runs.
+func (c *cell) warm(f func(sample) float64) []float64 {
+	out := make([]float64, len(c.Rounds))
+	for i, r := range c.Rounds {
+		out[i] = medianOf(r.Warm, f)
+	}
+	return out
+}
+
+// storeWarm returns the median over rounds of the median over warm runs
+// of f of the store counters; false if the engine has none.
+func (c *cell) storeWarm(f func(storeStats) float64) (float64, bool) {
+	if len(c.Rounds) == 0 || c.Rounds[0].Cold.Store == nil {
+		return 0, false
+	}
+	return median(c.warm(func(s sample) float64 {
+		if s.Store == nil {
+			return math.NaN()
+		}
+		return f(*s.Store)
+	})), true
+}
 
 // report is what a run measured, ready to print.
 type report struct {
-	Machine string
-	Workers int
-	Engines []string
-	Results []result // by scenario, then engine
+	Machine   string
+	Rounds    int
+	Workers   int
+	Scenarios []scenario
+	Engines   []engine // measured, in order, for the legend
+	Cells     []*cell  // by scenario, then engine
+}
+
+func (r *report) addEngine(e engine) {
+	if !slices.ContainsFunc(r.Engines, func(x engine) bool { return x.Name == e.Name }) {
+		r.Engines = append(r.Engines, e)
+	}
+}
+
+func (r *report) find(scenario, engine string) *cell {
+	i := slices.IndexFunc(r.Cells, func(c *cell) bool { return c.Scenario.Name == scenario && c.Engine.Name == engine })
+	if i < 0 {
+		return nil
+	}
+	return r.Cells[i]
 }
 
 // Targets: baton on the memory store within this factor of the floor on
@@ -23,65 +94,82 @@ const (
 	flatTarget  = 2.0
 )
 
-func (r *report) find(scenario, engine string) (result, bool) {
-	i := slices.IndexFunc(r.Results, func(x result) bool { return x.Scenario.Name == scenario && x.Engine == engine })
-	if i < 0 {
-		return result{}, false
-	}
-	return r.Results[i], true
-}
-
 // mainTable has one row per scenario and engine.
 func (r *report) mainTable() *table {
 	t := &table{
-		Header: []string{"scenario", "engine", "actions", "runs", "best", "median", "per action", "x floor", "steps", "allocs/act", "B/act"},
-		Left:   2,
+		Header: []string{"scenario", "engine", "cold", "cold min-max", "warm", "warm min-max",
+			"per action", "x floor", "steps", "allocs/action"},
+		Left: 2,
 	}
-	for _, res := range r.Results {
-		ratio := "-"
-		if fl, ok := r.find(res.Scenario.Name, "floor"); ok {
-			ratio = fmt.Sprintf("%.2f", float64(res.Best())/float64(fl.Best()))
+	for _, c := range r.Cells {
+		n := float64(c.Scenario.Actions())
+		cold, warm := c.cold(wallOf), c.warm(wallOf)
+		xFloor := "-"
+		if f := r.find(c.Scenario.Name, "floor"); f != nil {
+			xFloor = fmtRatio(compare(warm, f.warm(wallOf)).Paired)
 		}
 		steps := "-"
-		if res.Engine != "floor" {
-			steps = fmtFloat(res.Steps())
+		if c.Engine.Steps {
+			steps = fmtFloat(median(c.warm(stepsOf)))
 		}
-		allocs, bytes := res.Allocs()
-		t.add(res.Scenario.Name+" "+res.Scenario.Desc, res.Engine,
-			fmtCount(int64(res.Scenario.Actions())), fmt.Sprint(len(res.Samples)),
-			fmtDur(res.Best()), fmtDur(res.Median()), fmtDur(res.PerAction()), ratio,
-			steps, fmtFloat(allocs), fmtFloat(bytes))
+		t.add(c.Scenario.Label(), c.Engine.Name,
+			fmtDur(dur(median(cold))), fmtSpread(cold),
+			fmtDur(dur(median(warm))), fmtSpread(warm),
+			fmtDur(dur(median(warm)/n)), xFloor, steps,
+			fmtFloat(median(c.warm(mallocsOf))/n))
 	}
 	return t
 }
 
-// storeTable has one row per scenario run on a store with counters; nil
-// if there is none.
-func (r *report) storeTable() *table {
+// ratioPairs are the ratios the report gives: scenario, numerator and
+// denominator engines.
+var ratioPairs = [][3]string{
+	{"a", "memory", "floor"}, {"b", "memory", "floor"}, {"c", "memory", "floor"}, {"d", "memory", "floor"},
+	{"a", "bolt", "memory"},
+	{"b", "bolt", "bboltcommit"}, {"b", "bolt", "fsync"},
+}
+
+// ratioTable compares engines paired by round; nil if no pair was
+// measured.
+func (r *report) ratioTable() *table {
 	t := &table{
-		Header: []string{"scenario", "engine", "steps", "record B/step", "page B/step", "fsync/step", "fsync/act", "snapshots", "records", "pages"},
+		Header: []string{"scenario", "ratio", "warm", "warm min-max", "warm of medians", "cold", "cold min-max", "cold of medians"},
 		Left:   2,
 	}
-	for _, res := range r.Results {
-		tot, ok := res.StoreTotals()
+	for _, p := range ratioPairs {
+		num, den := r.find(p[0], p[1]), r.find(p[0], p[2])
+		if num == nil || den == nil {
+			continue
+		}
+		w := compare(num.warm(wallOf), den.warm(wallOf))
+		c := compare(num.cold(wallOf), den.cold(wallOf))
+		t.add(num.Scenario.Label(), p[1]+"/"+p[2],
+			fmtRatio(w.Paired), fmtRatio(w.Lo)+"-"+fmtRatio(w.Hi), fmtRatio(w.OfMedian),
+			fmtRatio(c.Paired), fmtRatio(c.Lo)+"-"+fmtRatio(c.Hi), fmtRatio(c.OfMedian))
+	}
+	if len(t.Rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// storeTable has a row per scenario run on a store with counters; nil if
+// there is none.
+func (r *report) storeTable() *table {
+	t := &table{
+		Header: []string{"scenario", "engine", "steps", "fsyncs", "record B/step", "page B/step"},
+		Left:   2,
+	}
+	for _, c := range r.Cells {
+		txns, ok := c.storeWarm(func(s storeStats) float64 { return float64(s.WriteTxns) })
 		if !ok {
 			continue
 		}
-		var steps int64
-		for _, s := range res.Samples {
-			steps += s.Steps
-		}
-		n := float64(len(res.Samples))
-		acts := float64(res.Scenario.Actions()) * n
-		t.add(res.Scenario.Name+" "+res.Scenario.Desc, res.Engine,
-			fmtFloat(float64(steps)/n),
-			fmtFloat(float64(tot.BytesWritten)/float64(steps)),
-			fmtFloat(float64(tot.PageBytes)/float64(steps)),
-			fmtFloat(float64(tot.WriteTxns)/float64(steps)),
-			fmtFloat(float64(tot.WriteTxns)/acts),
-			fmtFloat(float64(tot.Snapshots)/n),
-			fmtBytes(float64(tot.BytesWritten)/n),
-			fmtBytes(float64(tot.PageBytes)/n))
+		rec, _ := c.storeWarm(func(s storeStats) float64 { return float64(s.BytesWritten) })
+		page, _ := c.storeWarm(func(s storeStats) float64 { return float64(s.PageBytes) })
+		steps := median(c.warm(stepsOf))
+		t.add(c.Scenario.Label(), c.Engine.Name, fmtFloat(steps), fmtFloat(txns),
+			fmtFloat(rec/steps), fmtFloat(page/steps))
 	}
 	if len(t.Rows) == 0 {
 		return nil
@@ -94,27 +182,26 @@ func (r *report) targets() []string {
 	var out []string
 	var parts []string
 	for _, name := range []string{"a", "b", "c"} {
-		m, ok1 := r.find(name, "memory")
-		f, ok2 := r.find(name, "floor")
-		if !ok1 || !ok2 {
+		m, f := r.find(name, "memory"), r.find(name, "floor")
+		if m == nil || f == nil {
 			continue
 		}
-		x := float64(m.Best()) / float64(f.Best())
-		parts = append(parts, fmt.Sprintf("%s %.2fx %s", name, x, verdict(x <= floorTarget)))
+		x := compare(m.warm(wallOf), f.warm(wallOf)).Paired
+		parts = append(parts, fmt.Sprintf("%s %sx %s", name, fmtRatio(x), verdict(x <= floorTarget)))
 	}
 	if len(parts) > 0 {
-		out = append(out, fmt.Sprintf("memory within %gx of floor: %s", floorTarget, strings.Join(parts, ", ")))
+		out = append(out, fmt.Sprintf("memory within %gx of floor (warm, paired): %s", floorTarget, strings.Join(parts, ", ")))
 	}
 	for _, e := range r.Engines {
-		c, ok1 := r.find("c", e)
-		d, ok2 := r.find("d", e)
-		if !ok1 || !ok2 {
+		c, d := r.find("c", e.Name), r.find("d", e.Name)
+		if c == nil || d == nil {
 			continue
 		}
-		x := float64(d.PerAction()) / float64(c.PerAction())
-		line := fmt.Sprintf("%s: d per action %s vs c %s = %.2fx", e, fmtDur(d.PerAction()), fmtDur(c.PerAction()), x)
-		if e == "memory" {
-			line += fmt.Sprintf(" (target %gx) %s", flatTarget, verdict(x <= flatTarget))
+		pc := median(c.warm(wallOf)) / float64(c.Scenario.Actions())
+		pd := median(d.warm(wallOf)) / float64(d.Scenario.Actions())
+		line := fmt.Sprintf("%s: d per action %s vs c %s = %sx", e.Name, fmtDur(dur(pd)), fmtDur(dur(pc)), fmtRatio(pd/pc))
+		if e.Name == "memory" {
+			line += fmt.Sprintf(" (target %gx) %s", flatTarget, verdict(pd/pc <= flatTarget))
 		}
 		out = append(out, line)
 	}
@@ -128,23 +215,56 @@ func verdict(ok bool) string {
 	return "NOT met"
 }
 
-func (r *report) header() string {
-	return fmt.Sprintf("baton bench: %s, inmem workers %d", r.Machine, r.Workers)
+// header says where and how the figures were taken.
+func (r *report) header() []string {
+	var warm []string
+	for _, sc := range r.Scenarios {
+		warm = append(warm, fmt.Sprintf("%s %d", sc.Name, sc.Warm))
+	}
+	return []string{
+		"baton bench: " + r.Machine,
+		fmt.Sprintf("%d rounds; each round runs every engine once, interleaved, each in a fresh process; warm runs per process: %s; inmem workers %d, floor workers %d",
+			r.Rounds, strings.Join(warm, ", "), r.Workers, r.Workers),
+		"cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds",
+	}
 }
+
+// legend describes the engines measured.
+func (r *report) legend() []string {
+	var out []string
+	for _, e := range r.Engines {
+		out = append(out, e.Name+": "+e.About)
+	}
+	return out
+}
+
+const (
+	ratioNote = "ratios, paired by round: the median of the per-round ratios, their min-max, and the ratio of the medians:"
+	storeNote = "durable store, per warm run (medians):"
+)
 
 // text writes the report as aligned text.
 func (r *report) text(w io.Writer) {
-	fmt.Fprintln(w, r.header())
+	for _, s := range r.header() {
+		fmt.Fprintln(w, s)
+	}
 	fmt.Fprintln(w)
 	r.mainTable().text(w)
-	if t := r.storeTable(); t != nil {
+	if t := r.ratioTable(); t != nil {
 		fmt.Fprintln(w)
-		fmt.Fprintln(w, "durable store (fsync on), per run:")
+		fmt.Fprintln(w, ratioNote)
 		t.text(w)
 	}
-	if ts := r.targets(); len(ts) > 0 {
+	if t := r.storeTable(); t != nil {
 		fmt.Fprintln(w)
-		for _, s := range ts {
+		fmt.Fprintln(w, storeNote)
+		t.text(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.legend()} {
+		if len(sec) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, s := range sec {
 			fmt.Fprintln(w, s)
 		}
 	}
@@ -152,30 +272,40 @@ func (r *report) text(w io.Writer) {
 
 // markdown writes the report as Markdown, for the README.
 func (r *report) markdown(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\n", r.header())
+	fmt.Fprintln(w, strings.Join(r.header(), "  \n"))
+	fmt.Fprintln(w)
 	r.mainTable().markdown(w)
-	if t := r.storeTable(); t != nil {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Durable store (fsync on), per run:")
-		fmt.Fprintln(w)
+	if t := r.ratioTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(ratioNote[:1]), ratioNote[1:])
 		t.markdown(w)
 	}
-	if ts := r.targets(); len(ts) > 0 {
-		fmt.Fprintln(w)
-		for _, s := range ts {
+	if t := r.storeTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(storeNote[:1]), storeNote[1:])
+		t.markdown(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.legend()} {
+		if len(sec) > 0 {
+			fmt.Fprintln(w)
+		}
+		for _, s := range sec {
 			fmt.Fprintf(w, "- %s\n", s)
 		}
 	}
 }
 
-// fmtBytes writes n bytes in a fitting unit.
-func fmtBytes(n float64) string {
-	switch {
-	case n >= 1<<20:
-		return sig3(n/(1<<20)) + " MiB"
-	case n >= 1<<10:
-		return sig3(n/(1<<10)) + " KiB"
-	default:
-		return sig3(n) + " B"
+// dur turns nanoseconds into a Duration.
+func dur(ns float64) time.Duration { return time.Duration(math.Round(ns)) }
+
+// fmtSpread writes the smallest and largest of times in nanoseconds.
+func fmtSpread(ns []float64) string {
+	lo, hi := spread(ns)
+	return fmtDur(dur(lo)) + "-" + fmtDur(dur(hi))
+}
+
+// fmtRatio writes a ratio with two decimals, or none from 100 up.
+func fmtRatio(x float64) string {
+	if x >= 100 {
+		return fmt.Sprintf("%.0f", x)
 	}
+	return fmt.Sprintf("%.2f", x)
 }

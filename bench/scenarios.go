@@ -2,48 +2,114 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-
-	"github.com/batonwf/baton/ast"
-	"github.com/batonwf/baton/job"
+	"math"
+	"strconv"
+	"sync/atomic"
 )
 
-// noopName is the action every scenario runs.
-const noopName = "noop"
+// actionName is the action every scenario runs.
+const actionName = "noop"
 
-// noop is the handler of every action: it does nothing, so what is measured
-// is the engine around it.
-func noop(context.Context, job.Action) ([]byte, error) { return nil, nil }
+// Req is every action's payload, as users write it: a small struct that
+// the handler receives decoded.
+type Req struct {
+	ID string `json:"id"`
+	N  int    `json:"n"`
+}
+
+// Resp is every action's output, encoded as JSON.
+type Resp struct {
+	ID string `json:"id"`
+	N  int    `json:"n"`
+}
+
+// handlerCalls and handlerSum count the calls of handle and add up the N
+// it decoded, so that a run can check that every action ran once with its
+// own payload.
+var handlerCalls, handlerSum atomic.Int64
+
+// handle is the handler of every action, in the engines (registered with
+// runner.Handle, which decodes the payload and encodes the output) and in
+// the plain-Go floors (through floorHandler, which does the same).
+func handle(_ context.Context, in Req) (Resp, error) {
+	handlerCalls.Add(1)
+	handlerSum.Add(int64(in.N))
+	return Resp{ID: in.ID, N: in.N + 1}, nil
+}
+
+// floorHandler does what runner.Handle does around handle: decode the
+// payload into Req, call handle, encode the Resp.
+func floorHandler(ctx context.Context, payload []byte) ([]byte, error) {
+	var in Req
+	if len(payload) > 0 {
+		if err := json.Unmarshal(payload, &in); err != nil {
+			return nil, fmt.Errorf("payload does not decode into Req: %v", err)
+		}
+	}
+	out, err := handle(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(out)
+}
 
 // shape is the form of a scenario's workflow.
 type shape int
 
 const (
-	shapeFanIn shape = iota // seq(par(Width no-ops), one no-op)
-	shapeSeq                // seq(Width no-ops)
-	shapePar                // par(Width no-ops)
+	shapeFanIn shape = iota // seq(par(Width actions), one action)
+	shapeSeq                // seq(Width actions)
+	shapePar                // par(Width actions)
 )
 
 // scenario is one workload: Jobs jobs of the same shape, submitted at once
 // and all awaited.
 type scenario struct {
-	Name  string // short name for -only: "a", "b", ...
-	Desc  string
-	Shape shape
-	Jobs  int // jobs submitted concurrently
-	Width int // actions in the job's seq or par
-	Reps  int // default repetitions
+	Name  string `json:"name"` // short name for -only: "a", "b", ...
+	Shape shape  `json:"shape"`
+	Jobs  int    `json:"jobs"`  // jobs submitted at once
+	Width int    `json:"width"` // actions in the job's seq or par
+	Warm  int    `json:"warm"`  // default warm runs per process
 }
 
 // defaultScenarios returns the scenarios the program measures.
 func defaultScenarios() []scenario {
 	return []scenario{
-		{Name: "a", Desc: "200 jobs of seq(par(10), 1)", Shape: shapeFanIn, Jobs: 200, Width: 10, Reps: 5},
-		{Name: "b", Desc: "seq of 1,000", Shape: shapeSeq, Jobs: 1, Width: 1000, Reps: 5},
-		{Name: "c", Desc: "par of 1,000", Shape: shapePar, Jobs: 1, Width: 1000, Reps: 5},
-		{Name: "d", Desc: "par of 100,000", Shape: shapePar, Jobs: 1, Width: 100_000, Reps: 3},
+		{Name: "a", Shape: shapeFanIn, Jobs: 200, Width: 10, Warm: 5},
+		{Name: "b", Shape: shapeSeq, Jobs: 1, Width: 1000, Warm: 5},
+		{Name: "c", Shape: shapePar, Jobs: 1, Width: 1000, Warm: 5},
+		{Name: "d", Shape: shapePar, Jobs: 1, Width: 100_000, Warm: 2},
 	}
 }
+
+// scaled returns s with its size (jobs for a, width otherwise) multiplied
+// by f, at least 1.
+func (s scenario) scaled(f float64) scenario {
+	n := func(x int) int { return max(1, int(math.Round(float64(x)*f))) }
+	if s.Shape == shapeFanIn {
+		s.Jobs = n(s.Jobs)
+	} else {
+		s.Width = n(s.Width)
+	}
+	return s
+}
+
+// Desc describes the scenario, e.g. "seq of 1,000".
+func (s scenario) Desc() string {
+	switch s.Shape {
+	case shapeFanIn:
+		return fmt.Sprintf("%s jobs of seq(par(%s), 1)", fmtCount(int64(s.Jobs)), fmtCount(int64(s.Width)))
+	case shapeSeq:
+		return "seq of " + fmtCount(int64(s.Width))
+	default:
+		return "par of " + fmtCount(int64(s.Width))
+	}
+}
+
+// Label is the scenario's name and description, e.g. "b seq of 1,000".
+func (s scenario) Label() string { return s.Name + " " + s.Desc() }
 
 // ActionsPerJob returns how many actions one job runs.
 func (s scenario) ActionsPerJob() int {
@@ -56,27 +122,40 @@ func (s scenario) ActionsPerJob() int {
 // Actions returns how many actions the scenario runs in all.
 func (s scenario) Actions() int { return s.Jobs * s.ActionsPerJob() }
 
-// Workflow returns the tree of one job.
-func (s scenario) Workflow() ast.Node {
-	acts := make([]ast.Node, s.Width)
-	for i := range acts {
-		acts[i] = ast.Act(noopName, nil)
-	}
+// Stages returns the sizes of one job's stages: groups of actions that run
+// together, each group after the one before. Actions are numbered in tree
+// order, so stage k holds the actions after those of the stages before it.
+func (s scenario) Stages() []int {
 	switch s.Shape {
 	case shapeFanIn:
-		return ast.Seq(ast.Par(acts...), ast.Act(noopName, nil))
+		return []int{s.Width, 1}
 	case shapeSeq:
-		return ast.Seq(acts...)
+		out := make([]int, s.Width)
+		for i := range out {
+			out[i] = 1
+		}
+		return out
 	default:
-		return ast.Par(acts...)
+		return []int{s.Width}
 	}
 }
 
-// JobIDs returns the IDs of the scenario's jobs in repetition rep.
-func (s scenario) JobIDs(rep int) []job.ID {
-	ids := make([]job.ID, s.Jobs)
-	for i := range ids {
-		ids[i] = job.ID(fmt.Sprintf("%s-r%d-j%d", s.Name, rep, i))
+// Payloads returns the JSON payload of each action of a job, in tree
+// order: action i gets {"id":"o-i","n":i}. Every job has the same ones.
+func (s scenario) Payloads() [][]byte {
+	out := make([][]byte, s.ActionsPerJob())
+	for i := range out {
+		b := append([]byte(`{"id":"o-`), strconv.Itoa(i)...)
+		b = append(b, `","n":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		out[i] = append(b, '}')
 	}
-	return ids
+	return out
+}
+
+// WantSum is what handlerSum gains over one run: the sum of the payloads'
+// N over every action.
+func (s scenario) WantSum() int64 {
+	k := int64(s.ActionsPerJob())
+	return int64(s.Jobs) * k * (k - 1) / 2
 }
