@@ -545,3 +545,44 @@ func TestDecodeNestingLimit(t *testing.T) {
 		t.Errorf("Decode of a syntax error, then deep nesting: %v", err)
 	}
 }
+
+// TestCutEdge: CutEdge reads back every edge AppendEdge writes, and refuses
+// malformed ones.
+func TestCutEdge(t *testing.T) {
+	for _, e := range []ast.Edge{{ast.KindSeq, 0}, {ast.KindPar, 12}, {ast.KindSeq, 999999999}, {ast.KindTry, 0}, {ast.KindTry, 1}, {ast.KindTry, 2}} {
+		p := string(ast.AppendEdge([]byte("par[1]"), e.Kind, e.Index)) + ".seq[3]"
+		first, written, rest, ok := ast.CutEdge(p)
+		if !ok || first != (ast.Edge{ast.KindPar, 1}) || written != "par[1]" {
+			t.Fatalf("CutEdge(%q) = %v %q %q %v", p, first, written, rest, ok)
+		}
+		got, written, rest, ok := ast.CutEdge(rest)
+		if !ok || got != e || written != e.String() || rest != "seq[3]" {
+			t.Errorf("CutEdge of %q: %v %q %q %v, want %v", p, got, written, rest, ok, e)
+		}
+	}
+	for _, p := range []string{"seq[01]", "seq[-1]", "seq[]", "seq[1", "seq1]", "act[0]", "Body", "seq[1].", ".seq[1]", "seq[1000000000]", "try[0]", "par[0x1]"} {
+		if e, written, _, ok := ast.CutEdge(p); ok {
+			t.Errorf("CutEdge(%q) accepted %v (%q)", p, e, written)
+		}
+	}
+}
+
+// TestComparePaths: pre-order, children by index (not by text), a try's
+// parts in order, malformed edges last.
+func TestComparePaths(t *testing.T) {
+	sorted := []string{"", "par[0]", "par[0].body", "par[0].body.seq[2]", "par[0].body.seq[10]", "par[0].rescue", "par[0].finally", "par[2]", "par[10]", "par[10].seq[0]", "par[x]"}
+	for i, a := range sorted {
+		for j, b := range sorted {
+			want := 0
+			switch {
+			case i < j:
+				want = -1
+			case i > j:
+				want = 1
+			}
+			if got := ast.ComparePaths(a, b); got != want {
+				t.Errorf("ComparePaths(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}

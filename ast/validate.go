@@ -71,17 +71,16 @@ func Validate(n Node) error {
 type pathRef struct {
 	parent *pathRef
 	kind   Kind // the parent's kind
-	i      int  // the index among a seq's or par's children, or of a try's part in tryParts
+	i      int  // the index among a seq's or par's children, or of a try's part in TryParts
 }
 
-var tryParts = [...]string{PartBody, PartRescue, PartFinally}
 
 func (p *pathRef) String() string {
 	switch {
 	case p == nil:
 		return ""
 	case p.kind == KindTry:
-		return PartPath(p.parent.String(), tryParts[p.i])
+		return PartPath(p.parent.String(), TryParts[p.i])
 	default:
 		return ChildPath(p.parent.String(), p.kind, p.i)
 	}

@@ -152,3 +152,13 @@ func SplitActionID(id string) (path string, attempt int, err error) {
 	}
 	return path, n, nil
 }
+
+// atoi parses an attempt: a canonical decimal (no sign, no leading zero)
+// of at most 9 digits.
+func atoi(s string) (int, bool) {
+	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0
+}

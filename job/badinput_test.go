@@ -184,7 +184,7 @@ func TestBadResultIDs(t *testing.T) {
 		{"seq[0]#1", `step "seq[0]" under a par (want par[i])`},
 		{"par[0].seq[0].x#1", `step "x" below an action`},
 		{"par[0].#1", "path ends with '.'"},
-		{"par[0]..seq[0]#1", `step "" under a seq`},
+		{"par[0]..seq[0]#1", "empty step in the path"},
 		{"body#1", `step "body" under a par`},
 		{"par[99999999999]#1", "no such child"},
 	}

@@ -240,12 +240,7 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes
 		if k < 0 {
 			continue
 		}
-		var p string
-		if tn.kind == ast.KindTry {
-			p = ast.PartPath(path, partNames[i])
-		} else {
-			p = ast.ChildPath(path, tn.kind, i)
-		}
+		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, byRes) {
 			return false
 		}

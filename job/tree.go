@@ -2,6 +2,7 @@ package job
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -68,14 +69,14 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	case ast.KindSeq, ast.KindPar:
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
-			kids[i] = t.add(&n.Children[i], id, int32(i), appendEdge(path, n.Kind, int32(i)))
+			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i))
 		}
 		t.nodes[id].kids = kids
 	case ast.KindTry:
 		kids := []int32{-1, -1, -1}
 		for part, p := range [...]*ast.Node{n.Body, n.Rescue, n.Finally} {
 			if p != nil {
-				kids[part] = t.add(p, id, int32(part), appendEdge(path, n.Kind, int32(part)))
+				kids[part] = t.add(p, id, int32(part), ast.AppendEdge(path, n.Kind, part))
 			}
 		}
 		t.nodes[id].kids = kids
@@ -91,23 +92,6 @@ func firstActionID(path []byte) string {
 	return string(append(path, "#1"...))
 }
 
-var partNames = [...]string{ast.PartBody, ast.PartRescue, ast.PartFinally}
-
-// appendEdge appends to the path b the step to the child at edge of a node
-// of kind parent: "seq[2]", or a try's part name.
-func appendEdge(b []byte, parent ast.Kind, edge int32) []byte {
-	if len(b) > 0 {
-		b = append(b, '.')
-	}
-	if parent == ast.KindTry {
-		return append(b, partNames[edge]...)
-	}
-	b = append(b, parent.String()...)
-	b = append(b, '[')
-	b = strconv.AppendInt(b, int64(edge), 10)
-	return append(b, ']')
-}
-
 // path returns the path of node id, "" for the root.
 func (t *tree) path(id int32) string {
 	if t.nodes[id].parent < 0 {
@@ -120,7 +104,7 @@ func (t *tree) path(id int32) string {
 	var b []byte
 	for i := len(edges) - 1; i >= 0; i-- {
 		n := &t.nodes[edges[i]]
-		b = appendEdge(b, t.nodes[n.parent].kind, n.edge)
+		b = ast.AppendEdge(b, t.nodes[n.parent].kind, int(n.edge))
 	}
 	return string(b)
 }
@@ -132,72 +116,31 @@ func (t *tree) lookup(p string) (int32, string) {
 	if p == "" || p == ast.RootPath {
 		return 0, ""
 	}
-	for len(p) > 0 {
-		var edge string
-		if i := indexByte(p, '.'); i >= 0 {
-			edge, p = p[:i], p[i+1:]
-			if p == "" {
-				return -1, "path ends with '.'"
-			}
-		} else {
-			edge, p = p, ""
-		}
+	for p != "" {
+		e, written, rest, ok := ast.CutEdge(p)
 		tn := &t.nodes[n]
-		switch tn.kind {
-		case ast.KindTry:
-			part := -1
-			for k, name := range partNames {
-				if edge == name {
-					part = k
-				}
-			}
-			if part < 0 {
-				return -1, "step " + strconv.Quote(edge) + " under a try (want body, rescue or finally)"
-			}
-			if tn.kids[part] < 0 {
-				return -1, "try has no " + edge
-			}
-			n = tn.kids[part]
-		case ast.KindSeq, ast.KindPar:
+		switch {
+		case !ok && written == "":
+			return -1, "empty step in the path"
+		case !ok && rest == "" && len(written) < len(p):
+			return -1, "path ends with '.'"
+		case tn.kind == ast.KindAct:
+			return -1, "step " + strconv.Quote(written) + " below an action"
+		case tn.kind == ast.KindTry && (!ok || e.Kind != ast.KindTry):
+			return -1, "step " + strconv.Quote(written) + " under a try (want body, rescue or finally)"
+		case tn.kind != ast.KindTry && !ok && strings.HasPrefix(written, tn.kind.String()+"[") && strings.HasSuffix(written, "]"):
+			return -1, "step " + strconv.Quote(written) + ": no such child"
+		case tn.kind != ast.KindTry && (!ok || e.Kind != tn.kind):
 			k := tn.kind.String()
-			if len(edge) < len(k)+3 || edge[:len(k)] != k || edge[len(k)] != '[' || edge[len(edge)-1] != ']' {
-				return -1, "step " + strconv.Quote(edge) + " under a " + k + " (want " + k + "[i])"
-			}
-			i, ok := atoi(edge[len(k)+1 : len(edge)-1])
-			if !ok || i >= len(tn.kids) {
-				return -1, "step " + strconv.Quote(edge) + ": no such child"
-			}
-			n = tn.kids[i]
-		default:
-			return -1, "step " + strconv.Quote(edge) + " below an action"
+			return -1, "step " + strconv.Quote(written) + " under a " + k + " (want " + k + "[i])"
+		case e.Index >= len(tn.kids):
+			return -1, "step " + strconv.Quote(written) + ": no such child"
+		case tn.kids[e.Index] < 0:
+			return -1, "try has no " + written
 		}
+		n, p = tn.kids[e.Index], rest
 	}
 	return n, ""
-}
-
-func indexByte(s string, c byte) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-// atoi parses a canonical non-negative decimal (no sign, no leading zero).
-func atoi(s string) (int, bool) {
-	if s == "" || len(s) > 9 || (len(s) > 1 && s[0] == '0') {
-		return 0, false
-	}
-	v := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		v = v*10 + int(c-'0')
-	}
-	return v, true
 }
 
 func wide(n *ast.Node) bool {
