@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // What checkFile knows of bbolt's file format (version 2, as written by
@@ -64,7 +66,7 @@ func readMetaPage(f *os.File, off int64, page int) (fileMeta, error) {
 	case ne.Uint32(m[0:]) != boltMagic:
 		return fileMeta{}, fmt.Errorf("meta page %d has no bbolt magic number", page)
 	case ne.Uint32(m[4:]) != boltVersion:
-		return fileMeta{}, fmt.Errorf("meta page %d has bbolt format version %d, want %d", page, ne.Uint32(m[4:]), boltVersion)
+		return fileMeta{}, fmt.Errorf("meta page %d has bbolt format version %d, want %d: %w", page, ne.Uint32(m[4:]), boltVersion, berrors.ErrVersionMismatch)
 	}
 	h := fnv.New64a()
 	h.Write(m[:metaSumOffset])
@@ -92,7 +94,8 @@ var errNoMeta = errors.New("neither meta page is valid")
 // page, and, if freelist, a free list whose pages are in range and listed
 // once. These are the damages (a truncated file above all) that make bbolt
 // fault or panic, or, for the free list, write over pages in use. It
-// returns a *damageError, or errNoMeta wrapped if no meta page is valid.
+// returns a *damageError; errNoMeta wrapped if no meta page is valid; or,
+// for a bbolt file of another format version, bbolt's ErrVersionMismatch.
 func checkFile(f *os.File, size int64, freelist bool) (fileMeta, error) {
 	m0, err0 := readMetaPage(f, 0, 0)
 	var pageSize uint64
@@ -108,6 +111,9 @@ func checkFile(f *os.File, size int64, freelist bool) (fileMeta, error) {
 			}
 		}
 		if pageSize == 0 {
+			if errors.Is(err0, berrors.ErrVersionMismatch) {
+				return fileMeta{}, err0
+			}
 			return fileMeta{}, fmt.Errorf("%w (%v, and no valid meta page 1 was found)", errNoMeta, err0)
 		}
 	}
@@ -129,6 +135,8 @@ func checkFile(f *os.File, size int64, freelist bool) (fileMeta, error) {
 		m = m0
 	case err1 == nil:
 		m = m1
+	case errors.Is(err0, berrors.ErrVersionMismatch):
+		return fileMeta{}, err0 // a bbolt file of another format, not a damaged one
 	default:
 		return fileMeta{}, fmt.Errorf("%w (%v; %v)", errNoMeta, err0, err1)
 	}

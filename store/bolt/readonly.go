@@ -89,7 +89,7 @@ func (s *Store) readView(ctx context.Context, id job.ID, fn func(tx *bbolt.Tx) e
 		if errors.Is(err, errNoMeta) {
 			return fmt.Errorf("not a bbolt database, or a damaged one: %w", &damageError{detail: err.Error()})
 		}
-		return err
+		return err // a *damageError, or a bbolt file of another format
 	}
 	var (
 		db *bbolt.DB

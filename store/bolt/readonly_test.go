@@ -449,7 +449,8 @@ func dirNames(t *testing.T, dir string) []string {
 	return names
 }
 
-// A 0-byte file is a store without jobs, and stays 0 bytes.
+// A 0-byte file is a store without jobs to OpenReadOnly, and stays 0
+// bytes; Open makes it a new store.
 func TestReadOnlyEmptyFile(t *testing.T) {
 	ctx := context.Background()
 	path := tempPath(t)
@@ -480,6 +481,11 @@ func TestReadOnlyEmptyFile(t *testing.T) {
 	}
 	if names := dirNames(t, filepath.Dir(path)); !slices.Equal(names, []string{"baton.db"}) {
 		t.Fatalf("the directory holds %v; want only baton.db", names)
+	}
+	// Open, for writing, makes it a new store, as before.
+	w := open(t, path, &bolt.Options{NoSync: true})
+	if err := w.Create(ctx, j); err != nil {
+		t.Fatal(err)
 	}
 }
 
