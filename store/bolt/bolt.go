@@ -1,10 +1,12 @@
 package bolt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,12 +17,15 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// Options configure Open. The zero value (or nil) is the safe default.
+// Options configure Open and OpenReadOnly. The zero value (or nil) is the
+// safe default.
 type Options struct {
 	// Timeout bounds the wait for the file lock that keeps a second
-	// process (or a second Open in this one) out. Zero or less means one
-	// second.
-	// When it runs out, Open fails with an error wrapping ErrLocked.
+	// writer (in another process or in this one) out, and, in a Store
+	// from OpenReadOnly, each operation's wait for the write transaction
+	// in progress (see the package documentation). Zero or less means one
+	// second. When it runs out, Open or the operation fails with an error
+	// wrapping ErrLocked.
 	Timeout time.Duration
 
 	// NoSync skips the fsync at the end of each write transaction. It is
@@ -61,13 +66,32 @@ func (e *lockedError) Is(target error) bool { return target == ErrLocked }
 // Store is a store.Store in one bbolt file. All methods may be called
 // concurrently. Close it to release the file.
 type Store struct {
-	path  string
-	db    *bbolt.DB
-	every uint64
-	cache *cache
+	path    string
+	db      *bbolt.DB // nil in a read-only Store, which opens bbolt for each read
+	every   uint64
+	cache   *cache
+	timeout time.Duration
+
+	lock     *fileLock // W and the gate (Linux); nil elsewhere
+	boltFile *os.File  // bbolt's descriptor of the file, in a writing Store
+	wmu      sync.Mutex
+
+	// A read-only Store: its descriptor of the file (held open for its
+	// life, the gate's locks are on it), and rmu, which makes its
+	// operations take turns (the gate's read lock belongs to the
+	// descriptor, not to a goroutine).
+	readOnly bool
+	rfile    *os.File
+	rmu      sync.Mutex
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
+
+	// poison is the damage a write transaction ran into; once set, every
+	// operation fails with it. wedged records that bbolt may still hold
+	// its writer lock after that failure, so Close must not wait for it.
+	poison atomic.Pointer[damageError]
+	wedged atomic.Bool
 
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
 }
@@ -94,11 +118,40 @@ var (
 // baton/format.
 const layoutFormat = "1"
 
-// Open opens the store in the file at path, creating it if it does not
-// exist. It fails, without writing to the file, if the file is locked by
-// another process (after opts.Timeout, with ErrLocked), is not a bbolt
-// database, or is a bbolt database that baton did not make.
+// Open opens the store in the file at path for reading and writing,
+// creating it if it does not exist. It fails, without writing to the file,
+// if the file is locked by another writer (after opts.Timeout, with
+// ErrLocked), is not a bbolt database, is a damaged one (ErrDamaged), or is
+// a bbolt database that baton did not make.
+//
+// On Linux, stores opened with OpenReadOnly (in this process or others)
+// can read the file while it is open here; see the package documentation.
 func Open(path string, opts *Options) (*Store, error) {
+	o := opts.withDefaults()
+	lock, err := lockWriter(path, o.Timeout)
+	if errors.Is(err, errBusy) {
+		return nil, &lockedError{path: path, timeout: o.Timeout}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
+	}
+	s := &Store{path: path, cache: newCache(o.CacheSize), timeout: o.Timeout, lock: lock}
+	if o.SnapshotEvery > 0 {
+		s.every = uint64(o.SnapshotEvery)
+	}
+	if err := s.openWriter(o); err != nil {
+		_ = lock.close()
+		return nil, err
+	}
+	if err := s.init(); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// withDefaults returns the options with defaults filled in.
+func (opts *Options) withDefaults() Options {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -112,27 +165,54 @@ func Open(path string, opts *Options) (*Store, error) {
 	case o.CacheSize < 0:
 		o.CacheSize = 0
 	}
+	return o
+}
+
+// openWriter opens bbolt for writing, holding the gate (so that no
+// reader looks at the file while bbolt may write to it), after checking
+// the file; then it lets readers' shared flocks in.
+func (s *Store) openWriter(o Options) error {
+	ctx, cancel := context.WithTimeout(context.Background(), o.Timeout)
+	err := s.lock.lockGate(ctx)
+	cancel()
+	if err != nil {
+		return &lockedError{path: s.path, timeout: o.Timeout}
+	}
+	defer s.lock.unlockGate()
 	// A file that exists is first checked read-only, so that nothing is
 	// written to a file baton cannot use (bbolt may write when it opens a
 	// database for writing).
-	if fi, err := os.Stat(path); err == nil && fi.Size() > 0 {
-		if err := probe(path, o.Timeout); err != nil {
-			return nil, err
+	if fi, err := os.Stat(s.path); err == nil && fi.Size() > 0 {
+		if err := check(s.path, fi.Size(), o.Timeout); err != nil {
+			return err
 		}
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: o.Timeout, NoSync: o.NoSync})
+	var db *bbolt.DB
+	err = guard("opening", func() error {
+		var err error
+		db, err = bbolt.Open(s.path, 0o600, &bbolt.Options{
+			Timeout: o.Timeout,
+			NoSync:  o.NoSync,
+			OpenFile: func(name string, flag int, perm os.FileMode) (*os.File, error) {
+				f, err := os.OpenFile(name, flag, perm)
+				s.boltFile = f
+				return f, err
+			},
+		})
+		return err
+	})
 	if err != nil {
-		return nil, openErr(path, o.Timeout, err)
+		return openErr(s.path, o.Timeout, err)
 	}
-	s := &Store{path: path, db: db, cache: newCache(o.CacheSize)}
-	if o.SnapshotEvery > 0 {
-		s.every = uint64(o.SnapshotEvery)
-	}
-	if err := s.init(); err != nil {
+	s.db = db
+	if err := s.lock.downgrade(s.boltFile); err != nil {
 		_ = db.Close()
-		return nil, err
+		if errors.Is(err, errBusy) {
+			return &lockedError{path: s.path, timeout: o.Timeout}
+		}
+		return fmt.Errorf("store/bolt: open %s: sharing the file lock: %w", s.path, err)
 	}
-	return s, nil
+	return nil
 }
 
 // openErr explains an error from bbolt.Open.
@@ -140,24 +220,48 @@ func openErr(path string, timeout time.Duration, err error) error {
 	switch {
 	case errors.Is(err, berrors.ErrTimeout):
 		return &lockedError{path: path, timeout: timeout}
-	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return fmt.Errorf("store/bolt: open %s: not a bbolt database, or a corrupt one (left as it was): %w", path, err)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, errNoMeta):
+		return fmt.Errorf("store/bolt: open %s: not a bbolt database, or a damaged one (left as it was): %w", path, &damageError{detail: err.Error()})
+	case errors.Is(err, ErrDamaged):
+		return fmt.Errorf("store/bolt: open %s: %w (left as it was)", path, err)
+	case errors.Is(err, berrors.ErrVersionMismatch):
+		return fmt.Errorf("store/bolt: open %s: not a bbolt database this baton reads (left as it was): %w", path, err)
 	}
 	return fmt.Errorf("store/bolt: open %s: %w", path, err)
 }
 
-// probe opens the file read-only and checks that it is a baton store or an
-// empty bbolt database.
-func probe(path string, timeout time.Duration) error {
-	db, err := bbolt.Open(path, 0, &bbolt.Options{ReadOnly: true, Timeout: timeout})
+// check checks, without writing, that the file at path (size bytes) is a
+// baton store or an empty bbolt database: its meta pages and free list
+// with checkFile, then its layout through bbolt, read-only.
+func check(path string, size int64, timeout time.Duration) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("store/bolt: open %s: %w", path, err)
+	}
+	_, err = checkFile(f, size, true)
+	_ = f.Close()
+	if err != nil {
+		return openErr(path, timeout, err)
+	}
+	var db *bbolt.DB
+	err = guard("opening", func() error {
+		db, err = bbolt.Open(path, 0, &bbolt.Options{ReadOnly: true, Timeout: timeout})
+		return err
+	})
 	if err != nil {
 		return openErr(path, timeout, err)
 	}
 	defer db.Close()
-	return db.View(func(tx *bbolt.Tx) error {
-		_, err := checkLayout(tx, path)
-		return err
+	err = guard("reading", func() error {
+		return db.View(func(tx *bbolt.Tx) error {
+			_, err := checkLayout(tx, path)
+			return err
+		})
 	})
+	if errors.Is(err, ErrDamaged) {
+		return openErr(path, timeout, err)
+	}
+	return err
 }
 
 // checkLayout reports whether the database is empty, and returns an error
@@ -165,16 +269,27 @@ func probe(path string, timeout time.Duration) error {
 func checkLayout(tx *bbolt.Tx, path string) (empty bool, err error) {
 	b := tx.Bucket(batonBucket)
 	if b == nil {
-		if k, _ := tx.Cursor().First(); k != nil {
-			return false, fmt.Errorf("store/bolt: %s is a bbolt database that baton did not make (it has a bucket %q and no %q bucket); left as it was", path, k, batonBucket)
+		// A baton store whose root page is damaged may still show
+		// baton's names to a walk that a lookup did not find.
+		c := tx.Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if bytes.Equal(k, batonBucket) || bytes.Equal(k, jobsBucket) {
+				return false, named("store/bolt: %s: %w: the %q bucket cannot be found, though there is a key %q", path, &damageError{detail: "the root bucket's page does not add up"}, batonBucket, k)
+			}
+		}
+		if k, _ := c.First(); k != nil {
+			return false, named("store/bolt: %s is a bbolt database that baton did not make (it has a bucket %q and no %q bucket); left as it was", path, k, batonBucket)
 		}
 		return true, nil
 	}
 	if f := b.Get(formatKey); string(f) != layoutFormat {
-		return false, fmt.Errorf("store/bolt: %s has layout format %q; this baton reads %q", path, f, layoutFormat)
+		if _, err := strconv.ParseUint(string(f), 10, 32); err != nil {
+			return false, named("store/bolt: %s: %w: layout format %q is not a number", path, job.ErrCorrupt, f)
+		}
+		return false, named("store/bolt: %s has layout format %q; this baton reads %q", path, f, layoutFormat)
 	}
 	if tx.Bucket(jobsBucket) == nil {
-		return false, fmt.Errorf("store/bolt: %s: %w: the %q bucket is missing", path, job.ErrCorrupt, jobsBucket)
+		return false, named("store/bolt: %s: %w: the %q bucket is missing", path, job.ErrCorrupt, jobsBucket)
 	}
 	return false, nil
 }
@@ -182,16 +297,20 @@ func checkLayout(tx *bbolt.Tx, path string) (empty bool, err error) {
 // init checks that the file is a baton store, and makes it one if it is an
 // empty database.
 func (s *Store) init() error {
+	ctx := context.Background()
 	empty := false
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, "", func(tx *bbolt.Tx) error {
 		var err error
 		empty, err = checkLayout(tx, s.path)
 		return err
 	})
-	if err != nil || !empty {
-		return err
+	if err != nil {
+		return s.txErr("", err)
 	}
-	err = s.update(func(tx *bbolt.Tx, w *writes) error {
+	if !empty {
+		return nil
+	}
+	err = s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
 		b, err := tx.CreateBucket(batonBucket)
 		if err != nil {
 			return err
@@ -221,7 +340,23 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	var err error
+	switch {
+	case s.db == nil:
+	case s.wedged.Load():
+		// bbolt may hold its writer lock for good: its Close would wait
+		// for it. Release the file; bbolt's memory map stays (and with
+		// it the open file, so the flock is released explicitly).
+		err = errors.Join(funlock(s.boltFile), s.boltFile.Close())
+	default:
+		err = guard("closing", s.db.Close)
+	}
+	if s.rfile != nil {
+		err = errors.Join(err, s.rfile.Close())
+	} else {
+		err = errors.Join(err, s.lock.close())
+	}
+	if err != nil {
 		return fmt.Errorf("store/bolt: closing %s: %w", s.path, err)
 	}
 	return nil
@@ -239,6 +374,10 @@ func (s *Store) enter(ctx context.Context, id job.ID) error {
 		s.mu.RUnlock()
 		return s.errf(id, "%w", store.ErrClosed)
 	}
+	if p := s.poison.Load(); p != nil {
+		s.mu.RUnlock()
+		return s.errf(id, "%w (a write ran into it; this Store can no longer be used: close it)", p)
+	}
 	return nil
 }
 
@@ -250,6 +389,9 @@ func (s *Store) errf(id job.ID, format string, args ...any) error {
 	}
 	return &namedError{fmt.Errorf("store/bolt: %s: job %s: %w", s.path, id, err)}
 }
+
+// named returns an error that names the file (format must).
+func named(format string, args ...any) error { return &namedError{fmt.Errorf(format, args...)} }
 
 // namedError marks an error that already names the file and the job.
 type namedError struct{ err error }
@@ -276,14 +418,98 @@ func (w *writes) put(b *bbolt.Bucket, k, v []byte) error {
 	return b.Put(k, v)
 }
 
-// update runs fn in a write transaction and counts what it wrote if it
-// commits.
-func (s *Store) update(fn func(tx *bbolt.Tx, w *writes) error) error {
-	var w writes
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		w = writes{}
-		return fn(tx, &w)
+// ErrReadOnly is wrapped by the error that Create, Save and Delete return
+// on a Store opened with OpenReadOnly.
+var ErrReadOnly = errors.New("store/bolt: the store is open read-only")
+
+// view runs fn in a read transaction on behalf of job id ("" for one that
+// reads the whole store). In a read-only Store the file may hold no store
+// yet (it is empty): then view returns store.ErrNotFound for a job, and
+// nil without calling fn for the whole store, which has no jobs.
+//
+// A fault or a panic in bbolt becomes an error wrapping ErrDamaged. One
+// inside fn leaves bbolt as it was (bbolt's View closes the read
+// transaction, which touches no page); one outside it (in bbolt's Begin or
+// Rollback, which hold bbolt's locks) poisons the Store, as a write would.
+func (s *Store) view(ctx context.Context, id job.ID, fn func(tx *bbolt.Tx) error) error {
+	if s.readOnly {
+		return s.readView(ctx, id, fn)
+	}
+	inFn, returned := false, false
+	err := guard("reading", func() error {
+		err := s.db.View(func(tx *bbolt.Tx) error {
+			inFn = true
+			err := checkMissing(tx, id, fn(tx))
+			inFn = false
+			return err
+		})
+		returned = true
+		return err
 	})
+	if !returned && !inFn {
+		var d *damageError
+		errors.As(err, &d)
+		s.poison.CompareAndSwap(nil, d)
+		s.wedged.Store(true)
+	}
+	return err
+}
+
+// checkMissing returns err, fn's error in a read of job id, unless it
+// says that the job is missing and the keys of the jobs bucket, walked in
+// order, are not strictly increasing or not all buckets: then the job may
+// be there, on a damaged page that a lookup could not find it in. (A
+// damaged page that hides keys from a walk too goes unnoticed: bbolt's
+// pages carry no checksum.)
+func checkMissing(tx *bbolt.Tx, id job.ID, err error) error {
+	if id == "" || !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	var prev []byte
+	c := tx.Bucket(jobsBucket).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v != nil || prev != nil && bytes.Compare(prev, k) >= 0 {
+			return damagef("a lookup found no job %s, and the keys of the %q bucket are out of order or not all jobs", id, jobsBucket)
+		}
+		prev = k
+	}
+	return err
+}
+
+// update runs fn in a write transaction and counts what it wrote if it
+// commits. It holds the gate (see the package documentation) from before
+// the transaction begins until after it commits, waiting for readers for
+// as long as ctx allows.
+//
+// A fault or a panic in bbolt or in fn becomes an error wrapping
+// ErrDamaged and poisons the Store: bbolt's state in memory (its free
+// list, its node cache) may no longer match the file.
+func (s *Store) update(ctx context.Context, fn func(tx *bbolt.Tx, w *writes) error) error {
+	if s.readOnly {
+		return ErrReadOnly
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := s.lock.lockGate(ctx); err != nil {
+		return fmt.Errorf("waiting for readers to leave the file: %w", err)
+	}
+	defer s.lock.unlockGate()
+	var w writes
+	returned := false
+	err := guard("writing", func() error {
+		err := s.write(func(tx *bbolt.Tx) error {
+			w = writes{}
+			return fn(tx, &w)
+		})
+		returned = true
+		return err
+	})
+	if !returned {
+		var d *damageError
+		errors.As(err, &d)
+		s.poison.CompareAndSwap(nil, d)
+		return err
+	}
 	if err != nil {
 		return err
 	}
@@ -294,6 +520,49 @@ func (s *Store) update(fn func(tx *bbolt.Tx, w *writes) error) error {
 	s.snaps.Add(w.snaps)
 	s.snapBytes.Add(w.snapBytes)
 	return nil
+}
+
+// write is bbolt's Update, except after a panic: Update's deferred
+// rollback rereads the free list from the file, and a second fault there
+// would leave bbolt's writer lock held for good. write rolls back in
+// memory only, and if even that fails (or Begin failed half way) it marks
+// the Store wedged, so that Close does not wait for that lock.
+func (s *Store) write(fn func(tx *bbolt.Tx) error) error {
+	var tx *bbolt.Tx
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if tx == nil || !rollbackQuietly(tx) {
+			s.wedged.Store(true)
+		}
+	}()
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		done = true
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		done = true
+		return err
+	}
+	err = tx.Commit()
+	done = true
+	return err
+}
+
+// rollbackQuietly rolls tx back after a panic, and reports whether that
+// worked (a transaction that Commit closed needs nothing).
+func rollbackQuietly(tx *bbolt.Tx) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	err := tx.Rollback()
+	return err == nil || errors.Is(err, berrors.ErrTxClosed)
 }
 
 // Stats are counters since Open, for benchmarks and monitoring. Byte
@@ -323,7 +592,9 @@ func (s *Store) Stats() Stats {
 		Snapshots:     s.snaps.Load(),
 		SnapshotBytes: s.snapBytes.Load(),
 	}
-	dbs := s.db.Stats()
-	st.PageBytes = uint64(dbs.TxStats.GetPageAlloc())
+	if s.db != nil {
+		dbs := s.db.Stats()
+		st.PageBytes = uint64(dbs.TxStats.GetPageAlloc())
+	}
 	return st
 }

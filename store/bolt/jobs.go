@@ -128,7 +128,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 		return s.errf(id, "%w", err)
 	}
 	var inc uint64
-	err = s.update(func(tx *bbolt.Tx, w *writes) error {
+	err = s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
 		jobs := tx.Bucket(jobsBucket)
 		if jobs.Bucket([]byte(id)) != nil {
 			return s.errf(id, "%w", store.ErrExists)
@@ -185,7 +185,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 	defer s.mu.RUnlock()
 	rec := job.EncodeStep(step)
 	var inc uint64
-	err := s.update(func(tx *bbolt.Tx, w *writes) error {
+	err := s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
 		jb, err := s.jobBucket(tx, id)
 		if err != nil {
 			return err
@@ -269,7 +269,7 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 		cached   job.Job
 		hit      bool
 	)
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, id, func(tx *bbolt.Tx) error {
 		jb, err := s.jobBucket(tx, id)
 		if err != nil {
 			return err
@@ -318,7 +318,7 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 		origin []byte
 		steps  []job.Step
 	)
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, id, func(tx *bbolt.Tx) error {
 		jb, err := s.jobBucket(tx, id)
 		if err != nil {
 			return err
@@ -354,7 +354,7 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	}
 	defer s.mu.RUnlock()
 	var out []store.Info
-	err := s.db.View(func(tx *bbolt.Tx) error {
+	err := s.view(ctx, "", func(tx *bbolt.Tx) error {
 		jobs := tx.Bucket(jobsBucket)
 		c := jobs.Cursor()
 		start := []byte(q.Prefix)
@@ -398,7 +398,7 @@ func (s *Store) Delete(ctx context.Context, id job.ID) error {
 		return err
 	}
 	defer s.mu.RUnlock()
-	err := s.update(func(tx *bbolt.Tx, w *writes) error {
+	err := s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
 		err := tx.Bucket(jobsBucket).DeleteBucket([]byte(id))
 		if errors.Is(err, berrors.ErrBucketNotFound) {
 			return s.errf(id, "%w", store.ErrNotFound)
