@@ -40,7 +40,7 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	st, path, err := c.openStore(*storeArg, false)
+	st, path, err := c.openStore(*storeArg, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

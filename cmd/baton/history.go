@@ -39,7 +39,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	st, path, err := c.openStore(*storeArg, false)
+	st, path, err := c.openStore(*storeArg, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

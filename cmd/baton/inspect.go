@@ -51,7 +51,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	st, path, err := c.openStore(*storeArg, false)
+	st, path, err := c.openStore(*storeArg, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

@@ -53,7 +53,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		}
 		named[i] = job.ID(p)
 	}
-	st, path, err := c.openStore(*storeArg, false)
+	st, path, err := c.openStore(*storeArg, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

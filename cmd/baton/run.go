@@ -112,7 +112,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return exitError
 	}
 
-	st, path, err := c.openStore(*storeArg, true)
+	st, path, err := c.openStore(*storeArg, create)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

@@ -16,8 +16,10 @@ func statusCommand() command {
 		usage:   "baton status [--store PATH] [JOB]",
 		about: `
 Without JOB, lists every job in the store: ID, status, version and how many
-of its actions have settled. With JOB, shows its tree with the state of
-every node.`,
+of its actions have settled, reading only what it shows (a job's size does
+not matter). With JOB, shows its tree with the state of every node. It only
+reads the store: it works while another baton runs jobs in it, and on a
+file it may not write.`,
 		run: (*cli).status,
 	}
 }
@@ -39,7 +41,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 			return exitError
 		}
 	}
-	st, path, err := c.openStore(*storeArg, false)
+	st, path, err := c.openStore(*storeArg, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)
@@ -56,32 +58,40 @@ func (c *cli) status(ctx context.Context, args []string) int {
 		return exitOK
 	}
 
-	infos, err := st.List(ctx, store.Query{})
-	if err != nil {
-		c.errorf("list jobs in %s: %v", path, err)
-		return exitError
+	// Listing reads the small per-job records the store keeps for it,
+	// never a job: a job of a million actions lists as fast as one of ten.
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	q := store.Query{Limit: 1000}
+	n := 0
+	for {
+		infos, err := store.List(ctx, st, q)
+		if err != nil {
+			c.errorf("list jobs in %s: %v", path, err)
+			return storeExit(err)
+		}
+		for _, in := range infos {
+			if n == 0 {
+				fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
+			}
+			n++
+			progress := "?" // a job last saved by an older baton
+			if in.Total >= 0 {
+				progress = fmt.Sprintf("%d/%d", in.Settled, in.Total)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Status, in.Version, progress)
+		}
+		if len(infos) < q.Limit {
+			break
+		}
+		q.After = infos[len(infos)-1].ID
 	}
-	if len(infos) == 0 {
+	if n == 0 {
 		fmt.Fprintf(c.stdout, "no jobs in %s\n", path)
 		return exitOK
-	}
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
-	status := exitOK
-	for _, in := range infos {
-		progress := "?"
-		if j, err := st.Load(ctx, in.ID); err == nil {
-			settled, total := j.Progress()
-			progress = fmt.Sprintf("%d/%d", settled, total)
-		} else {
-			c.errorf("job %s in %s: %v", in.ID, path, err)
-			status = exitError
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Status, in.Version, progress)
 	}
 	if err := tw.Flush(); err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
-	return status
+	return exitOK
 }

@@ -40,13 +40,24 @@ func (c *cli) storePath(flagValue string) (string, error) {
 	return "", errors.New("no store given: use --store PATH, or set BATON_STORE, XDG_STATE_HOME or HOME")
 }
 
+// How a command opens the store.
+type openMode int
+
+const (
+	readOnly  openMode = iota // never writes, works beside a running job
+	readWrite                 // the file must exist
+	create                    // makes the file (and the default directory)
+)
+
 // openStore opens the store chosen by the --store flag value. With create
 // it makes the file when it is missing, and its directory too when the
 // store is in the default location (a directory in a path the user gave
-// is not made behind a typo); without create, a missing file is an error
-// (a command that only reads must not leave an empty store behind a typo).
-// The returned path is the file opened.
-func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, error) {
+// is not made behind a typo); otherwise a missing file is an error (a
+// command must not leave an empty store behind a typo). readOnly opens it
+// with bolt.OpenReadOnly: it never writes (not even to an empty file),
+// works on a file it may not write, and while another process runs jobs
+// on it. The returned path is the file opened.
+func (c *cli) openStore(flagValue string, mode openMode) (*bolt.Store, string, error) {
 	path, err := c.storePath(flagValue)
 	if err != nil {
 		return nil, "", err
@@ -57,7 +68,7 @@ func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, err
 		return nil, path, fmt.Errorf("%s is a directory, not a store file", path)
 	case err == nil && !fi.Mode().IsRegular():
 		return nil, path, notRegular("store "+path, fi.Mode())
-	case errors.Is(err, fs.ErrNotExist) && !create:
+	case errors.Is(err, fs.ErrNotExist) && mode != create:
 		return nil, path, fmt.Errorf("no store at %s (a store is made by 'baton run'; use --store to pick another)", path)
 	case errors.Is(err, fs.ErrNotExist):
 		given := flagValue != "" || c.getenv("BATON_STORE") != ""
@@ -65,7 +76,11 @@ func (c *cli) openStore(flagValue string, create bool) (*bolt.Store, string, err
 			return nil, path, fmt.Errorf("cannot make store %s: %w", path, err)
 		}
 	}
-	st, err := bolt.Open(path, &bolt.Options{Timeout: lockTimeout})
+	open := bolt.Open
+	if mode == readOnly {
+		open = bolt.OpenReadOnly
+	}
+	st, err := open(path, &bolt.Options{Timeout: lockTimeout})
 	switch {
 	case errors.Is(err, bolt.ErrLocked):
 		return nil, path, &storeError{fmt.Sprintf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout), err}
@@ -104,7 +119,7 @@ func cause(err error) error {
 // storeExit is the exit status for err: exitStore when the store itself
 // cannot be used (damaged, full, failing, in use), else exitError.
 func storeExit(err error) int {
-	for _, target := range []error{bolt.ErrLocked, job.ErrCorrupt, berrors.ErrInvalid, berrors.ErrChecksum, berrors.ErrVersionMismatch,
+	for _, target := range []error{bolt.ErrLocked, bolt.ErrDamaged, job.ErrCorrupt, berrors.ErrInvalid, berrors.ErrChecksum, berrors.ErrVersionMismatch,
 		syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS, syscall.EFBIG} {
 		if errors.Is(err, target) {
 			return exitStore
@@ -120,6 +135,9 @@ func openMessage(path string, err error) string {
 	msg := strings.TrimPrefix(err.Error(), "store/bolt: ")
 	for {
 		rest, ok := strings.CutPrefix(msg, "open "+path+": ")
+		if !ok {
+			rest, ok = strings.CutPrefix(msg, "open "+path+" read-only: ")
+		}
 		if !ok {
 			return msg
 		}

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -65,8 +68,8 @@ func TestLockedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	// Each attempt waits for the lock for a second: two are enough.
-	for _, args := range [][]string{{"run", writeWorkflow(t, "h.json", helloJSON)}, {"status"}} {
+	// Commands that write wait for the lock for a second, then give up.
+	for _, args := range [][]string{{"run", writeWorkflow(t, "h.json", helloJSON)}, {"resume"}, {"delete", "h1"}} {
 		start := time.Now()
 		r := baton(t, append(args, "--store", db)...).want(t, exitStore)
 		contains(t, "stderr", r.stderr, "baton: store "+db+" is in use by another process")
@@ -74,6 +77,10 @@ func TestLockedStore(t *testing.T) {
 			t.Errorf("%v took %v to give up", args, d)
 		}
 	}
+	// Commands that only read work beside the writer.
+	contains(t, "status", baton(t, "status", "--store", db).want(t, exitOK).stdout, "h1  succeeded")
+	contains(t, "history", baton(t, "history", "h1", "--store", db).want(t, exitOK).stdout, "job h1: 5 versions, now succeeded")
+	contains(t, "inspect", baton(t, "inspect", "h1", "--store", db).want(t, exitOK).stdout, "job h1 v5: succeeded")
 }
 
 func TestCorruptStore(t *testing.T) {
@@ -130,5 +137,51 @@ func TestStoreDirectoryNotMade(t *testing.T) {
 	baton(t, "run", file, "--id", "h1").want(t, exitOK)
 	if _, err := os.Stat(filepath.Join(tmp, "home", ".local", "state", "baton", "baton.db")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestStatusListsWithoutLoading: listing a store that holds a job of
+// 100,000 actions reads the job's small record, not the job: it allocates a
+// small fraction of what loading the job does. (Before, status loaded every
+// job in full: 7 s and 1.2 GB for a job of 1,000,000 actions.)
+func TestStatusListsWithoutLoading(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	kids := make([]ast.Node, 100000)
+	for i := range kids {
+		kids[i] = ast.Act("log", i)
+	}
+	storeJobs(t, db, map[job.ID]ast.Node{"big": ast.Par(kids...), "small": ast.Act("log", "x")})
+	allocs := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	var list, load result
+	listing := allocs(func() { list = baton(t, "status", "--store", db) })
+	loading := allocs(func() { load = baton(t, "status", "big", "--store", db) })
+	list.want(t, exitOK)
+	load.want(t, exitOK)
+	contains(t, "status", list.stdout, "big    running  1        0/100000", "small  running  1        0/1")
+	t.Logf("listing allocates %d bytes; showing the big job %d", listing, loading)
+	if listing*20 > loading {
+		t.Errorf("listing allocates %d bytes, showing the job %d: listing should not load it", listing, loading)
+	}
+}
+
+// TestReadOnlyCommandsNeverWrite: status, history and inspect leave an
+// empty file empty (they used to make it a store) and report no jobs.
+func TestReadOnlyCommandsNeverWrite(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, "status", baton(t, "status", "--store", db).want(t, exitOK).stdout, "no jobs in "+db)
+	baton(t, "history", "j", "--store", db).want(t, exitError)
+	baton(t, "inspect", "j", "--store", db).want(t, exitError)
+	if fi, err := os.Stat(db); err != nil || fi.Size() != 0 {
+		t.Fatalf("the empty store file after reading: %v, %v; want 0 bytes", fi, err)
 	}
 }

@@ -47,7 +47,7 @@ type fixtureJob struct {
 	enc     []byte  // job.Encode of the newest version
 	origin  []byte  // job.Encode of version 1
 	steps   int     // steps in the history
-	next    job.Job // the job after one more step, to try a Save with
+	next    job.Transition // the job after one more step, to try a Save with
 	nextErr error   // error making next (the job had finished)
 }
 
@@ -73,13 +73,14 @@ func buildFixture(t testing.TB, dir string) *fixture {
 		enc, _ := job.Encode(j)
 		fj := fixtureJob{enc: enc, origin: origin, steps: steps, nextErr: errors.New("finished")}
 		if len(pending) > 0 {
-			fj.next, _, fj.nextErr = job.Restart(j, []job.Result{pending[0].Succeed(out)})
+			fj.next, fj.nextErr = job.Restart(j, []job.Result{pending[0].Succeed(out)})
 		}
 		return fj
 	}
 	for i, size := range []int{3, 8, 20, 30, 12, 40} {
 		id := job.ID(fmt.Sprintf("job-%d", i))
-		j, pending, err := job.New(id, parOf(size))
+		tr, err := job.New(id, parOf(size))
+		j, pending := tr.Job, tr.Actions
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,17 +91,18 @@ func buildFixture(t testing.TB, dir string) *fixture {
 		steps := min(size, 2+size*2/3)
 		for k := 0; k < steps; k++ {
 			last, lastFix = j, fix(j, origin, k, pending)
-			j, _, err = job.Restart(j, []job.Result{pending[0].Succeed(out)})
+			tr, err = job.Restart(j, []job.Result{pending[0].Succeed(out)})
 			if err != nil {
 				t.Fatal(err)
 			}
+			j = tr.Job
 			pending = pending[1:]
-			if err := s.Save(ctx, j); err != nil {
+			if err := s.Save(ctx, j, tr.Step); err != nil {
 				t.Fatal(err)
 			}
 		}
 		jobs[id] = fix(j, origin, steps, pending)
-		list = append(list, store.Info{ID: id, Version: j.Version(), Status: j.Status()})
+		list = append(list, store.InfoOf(j))
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func buildFixture(t testing.TB, dir string) *fixture {
 	f.final = state{jobs: jobs, list: list}
 	f.prev = state{jobs: maps.Clone(jobs), list: slices.Clone(list)}
 	f.prev.jobs[last.ID()] = lastFix
-	f.prev.list[len(list)-1] = store.Info{ID: last.ID(), Version: last.Version(), Status: last.Status()}
+	f.prev.list[len(list)-1] = store.InfoOf(last)
 	return f
 }
 
@@ -225,7 +227,7 @@ func tryReads(t *testing.T, o *outcome, f *fixture, v variant, path string, open
 		states = append(states, f.prev)
 	}
 	o.ops++
-	list, err := s.List(ctx)
+	list, err := s.List(ctx, store.Query{})
 	switch {
 	case err != nil:
 		checkDamageErr(t, o, v.name, "List", err, path, "")
@@ -378,7 +380,7 @@ func trySaves(t *testing.T, o *outcome, f *fixture, v, path string) {
 			continue
 		}
 		o.saves++
-		err := s.Save(ctx, fj.next)
+		err := s.Save(ctx, fj.next.Job, fj.next.Step)
 		if poisoned != nil && err == nil {
 			t.Errorf("%s: Save %s worked after an earlier Save failed with %v", v, info.ID, poisoned)
 		}
@@ -393,7 +395,7 @@ func trySaves(t *testing.T, o *outcome, f *fixture, v, path string) {
 		}
 	}
 	if poisoned != nil {
-		if _, err := s.List(ctx); err == nil {
+		if _, err := s.List(ctx, store.Query{}); err == nil {
 			t.Errorf("%s: List worked after a Save failed with %v", v, poisoned)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
 	"go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
 )
@@ -66,7 +67,8 @@ func TestPoisonAfterWritePanic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, acts, err := job.New("p", ast.Par(ast.Act("log", 1), ast.Act("log", 2)))
+	tr, err := job.New("p", ast.Par(ast.Act("log", 1), ast.Act("log", 2)))
+	j, acts := tr.Job, tr.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,14 +86,14 @@ func TestPoisonAfterWritePanic(t *testing.T) {
 	if !errors.Is(err, ErrDamaged) {
 		t.Fatalf("update: %v; want ErrDamaged", err)
 	}
-	j2, _, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
+	j2, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	calls := map[string]error{
-		"Save": s.Save(ctx, j2),
+		"Save": s.Save(ctx, j2.Job, j2.Step),
 		"Load": func() error { _, err := s.Load(ctx, "p"); return err }(),
-		"List": func() error { _, err := s.List(ctx); return err }(),
+		"List": func() error { _, err := s.List(ctx, store.Query{}); return err }(),
 	}
 	for what, err := range calls {
 		if !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "index out of range") {
@@ -166,7 +168,8 @@ func TestGateWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	j, acts, err := job.New("g", ast.Par(ast.Act("log", 1), ast.Act("log", 2)))
+	tr, err := job.New("g", ast.Par(ast.Act("log", 1), ast.Act("log", 2)))
+	j, acts := tr.Job, tr.Actions
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +198,7 @@ func TestGateWaits(t *testing.T) {
 	t.Log(err)
 	// A reader whose context ends before its timeout.
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
-	_, err = patient.List(cctx)
+	_, err = patient.List(cctx, store.Query{})
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("List with a context ending while it waits: %v", err)
@@ -209,12 +212,12 @@ func TestGateWaits(t *testing.T) {
 	if err := r.lock.rlockGate(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}
-	j2, _, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
+	j2, err := job.Restart(j, []job.Result{acts[0].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
-	err = w.Save(tctx, j2)
+	err = w.Save(tctx, j2.Job, j2.Step)
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), path) {
 		t.Fatalf("Save while a reader holds the gate: %v; want DeadlineExceeded naming %s", err, path)
@@ -222,7 +225,7 @@ func TestGateWaits(t *testing.T) {
 	t.Log(err)
 	// A writer waiting at the turnstile keeps new readers out...
 	saved := make(chan error, 1)
-	go func() { saved <- w.Save(ctx, j2) }()
+	go func() { saved <- w.Save(ctx, j2.Job, j2.Step) }()
 	waitUntil(t, func() bool {
 		// T is write-locked once the writer waits for the reader.
 		lk := unix.Flock_t{Type: unix.F_RDLCK, Whence: 0, Start: turnstileByte, Len: 1}

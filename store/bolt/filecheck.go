@@ -56,22 +56,22 @@ func readMetaPage(f *os.File, off int64, page int) (fileMeta, error) {
 	var b [pageHeaderSize + metaSize]byte
 	if n, err := f.ReadAt(b[:], off); n < len(b) {
 		if err == io.EOF {
-			return fileMeta{}, fmt.Errorf("meta page %d is cut short by the end of the file", page)
+			return fileMeta{}, fmt.Errorf("page %d is truncated", page)
 		}
-		return fileMeta{}, fmt.Errorf("reading meta page %d: %w", page, err)
+		return fileMeta{}, fmt.Errorf("reading page %d: %w", page, err)
 	}
 	m := b[pageHeaderSize:]
 	ne := binary.NativeEndian
 	switch {
 	case ne.Uint32(m[0:]) != boltMagic:
-		return fileMeta{}, fmt.Errorf("meta page %d has no bbolt magic number", page)
+		return fileMeta{}, fmt.Errorf("page %d has no bbolt magic number", page)
 	case ne.Uint32(m[4:]) != boltVersion:
-		return fileMeta{}, fmt.Errorf("meta page %d has bbolt format version %d, want %d: %w", page, ne.Uint32(m[4:]), boltVersion, berrors.ErrVersionMismatch)
+		return fileMeta{}, fmt.Errorf("page %d has bbolt format version %d, want %d: %w", page, ne.Uint32(m[4:]), boltVersion, berrors.ErrVersionMismatch)
 	}
 	h := fnv.New64a()
 	h.Write(m[:metaSumOffset])
 	if h.Sum64() != ne.Uint64(m[metaSumOffset:]) {
-		return fileMeta{}, fmt.Errorf("meta page %d fails its checksum", page)
+		return fileMeta{}, fmt.Errorf("page %d fails its checksum", page)
 	}
 	return fileMeta{
 		page:     page,
@@ -114,7 +114,7 @@ func checkFile(f *os.File, size int64, freelist bool) (fileMeta, error) {
 			if errors.Is(err0, berrors.ErrVersionMismatch) {
 				return fileMeta{}, err0
 			}
-			return fileMeta{}, fmt.Errorf("%w (%v, and no valid meta page 1 was found)", errNoMeta, err0)
+			return fileMeta{}, fmt.Errorf("%w (%v, and no valid second one was found)", errNoMeta, err0)
 		}
 	}
 	if pageSize < minPageSize || pageSize > maxPageSize || pageSize&(pageSize-1) != 0 {

@@ -193,10 +193,12 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 	for _, l := range out {
 		f := strings.Fields(l)
 		switch {
-		case len(f) == 4 && f[0] == "final":
+		case len(f) == 6 && f[0] == "final":
 			v, _ := strconv.ParseUint(f[2], 10, 64)
 			st, _ := strconv.ParseUint(f[3], 10, 8)
-			final = append(final, store.Info{ID: job.ID(f[1]), Version: v, Status: job.Status(st)})
+			settled, _ := strconv.Atoi(f[4])
+			total, _ := strconv.Atoi(f[5])
+			final = append(final, store.Info{ID: job.ID(f[1]), Version: v, Status: job.Status(st), Settled: settled, Total: total})
 		case len(f) == 2 && f[0] == "deleted":
 			deleted[job.ID(f[1])] = true
 		case len(f) > 0 && f[0] == "saves":
@@ -221,7 +223,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.List(context.Background())
+	got, err := s.List(context.Background(), store.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func TestReadOnlyWhileWriting(t *testing.T) {
 // it reads and recording in versions the newest version seen of each job.
 func readAll(s *bolt.Store, versions map[job.ID]uint64, missing map[job.ID]bool) error {
 	ctx := context.Background()
-	list, err := s.List(ctx)
+	list, err := s.List(ctx, store.Query{})
 	if err != nil {
 		return fmt.Errorf("List: %w", err)
 	}
@@ -306,10 +308,11 @@ func writerChild(t *testing.T, path string, d time.Duration) {
 	n := 0
 	newJob := func() *live {
 		n++
-		j, acts, err := job.New(job.ID(fmt.Sprintf("w-%04d", n)), parOf(10+n%30))
+		tr, err := job.New(job.ID(fmt.Sprintf("w-%04d", n)), parOf(10+n%30))
 		if err != nil {
 			t.Fatal(err)
 		}
+		j, acts := tr.Job, tr.Actions
 		if err := s.Create(ctx, j); err != nil {
 			t.Fatal(err)
 		}
@@ -330,17 +333,18 @@ func writerChild(t *testing.T, path string, d time.Duration) {
 			lives[i%len(lives)] = newJob()
 			continue
 		}
-		j, acts, err := job.Restart(l.j, []job.Result{l.pending[0].Succeed(out)})
+		tr, err := job.Restart(l.j, []job.Result{l.pending[0].Succeed(out)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Save(ctx, j); err != nil {
+		j, acts := tr.Job, tr.Actions
+		if err := s.Save(ctx, j, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 		saves++
 		l.j, l.pending = j, append(l.pending[1:], acts...)
 	}
-	list, err := s.List(ctx)
+	list, err := s.List(ctx, store.Query{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,7 +352,7 @@ func writerChild(t *testing.T, path string, d time.Duration) {
 		t.Fatal(err)
 	}
 	for _, info := range list {
-		fmt.Println("final", info.ID, info.Version, uint8(info.Status))
+		fmt.Println("final", info.ID, info.Version, uint8(info.Status), info.Settled, info.Total)
 	}
 	fmt.Println("saves", saves, "in", n, "jobs")
 }
@@ -362,10 +366,11 @@ func TestReadOnlySameProcess(t *testing.T) {
 	ctx := context.Background()
 	path := tempPath(t)
 	w := open(t, path, &bolt.Options{NoSync: true})
-	j, acts, err := job.New("same", parOf(200))
+	tr, err := job.New("same", parOf(200))
 	if err != nil {
 		t.Fatal(err)
 	}
+	j, acts := tr.Job, tr.Actions
 	if err := w.Create(ctx, j); err != nil {
 		t.Fatal(err)
 	}
@@ -406,11 +411,12 @@ func TestReadOnlySameProcess(t *testing.T) {
 		}()
 	}
 	for _, a := range acts {
-		j, _, err = job.Restart(j, []job.Result{a.Succeed([]byte(`"ok"`))})
+		tr, err = job.Restart(j, []job.Result{a.Succeed([]byte(`"ok"`))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Save(ctx, j); err != nil {
+		j = tr.Job
+		if err := w.Save(ctx, j, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -461,17 +467,18 @@ func TestReadOnlyEmptyFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if list, err := s.List(ctx); err != nil || len(list) != 0 {
+	if list, err := s.List(ctx, store.Query{}); err != nil || len(list) != 0 {
 		t.Fatalf("List: %v, %v; want nothing", list, err)
 	}
 	_, err = s.Load(ctx, "nope")
 	checkNamed(t, "Load", err, store.ErrNotFound, path)
 	_, err = s.History(ctx, "nope")
 	checkNamed(t, "History", err, store.ErrNotFound, path)
-	j, _, err := job.New("new", parOf(2))
+	tr, err := job.New("new", parOf(2))
 	if err != nil {
 		t.Fatal(err)
 	}
+	j := tr.Job
 	checkNamed(t, "Create", s.Create(ctx, j), bolt.ErrReadOnly, path)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -510,18 +517,20 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	ctx := context.Background()
 	path := tempPath(t)
 	w := open(t, path, &bolt.Options{NoSync: true})
-	live, acts, err := job.New("par", parOf(5))
+	tr, err := job.New("par", parOf(5))
 	if err != nil {
 		t.Fatal(err)
 	}
+	live, acts := tr.Job, tr.Actions
 	if err := w.Create(ctx, live); err != nil {
 		t.Fatal(err)
 	}
 	for _, a := range acts[:3] {
-		if live, _, err = job.Restart(live, []job.Result{a.Succeed(nil)}); err != nil {
+		if tr, err = job.Restart(live, []job.Result{a.Succeed(nil)}); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Save(ctx, live); err != nil {
+		live = tr.Job
+		if err := w.Save(ctx, live, tr.Step); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -538,8 +547,8 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	if !s.ReadOnly() || w.ReadOnly() {
 		t.Fatal("ReadOnly() is wrong")
 	}
-	list, err := s.List(ctx)
-	if err != nil || !slices.Equal(list, []store.Info{{ID: "par", Version: live.Version(), Status: live.Status()}}) {
+	list, err := s.List(ctx, store.Query{})
+	if err != nil || !slices.Equal(list, []store.Info{store.InfoOf(live)}) {
 		t.Fatalf("List: %v, %v", list, err)
 	}
 	got, err := s.Load(ctx, "par")
@@ -550,17 +559,18 @@ func TestReadOnlyRefusesWrites(t *testing.T) {
 	if err != nil || len(h.Steps) != 3 {
 		t.Fatalf("History: %d steps, %v", len(h.Steps), err)
 	}
-	j, _, err := job.New("new", parOf(2))
+	trNew, err := job.New("new", parOf(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, _, err := job.Restart(live, []job.Result{acts[3].Succeed(nil)})
+	j := trNew.Job
+	next, err := job.Restart(live, []job.Result{acts[3].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for what, err := range map[string]error{
 		"Create": s.Create(ctx, j),
-		"Save":   s.Save(ctx, next),
+		"Save":   s.Save(ctx, next.Job, next.Step),
 		"Delete": s.Delete(ctx, "par"),
 	} {
 		checkNamed(t, what, err, bolt.ErrReadOnly, path)
