@@ -93,6 +93,8 @@ type Store struct {
 	poison atomic.Pointer[damageError]
 	wedged atomic.Bool
 
+	group group // see group.go
+
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
 }
 
@@ -579,6 +581,11 @@ type Stats struct {
 	// write transactions: roughly what reached the file, including the
 	// B+tree pages that each commit rewrites whatever their fill.
 	PageBytes uint64
+	// GroupCommits counts the transactions of Creates and Saves, and
+	// GroupWrites the Creates and Saves they carried (refused ones
+	// included): GroupWrites/GroupCommits writes shared each fsync.
+	// LargestGroup is the most in one transaction.
+	GroupCommits, GroupWrites, LargestGroup uint64
 }
 
 // Stats returns the counters so far. It may be called at any time, also
@@ -592,6 +599,9 @@ func (s *Store) Stats() Stats {
 		Snapshots:     s.snaps.Load(),
 		SnapshotBytes: s.snapBytes.Load(),
 	}
+	s.group.mu.Lock()
+	st.GroupCommits, st.GroupWrites, st.LargestGroup = s.group.size.commits, s.group.size.writes, s.group.size.largest
+	s.group.mu.Unlock()
 	if s.db != nil {
 		dbs := s.db.Stats()
 		st.PageBytes = uint64(dbs.TxStats.GetPageAlloc())

@@ -112,8 +112,9 @@ func (s *Store) readSteps(jb *bbolt.Bucket, id job.ID, m meta, from uint64) ([]j
 	return steps, nil
 }
 
-// Create implements store.Store: one write transaction putting the origin
-// (job.Encode of j) and the meta record.
+// Create implements store.Store: it puts the origin (job.Encode of j) and
+// the meta record, in a write transaction it may share with other writes
+// waiting at the same moment (group commit).
 func (s *Store) Create(ctx context.Context, j job.Job) error {
 	if err := store.CheckCreate(j); err != nil {
 		return fmt.Errorf("store/bolt: %s: %w", s.path, err)
@@ -128,35 +129,35 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 		return s.errf(id, "%w", err)
 	}
 	var inc uint64
-	err = s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
-		jobs := tx.Bucket(jobsBucket)
-		if jobs.Bucket([]byte(id)) != nil {
-			return s.errf(id, "%w", store.ErrExists)
-		}
-		var err error
-		if inc, err = jobs.NextSequence(); err != nil {
-			return err
-		}
-		jb, err := jobs.CreateBucket([]byte(id))
-		if err != nil {
-			return err
-		}
-		if _, err := jb.CreateBucket(stepsBucket); err != nil {
-			return err
-		}
-		if err := putBlob(jb, w, originBucket, origin); err != nil {
-			return err
-		}
-		m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin)}.withJob(j)
-		if err := w.put(jb, metaKey, m.encode()); err != nil {
-			return err
-		}
-		return ctx.Err()
+	err = s.commit(&groupWrite{
+		ctx: ctx,
+		apply: func(tx *bbolt.Tx, w *writes) error {
+			jobs := tx.Bucket(jobsBucket)
+			if jobs.Bucket([]byte(id)) != nil {
+				return refuse(s.errf(id, "%w", store.ErrExists))
+			}
+			var err error
+			if inc, err = jobs.NextSequence(); err != nil {
+				return err
+			}
+			jb, err := jobs.CreateBucket([]byte(id))
+			if err != nil {
+				return err
+			}
+			if _, err := jb.CreateBucket(stepsBucket); err != nil {
+				return err
+			}
+			if err := putBlob(jb, w, originBucket, origin); err != nil {
+				return err
+			}
+			m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin)}.withJob(j)
+			return w.put(jb, metaKey, m.encode())
+		},
+		committed: func() { s.cache.put(inc, j) },
 	})
 	if err != nil {
 		return s.txErr(id, err)
 	}
-	s.cache.put(inc, j)
 	return nil
 }
 
@@ -170,10 +171,11 @@ func (s *Store) txErr(id job.ID, err error) error {
 	return s.errf(id, "%w", err)
 }
 
-// Save implements store.Store: one write transaction that checks the stored
-// version and incarnation, appends the step record under steps/<version>
-// and rewrites the meta record; now and then it also writes a snapshot (see
-// the package documentation).
+// Save implements store.Store: in a write transaction it may share with
+// other writes waiting at the same moment (group commit), it checks the
+// stored version and incarnation, appends the step record under
+// steps/<version> and rewrites the meta record; now and then it also
+// writes a snapshot (see the package documentation).
 func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 	if err := store.CheckSave(j, step); err != nil {
 		return fmt.Errorf("store/bolt: %s: %w", s.path, err)
@@ -185,56 +187,56 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 	defer s.mu.RUnlock()
 	rec := job.EncodeStep(step)
 	var inc uint64
-	err := s.update(ctx, func(tx *bbolt.Tx, w *writes) error {
-		jb, err := s.jobBucket(tx, id)
-		if err != nil {
-			return err
-		}
-		m, err := s.readMeta(jb, id)
-		if err != nil {
-			return err
-		}
-		if m.version != v-1 {
-			return s.errf(id, "%w: stored version %d, save of version %d", store.ErrConflict, m.version, v)
-		}
-		if m.jobInc != j.Incarnation() {
-			return s.errf(id, "%w: stored incarnation %x, save of incarnation %x (the job was deleted and made again)", store.ErrConflict, m.jobInc, j.Incarnation())
-		}
-		sb := jb.Bucket(stepsBucket)
-		if sb == nil {
-			return s.corrupt(id, "steps", fmt.Errorf("%w: bucket missing", job.ErrCorrupt))
-		}
-		sb.FillPercent = 1 // keys only ever grow: fill pages
-		if err := w.put(sb, stepKey(v), rec); err != nil {
-			return err
-		}
-		w.steps++
-		w.stepBytes += uint64(len(rec))
-		m = m.withJob(j)
-		m.sinceSnap += uint64(len(rec))
-		m.stepsSinceSnap++
-		if s.snapshotDue(jb, m) {
-			enc, err := job.Encode(j)
+	err := s.commit(&groupWrite{
+		ctx: ctx,
+		apply: func(tx *bbolt.Tx, w *writes) error {
+			jb, err := s.jobBucket(tx, id)
 			if err != nil {
+				return refuse(err)
+			}
+			m, err := s.readMeta(jb, id)
+			if err != nil {
+				return refuse(err)
+			}
+			if m.version != v-1 {
+				return refuse(s.errf(id, "%w: stored version %d, save of version %d", store.ErrConflict, m.version, v))
+			}
+			if m.jobInc != j.Incarnation() {
+				return refuse(s.errf(id, "%w: stored incarnation %x, save of incarnation %x (the job was deleted and made again)", store.ErrConflict, m.jobInc, j.Incarnation()))
+			}
+			sb := jb.Bucket(stepsBucket)
+			if sb == nil {
+				return refuse(s.corrupt(id, "steps", fmt.Errorf("%w: bucket missing", job.ErrCorrupt)))
+			}
+			sb.FillPercent = 1 // keys only ever grow: fill pages
+			if err := w.put(sb, stepKey(v), rec); err != nil {
 				return err
 			}
-			if err := putBlob(jb, w, snapBucket, enc); err != nil {
-				return err
+			w.steps++
+			w.stepBytes += uint64(len(rec))
+			m = m.withJob(j)
+			m.sinceSnap += uint64(len(rec))
+			m.stepsSinceSnap++
+			if s.snapshotDue(jb, m) {
+				enc, err := job.Encode(j)
+				if err != nil {
+					return err
+				}
+				if err := putBlob(jb, w, snapBucket, enc); err != nil {
+					return err
+				}
+				w.snaps++
+				w.snapBytes += uint64(len(enc))
+				m.snapVersion, m.snapCRC, m.sinceSnap, m.stepsSinceSnap = v, checksum(enc), 0, 0
 			}
-			w.snaps++
-			w.snapBytes += uint64(len(enc))
-			m.snapVersion, m.snapCRC, m.sinceSnap, m.stepsSinceSnap = v, checksum(enc), 0, 0
-		}
-		if err := w.put(jb, metaKey, m.encode()); err != nil {
-			return err
-		}
-		inc = m.inc
-		return ctx.Err()
+			inc = m.inc
+			return w.put(jb, metaKey, m.encode())
+		},
+		committed: func() { s.cache.put(inc, j) },
 	})
 	if err != nil {
 		return s.txErr(id, err)
 	}
-	s.cache.put(inc, j)
 	return nil
 }
 
