@@ -44,11 +44,11 @@ type state struct {
 }
 
 type fixtureJob struct {
-	enc     []byte  // job.Encode of the newest version
-	origin  []byte  // job.Encode of version 1
-	steps   int     // steps in the history
+	enc     []byte         // job.Encode of the newest version
+	origin  []byte         // job.Encode of version 1
+	steps   int            // steps in the history
 	next    job.Transition // the job after one more step, to try a Save with
-	nextErr error   // error making next (the job had finished)
+	nextErr error          // error making next (the job had finished)
 }
 
 // buildFixture makes a store of six jobs of various sizes, some with
