@@ -19,7 +19,8 @@ import (
 )
 
 func factory(t *testing.T, cfg runnertest.Config) runnertest.Runner {
-	r, err := inmem.New(inmem.Options{Store: cfg.Store, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Workers: 8})
+	r, err := inmem.New(inmem.Options{Store: cfg.Store, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout,
+		NoResume: cfg.NoResume, Hooks: cfg.Hooks, Workers: 8})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +40,19 @@ func TestConformanceBolt(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st
 	}, factory)
+}
+
+// storeWithoutHistory hides the optional capabilities of the store under
+// it except listing (which inmem needs to resume jobs at start): the suite
+// must skip its history checks, not fail.
+type storeWithoutHistory struct{ store.Store }
+
+func (s storeWithoutHistory) List(ctx context.Context, q store.Query) ([]store.Info, error) {
+	return store.List(ctx, s.Store, q)
+}
+
+func TestConformanceStoreWithoutHistory(t *testing.T) {
+	runnertest.Run(t, func(t *testing.T) store.Store { return storeWithoutHistory{store.NewMemory()} }, factory)
 }
 
 func startRunner(t *testing.T, o inmem.Options) (*inmem.Runner, chan error, context.CancelFunc) {
@@ -165,7 +179,11 @@ func TestWaitBeforeCloseWithoutRun(t *testing.T) {
 		_, err := r.Wait(ctx, "j")
 		waited <- err
 	}()
-	time.Sleep(20 * time.Millisecond) // let Wait block, if it would
+	for deadline := time.Now().Add(10 * time.Second); r.Waiting("j") == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Wait did not start waiting")
+		}
+	}
 	must(t, r.Close())
 	select {
 	case err := <-waited:
@@ -332,5 +350,50 @@ func TestRecoveryDuringCommitRunsOnce(t *testing.T) {
 	defer mu.Unlock()
 	if runs != 2 {
 		t.Errorf("2 actions ran %d times", runs)
+	}
+}
+
+// TestRedeliveryWhileLiveRunsOnce: results delivered again while the
+// action they made outstanding runs re-dispatch it (runner.Engine.Apply),
+// and inmem's dispatch is idempotent: the action, live, is not queued a
+// second time. (The conformance suite only logs such extra runs, which
+// at-least-once allows in general.)
+func TestRedeliveryWhileLiveRunsOnce(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	var mu sync.Mutex
+	runs := 0
+	entered, release := make(chan struct{}, 4), make(chan struct{})
+	must(t, reg.Register("block", func(ctx context.Context, a job.Action) ([]byte, error) {
+		mu.Lock()
+		runs++
+		mu.Unlock()
+		entered <- struct{}{}
+		<-release
+		return nil, nil
+	}))
+	var counters runner.Counters
+	st := store.NewMemory()
+	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Hooks: counters.Hooks(nil)})
+	ctx := testCtx(t)
+	must(t, r.Submit(ctx, "j", ast.Seq(ast.Act("fast", nil), ast.Act("block", nil))))
+	<-entered
+	first := job.Result{JobID: "j", ActionID: "seq[0]#1"}
+	for range 3 {
+		must(t, r.Deliver(ctx, first)) // applied before Deliver returns
+	}
+	if n := counters.Snapshot().Ignored; n != 3 {
+		t.Errorf("%d results ignored, want the 3 redelivered", n)
+	}
+	close(release)
+	j, err := r.Wait(ctx, "j")
+	must(t, err)
+	if j.Status() != job.StatusSucceeded {
+		t.Fatal(job.Describe(j))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if runs != 1 {
+		t.Errorf("the live action ran %d times after 3 redeliveries, want once", runs)
 	}
 }

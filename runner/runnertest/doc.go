@@ -1,9 +1,24 @@
 // Package runnertest is the conformance suite every baton runner passes,
 // in the manner of testing/fstest: a runner's own test calls Run with a
-// factory, and gets the same scenarios as every other runner: success,
-// failure, rescue, finally, a parallel fan-out of 1,000 actions, 100
-// concurrent jobs, a handler that panics, an unknown action name, a
-// result delivered twice, and a runner stopped mid-job and started again
-// on the same store, finishing without re-running actions whose results
-// were stored.
+// factory, and gets the same scenarios as every other runner.
+//
+// The plain ones: success, failure, rescue, finally, a parallel fan-out of
+// 1,000 actions, 100 concurrent jobs, a handler that panics, an unknown
+// action name, a result delivered twice (and once more after the job
+// finished), and a runner stopped mid-job and started again on the same
+// store, finishing without re-running actions whose results were stored.
+//
+// The faults: a runner killed mid-action with no drain, whose job a second
+// runner finishes; two runners on one store at once; a crash after a step
+// is saved and before its actions are dispatched; a crash after an action
+// ran and before its result is saved; and a step whose dispatch was lost,
+// rescued by its result delivered again. Crashes are injected through the
+// store the suite hands the runner (Config.Store), the seam every runner
+// shares: on a chosen Save the wrapper writes or not, then fails that call
+// and every later one, as a dead process would.
+//
+// Wherever the store keeps history (store.Historian), the suite checks
+// that every step was applied once and that the history replays to the
+// final job byte for byte. Scenarios wait by polling a condition under a
+// deadline, never for a fixed time.
 package runnertest

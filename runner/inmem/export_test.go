@@ -1,0 +1,10 @@
+package inmem
+
+import "github.com/batonwf/baton/job"
+
+// Waiting returns how many Waits for job id are blocked.
+func (r *Runner) Waiting(id job.ID) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.waiters[id])
+}
