@@ -360,8 +360,10 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 	return r.o.Store.Load(ctx, id)
 }
 
-// Wait blocks until job id has finished and returns the finished job. The
-// job's own failure is not an error: check its Status. Wait returns an
+// Wait blocks until job id has finished and returns the finished job, also
+// when another runner on the same store finishes it (Wait then reads the
+// store at growing intervals, up to a second). The job's own failure is
+// not an error: check its Status. Wait returns an
 // error when ctx ends, when the job's results could not be applied (its
 // stored state is damaged or gone), and, wrapping ErrClosed, when the
 // runner has stopped (Close, or Run returned) with the job unfinished.
@@ -371,6 +373,9 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	r.waiters[id] = append(r.waiters[id], ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
+	every := 10 * time.Millisecond
+	poll := time.NewTimer(every)
+	defer poll.Stop()
 	for {
 		j, err := r.o.Store.Load(ctx, id)
 		if err != nil {
@@ -392,13 +397,24 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		case closed:
 			return j, fmt.Errorf("inmem: wait for job %s, unfinished at v%d: %w", id, j.Version(), cerr)
 		}
+		// This runner wakes ch when it finishes the job; another runner on
+		// the same store does not, so the store is read again now and
+		// then, less often the longer the wait.
+		poll.Reset(every)
 		select {
 		case <-ch:
+		case <-poll.C:
+			every = min(2*every, maxWaitPoll)
 		case <-ctx.Done():
+			poll.Stop()
 			return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
 		}
 	}
 }
+
+// maxWaitPoll bounds the interval at which Wait reads the store for a job
+// that another runner may finish.
+const maxWaitPoll = time.Second
 
 func (r *Runner) dropWaiter(id job.ID, ch chan struct{}) {
 	r.mu.Lock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -258,21 +257,10 @@ func (s *suite) twoRunners(t *testing.T) {
 	t.Logf("%d jobs on two runners: %d extra runs of actions across runners (at-least-once allows them)", len(ids), dups)
 }
 
-// knownBugs, when set in the environment, runs the scenarios that are
-// skipped for a known bug of the runner under test.
-const knownBugs = "BATON_RUNNERTEST_KNOWN_BUGS"
-
 // waitAcrossRunners: Wait on a runner returns a job that another runner on
 // the same store finished. The waiting runner does not resume jobs
 // (NoResume) and has nothing to do with the job but wait for it.
-//
-// Skipped unless BATON_RUNNERTEST_KNOWN_BUGS is set: runner/inmem's Wait
-// wakes only when its own runner finishes the job, so it blocks until its
-// context ends (reported with this scenario).
 func (s *suite) waitAcrossRunners(t *testing.T) {
-	if os.Getenv(knownBugs) == "" {
-		t.Skipf("known bug: inmem's Wait does not see a job another runner finished; set %s=1 to run", knownBugs)
-	}
 	rec := newRecorder(t)
 	g := newGate()
 	must(t, rec.reg.Register("gate", g.handler))
