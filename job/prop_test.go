@@ -356,7 +356,7 @@ func propExpect(c propCase, done bool, out []job.Action, dispatched map[string]j
 func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun {
 	t.Helper()
 	trJ, err := job.New(propJobID, c.Tree)
-	j, acts := trJ.Job, trJ.Actions
+	j := trJ.Job
 	if err != nil {
 		t.Fatalf("New: %v\n%s", err, c)
 	}

@@ -599,7 +599,7 @@ func (e *Env) verify(j job.Job) error {
 	}
 	for _, a := range acts {
 		if o, ok := e.out[a.ID]; !ok || !sameActions([]job.Action{a}, []job.Action{o}) {
-			return fmt.Errorf("Outstanding lists %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
+			return fmt.Errorf("job.Outstanding lists %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
 		}
 	}
 	if j.Done() && len(acts) > 0 {

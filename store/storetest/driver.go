@@ -114,14 +114,6 @@ func mixed() ast.Node {
 	)
 }
 
-func encode(t testing.TB, j job.Job) []byte {
-	t.Helper()
-	b, err := job.Encode(j)
-	if err != nil {
-		t.Fatalf("job.Encode(%v): %v", j, err)
-	}
-	return b
-}
 
 // sameJob fails the test unless got encodes to exactly the bytes want does.
 func sameJob(t testing.TB, what string, want, got job.Job) {

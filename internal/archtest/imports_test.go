@@ -1,0 +1,148 @@
+package archtest
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/batonwf/baton"
+
+// pure lists the standard-library packages the pure core (ast, job) may
+// import: values only, no clock, randomness, I/O, goroutines or reflection
+// machinery.
+var pure = set("bytes", "cmp", "encoding/binary", "encoding/json", "errors", "fmt", "hash/crc32",
+	"slices", "sort", "strconv", "strings", "unicode", "unicode/utf8")
+
+// layer is where a package sits; a package may import its own layer's
+// foundations (the layers listed in may) and nothing of the module above.
+type layer struct {
+	name string
+	may  []string // module packages (or prefixes ending in "/") it may import
+	std  map[string]bool
+	ext  []string // third-party module prefixes it may import
+}
+
+// rules, from the bottom up: ast <- job <- store <- runner <- adapters <-
+// cmd, examples, bench. Adapters (store/bolt, runner/inmem, ...) never
+// import each other; test kits (storetest, runnertest) are imported by
+// tests only.
+func rules(pkg string) (layer, bool) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	switch {
+	case rel == "ast":
+		return layer{name: rel, std: pure}, true
+	case rel == "job":
+		return layer{name: rel, may: []string{"ast"}, std: pure}, true
+	case rel == "job/jobtest":
+		return layer{name: rel, may: []string{"ast", "job"}}, true
+	case rel == "store":
+		return layer{name: rel, may: []string{"ast", "job"}}, true
+	case rel == "store/storetest":
+		return layer{name: rel, may: []string{"ast", "job", "store"}, ext: []string{"github.com/google/go-cmp/"}}, true
+	case rel == "store/bolt":
+		return layer{name: rel, may: []string{"job", "store"}, ext: []string{"go.etcd.io/bbolt", "golang.org/x/sys/"}}, true
+	case rel == "runner":
+		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
+	case rel == "runner/runnertest":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}}, true
+	case rel == "runner/inmem":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}}, true
+	case rel == "runner/zk":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
+	case rel == "runner/kafka":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
+	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
+		return layer{name: rel, may: []string{""}, ext: []string{""}}, true // the top: anything
+	}
+	return layer{}, false
+}
+
+func set(xs ...string) map[string]bool {
+	m := map[string]bool{}
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// TestImports checks every package's direct, non-test imports against the
+// rules. A new package must be given its place in rules.
+func TestImports(t *testing.T) {
+	touchSources(t)
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("go list found %d packages; the check would pass vacuously", len(lines))
+	}
+	for _, line := range lines {
+		f := strings.Fields(line)
+		pkg, imports := f[0], f[1:]
+		l, ok := rules(pkg)
+		if !ok {
+			t.Errorf("%s has no place in the import rules: add it to rules", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			if why := l.check(imp); why != "" {
+				t.Errorf("%s imports %s: %s", l.name, imp, why)
+			}
+		}
+	}
+}
+
+// check returns why l may not import imp, or "".
+func (l layer) check(imp string) string {
+	if inModule := imp == module || strings.HasPrefix(imp, module+"/"); inModule {
+		rel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+		for _, m := range l.may {
+			if m == "" || rel == m || (strings.HasSuffix(m, "/") && strings.HasPrefix(rel, m)) {
+				return ""
+			}
+		}
+		return "a package of a higher or sibling layer (allowed: " + strings.Join(l.may, ", ") + ")"
+	}
+	if !strings.Contains(strings.Split(imp, "/")[0], ".") { // the standard library
+		if l.std == nil || l.std[imp] {
+			return ""
+		}
+		return "the pure core imports only value packages of the standard library"
+	}
+	for _, e := range l.ext {
+		if e == "" || imp == strings.TrimSuffix(e, "/") || strings.HasPrefix(imp, e) {
+			return ""
+		}
+	}
+	return "a third-party package this layer may not use"
+}
+
+// touchSources stats every Go file of the module, so that go test's cache
+// knows this test's result depends on them (it reads them through go list,
+// in another process, which the cache cannot see).
+func touchSources(t *testing.T) {
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	err = filepath.WalkDir(strings.TrimSpace(string(root)), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(p, ".go") {
+			_, err = os.Stat(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
