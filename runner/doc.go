@@ -1,35 +1,77 @@
 // Package runner holds what every baton runner shares: the loop that turns
 // results into stored jobs and dispatched actions, written once (Engine);
-// the registry of Go handlers that perform actions (Registry, Handle); the
-// worker side that runs one action safely (Execute); and hooks for metrics.
+// the seam a runner implements (Transport); the registry of Go handlers
+// that perform actions (Registry, Handle); the worker side that runs one
+// action safely (Execute, ActionFrom); and hooks for metrics.
 //
-// The loop, in the order the reducer demands:
+// # The loop
 //
-//	receive results -> load job -> job.Restart -> save (CAS) -> dispatch -> ack
+// In the order the reducer demands:
 //
-// A job is saved BEFORE its actions are dispatched, and results are
-// acknowledged to the transport only AFTER the job that applied them is
-// saved, so a crash at any point loses nothing: unsaved results are
-// delivered again, and saved-but-undispatched actions are dispatched again
-// by recovery (job.Restart(stored, nil)).
+//	results in -> load job -> job.Restart -> Transport.Commit -> ack results
 //
-// Transports (runner/inmem, runner/zk, runner/kafka) implement Dispatcher
-// to move actions to workers and feed results to Engine.Apply. They hold no
-// workflow logic, which is why they are interchangeable.
+// job.Restart returns one value, a job.Transition (raft's Ready): the new
+// job, the step that made it, the actions to dispatch and the results it
+// ignored. Engine.Apply hands the whole transition to Transport.Commit in
+// one call, so a transport that can write the state and the actions
+// atomically does (runner/zk: one ZooKeeper multi-op that checks the
+// job's version, writes the state, deletes the consumed results and
+// creates the queue entries), and a transport whose store and queues are
+// apart saves, then dispatches (SaveThenDispatch). Either way the job is
+// durable BEFORE its actions are dispatched, and a transport acknowledges
+// results only AFTER Apply returned, so a crash at any point loses
+// nothing:
+//
+//   - results not yet committed are delivered again, and applied then;
+//   - a commit that saved the state but did not dispatch all its actions
+//     (a crash, or ErrNotDispatched) is mended when its results are
+//     delivered again: they are all ignored as duplicates, and Apply then
+//     dispatches the job's outstanding actions (job.Job.Outstanding) once
+//     more; Transport.Dispatch is idempotent where the transport can make
+//     it so (one queue entry per action key), at-least-once elsewhere;
+//   - a runner taking over jobs (at start, or a partition's jobs after a
+//     rebalance) calls Engine.Recover with their IDs, which dispatches
+//     each job's outstanding actions again. Recovery is scoped: one job, a
+//     chosen set, never necessarily the whole store.
+//
+// Conflicts are expected: two runners may load the same job. The store's
+// compare-and-swap lets one commit win; the other gets store.ErrConflict,
+// reloads, and finds its results applied (ignored as duplicates). Retries
+// stop at EngineOptions.ConflictRetries and when the context ends; other
+// errors are never retried by the engine: a transport decides what a
+// failing store means (runner/inmem stops and reports it).
+//
+// Errors name the job. A result routed to the wrong job wraps
+// job.ErrWrongJob; a missing job store.ErrNotFound; a workflow naming
+// actions without a handler ErrUnknownActions (Submit refuses it, Recover
+// leaves such a stored job untouched rather than fail its actions).
 //
 // # Delivery
 //
 // Actions are delivered at least once: a worker that dies after performing
 // an action but before its result is saved has its action performed again.
-// Handlers must therefore be idempotent (use the action's Key as an
-// idempotency key with external systems). Job transitions are exactly
-// once: the store's optimistic concurrency and the reducer's idempotence
-// ensure each result changes a job at most once.
+// Handlers must therefore be idempotent: key side effects with
+// job.Action.IdempotencyKey (the same for every attempt of a leaf, new for
+// a job made again under a deleted job's ID), which a typed handler gets
+// with ActionFrom(ctx). Job transitions are exactly once: the store's
+// compare-and-swap and the reducer's idempotence ensure each result
+// changes a job at most once.
 //
 // # Handlers
 //
 // Handlers are plain Go functions registered by action name. Nothing is
 // ever evaluated from data: an action whose name has no handler fails with
-// a clear message. A handler that panics fails its action (the panic and
-// stack are logged); it never crashes the worker.
+// a clear message (and Submit refuses such workflows up front). A handler
+// that panics fails its action (the panic and stack are logged); it never
+// crashes the worker.
+//
+// # Conformance
+//
+// runner/runnertest is the suite every runner passes: success, failure,
+// rescue, finally, a fan-out of 1,000, 100 concurrent jobs, a panicking
+// handler, an unknown action, duplicate results, a runner stopped mid-job
+// and resumed, killed with no drain, two runners on one store, a crash
+// after the save and before dispatch, a crash before a result was saved,
+// and redelivery after lost dispatch; every finished job's history holds
+// each step once.
 package runner

@@ -15,8 +15,8 @@ type Hooks struct {
 	ActionStarted    func(a job.Action)
 	ActionFinished   func(a job.Action, r job.Result, took time.Duration)
 	ActionHandedBack func(a job.Action)
-	// Step is called after a job's new state was saved, before its actions
-	// are dispatched.
+	// Step is called after a transition was committed (its state saved
+	// and its actions dispatched), with the number of actions.
 	Step func(j job.Job, dispatched int)
 	// Ignored is called for results the reducer did not apply.
 	Ignored func(id job.ID, ig job.Ignored)

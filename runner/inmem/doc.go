@@ -1,13 +1,13 @@
-// Package inmem is baton's single-process runner: goroutines and
-// unbounded in-memory queues move actions to a bounded pool of workers and
-// results back to one restarter, which runs the shared loop
-// (runner.Engine): load, job.Restart, save, dispatch.
+// Package inmem is baton's single-process runner: an in-memory queue moves
+// actions to a bounded pool of workers, and the workers apply the results
+// through the shared loop (runner.Engine): load, job.Restart, commit. Its
+// Transport saves the transition in the store, then queues the actions.
 //
 // With store.NewMemory it is a fast engine for tests; with store/bolt every
 // transition is on disk before its actions run, so jobs survive a crash or
 // a restart of the process: a new Runner on the same store resumes every
-// unfinished job when Run starts, without repeating actions whose results
-// were saved.
+// unfinished job when Run starts (unless Options.NoResume; Resume picks
+// jobs), without repeating actions whose results were saved.
 //
 //	r, err := inmem.New(inmem.Options{Store: st, Registry: reg})
 //	go r.Run(ctx)
@@ -16,20 +16,40 @@
 //
 // The runner does not own the store: closing the runner leaves it open.
 //
-// Shutdown. When Run's context ends (or Close is called), workers take no
-// new action; actions in flight get Options.DrainTimeout to finish and
-// their results are saved; after that their contexts are cancelled, and an
-// action that then fails is handed back, not failed: it stays outstanding
-// in the store and runs again when a runner resumes the job.
+// # Results
 //
-// Results are applied by the workers themselves, combined per job: while
-// one worker applies a job's results, the others leave theirs with it, and
-// it applies all that piled up in one Restart and one save. So a backlog
-// turns into large batches (which keeps the cost per action low with a
-// durable store), and a sequence runs without any hand-off between
-// goroutines. When the queue holds a backlog (more than two actions per
-// worker), a worker takes a share of up to eight at once and reports their
-// results together, so the actions of one job become one step; without a
-// backlog it takes one at a time, so a slow action never holds up another
-// that a free worker could run.
+// A worker takes one action at a time, and applies its result as soon as
+// the action ends: no finished result waits for another action. Results
+// are combined per job: while one goroutine applies a job's results, the
+// others leave theirs with it, and it applies everything that piled up in
+// one Restart and one commit (a backlog becomes large batches, which keeps
+// the cost per action low with a durable store). A worker keeps for itself
+// the first action its own commit dispatched when no other action waits,
+// so a sequence runs on one worker without a hand-off between goroutines.
+//
+// Dispatch is idempotent: the runner knows every action it has in hand
+// (queued, kept, running, or finished with its result not yet applied)
+// and never queues one twice, whether a recovery, a redelivered result or
+// a second Resume asks for it. A recovery never runs between a commit and
+// the queueing of its actions.
+//
+// # Failures
+//
+// A handler that panics, or an action with no handler, fails that action.
+// A job whose stored state cannot be loaded or applied (damaged, deleted)
+// is that job's problem: its Wait returns the error, the other jobs go on.
+// Any other store error (a full disk, an I/O error, a closed store) stops
+// the runner: Run returns the error, Wait and Submit return ErrClosed
+// wrapping it, and the jobs stay as last saved, to be resumed once the
+// store is usable. A store that failed once is not trusted with retries.
+//
+// # Shutdown
+//
+// When Run's context ends (or Close is called), workers take no new
+// action; actions in flight get Options.DrainTimeout to finish and their
+// results are saved; after that their contexts are cancelled, and an
+// action that then fails is handed back, not failed: it stays outstanding
+// in the store and runs again when a runner resumes the job. After Run
+// returns the runner is closed: Submit, Deliver and Resume return
+// ErrClosed, and Wait returns at once for a job that has not finished.
 package inmem
