@@ -10,7 +10,7 @@ import (
 	"github.com/batonwf/baton/job"
 )
 
-// The benchmarks here measure the promise of DESIGN.md section 3: handling
+// The benchmarks here measure the promise of the package doc: handling
 // one result in a job of 100,000 leaves costs about what it costs in a job
 // of 10. Every op of BenchmarkRestart is one result applied by one Restart,
 // so ns/op and allocs/op read as "per result".

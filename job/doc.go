@@ -2,14 +2,19 @@
 // results of finished actions into the next job state and the next actions
 // to run.
 //
-//	j, actions, err := job.New("order-7", workflow)   // version 1, first actions
-//	j, actions, err = job.Restart(j, results)         // apply a batch of results
+//	tr, err := job.New("order-7", workflow)    // version 1, first actions
+//	tr, err = job.Restart(tr.Job, results)     // apply a batch of results
+//
+// Both return a Transition, the one value a runner acts on (raft's Ready):
+// the new Job, the Step that made it, the Actions to dispatch and the
+// results Ignored.
 //
 // Runners move actions and results; this package decides everything else.
 // It is to baton what etcd's raft core is to etcd: it never sends, sleeps,
 // reads a clock, draws random numbers or starts a goroutine, and it imports
-// only package ast and standard-library value packages (a test enforces
-// this). Time, when it is needed, enters as results.
+// only package ast and standard-library value packages (a test,
+// internal/archtest, enforces this). Time, when it is needed, enters as
+// results.
 //
 // # Contracts
 //
@@ -19,17 +24,27 @@
 //     share unchanged state (a persistent trie), so a Restart costs
 //     O(results × depth + new actions), not O(tree): one result in a job of
 //     100,000 actions costs about what it costs in a job of 10.
-//   - Store before dispatch. The job returned by New or Restart must be
-//     stored durably BEFORE its actions are dispatched.
-//   - Recovery is Restart(stored, nil): it returns the job unchanged and
-//     exactly the outstanding actions.
+//   - Store before dispatch. The transition's Job must be stored durably
+//     BEFORE its Actions are dispatched.
+//   - A Job carries no report of the Restart that made it: the Step and the
+//     ignored results come beside it, in the Transition, so a job loaded
+//     from a store is the same value as the one that was saved.
+//   - Recovery is Job.Outstanding: the actions dispatched and not settled,
+//     which a runner dispatches again after a crash. An empty batch is not
+//     recovery: Restart(j, nil) changes nothing and returns no action.
 //   - Idempotent. A result for an unknown, never dispatched, stale,
 //     duplicated or already settled action changes nothing and is reported
-//     by Job.Ignored, so at-least-once transports are safe. A Restart in
-//     which nothing applied returns the same job at the same version.
+//     in Transition.Ignored, so at-least-once transports are safe. A
+//     Restart in which nothing applied returns the same job, the zero Step
+//     and no action.
 //   - A failed workflow is state, not an error. Errors are for broken
 //     contracts only: bad input to New, a zero Job, a result routed to the
-//     wrong job, a corrupt encoding.
+//     wrong job (ErrWrongJob), a corrupt encoding (ErrCorrupt).
+//   - Incarnations. WithIncarnation gives a job a number that tells it
+//     apart from others made under the same ID; runners draw it at random.
+//     Every Action carries it, and Action.IdempotencyKey (job, incarnation,
+//     path: the same for every attempt of a leaf) is what handlers key
+//     their side effects with.
 //   - Action IDs are derived from the leaf's path and attempt
 //     ("par[1].seq[0]#1"); see package ast for paths.
 //
@@ -88,10 +103,14 @@
 //
 // # Persistence in O(delta)
 //
-// Every job that Restart returns carries the Step that produced it (its
-// applied results and new version). Stores append steps and write a full
-// Encode snapshot only now and then; Replay(snapshot, steps) rebuilds the
-// job byte for byte. Encodings carry a format version (Format); Decode
+// Every Transition carries the Step that produced its job (its applied
+// results and new version). Stores append steps, encoded by EncodeStep (a
+// compact record of about 30 bytes per result, checksummed; every store
+// writes the same bytes, and a golden record in testdata/ keeps them), and
+// write a full Encode snapshot only now and then (the rule is
+// store.SnapshotDue); Replay(snapshot, steps) rebuilds the job byte for
+// byte. Encodings carry a format version (Format; Encode writes the oldest
+// format that holds the job); Decode
 // reads every older format, refuses newer ones with ErrFutureFormat, and
 // checks every invariant of the state so that a corrupt job is an error
 // (ErrCorrupt), never a panic in a later Restart. Encoded mid-flight jobs

@@ -21,7 +21,9 @@ type Options struct {
 	Store store.Store
 	// Registry holds the handlers; required.
 	Registry *runner.Registry
-	// Workers bounds how many actions run at once; default 16.
+	// Workers bounds how many actions run at once; default 16. (The
+	// runner has more goroutines than that: those applying results do not
+	// count, so that waiting for the store holds up no action.)
 	Workers int
 	// ActionTimeout bounds each action; 0 means no limit.
 	ActionTimeout time.Duration
@@ -398,18 +400,39 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 			return j, fmt.Errorf("inmem: wait for job %s, unfinished at v%d: %w", id, j.Version(), cerr)
 		}
 		// This runner wakes ch when it finishes the job; another runner on
-		// the same store does not, so the store is read again now and
-		// then, less often the longer the wait.
-		poll.Reset(every)
-		select {
-		case <-ch:
-		case <-poll.C:
-			every = min(2*every, maxWaitPoll)
-		case <-ctx.Done():
-			poll.Stop()
-			return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
+		// the same store does not, so the store is looked at now and then,
+		// less often the longer the wait, through its listing when it has
+		// one (a job's status, without loading the job).
+	wait:
+		for {
+			poll.Reset(every)
+			select {
+			case <-ch:
+				break wait
+			case <-poll.C:
+				every = min(2*every, maxWaitPoll)
+				if !r.stillRunning(ctx, id) {
+					break wait
+				}
+			case <-ctx.Done():
+				poll.Stop()
+				return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
+			}
 		}
 	}
+}
+
+// stillRunning reports whether the store lists job id as running; false
+// when it cannot tell (then the caller loads the job).
+func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
+	r.mu.Lock()
+	stop := r.closed || r.fatal != nil || r.broken[id] != nil
+	r.mu.Unlock()
+	if stop {
+		return false
+	}
+	infos, err := store.List(ctx, r.o.Store, store.Query{Prefix: string(id), Limit: 1})
+	return err == nil && len(infos) == 1 && infos[0].ID == id && !infos[0].Status.Settled()
 }
 
 // maxWaitPoll bounds the interval at which Wait reads the store for a job
@@ -498,14 +521,21 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer cancelHandlers()
 	stopTaking := ctx.Done()
 
+	// Workers tokens bound the actions that run at once. There are more
+	// worker goroutines than tokens: a worker gives its token back when its
+	// action ends, before it applies the result, so a worker waiting for a
+	// store's commit (an fsync) holds up no action, and the results of
+	// several workers share the store's next commit (store/bolt commits
+	// the writes waiting at the same moment together).
+	tokens := make(chan struct{}, r.o.Workers)
 	var workers sync.WaitGroup
-	for range r.o.Workers {
+	for range r.o.Workers * goroutinesPerWorker {
 		keep := &slot{}
 		eng, err := r.engine(keep)
 		if err != nil {
 			return err
 		}
-		workers.Go(func() { r.work(handlerCtx, stopTaking, eng, keep) })
+		workers.Go(func() { r.work(handlerCtx, stopTaking, tokens, eng, keep) })
 	}
 
 	<-ctx.Done()
@@ -561,13 +591,17 @@ func (r *Runner) resumeAll(ctx context.Context) {
 	}
 }
 
-// work runs actions until stop is closed, and applies their results with
-// eng, whose commits keep an action in keep for this worker to run next.
-func (r *Runner) work(ctx context.Context, stop <-chan struct{}, eng *runner.Engine, keep *slot) {
+// goroutinesPerWorker is how many worker goroutines share each of the
+// Workers tokens (see Run).
+const goroutinesPerWorker = 4
+
+// work runs actions until stop is closed, each holding one of tokens, and
+// applies their results with eng, whose commits keep an action in keep for
+// this worker to run next.
+func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, eng *runner.Engine, keep *slot) {
 	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
 	applyCtx := context.WithoutCancel(ctx)
 	for {
-		var a job.Action
 		select {
 		case <-stop:
 			if keep.full {
@@ -578,6 +612,7 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, eng *runner.Eng
 			return
 		default:
 		}
+		var a job.Action
 		if keep.full {
 			a, keep.full = keep.next, false
 		} else {
@@ -586,7 +621,17 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, eng *runner.Eng
 				return
 			}
 		}
+		// The action in hand waits for a token; a worker holds none while
+		// it waits for an action, so the tokens always go to actions.
+		select {
+		case <-stop:
+			// Not started: it stays outstanding in the store.
+			r.q.forget(keyOf(a))
+			return
+		case tokens <- struct{}{}:
+		}
 		res, err := runner.Execute(ctx, r.o.Registry, a, opts)
+		<-tokens
 		if err != nil {
 			r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 			r.q.forget(keyOf(a))

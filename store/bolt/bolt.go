@@ -44,7 +44,9 @@ type Options struct {
 
 	// CacheSize is the number of jobs whose newest version is kept in
 	// memory, so that a Load after a Save in the same process does not
-	// decode. Zero means 128; a negative value turns the cache off.
+	// decode. Zero means 4096; a negative value turns the cache off.
+	// Whatever the count, the cached jobs hold at most about 262,000
+	// actions (about 50 MB), except that the job used last is always kept.
 	CacheSize int
 }
 
@@ -163,7 +165,7 @@ func (opts *Options) withDefaults() Options {
 	}
 	switch {
 	case o.CacheSize == 0:
-		o.CacheSize = 128
+		o.CacheSize = 4096
 	case o.CacheSize < 0:
 		o.CacheSize = 0
 	}

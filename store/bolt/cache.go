@@ -15,12 +15,26 @@ import (
 // The cache is only a hint: an entry is used only when its incarnation and
 // version match the job's meta record read in the same call, so a stale
 // entry (left by a racing writer, or by a deleted and re-created job) costs
-// a decode, never a wrong answer. It is least-recently-used and bounded.
+// a decode, never a wrong answer. It is least-recently-used and bounded
+// twice: by the number of jobs, and by their actions (a job's memory grows
+// with its tree), so that it holds every job a busy runner works on while
+// a few huge jobs cannot fill the memory.
 type cache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *centry, most recent first
-	byID  map[job.ID]*list.Element
+	mu        sync.Mutex
+	max       int // jobs
+	maxLeaves int // actions of the jobs held; the newest job is held whatever its size
+	leaves    int
+	order     *list.List // of *centry, most recent first
+	byID      map[job.ID]*list.Element
+}
+
+// cacheLeaves is the default bound on the actions of the cached jobs:
+// about 50 MB of job state.
+const cacheLeaves = 1 << 18
+
+func leavesOf(j job.Job) int {
+	_, total := j.Progress()
+	return total
 }
 
 type centry struct {
@@ -29,7 +43,7 @@ type centry struct {
 }
 
 func newCache(max int) *cache {
-	return &cache{max: max, order: list.New(), byID: map[job.ID]*list.Element{}}
+	return &cache{max: max, maxLeaves: cacheLeaves, order: list.New(), byID: map[job.ID]*list.Element{}}
 }
 
 // get returns the cached job id if it is the incarnation inc at version v.
@@ -64,16 +78,24 @@ func (c *cache) put(inc uint64, j job.Job) {
 		if e.inc > inc || e.inc == inc && e.j.Version() > j.Version() {
 			return
 		}
+		c.leaves += leavesOf(j) - leavesOf(e.j)
 		e.inc, e.j = inc, j
 		c.order.MoveToFront(el)
-		return
+	} else {
+		c.byID[j.ID()] = c.order.PushFront(&centry{inc: inc, j: j})
+		c.leaves += leavesOf(j)
 	}
-	c.byID[j.ID()] = c.order.PushFront(&centry{inc: inc, j: j})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.byID, last.Value.(*centry).j.ID())
+	for c.order.Len() > c.max || (c.leaves > c.maxLeaves && c.order.Len() > 1) {
+		c.remove(c.order.Back())
 	}
+}
+
+// remove drops the entry el. c.mu is held.
+func (c *cache) remove(el *list.Element) {
+	e := el.Value.(*centry)
+	c.order.Remove(el)
+	delete(c.byID, e.j.ID())
+	c.leaves -= leavesOf(e.j)
 }
 
 // drop forgets id.
@@ -81,7 +103,6 @@ func (c *cache) drop(id job.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[id]; ok {
-		c.order.Remove(el)
-		delete(c.byID, id)
+		c.remove(el)
 	}
 }
