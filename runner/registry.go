@@ -106,16 +106,37 @@ func (r *Registry) Names() []string {
 // handler, sorted and without repeats. Runners call it before starting a
 // job so that a typo is reported up front rather than as a failed action.
 func (r *Registry) Missing(root ast.Node) []string {
-	seen := map[string]bool{}
 	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.all(&root) {
+		return nil // the common case, without building a set
+	}
+	seen := map[string]bool{}
 	r.missing(&root, seen)
-	r.mu.RUnlock()
 	var out []string
 	for n := range seen {
 		out = append(out, n)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// all reports whether every action under n has a handler. r.mu is held.
+func (r *Registry) all(n *ast.Node) bool {
+	if n == nil {
+		return true
+	}
+	if n.Kind == ast.KindAct {
+		if _, ok := r.h[n.Action]; !ok {
+			return false
+		}
+	}
+	for i := range n.Children {
+		if !r.all(&n.Children[i]) {
+			return false
+		}
+	}
+	return r.all(n.Body) && r.all(n.Rescue) && r.all(n.Finally)
 }
 
 // missing adds to seen the unregistered action names under n. It walks

@@ -363,8 +363,8 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // Wait blocks until job id has finished and returns the finished job, also
-// when another runner on the same store finishes it (Wait then reads the
-// store at growing intervals, up to a second). The job's own failure is
+// when another runner on the same store finishes it (Wait then sees it
+// within 50 ms to a second: it looks at the store at growing intervals). The job's own failure is
 // not an error: check its Status. Wait returns an
 // error when ctx ends, when the job's results could not be applied (its
 // stored state is damaged or gone), and, wrapping ErrClosed, when the
@@ -375,7 +375,7 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	r.waiters[id] = append(r.waiters[id], ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
-	every := 10 * time.Millisecond
+	every := minWaitPoll
 	poll := time.NewTimer(every)
 	defer poll.Stop()
 	for {
@@ -435,9 +435,12 @@ func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
 	return err == nil && len(infos) == 1 && infos[0].ID == id && !infos[0].Status.Settled()
 }
 
-// maxWaitPoll bounds the interval at which Wait reads the store for a job
-// that another runner may finish.
-const maxWaitPoll = time.Second
+// Wait looks at the store for a job that another runner may finish every
+// minWaitPoll at first, then less often, up to every maxWaitPoll.
+const (
+	minWaitPoll = 50 * time.Millisecond
+	maxWaitPoll = time.Second
+)
 
 func (r *Runner) dropWaiter(id job.ID, ch chan struct{}) {
 	r.mu.Lock()
