@@ -74,7 +74,6 @@ type pathRef struct {
 	i      int  // the index among a seq's or par's children, or of a try's part in TryParts
 }
 
-
 func (p *pathRef) String() string {
 	switch {
 	case p == nil:

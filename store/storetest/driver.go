@@ -114,7 +114,6 @@ func mixed() ast.Node {
 	)
 }
 
-
 // sameJob fails the test unless got encodes to exactly the bytes want does.
 func sameJob(t testing.TB, what string, want, got job.Job) {
 	t.Helper()
