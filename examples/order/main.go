@@ -42,7 +42,8 @@ type Order struct {
 type shop struct {
 	mu                       sync.Mutex
 	available, held, shipped map[string]int
-	charged                  map[string]int // order ID -> cents
+	charged                  map[string]int    // order ID -> cents
+	payments                 map[string]string // idempotency key -> receipt: a charge is made once per key
 }
 
 func main() {
@@ -54,7 +55,7 @@ func main() {
 }
 
 func runOrder(decline bool) error {
-	s := &shop{available: map[string]int{"SKU-42": 10}, held: map[string]int{}, shipped: map[string]int{}, charged: map[string]int{}}
+	s := &shop{available: map[string]int{"SKU-42": 10}, held: map[string]int{}, shipped: map[string]int{}, charged: map[string]int{}, payments: map[string]string{}}
 	reg := runner.NewRegistry()
 	if err := s.register(reg); err != nil {
 		return err
@@ -101,17 +102,21 @@ func runOrder(decline bool) error {
 	return nil
 }
 
-// register adds the typed handlers. Each is idempotent enough for
-// at-least-once delivery in this example: it works on the order's state.
+// register adds the typed handlers. Actions are delivered at least once,
+// so each must be idempotent: the payment is keyed with its action's
+// idempotency key (the same for every attempt of the leaf, as a payment
+// provider's idempotency key would be); the others work on the order's
+// state.
 func (s *shop) register(reg *runner.Registry) error {
 	type done struct {
 		Order string `json:"order"`
 		Note  string `json:"note"`
 	}
-	step := func(name string, f func(o Order) (string, error)) error {
-		return runner.Handle(reg, name, func(_ context.Context, o Order) (done, error) {
+	step := func(name string, f func(o Order, key string) (string, error)) error {
+		return runner.Handle(reg, name, func(ctx context.Context, o Order) (done, error) {
+			a, _ := runner.ActionFrom(ctx) // the action: job, attempt, idempotency key
 			s.mu.Lock()
-			note, err := f(o)
+			note, err := f(o, a.IdempotencyKey())
 			s.mu.Unlock()
 			if err != nil {
 				fmt.Printf("  %-15s %s: %v\n", name, o.ID, err)
@@ -122,7 +127,7 @@ func (s *shop) register(reg *runner.Registry) error {
 		})
 	}
 	return errors.Join(
-		step("stock.reserve", func(o Order) (string, error) {
+		step("stock.reserve", func(o Order, _ string) (string, error) {
 			if s.available[o.SKU] < o.Qty {
 				return "", fmt.Errorf("only %d of %s in stock", s.available[o.SKU], o.SKU)
 			}
@@ -130,33 +135,37 @@ func (s *shop) register(reg *runner.Registry) error {
 			s.held[o.SKU] += o.Qty
 			return fmt.Sprintf("holding %d x %s", o.Qty, o.SKU), nil
 		}),
-		step("fraud.check", func(o Order) (string, error) {
+		step("fraud.check", func(o Order, _ string) (string, error) {
 			if o.Cents > 100000 {
 				return "", errors.New("amount needs a manual review")
 			}
 			return "low risk", nil
 		}),
-		step("payment.charge", func(o Order) (string, error) {
+		step("payment.charge", func(o Order, key string) (string, error) {
+			if receipt, ok := s.payments[key]; ok {
+				return receipt, nil // delivered again: charged once already
+			}
 			if o.Card == "4000-0002" {
 				return "", errors.New("card declined")
 			}
 			s.charged[o.ID] = o.Cents
-			return fmt.Sprintf("charged %d cents", o.Cents), nil
+			s.payments[key] = fmt.Sprintf("charged %d cents", o.Cents)
+			return s.payments[key], nil
 		}),
-		step("order.confirm", func(o Order) (string, error) {
+		step("order.confirm", func(o Order, _ string) (string, error) {
 			s.held[o.SKU] -= o.Qty
 			s.shipped[o.SKU] += o.Qty
 			return "confirmed; the held stock is shipped", nil
 		}),
-		step("payment.refund", func(o Order) (string, error) {
+		step("payment.refund", func(o Order, _ string) (string, error) {
 			if c := s.charged[o.ID]; c > 0 {
 				delete(s.charged, o.ID)
 				return fmt.Sprintf("refunded %d cents", c), nil
 			}
 			return "nothing was charged; nothing to refund", nil
 		}),
-		step("order.cancel", func(Order) (string, error) { return "cancelled; customer notified", nil }),
-		step("stock.release", func(o Order) (string, error) {
+		step("order.cancel", func(Order, string) (string, error) { return "cancelled; customer notified", nil }),
+		step("stock.release", func(o Order, _ string) (string, error) {
 			n := min(s.held[o.SKU], o.Qty)
 			s.held[o.SKU] -= n
 			s.available[o.SKU] += n
