@@ -214,3 +214,19 @@ func damageOrigin(t *testing.T, db string, id job.ID) {
 		t.Fatal(err)
 	}
 }
+
+// TestResumeInterruptAfterJobFinished: a job that finishes while resume
+// drains after Ctrl-C is reported as finished, not as unfinished.
+func TestResumeInterruptAfterJobFinished(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	storeJobs(t, db, map[job.ID]ast.Node{"slow": ast.Act("sleep", "300ms")})
+	r := interruptibleBaton(t, "resuming 1 unfinished job", "resume", "--store", db)
+	if r.code != exitInterrupted {
+		t.Fatalf("exit status %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, exitInterrupted, r.stdout, r.stderr)
+	}
+	contains(t, "stdout", r.stdout, "job slow succeeded: 1/1 actions settled")
+	contains(t, "stderr", r.stderr, "interrupted: every resumed job had finished\n")
+	if strings.Contains(r.stderr, "unfinished") {
+		t.Errorf("a finished job reported unfinished:\n%s", r.stderr)
+	}
+}
