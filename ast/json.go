@@ -123,7 +123,7 @@ func Decode(data []byte) (Node, error) {
 	// of the wrong type is reported in JSON's words, not Go's.
 	var env map[string]json.RawMessage
 	if err := json.Unmarshal(data, &env); err != nil || env == nil {
-		return Node{}, fmt.Errorf(`workflow: want an object like {"version":1,"root":...}, got %s`, describeJSON(data))
+		return Node{}, fmt.Errorf(`workflow: want an object like {"version":1,"root":...}, got %s`, DescribeJSON(data))
 	}
 	for _, k := range sortedKeys(env) {
 		if k != "version" && k != "root" {
@@ -136,7 +136,7 @@ func Decode(data []byte) (Node, error) {
 	}
 	var version int
 	if err := json.Unmarshal(rawVersion, &version); err != nil {
-		got := describeJSON(rawVersion)
+		got := DescribeJSON(rawVersion)
 		if got == "a number" && len(rawVersion) <= 20 {
 			got = string(rawVersion)
 		}
@@ -270,7 +270,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]} or {\"try\":...}, got %s", describeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]} or {\"try\":...}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -308,7 +308,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	switch n.Kind {
 	case KindAct:
 		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
-			add(`"act" must be a string (the action name), got %s`, describeJSON(fields["act"]))
+			add(`"act" must be a string (the action name), got %s`, DescribeJSON(fields["act"]))
 			n.err = errReported
 		}
 		if p, ok := fields["payload"]; ok {
@@ -320,7 +320,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	case KindSeq, KindPar:
 		var kids []json.RawMessage
 		if err := json.Unmarshal(fields[n.Kind.String()], &kids); err != nil {
-			add(`%q must be an array of nodes, got %s`, n.Kind.String(), describeJSON(fields[n.Kind.String()]))
+			add(`%q must be an array of nodes, got %s`, n.Kind.String(), DescribeJSON(fields[n.Kind.String()]))
 			n.err = errReported
 			break
 		}
@@ -365,8 +365,10 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	return keys
 }
 
-// describeJSON names the JSON type of data for error messages.
-func describeJSON(data []byte) string {
+// DescribeJSON names the JSON type of data for error messages: "an
+// object", "an array", "a string", "a boolean", "null", "a number", or
+// "nothing" for empty input. Only the first byte is looked at.
+func DescribeJSON(data []byte) string {
 	t := bytes.TrimSpace(data)
 	if len(t) == 0 {
 		return "nothing"

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 )
@@ -187,7 +188,7 @@ func parseHTTPGet(payload []byte) (httpGetRequest, time.Duration, error) {
 			return req, 0, fmt.Errorf("payload: %v", err)
 		}
 	case trimmed[0] != '{':
-		return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got %s`, jsonKind(trimmed))
+		return req, 0, fmt.Errorf(`payload must be a URL or {"url": ..., "timeout": "5s", "max_bytes": N}, got %s`, ast.DescribeJSON(trimmed))
 	default:
 		dec := json.NewDecoder(bytes.NewReader(trimmed))
 		dec.DisallowUnknownFields()
@@ -250,23 +251,6 @@ func httpPayloadError(err error) error {
 		return fmt.Errorf("payload has an unknown field %s (allowed: url, timeout, max_bytes)", name)
 	}
 	return fmt.Errorf("payload: %v", err)
-}
-
-// jsonKind names the JSON type of data, valid JSON, for messages.
-func jsonKind(data []byte) string {
-	switch data[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 // bodyText returns the first httpBodyText bytes of body as valid UTF-8,
