@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Kind is the kind of a node.
@@ -17,11 +18,12 @@ const (
 	KindSeq
 	KindPar
 	KindTry
+	KindDag
 )
 
-var kindNames = [...]string{"invalid", "act", "seq", "par", "try"}
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag"}
 
-// String returns the kind's JSON key: "act", "seq", "par" or "try".
+// String returns the kind's JSON key: "act", "seq", "par", "try" or "dag".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -33,9 +35,14 @@ func (k Kind) String() string {
 // Try rather than by hand; a hand-built node is checked by Validate.
 //
 // Which fields are used depends on Kind:
-//   - KindAct: Action and Payload.
-//   - KindSeq, KindPar: Children.
+//   - KindAct: Action, Payload and Inputs.
+//   - KindSeq, KindPar, KindDag: Children.
 //   - KindTry: Body, and optionally Rescue and Finally.
+//
+// Any node may have a Name, unique in the workflow; a named leaf's output
+// is kept under its name, and later leaves take it with Inputs. The
+// children of a KindDag node are all named, and each lists in After the
+// siblings it waits for.
 //
 // Nodes are values; the tree they form must not be modified once it has been
 // handed to the reducer (job.New keeps its own compiled copy, but payload
@@ -48,6 +55,10 @@ type Node struct {
 	Body     *Node           // for KindTry
 	Rescue   *Node           // for KindTry, optional
 	Finally  *Node           // for KindTry, optional
+
+	Name   string   // the node's name, unique in the workflow; optional except under a dag
+	Inputs []string // for KindAct: the named nodes whose outputs its actions carry
+	After  []string // for a child of a KindDag: the names of the siblings it waits for
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
@@ -130,6 +141,38 @@ func group(nodes []Node) Node {
 	return Seq(nodes...)
 }
 
+// Dag returns a node whose children start as soon as the siblings they
+// are after (WithAfter) have succeeded: the ones after nothing start with
+// the dag. Every child must be named (Named). Once a child fails, nothing
+// new starts (finally blocks excepted), as in a par, and the dag fails
+// when what it started has settled.
+func Dag(children ...Node) Node {
+	return Node{Kind: KindDag, Children: children}
+}
+
+// Named returns n with the name name: unique in the workflow, it names a
+// leaf's output for the Inputs of later leaves, and a dag's child for the
+// After of its siblings.
+func (n Node) Named(name string) Node {
+	n.Name = name
+	return n
+}
+
+// WithInputs returns the leaf n taking the outputs of the named nodes:
+// its actions carry them, by name. Each must be sure to have succeeded
+// before n starts (an earlier child of an enclosing seq, a dag sibling n
+// is after, or a node their success implies); Validate says which is not.
+func (n Node) WithInputs(names ...string) Node {
+	n.Inputs = append(n.Inputs[:len(n.Inputs):len(n.Inputs)], names...)
+	return n
+}
+
+// WithAfter returns the dag child n waiting for its siblings called names.
+func (n Node) WithAfter(names ...string) Node {
+	n.After = append(n.After[:len(n.After):len(n.After)], names...)
+	return n
+}
+
 // Try returns a try node: body runs first; if it fails and there is a
 // rescue, the rescue runs; the finally, if any, runs last whatever happened.
 // Giving two rescues or two finallies is reported by Validate.
@@ -153,10 +196,10 @@ func Try(body Node, opts ...TryOption) Node {
 }
 
 // Equal reports whether a and b are the same tree: same kinds, actions,
-// payload bytes and shape.
+// payload bytes, names, inputs, dependencies and shape.
 func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
-		len(a.Children) != len(b.Children) {
+		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) {
 		return false
 	}
 	for i := range a.Children {

@@ -4,7 +4,7 @@ import "strconv"
 
 // The path grammar. A node's path names the edges from the root down to
 // it, joined by '.': "par[1].seq[0]", "body", "seq[2].finally". An edge to
-// a child of a seq or par is the parent's kind and the child's index in
+// a child of a seq, par or dag is the parent's kind and the child's index in
 // brackets (canonical decimal: no sign, no leading zero); an edge to a
 // part of a try is the part's name. The root's path is "", written "root"
 // in messages and action IDs. This file is the grammar's only home: the
@@ -24,7 +24,7 @@ const (
 // TryParts lists a try's parts in their order: TryParts[i] is part i.
 var TryParts = [...]string{PartBody, PartRescue, PartFinally}
 
-// ChildPath returns the path of the i-th child of the seq or par node at
+// ChildPath returns the path of the i-th child of the seq, par or dag node at
 // parent.
 func ChildPath(parent string, kind Kind, i int) string {
 	return string(AppendEdge([]byte(parent), kind, i))
@@ -63,7 +63,7 @@ func ShowPath(p string) string {
 }
 
 // Edge is one edge of a path, as CutEdge reads it: to child Index of a
-// node of kind Kind (seq or par), or, with Kind KindTry, to part Index of
+// node of kind Kind (seq, par or dag), or, with Kind KindTry, to part Index of
 // a try (TryParts[Index]).
 type Edge struct {
 	Kind  Kind
@@ -94,7 +94,7 @@ func CutEdge(p string) (e Edge, written, rest string, ok bool) {
 			return Edge{KindTry, k}, written, rest, true
 		}
 	}
-	for _, kind := range [...]Kind{KindSeq, KindPar} {
+	for _, kind := range [...]Kind{KindSeq, KindPar, KindDag} {
 		name := kind.String()
 		if len(written) < len(name)+3 || written[:len(name)] != name || written[len(name)] != '[' || written[len(written)-1] != ']' {
 			continue

@@ -99,6 +99,10 @@ func validate(n *Node, path *pathRef, depth int, ps *[]Problem) {
 	if n.err != nil {
 		add("%v", n.err)
 	}
+	if n.Name != "" || len(n.Inputs) > 0 || len(n.After) > 0 || n.Kind == KindDag {
+		add("names, inputs and dags are not supported by this baton yet")
+		return
+	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
