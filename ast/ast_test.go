@@ -165,6 +165,45 @@ func TestEqualAndCount(t *testing.T) {
 			t.Errorf("%s: Equal reports different trees as equal", name)
 		}
 	}
+
+	// Names, inputs, after and dags.
+	dag := func() ast.Node {
+		return ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a"))
+	}
+	if !ast.Equal(dag(), dag()) {
+		t.Fatalf("Equal of two identical dags is false")
+	}
+	if got := ast.Count(dag()); got != 3 {
+		t.Fatalf("Count of a dag = %d, want 3", got)
+	}
+	differNames := map[string]ast.Node{
+		"kind":          ast.Par(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a")),
+		"name":          ast.Dag(ast.Act("a", nil).Named("x"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a")),
+		"no name":       ast.Dag(ast.Act("a", nil), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a")),
+		"dag name":      dag().Named("d"),
+		"after":         ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a", "a").WithInputs("a")),
+		"no after":      ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithInputs("a")),
+		"inputs":        ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("b")),
+		"no inputs":     ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a")),
+		"extra child":   ast.Dag(ast.Act("a", nil).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a"), ast.Act("c", nil).Named("c")),
+		"child differs": ast.Dag(ast.Act("a", 1).Named("a"), ast.Act("b", nil).Named("b").WithAfter("a").WithInputs("a")),
+	}
+	for name, n := range differNames {
+		if ast.Equal(dag(), n) || ast.Equal(n, dag()) {
+			t.Errorf("%s: Equal reports different dags as equal", name)
+		}
+	}
+	// WithInputs and WithAfter append, and never to a shared array.
+	a := ast.Act("a", nil).WithInputs("x")
+	b, c := a.WithInputs("y"), a.WithInputs("z")
+	if got := fmt.Sprint(a.Inputs, b.Inputs, c.Inputs); got != "[x] [x y] [x z]" {
+		t.Errorf("WithInputs: %s", got)
+	}
+	d := ast.Act("d", nil).WithAfter("x")
+	e, f := d.WithAfter("y"), d.WithAfter("z")
+	if got := fmt.Sprint(d.After, e.After, f.After); got != "[x] [x y] [x z]" {
+		t.Errorf("WithAfter: %s", got)
+	}
 }
 
 // TestNodeJSONMethods checks that Node works as a field of other JSON
@@ -282,25 +321,25 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "null root", doc: `{"version":1,"root":null}`, want: []string{`missing "root"`}},
 		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`workflow: unknown field "extra" (allowed: version, root)`}},
 		{name: "root not an object", doc: `{"version":1,"root":[1]}`,
-			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]} or {"try":...}, got an array`}}},
+			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]}, {"try":...} or {"dag":[...]}, got an array`}}},
 		{name: "child not an object", doc: `{"version":1,"root":{"seq":[{"act":"a"},"b"]}}`,
 			want: []string{"seq[1]: want a node object", "got a string"}},
 		{name: "unknown kind key", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"par":[{"loop":[]}]}]}}`,
-			problems: []ast.Problem{{Path: "seq[1].par[0]", Msg: "node has none of the keys act, seq, par, try (has: loop)"}}},
+			problems: []ast.Problem{{Path: "seq[1].par[0]", Msg: "node has none of the keys act, seq, par, try, dag (has: loop)"}}},
 		{name: "empty node", doc: `{"version":1,"root":{"par":[{}]}}`,
-			problems: []ast.Problem{{Path: "par[0]", Msg: "node has none of the keys act, seq, par, try (has: )"}}},
+			problems: []ast.Problem{{Path: "par[0]", Msg: "node has none of the keys act, seq, par, try, dag (has: )"}}},
 		{name: "two kind keys", doc: `{"version":1,"root":{"try":{"act":"a","seq":[{"act":"b"}]}}}`,
 			problems: []ast.Problem{{Path: "body", Msg: "node has more than one kind key: act, seq"}}},
 		{name: "unknown field in act", doc: `{"version":1,"root":{"par":[{"act":"a","retries":3}]}}`,
-			problems: []ast.Problem{{Path: "par[0]", Msg: `unknown field "retries" in act node (allowed: act, payload)`}}},
+			problems: []ast.Problem{{Path: "par[0]", Msg: `unknown field "retries" in act node (allowed: act, payload, name, inputs)`}}},
 		{name: "payload on a try", doc: `{"version":1,"root":{"try":{"act":"a"},"payload":1}}`,
-			problems: []ast.Problem{{Path: "", Msg: `unknown field "payload" in try node (allowed: try, rescue, finally)`}}},
+			problems: []ast.Problem{{Path: "", Msg: `unknown field "payload" in try node (allowed: try, rescue, finally, name)`}}},
 		{name: "rescue on a seq", doc: `{"version":1,"root":{"seq":[{"act":"a"}],"rescue":{"act":"b"}}}`,
-			problems: []ast.Problem{{Path: "", Msg: `unknown field "rescue" in seq node (allowed: seq)`}}},
+			problems: []ast.Problem{{Path: "", Msg: `unknown field "rescue" in seq node (allowed: seq, name)`}}},
 		{name: "two unknown fields, sorted", doc: `{"version":1,"root":{"act":"a","z":1,"b":2}}`,
 			problems: []ast.Problem{
-				{Path: "", Msg: `unknown field "b" in act node (allowed: act, payload)`},
-				{Path: "", Msg: `unknown field "z" in act node (allowed: act, payload)`},
+				{Path: "", Msg: `unknown field "b" in act node (allowed: act, payload, name, inputs)`},
+				{Path: "", Msg: `unknown field "z" in act node (allowed: act, payload, name, inputs)`},
 			}},
 		{name: "empty seq", doc: `{"version":1,"root":{"par":[{"act":"a"},{"seq":[]}]}}`,
 			problems: []ast.Problem{{Path: "par[1]", Msg: "seq has no children"}}},
@@ -315,7 +354,7 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "empty rescue", doc: `{"version":1,"root":{"try":{"act":"a"},"rescue":{"seq":[]}}}`,
 			problems: []ast.Problem{{Path: "rescue", Msg: "seq has no children"}}},
 		{name: "bad node in finally", doc: `{"version":1,"root":{"try":{"act":"a"},"finally":{"seq":[{"act":"b"},{"nope":1}]}}}`,
-			problems: []ast.Problem{{Path: "finally.seq[1]", Msg: "node has none of the keys act, seq, par, try (has: nope)"}}},
+			problems: []ast.Problem{{Path: "finally.seq[1]", Msg: "node has none of the keys act, seq, par, try, dag (has: nope)"}}},
 		{name: "empty action name", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"act":""}]}}`,
 			problems: []ast.Problem{{Path: "seq[1]", Msg: "action name is empty"}}},
 		{name: "action name with a space", doc: `{"version":1,"root":{"par":[{"act":"send mail"}]}}`,
@@ -333,15 +372,15 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "several problems", doc: `{"version":1,"root":{"par":[{"seq":5},{"act":"a","x":1},{"try":{"par":[]},"finally":{"foo":2}}]}}`,
 			problems: []ast.Problem{
 				{Path: "par[0]", Msg: `"seq" must be an array of nodes, got a number`},
-				{Path: "par[1]", Msg: `unknown field "x" in act node (allowed: act, payload)`},
+				{Path: "par[1]", Msg: `unknown field "x" in act node (allowed: act, payload, name, inputs)`},
 				{Path: "par[2].body", Msg: "par has no children"},
-				{Path: "par[2].finally", Msg: "node has none of the keys act, seq, par, try (has: foo)"},
+				{Path: "par[2].finally", Msg: "node has none of the keys act, seq, par, try, dag (has: foo)"},
 			}},
 		// Decode promises that every problem is reported: a structural
 		// problem in one node must not hide a naming problem in another.
 		{name: "structural and naming problems together", doc: `{"version":1,"root":{"seq":[{"foo":1},{"act":""}]}}`,
 			problems: []ast.Problem{
-				{Path: "seq[0]", Msg: "node has none of the keys act, seq, par, try (has: foo)"},
+				{Path: "seq[0]", Msg: "node has none of the keys act, seq, par, try, dag (has: foo)"},
 				{Path: "seq[1]", Msg: "action name is empty"},
 			}},
 	}
@@ -422,8 +461,8 @@ func TestValidateDSL(t *testing.T) {
 		n        ast.Node
 		problems []ast.Problem
 	}{
-		{"zero node", ast.Node{}, []ast.Problem{{"", "unknown node kind 0 (want act, seq, par or try)"}}},
-		{"unknown kind", ast.Node{Kind: 9}, []ast.Problem{{"", "unknown node kind 9 (want act, seq, par or try)"}}},
+		{"zero node", ast.Node{}, []ast.Problem{{"", "unknown node kind 0 (want act, seq, par, try or dag)"}}},
+		{"unknown kind", ast.Node{Kind: 9}, []ast.Problem{{"", "unknown node kind 9 (want act, seq, par, try or dag)"}}},
 		{"empty seq", ast.Par(ast.Act("a", nil), ast.Seq()), []ast.Problem{{"par[1]", "seq has no children"}}},
 		{"empty par", ast.Seq(ast.Act("a", nil), ast.Act("b", nil), ast.Par()), []ast.Problem{{"seq[2]", "par has no children"}}},
 		{"try without body", ast.Node{Kind: ast.KindTry}, []ast.Problem{{"", "try has no body"}}},
@@ -450,7 +489,7 @@ func TestValidateDSL(t *testing.T) {
 			[]ast.Problem{
 				{"seq[0]", "action name is empty"},
 				{"seq[1].par[0]", "seq has no children"},
-				{"seq[1].par[2]", "unknown node kind 0 (want act, seq, par or try)"},
+				{"seq[1].par[2]", "unknown node kind 0 (want act, seq, par, try or dag)"},
 				{"seq[2].body", `action name "x y" has ' ' at byte 1 (allowed: letters, digits, '.', '_', '-')`},
 				{"seq[2].finally", "par has no children"},
 			}},
@@ -498,6 +537,8 @@ func TestPaths(t *testing.T) {
 		{ast.ShowPath("rescue"), "rescue"},
 		{ast.KindAct.String(), "act"},
 		{ast.KindTry.String(), "try"},
+		{ast.KindDag.String(), "dag"},
+		{ast.ChildPath("seq[1]", ast.KindDag, 3), "seq[1].dag[3]"},
 		{ast.KindInvalid.String(), "invalid"},
 		{ast.Kind(42).String(), "Kind(42)"},
 	}
@@ -549,7 +590,7 @@ func TestDecodeNestingLimit(t *testing.T) {
 // TestCutEdge: CutEdge reads back every edge AppendEdge writes, and refuses
 // malformed ones.
 func TestCutEdge(t *testing.T) {
-	for _, e := range []ast.Edge{{ast.KindSeq, 0}, {ast.KindPar, 12}, {ast.KindSeq, 999999999}, {ast.KindTry, 0}, {ast.KindTry, 1}, {ast.KindTry, 2}} {
+	for _, e := range []ast.Edge{{ast.KindSeq, 0}, {ast.KindPar, 12}, {ast.KindSeq, 999999999}, {ast.KindTry, 0}, {ast.KindTry, 1}, {ast.KindTry, 2}, {ast.KindDag, 0}, {ast.KindDag, 31}} {
 		p := string(ast.AppendEdge([]byte("par[1]"), e.Kind, e.Index)) + ".seq[3]"
 		first, written, rest, ok := ast.CutEdge(p)
 		if !ok || first != (ast.Edge{ast.KindPar, 1}) || written != "par[1]" {
@@ -560,7 +601,7 @@ func TestCutEdge(t *testing.T) {
 			t.Errorf("CutEdge of %q: %v %q %q %v, want %v", p, got, written, rest, ok, e)
 		}
 	}
-	for _, p := range []string{"seq[01]", "seq[-1]", "seq[]", "seq[1", "seq1]", "act[0]", "Body", "seq[1].", ".seq[1]", "seq[1000000000]", "try[0]", "par[0x1]"} {
+	for _, p := range []string{"seq[01]", "seq[-1]", "seq[]", "seq[1", "seq1]", "act[0]", "Body", "seq[1].", ".seq[1]", "seq[1000000000]", "try[0]", "par[0x1]", "dag[01]", "dag[]", "Dag[1]"} {
 		if e, written, _, ok := ast.CutEdge(p); ok {
 			t.Errorf("CutEdge(%q) accepted %v (%q)", p, e, written)
 		}
@@ -570,7 +611,7 @@ func TestCutEdge(t *testing.T) {
 // TestComparePaths: pre-order, children by index (not by text), a try's
 // parts in order, malformed edges last.
 func TestComparePaths(t *testing.T) {
-	sorted := []string{"", "par[0]", "par[0].body", "par[0].body.seq[2]", "par[0].body.seq[10]", "par[0].rescue", "par[0].finally", "par[2]", "par[10]", "par[10].seq[0]", "par[x]"}
+	sorted := []string{"", "par[0]", "par[0].body", "par[0].body.seq[2]", "par[0].body.seq[10]", "par[0].body.seq[10].dag[0]", "par[0].body.seq[10].dag[3]", "par[0].body.seq[10].dag[3].par[0]", "par[0].body.seq[10].dag[20]", "par[0].rescue", "par[0].finally", "par[2]", "par[10]", "par[10].seq[0]", "par[x]"}
 	for i, a := range sorted {
 		for j, b := range sorted {
 			want := 0

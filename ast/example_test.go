@@ -72,3 +72,34 @@ func ExampleValidate() {
 	//	par[1]: seq has no children
 	//	par[2]: try has more than one rescue
 }
+
+// A dag runs each child once the siblings it is after have succeeded; a
+// named leaf's output goes to the later leaves that take it as an input.
+// Validate refuses an input that may not have succeeded when its taker
+// starts, and says why.
+func ExampleDag() {
+	w := ast.Seq(
+		ast.Dag(
+			ast.Act("user.fetch", 7).Named("user"),
+			ast.Act("cart.fetch", 7).Named("cart"),
+			ast.Act("cart.price", nil).Named("price").WithAfter("cart").WithInputs("cart"),
+		),
+		ast.Act("receipt.send", nil).WithInputs("user", "price"),
+	)
+	b, err := ast.Encode(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+
+	// The price is not after the user: the user may still be running.
+	bad := ast.Dag(
+		ast.Act("user.fetch", 7).Named("user"),
+		ast.Act("cart.price", nil).Named("price").WithInputs("user"),
+	)
+	fmt.Println(ast.Validate(bad))
+	// Output:
+	// {"version":1,"root":{"seq":[{"dag":[{"name":"user","do":{"act":"user.fetch","payload":7}},{"name":"cart","do":{"act":"cart.fetch","payload":7}},{"name":"price","after":["cart"],"do":{"act":"cart.price","inputs":["cart"]}}]},{"act":"receipt.send","inputs":["user","price"]}]}}
+	// workflow: dag[1]: input "user" (dag[0]) is a sibling in a dag that this leaf is not after, directly or through others: not sure to have succeeded before this leaf starts
+}

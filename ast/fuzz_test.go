@@ -2,6 +2,10 @@ package ast_test
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/batonwf/baton/ast"
@@ -29,6 +33,16 @@ var fuzzSeeds = []string{
 	`{"version":1,"root":{"act":"a","payload":"\ud800"}}`,
 	`null`,
 	``,
+	// Names, inputs and dags.
+	`{"version":1,"root":{"seq":[{"par":[{"act":"a","name":"a"},{"act":"b","name":"b"}]},{"act":"m","inputs":["a","b"]}],"name":"s"}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","do":{"act":"x"}},{"name":"b","after":["a"],"do":{"try":{"act":"y","inputs":["a"]},"finally":{"act":"f","name":"f"}}},{"name":"c","after":["b","a"],"do":{"act":"z","inputs":["f","b"]}}],"name":"d"}}`,
+	`{"version":1,"root":{"dag":[{"do":{"act":"x","name":"a"}},{"name":"b","after":["a","a"],"do":{"dag":[{"name":"c","do":{"act":"c"}}]}}]}}`,
+	`{"version":1,"root":{"par":[{"act":"a","name":"a"},{"act":"b","inputs":["a"]}]}}`,
+	`{"version":1,"root":{"seq":[{"try":{"act":"a","name":"a"},"rescue":{"act":"r","name":"r"}},{"act":"m","inputs":["a","r","a","zz"]}]}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","after":["c"],"do":{"act":"a"}},{"name":"b","after":["a"],"do":{"act":"b"}},{"name":"c","after":["b"],"do":{"act":"c"}},{"name":"d","after":["d"],"do":{"act":"d"}}]}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","do":{"act":"a","name":"b"}},{"name":5,"do":{"act":"x"}},{"after":"a","do":null},[],{"do":{"act":"x","after":["a"]}}]}}`,
+	`{"version":1,"root":{"seq":[{"act":"a","name":"a"},{"seq":[{"act":"b","name":"a"}],"inputs":["a"],"name":"9"}]}}`,
+	`{"version":1,"root":{"dag":[],"name":""}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts
@@ -43,6 +57,14 @@ func FuzzDecode(f *testing.F) {
 		if err != nil {
 			if err.Error() == "" {
 				t.Fatalf("empty error message")
+			}
+			var ae *ast.Error
+			if errors.As(err, &ae) {
+				for i := 1; i < len(ae.Problems); i++ {
+					if ast.ComparePaths(ae.Problems[i-1].Path, ae.Problems[i].Path) > 0 {
+						t.Fatalf("problems out of tree order: %v", err)
+					}
+				}
 			}
 			return
 		}
@@ -70,5 +92,260 @@ func FuzzDecode(f *testing.F) {
 		if got, want := ast.Count(back), ast.Count(n); got != want {
 			t.Fatalf("Count %d after the round trip, want %d", got, want)
 		}
+		walked := 0
+		ast.Walk(n, func(string, *ast.Node) bool { walked++; return true })
+		if walked != ast.Count(n) {
+			t.Fatalf("Walk visited %d nodes, Count says %d", walked, ast.Count(n))
+		}
 	})
+}
+
+// FuzzInputs builds a valid tree from the fuzzer's bytes (unique names,
+// named dag children after earlier siblings only), gives one of its leaves
+// one named node as input, and checks Validate against the rule as the
+// language states it, computed the slow way: the set of nodes sure to have
+// succeeded before the leaf starts.
+func FuzzInputs(f *testing.F) {
+	for _, s := range []string{
+		"", "\x00", "\x01\x00\x00\x02\x00", "\x02\x01\x00\x03\x01\x01\x00\x00\x05\x07",
+		"\x03\x02\x04\x00\x01\x01\x00\x02\x00\x01\x01\x01\x04\x09",
+		"\x04\x01\x00\x01\x00\x01\x01\x00\x01\x02\x03",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkInputs(t, data) })
+}
+
+// TestInputsOracle runs FuzzInputs' check on a few thousand trees made
+// from pseudo-random bytes, the same on every run.
+func TestInputsOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	sure := 0
+	for range 3000 {
+		data := make([]byte, 20+r.IntN(200))
+		for i := range data {
+			data[i] = byte(r.Uint32())
+		}
+		if checkInputs(t, data) {
+			sure++
+		}
+	}
+	// Enough of the inputs are sure, and enough not, for the check to
+	// mean something.
+	t.Logf("%d inputs of 3000 were sure", sure)
+	if sure < 500 || sure > 2500 {
+		t.Errorf("%d inputs of 3000 were sure, want 500 to 2500", sure)
+	}
+}
+
+// checkInputs is FuzzInputs' check of the bytes data. It reports whether
+// the input it chose is valid.
+func checkInputs(t *testing.T, data []byte) bool {
+	defer func() {
+		if t.Failed() {
+			t.Logf("for the bytes %q", data)
+		}
+	}()
+	g := &fuzzGen{data: data}
+	root := g.node(0, false)
+	var leaves, named []*ast.Node
+	fuzzVisit(&root, func(n *ast.Node) {
+		if n.Kind == ast.KindAct {
+			leaves = append(leaves, n)
+		}
+		if n.Name != "" {
+			named = append(named, n)
+		}
+	})
+	if err := ast.Validate(root); err != nil {
+		t.Fatalf("generated tree is invalid: %v", err)
+	}
+	if len(named) == 0 {
+		return false
+	}
+	// The last leaf, with the most nodes before it, half the time.
+	l := leaves[len(leaves)-1]
+	if g.byte()%2 == 0 {
+		l = leaves[int(g.byte())%len(leaves)]
+	}
+	sure := fuzzSure(&root, l)
+	// A sure node half the time, when there is one; any named node else.
+	var sureNamed []*ast.Node
+	for _, n := range named {
+		if sure[n] {
+			sureNamed = append(sureNamed, n)
+		}
+	}
+	target := named[int(g.byte())%len(named)]
+	if len(sureNamed) > 0 && g.byte()%2 == 0 {
+		target = sureNamed[int(g.byte())%len(sureNamed)]
+	}
+	l.Inputs = []string{target.Name}
+	err := ast.Validate(root)
+	switch {
+	case target == l:
+		if err == nil || !strings.Contains(err.Error(), "is the name of this leaf itself") {
+			t.Fatalf("input naming the leaf itself: %v", err)
+		}
+	case sure[target]:
+		if err != nil {
+			t.Fatalf("input %q is sure, Validate says: %v", target.Name, err)
+		}
+	default:
+		if err == nil || !strings.Contains(err.Error(), "not sure to have succeeded") {
+			t.Fatalf("input %q is not sure, Validate says: %v", target.Name, err)
+		}
+	}
+	if err == nil {
+		enc, err := ast.Encode(root)
+		if err != nil {
+			t.Fatalf("Encode: %v", err)
+		}
+		back, err := ast.Decode(enc)
+		if err != nil || !ast.Equal(back, root) {
+			t.Fatalf("round trip: %v\n%s", err, enc)
+		}
+	}
+	return err == nil
+}
+
+// fuzzGen makes a tree out of bytes; past the end, every byte is 0.
+type fuzzGen struct {
+	data  []byte
+	i     int
+	names int
+	nodes int
+}
+
+func (g *fuzzGen) byte() byte {
+	if g.i >= len(g.data) {
+		return 0
+	}
+	g.i++
+	return g.data[g.i-1]
+}
+
+func (g *fuzzGen) node(depth int, dagChild bool) ast.Node {
+	g.nodes++
+	// Seqs and dags twice as often as pars and tries: they make inputs sure.
+	kind := [...]byte{0, 0, 1, 1, 2, 3, 3, 4}[g.byte()%8]
+	if depth >= 5 || g.nodes > 60 {
+		kind = 0
+	}
+	var n ast.Node
+	switch kind {
+	case 0:
+		n = ast.Act("a", nil)
+	case 1, 2, 3:
+		kids := make([]ast.Node, 1+g.byte()%3)
+		for i := range kids {
+			kids[i] = g.node(depth+1, kind == 3)
+		}
+		n = [...]func(...ast.Node) ast.Node{ast.Seq, ast.Par, ast.Dag}[kind-1](kids...)
+		if kind == 3 {
+			for i := range kids {
+				for j := range i {
+					if g.byte()%2 == 1 {
+						n.Children[i] = n.Children[i].WithAfter(n.Children[j].Name)
+					}
+				}
+			}
+		}
+	case 4:
+		var opts []ast.TryOption
+		body := g.node(depth+1, false)
+		if g.byte()%2 == 1 {
+			opts = append(opts, ast.Rescue(g.node(depth+1, false)))
+		}
+		if g.byte()%2 == 1 {
+			opts = append(opts, ast.Finally(g.node(depth+1, false)))
+		}
+		n = ast.Try(body, opts...)
+	}
+	if dagChild || g.byte()%2 == 1 {
+		g.names++
+		n = n.Named(fmt.Sprintf("n%d", g.names))
+	}
+	return n
+}
+
+// fuzzVisit calls f for every node of the tree at n, which it may modify.
+func fuzzVisit(n *ast.Node, f func(*ast.Node)) {
+	f(n)
+	for i := range n.Children {
+		fuzzVisit(&n.Children[i], f)
+	}
+	for _, p := range []*ast.Node{n.Body, n.Rescue, n.Finally} {
+		if p != nil {
+			fuzzVisit(p, f)
+		}
+	}
+}
+
+// fuzzSure returns the nodes sure to have succeeded before the leaf l
+// starts, by the language's definition.
+func fuzzSure(root, l *ast.Node) map[*ast.Node]bool {
+	parent := map[*ast.Node]*ast.Node{}
+	fuzzVisit(root, func(n *ast.Node) {
+		for i := range n.Children {
+			parent[&n.Children[i]] = n
+		}
+		for _, p := range []*ast.Node{n.Body, n.Rescue, n.Finally} {
+			if p != nil {
+				parent[p] = n
+			}
+		}
+	})
+	sure := map[*ast.Node]bool{}
+	var implied func(x *ast.Node)
+	implied = func(x *ast.Node) {
+		if sure[x] {
+			return
+		}
+		sure[x] = true
+		switch x.Kind {
+		case ast.KindSeq, ast.KindPar, ast.KindDag:
+			for i := range x.Children {
+				implied(&x.Children[i])
+			}
+		case ast.KindTry:
+			if x.Finally != nil {
+				implied(x.Finally)
+			}
+			if x.Rescue == nil {
+				implied(x.Body)
+			}
+		}
+	}
+	for c := l; parent[c] != nil; c = parent[c] {
+		p := parent[c]
+		switch p.Kind {
+		case ast.KindSeq:
+			for i := range p.Children {
+				if &p.Children[i] == c {
+					break
+				}
+				implied(&p.Children[i])
+			}
+		case ast.KindDag:
+			byName := map[string]*ast.Node{}
+			for i := range p.Children {
+				byName[p.Children[i].Name] = &p.Children[i]
+			}
+			seen := map[*ast.Node]bool{}
+			todo := []*ast.Node{c}
+			for len(todo) > 0 {
+				x := todo[len(todo)-1]
+				todo = todo[:len(todo)-1]
+				for _, a := range x.After {
+					if s := byName[a]; !seen[s] {
+						seen[s] = true
+						implied(s)
+						todo = append(todo, s)
+					}
+				}
+			}
+		}
+	}
+	return sure
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -19,13 +20,25 @@ const Version = 1
 //
 // where NODE is one of
 //
-//	{"act":"name","payload":JSON}           payload omitted when empty
-//	{"seq":[NODE,...]}
-//	{"par":[NODE,...]}
-//	{"try":NODE,"rescue":NODE,"finally":NODE}  rescue and finally optional
+//	{"act":"name","payload":JSON,"name":"n","inputs":["a",...]}
+//	{"seq":[NODE,...],"name":"n"}
+//	{"par":[NODE,...],"name":"n"}
+//	{"try":NODE,"rescue":NODE,"finally":NODE,"name":"n"}
+//	{"dag":[{"name":"a","after":["b",...],"do":NODE},...],"name":"n"}
+//
+// Every key but the kind's own is optional and omitted when empty: payload,
+// name, inputs, rescue, finally and after. A dag's children are written as
+// entries: the child's Name and After are the entry's "name" and "after",
+// and "do" is the child without them.
 //
 // The output is canonical: keys in this order, no spaces, compact payloads.
 // Encode validates the tree first and returns Validate's error if any.
+//
+// Decode also reads what this form does not write: any order of keys,
+// spaces, null for an optional key (none), an empty "inputs" or "after"
+// (none), and the name of a dag's child inside its "do" node rather than on
+// the entry (not on both). Version 1 gained names, inputs and dags as
+// optional keys: a document without them reads as before.
 func Encode(root Node) ([]byte, error) {
 	if err := Validate(root); err != nil {
 		return nil, err
@@ -59,6 +72,12 @@ func AppendJSON(dst []byte, n Node) []byte {
 }
 
 func writeNode(b *bytes.Buffer, n *Node) {
+	writeNodeAs(b, n, true)
+}
+
+// writeNodeAs writes n, with its name unless withName is false (the "do"
+// node of a dag entry, whose name is the entry's).
+func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	switch n.Kind {
 	case KindAct:
 		b.WriteString(`{"act":`)
@@ -67,7 +86,6 @@ func writeNode(b *bytes.Buffer, n *Node) {
 			b.WriteString(`,"payload":`)
 			b.Write(n.Payload)
 		}
-		b.WriteByte('}')
 	case KindSeq, KindPar:
 		b.WriteString(`{"`)
 		b.WriteString(n.Kind.String())
@@ -78,7 +96,7 @@ func writeNode(b *bytes.Buffer, n *Node) {
 			}
 			writeNode(b, &n.Children[i])
 		}
-		b.WriteString(`]}`)
+		b.WriteByte(']')
 	case KindTry:
 		b.WriteString(`{"try":`)
 		writeNode(b, n.Body)
@@ -90,8 +108,52 @@ func writeNode(b *bytes.Buffer, n *Node) {
 			b.WriteString(`,"finally":`)
 			writeNode(b, n.Finally)
 		}
-		b.WriteByte('}')
+	case KindDag:
+		b.WriteString(`{"dag":[`)
+		for i := range n.Children {
+			c := &n.Children[i]
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteByte('{')
+			if c.Name != "" {
+				b.WriteString(`"name":`)
+				writeString(b, c.Name)
+				b.WriteByte(',')
+			}
+			if len(c.After) > 0 {
+				b.WriteString(`"after":`)
+				writeStrings(b, c.After)
+				b.WriteByte(',')
+			}
+			b.WriteString(`"do":`)
+			writeNodeAs(b, c, false)
+			b.WriteByte('}')
+		}
+		b.WriteByte(']')
+	default:
+		return // not a valid node: nothing is written
 	}
+	if withName && n.Name != "" {
+		b.WriteString(`,"name":`)
+		writeString(b, n.Name)
+	}
+	if n.Kind == KindAct && len(n.Inputs) > 0 {
+		b.WriteString(`,"inputs":`)
+		writeStrings(b, n.Inputs)
+	}
+	b.WriteByte('}')
+}
+
+func writeStrings(b *bytes.Buffer, list []string) {
+	b.WriteByte('[')
+	for i, s := range list {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeString(b, s)
+	}
+	b.WriteByte(']')
 }
 
 func writeString(b *bytes.Buffer, s string) {
@@ -257,7 +319,16 @@ func lineCol(data []byte, off int64) (line, col int) {
 var kindKeys = [...]struct {
 	key  string
 	kind Kind
-}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}}
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}}
+
+// nodeKeys are the keys each kind of node may have, the kind's key first.
+var nodeKeys = map[Kind][]string{
+	KindAct: {"act", "payload", "name", "inputs"},
+	KindSeq: {"seq", "name"},
+	KindPar: {"par", "name"},
+	KindTry: {"try", "rescue", "finally", "name"},
+	KindDag: {"dag", "name"},
+}
 
 func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	add := func(format string, args ...any) {
@@ -270,7 +341,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]} or {\"try\":...}, got %s", DescribeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...} or {\"dag\":[...]}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -283,27 +354,27 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	switch len(kinds) {
 	case 0:
-		add("node has none of the keys act, seq, par, try (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		add("node has none of the keys act, seq, par, try, dag (has: %s)", strings.Join(sortedKeys(fields), ", "))
 		return bad
 	case 1:
 	default:
 		add("node has more than one kind key: %s", strings.Join(kinds, ", "))
 		return bad
 	}
-	allowed := map[Kind][]string{
-		KindAct: {"act", "payload"},
-		KindSeq: {"seq"},
-		KindPar: {"par"},
-		KindTry: {"try", "rescue", "finally"},
-	}[n.Kind]
+	allowed := nodeKeys[n.Kind]
 	for _, k := range sortedKeys(fields) {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
+		switch {
+		case slices.Contains(allowed, k):
+		case k == "inputs":
+			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
+		case k == "after":
+			add("unknown field %q in %s node (after belongs in a dag entry, beside name and do)", k, n.Kind)
+		default:
 			add("unknown field %q in %s node (allowed: %s)", k, n.Kind, strings.Join(allowed, ", "))
 		}
+	}
+	if raw, ok := fields["name"]; ok {
+		n.Name, n.badName = decodeName(raw, add)
 	}
 	switch n.Kind {
 	case KindAct:
@@ -316,6 +387,9 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			if err := json.Compact(&buf, p); err == nil && buf.String() != "null" {
 				n.Payload = buf.Bytes()
 			}
+		}
+		if raw, ok := fields["inputs"]; ok {
+			n.Inputs = decodeNames(raw, "inputs", "node names", add)
 		}
 	case KindSeq, KindPar:
 		var kids []json.RawMessage
@@ -352,8 +426,105 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			c := decodeNode(raw, PartPath(path, part.name), depth+1, ps)
 			*part.dst = &c
 		}
+	case KindDag:
+		var entries []json.RawMessage
+		if err := json.Unmarshal(fields["dag"], &entries); err != nil || entries == nil {
+			got := "null"
+			if err != nil {
+				got = DescribeJSON(fields["dag"])
+			}
+			add(`"dag" must be an array of entries like {"name":"a","after":["b"],"do":{...}}, got %s`, got)
+			n.err = errReported
+			break
+		}
+		n.Children = make([]Node, len(entries))
+		for i, e := range entries {
+			n.Children[i] = decodeEntry(e, ChildPath(path, KindDag, i), depth+1, ps)
+		}
 	}
 	return n
+}
+
+// decodeEntry reads a dag entry, {"name":"a","after":["b"],"do":NODE},
+// into the child node: NODE, with the entry's name and after.
+func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
+	add := func(format string, args ...any) {
+		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		add(`want a dag entry like {"name":"a","after":["b"],"do":{...}}, got %s`, DescribeJSON(data))
+		return Node{err: errReported, badName: true}
+	}
+	for _, k := range sortedKeys(fields) {
+		if k != "name" && k != "after" && k != "do" {
+			add("unknown field %q in dag entry (allowed: name, after, do)", k)
+		}
+	}
+	var name string
+	var badName bool
+	if raw, ok := fields["name"]; ok {
+		name, badName = decodeName(raw, add)
+	}
+	var after []string
+	if raw, ok := fields["after"]; ok {
+		after = decodeNames(raw, "after", "names of siblings", add)
+	}
+	var n Node
+	if raw, ok := fields["do"]; !ok || string(raw) == "null" {
+		add(`dag entry has no "do" (the node to run)`)
+		n = Node{err: errReported}
+	} else {
+		n = decodeNode(raw, path, depth, ps)
+	}
+	switch {
+	case name != "" && n.Name != "":
+		add(`dag entry has two names: %q, and %q in its "do" node`, name, n.Name)
+	case badName && n.Name == "":
+		n.badName = true
+	}
+	if name != "" {
+		n.Name = name
+	}
+	n.After = after
+	return n
+}
+
+// decodeName reads a "name" value: a string, or null for no name. It
+// reports anything else, and the empty string, and then returns bad.
+func decodeName(raw json.RawMessage, add func(string, ...any)) (name string, bad bool) {
+	if string(raw) == "null" {
+		return "", false
+	}
+	if err := json.Unmarshal(raw, &name); err != nil {
+		add(`"name" must be a string, got %s`, DescribeJSON(raw))
+		return "", true
+	}
+	if name == "" {
+		add("name is empty")
+		return "", true
+	}
+	return name, false
+}
+
+// decodeNames reads the array of strings of the key key ("inputs" or
+// "after"), what being what they name; null is none.
+func decodeNames(raw json.RawMessage, key, what string, add func(string, ...any)) []string {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		add(`%q must be an array of strings (%s), got %s`, key, what, DescribeJSON(raw))
+		return nil
+	}
+	var names []string
+	for i, it := range items {
+		var s string
+		if err := json.Unmarshal(it, &s); err != nil || string(it) == "null" {
+			add(`%q must be an array of strings (%s), got %s at index %d`, key, what, DescribeJSON(it), i)
+			return nil
+		}
+		names = append(names, s)
+	}
+	return names
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

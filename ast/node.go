@@ -31,8 +31,8 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Node is one node of a workflow tree. Build nodes with Act, Seq, Par and
-// Try rather than by hand; a hand-built node is checked by Validate.
+// Node is one node of a workflow tree. Build nodes with Act, Seq, Par, Try
+// and Dag rather than by hand; a hand-built node is checked by Validate.
 //
 // Which fields are used depends on Kind:
 //   - KindAct: Action, Payload and Inputs.
@@ -51,7 +51,7 @@ type Node struct {
 	Kind     Kind
 	Action   string          // the handler name, for KindAct
 	Payload  json.RawMessage // compact JSON or nil, for KindAct
-	Children []Node          // for KindSeq and KindPar
+	Children []Node          // for KindSeq, KindPar and KindDag
 	Body     *Node           // for KindTry
 	Rescue   *Node           // for KindTry, optional
 	Finally  *Node           // for KindTry, optional
@@ -63,6 +63,9 @@ type Node struct {
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
 	err error
+	// badName records that Decode reported the node's "name" as malformed
+	// (and left Name empty): Validate does not report it again as missing.
+	badName bool
 }
 
 // Act returns a leaf that performs the action called name with payload.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -13,6 +14,9 @@ const (
 	MaxDepth      = 128 // nesting depth of the tree, the root being depth 1
 	MaxActionName = 200 // bytes in an action name
 )
+
+// maxName is the most bytes in a node's name.
+const maxName = 100
 
 // errReported marks a node that Decode could not read and has reported;
 // Validate skips it so every problem is listed once.
@@ -48,20 +52,71 @@ func (e *Error) Error() string {
 }
 
 // Validate checks the tree rooted at n and returns every problem it finds,
-// as an *Error, or nil. It never panics, whatever the node holds.
+// as an *Error, or nil. It never panics, whatever the node holds. Problems
+// are listed in tree order (see ComparePaths), each at its node's path.
 //
-// Checked: known kinds; the fields each kind may use; seq and par have at
-// least one child; a try has a body; action names are 1 to MaxActionName
-// bytes of letters, digits, '.', '_' and '-'; payloads are valid JSON;
-// depth at most MaxDepth; problems recorded by the DSL (a payload that
-// would not marshal, two rescues).
+// Checked, node by node: known kinds; the fields each kind may use; seq,
+// par and dag have at least one child; a try has a body; action names are
+// 1 to MaxActionName bytes of letters, digits, '.', '_' and '-'; payloads
+// are valid JSON; depth at most MaxDepth; problems recorded by the DSL (a
+// payload that would not marshal, two rescues).
+//
+// Names. A name is 1 to 100 bytes of ASCII letters, digits, '_', '-' and
+// '.', the first of them a letter or '_': "charge", "_tmp", "step-2.v1".
+// An empty Name is no name. Names are unique in the whole workflow, dag
+// children included: a second node with a name already taken is reported
+// at its path, with the path of the first.
+//
+// Dags. Every child of a dag is named. After is allowed only on a child of
+// a dag, and each name in it must be a sibling in that same dag (a name
+// listed twice is harmless: it is kept as written and means the same as
+// once). The children must not be after one another in a cycle: each
+// cycle is reported at the dag's path, written "a -> b -> a", each name
+// being after the one before it; a child after itself is the cycle
+// "a -> a".
+//
+// Inputs. Only an act takes Inputs. Each input is the name of a node of
+// the workflow, other than the leaf itself, listed once, and that node
+// must be sure to have succeeded before the leaf starts. Which nodes are:
+// going up from the leaf, at each enclosing seq the children before the
+// one holding the leaf are sure, and at each enclosing dag the siblings
+// that the child holding the leaf is after, directly or through others,
+// are sure; and the success of a sure node makes sure every child of it
+// when it is a seq, par or dag, its finally when it is a try, and its body
+// when it is a try without a rescue (never a rescue, which runs only when
+// the body failed, nor the body of a try with a rescue, which succeeds when
+// its body failed and the rescue succeeded), and so on down. So in
+// seq(par(a, b), m) the leaf m may take the inputs a and b; in par(a, b), b
+// may not take a. A sure node that is not a leaf is a valid input (its
+// output is null). Each problem is reported at the leaf's path and says
+// why the input is not sure.
+//
+// Validate costs time linear in the size of the tree; with inputs, each
+// input costs at most the depth of the tree, plus the dag siblings walked
+// to find those an enclosing dag child is after.
 func Validate(n Node) error {
-	var ps []Problem
-	validate(&n, nil, 1, &ps)
-	if len(ps) == 0 {
+	v := validator{}
+	v.node(&n, nil, 1)
+	if v.named {
+		before := len(v.ps)
+		v.ps = checkNames(n, v.ps)
+		if len(v.ps) > before {
+			// The workflow-wide problems come after the node by node
+			// ones: put every problem in tree order, keeping the order of
+			// those of one node.
+			slices.SortStableFunc(v.ps, func(a, b Problem) int { return ComparePaths(a.Path, b.Path) })
+		}
+	}
+	if len(v.ps) == 0 {
 		return nil
 	}
-	return &Error{Problems: ps}
+	return &Error{Problems: v.ps}
+}
+
+// validator holds what the node by node checks found.
+type validator struct {
+	ps    []Problem
+	named bool // some node has a Name, Inputs or After: the workflow-wide checks (checkNames) are needed
 }
 
 // pathRef is the path of a node being validated, as a link to its parent's
@@ -71,7 +126,7 @@ func Validate(n Node) error {
 type pathRef struct {
 	parent *pathRef
 	kind   Kind // the parent's kind
-	i      int  // the index among a seq's or par's children, or of a try's part in TryParts
+	i      int  // the index among a seq's, par's or dag's children, or of a try's part in TryParts
 }
 
 func (p *pathRef) String() string {
@@ -85,67 +140,97 @@ func (p *pathRef) String() string {
 	}
 }
 
-func validate(n *Node, path *pathRef, depth int, ps *[]Problem) {
-	add := func(format string, args ...any) {
-		*ps = append(*ps, Problem{Path: path.String(), Msg: fmt.Sprintf(format, args...)})
-	}
+func (v *validator) add(path *pathRef, format string, args ...any) {
+	v.ps = append(v.ps, Problem{Path: path.String(), Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.err == errReported {
-		return // Decode reported this node's problem already
+		// Decode reported this node's problem already; its name, from
+		// a dag entry, is still to check.
+		v.naming(n, path)
+		return
 	}
 	if depth > MaxDepth {
-		add("tree is deeper than %d levels", MaxDepth)
+		v.add(path, "tree is deeper than %d levels", MaxDepth)
 		return
 	}
 	if n.err != nil {
-		add("%v", n.err)
+		v.add(path, "%v", n.err)
 	}
-	if n.Name != "" || len(n.Inputs) > 0 || len(n.After) > 0 || n.Kind == KindDag {
-		add("names, inputs and dags are not supported by this baton yet")
-		return
+	if n.Name != "" || len(n.Inputs) > 0 || len(n.After) > 0 || path != nil && path.kind == KindDag {
+		v.naming(n, path)
 	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
-			add("%s", msg)
+			v.add(path, "%s", msg)
 		}
 		if len(n.Payload) > 0 && !json.Valid(n.Payload) {
 			if n.err == nil {
-				add("payload of action %q is not valid JSON", n.Action)
+				v.add(path, "payload of action %q is not valid JSON", n.Action)
 			}
 		}
 		if len(n.Children) > 0 || n.Body != nil || n.Rescue != nil || n.Finally != nil {
-			add("act node has children")
+			v.add(path, "act node has children")
 		}
-	case KindSeq, KindPar:
+	case KindSeq, KindPar, KindDag:
 		if len(n.Children) == 0 {
-			add("%s has no children", n.Kind)
+			v.add(path, "%s has no children", n.Kind)
 		}
 		if n.Action != "" || len(n.Payload) > 0 || n.Body != nil || n.Rescue != nil || n.Finally != nil {
-			add("%s node has fields of another kind (action, payload or try parts)", n.Kind)
+			v.add(path, "%s node has fields of another kind (action, payload or try parts)", n.Kind)
 		}
 		// One pathRef for all the children: one made inside the loop
 		// would have to live on the heap.
 		ref := pathRef{parent: path, kind: n.Kind}
 		for i := range n.Children {
 			ref.i = i
-			validate(&n.Children[i], &ref, depth+1, ps)
+			v.node(&n.Children[i], &ref, depth+1)
 		}
 	case KindTry:
 		if n.Body == nil {
-			add("try has no body")
+			v.add(path, "try has no body")
 		}
 		if n.Action != "" || len(n.Payload) > 0 || len(n.Children) > 0 {
-			add("try node has fields of another kind (action, payload or children)")
+			v.add(path, "try node has fields of another kind (action, payload or children)")
 		}
 		ref := pathRef{parent: path, kind: KindTry}
 		for i, part := range [...]*Node{n.Body, n.Rescue, n.Finally} {
 			if part != nil {
 				ref.i = i
-				validate(part, &ref, depth+1, ps)
+				v.node(part, &ref, depth+1)
 			}
 		}
 	default:
-		add("unknown node kind %d (want act, seq, par or try)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try or dag)", n.Kind)
+	}
+}
+
+// naming checks what of a node's Name, Inputs and After can be checked
+// without the rest of the tree, and notes that checkNames must run.
+func (v *validator) naming(n *Node, path *pathRef) {
+	dagChild := path != nil && path.kind == KindDag
+	if n.Name == "" && len(n.Inputs) == 0 && len(n.After) == 0 {
+		if dagChild && !n.badName {
+			v.add(path, "dag child has no name (every child of a dag is named)")
+		}
+		return
+	}
+	v.named = true
+	switch {
+	case n.Name != "":
+		if msg := checkName(n.Name); msg != "" {
+			v.add(path, "%s", msg)
+		}
+	case dagChild && !n.badName:
+		v.add(path, "dag child has no name (every child of a dag is named)")
+	}
+	if len(n.After) > 0 && !dagChild {
+		v.add(path, "after on a node that is not a child of a dag")
+	}
+	if len(n.Inputs) > 0 && n.Kind != KindAct && n.Kind > KindInvalid && int(n.Kind) < len(kindNames) {
+		v.add(path, "inputs on a %s node (only an act takes inputs)", n.Kind)
 	}
 }
 
@@ -162,6 +247,27 @@ func checkActionName(name string) string {
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
 		if !ok {
 			return fmt.Sprintf("action name %q has %q at byte %d (allowed: letters, digits, '.', '_', '-')", name, c, i)
+		}
+	}
+	return ""
+}
+
+// checkName returns what is wrong with the node name name, or "".
+func checkName(name string) string {
+	if name == "" {
+		return "name is empty"
+	}
+	if len(name) > maxName {
+		return fmt.Sprintf("name is %d bytes long (at most %d)", len(name), maxName)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if i == 0 && !letter && (c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return fmt.Sprintf("name %q starts with %q (a name starts with a letter or '_')", name, c)
+		}
+		if !letter && !(c >= '0' && c <= '9' || c == '.' || c == '-') {
+			return fmt.Sprintf("name %q has %q at byte %d (allowed: letters, digits, '_', '-', '.')", name, c, i)
 		}
 	}
 	return ""

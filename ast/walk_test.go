@@ -25,3 +25,19 @@ func TestWalkPreOrderWithPaths(t *testing.T) {
 		t.Errorf("Walk went on after f returned false: %d calls, want 3", n)
 	}
 }
+
+func TestWalkDag(t *testing.T) {
+	w := ast.Seq(ast.Dag(ast.Act("a", nil).Named("a"), ast.Par(ast.Act("b", nil)).Named("p").WithAfter("a")), ast.Act("c", nil))
+	var got []string
+	ast.Walk(w, func(path string, n *ast.Node) bool {
+		got = append(got, ast.ShowPath(path)+"="+n.Kind.String()+n.Action+"/"+n.Name)
+		return true
+	})
+	want := "root=seq/ seq[0]=dag/ seq[0].dag[0]=acta/a seq[0].dag[1]=par/p seq[0].dag[1].par[0]=actb/ seq[1]=actc/"
+	if strings.Join(got, " ") != want {
+		t.Errorf("Walk visited\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+	if n := ast.Count(w); n != 6 {
+		t.Errorf("Count = %d, want 6", n)
+	}
+}
