@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -22,6 +23,26 @@ type Action struct {
 	Name        string // the action name in the workflow
 	Payload     []byte // JSON from the workflow, or nil; shared, do not modify
 	Attempt     int    // 1 for the first dispatch
+	// Inputs are the outputs the leaf takes (ast.Node.WithInputs), in the
+	// order it lists them; shared, do not modify.
+	Inputs []Input `json:",omitempty"`
+}
+
+// Input is a named output an action takes.
+type Input struct {
+	Name   string
+	Output json.RawMessage // the named leaf's output; nil (null) for an inner node or an empty output
+}
+
+// Input returns the output of the input called name, and whether the
+// action takes one by that name.
+func (a Action) Input(name string) (json.RawMessage, bool) {
+	for _, in := range a.Inputs {
+		if in.Name == name {
+			return in.Output, true
+		}
+	}
+	return nil, false
 }
 
 // Key returns "jobID/actionID": unique across the jobs of a store, and

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/batonwf/baton/ast"
@@ -19,6 +20,22 @@ func (j Job) check() error {
 	switch st := j.st.get(0).status; st {
 	case StatusIdle, StatusCancelled:
 		return fmt.Errorf("root is %s (a job is running, succeeded or failed)", st)
+	}
+	if j.outs != nil && len(j.outs) != j.t.named {
+		return fmt.Errorf("%d outputs kept for %d named leaves", len(j.outs), j.t.named)
+	}
+	for i := range j.t.nodes {
+		o := j.t.nodes[i].out
+		if o < 0 {
+			continue
+		}
+		var want []byte
+		if res := byRes[i]; res != nil && res.err == "" {
+			want = res.output
+		}
+		if got := j.outputOf(int32(i)); !bytes.Equal(got, want) {
+			return fmt.Errorf("node %d (%s): output kept %q, result %q", i, ast.ShowPath(j.t.path(int32(i))), got, want)
+		}
 	}
 	return nil
 }
@@ -47,7 +64,7 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
-		(s.status == StatusRunning && (tn.kind == ast.KindPar && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed))
+		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed))
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.t.nodes[c].kind != ast.KindAct || j.st.get(c).status != StatusFailed || !j.under(c, id) {
@@ -154,6 +171,10 @@ func (j Job) checkNode(id int32, res *result) error {
 		if settled && s.status != want {
 			return fmt.Errorf("%s, children say %s", s.status, want)
 		}
+	case ast.KindDag:
+		if err := j.checkDag(tn, s, res); err != nil {
+			return err
+		}
 	case ast.KindTry:
 		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || res != nil {
 			return fmt.Errorf("try has foreign state %+v", s)
@@ -208,6 +229,67 @@ func (j Job) checkNode(id int32, res *result) error {
 		if s.status.Settled() && s.status != s.out {
 			return fmt.Errorf("%s with outcome %s", s.status, s.out)
 		}
+	}
+	return nil
+}
+
+// checkDag checks a dag's counts against its children, and that a child
+// started exactly when everything it is after had succeeded.
+func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
+	if s.attempt != 0 || res != nil {
+		return fmt.Errorf("dag has foreign state %+v", s)
+	}
+	kid := func(k int32) Status { return j.st.get(k).status }
+	var started, done, failed int32
+	cancelled := false
+	for k, c := range tn.kids {
+		ready := true
+		for _, d := range j.t.nodes[c].deps {
+			ready = ready && kid(tn.kids[d]) == StatusSucceeded
+		}
+		switch st := kid(c); {
+		case st == StatusIdle && ready && !(s.status == StatusCancelled && s.pos == 0):
+			return fmt.Errorf("child %d is idle, and everything it is after has succeeded", k)
+		case st == StatusIdle:
+		case !ready:
+			return fmt.Errorf("child %d is %s before everything it is after succeeded", k, st)
+		default:
+			started++
+			switch st {
+			case StatusSucceeded:
+				done++
+			case StatusFailed:
+				done++
+				failed++
+			case StatusCancelled:
+				done++
+				cancelled = true
+			}
+		}
+	}
+	if started == 0 {
+		if s.status != StatusCancelled || s != (nstate{status: StatusCancelled}) {
+			return fmt.Errorf("%s with no child started", s.status)
+		}
+		return nil // cancelled before it began
+	}
+	if s.pos != started || s.done != done || s.nfail != failed || (s.out == StatusCancelled) != cancelled || (s.out != 0 && s.out != StatusCancelled) {
+		return fmt.Errorf("counts started=%d done=%d nfail=%d out=%s, children say %d, %d, %d, cancelled=%v", s.pos, s.done, s.nfail, s.out, started, done, failed, cancelled)
+	}
+	if (done < started) != (s.status == StatusRunning) {
+		return fmt.Errorf("%s with %d of %d started children settled", s.status, done, started)
+	}
+	want := StatusSucceeded
+	if failed > 0 {
+		want = StatusFailed
+	} else if cancelled {
+		want = StatusCancelled
+	}
+	if s.status != StatusRunning && s.status != want {
+		return fmt.Errorf("%s, children say %s", s.status, want)
+	}
+	if s.status == StatusSucceeded && int(started) != len(tn.kids) {
+		return fmt.Errorf("succeeded with %d of %d children started", started, len(tn.kids))
 	}
 	return nil
 }

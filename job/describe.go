@@ -55,6 +55,10 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 		b.WriteString(" ")
 		b.WriteString(n.Path)
 	}
+	if n.Name != "" {
+		b.WriteString(" @")
+		b.WriteString(n.Name)
+	}
 	b.WriteString(": ")
 	b.WriteString(n.Status.String())
 	if n.Kind == ast.KindAct && n.Attempt > 0 {

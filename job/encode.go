@@ -17,7 +17,9 @@ import (
 //
 //	1  the first format
 //	2  adds "incarnation" (WithIncarnation), written when it is not 0
-const Format = 2
+//	3  workflows with names, inputs and dags (the dag's state uses the
+//	   node fields of a par, with pos counting the children started)
+const Format = 3
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -43,7 +45,10 @@ func Encode(j Job) ([]byte, error) {
 	workflow := ast.AppendJSON(nil, j.t.root)
 	b := make([]byte, 0, 64+len(workflow)+16*len(j.t.nodes))
 	format := 1
-	if j.inc != 0 {
+	switch {
+	case j.t.graph:
+		format = 3
+	case j.inc != 0:
 		format = 2
 	}
 	b = append(b, `{"format":`...)
@@ -177,6 +182,9 @@ func Decode(data []byte) (Job, error) {
 	if err != nil {
 		return corrupt("workflow: %v", err)
 	}
+	if t.graph && *enc.Format < 3 {
+		return corrupt("a workflow with names, inputs or dags in format %d (format 3 holds them)", *enc.Format)
+	}
 	states := make([]nstate, len(t.nodes))
 	last := int64(-1)
 	for k, f := range enc.Nodes {
@@ -222,6 +230,16 @@ func Decode(data []byte) (Job, error) {
 		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error}})
 	}
 	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results, inc: inc}
+	if results != nil && t.named > 0 {
+		for _, e := range results.entries {
+			if o := t.nodes[e.node].out; o >= 0 && e.res.err == "" {
+				if j.outs == nil {
+					j.outs = make([][]byte, t.named)
+				}
+				j.outs[o] = e.res.output
+			}
+		}
+	}
 	if err := j.check(); err != nil {
 		return corrupt("%v", err)
 	}

@@ -119,3 +119,32 @@ func ExampleDecode() {
 	// redispatch par[0]#1
 	// redispatch par[1].seq[1]#1
 }
+
+// A dag passes data: join starts when both extracts have succeeded, and
+// its action carries their outputs, by name.
+func ExampleOutputAs() {
+	w := ast.Dag(
+		ast.Act("extract", "users").Named("users"),
+		ast.Act("extract", "orders").Named("orders"),
+		ast.Act("join", nil).Named("joined").WithAfter("users", "orders").WithInputs("users", "orders"),
+	)
+	tr, _ := job.New("etl", w)
+	fmt.Println("first:", len(tr.Actions), "actions")
+	tr, _ = job.Restart(tr.Job, []job.Result{
+		tr.Actions[0].Succeed([]byte(`{"rows":3}`)),
+		tr.Actions[1].Succeed([]byte(`{"rows":5}`)),
+	})
+	join := tr.Actions[0]
+	for _, in := range join.Inputs {
+		fmt.Printf("%s takes %s: %s\n", join.ID, in.Name, in.Output)
+	}
+	tr, _ = job.Restart(tr.Job, []job.Result{join.Succeed([]byte(`{"rows":8}`))})
+	type rows struct{ Rows int }
+	r, err := job.OutputAs[rows](tr.Job, "joined")
+	fmt.Println(tr.Job.Status(), r.Rows, err)
+	// Output:
+	// first: 2 actions
+	// dag[2]#1 takes users: {"rows":3}
+	// dag[2]#1 takes orders: {"rows":5}
+	// succeeded 8 <nil>
+}

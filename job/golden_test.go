@@ -38,10 +38,63 @@ type goldenCase struct {
 }
 
 // goldenFormats gives, for every format Encode writes, the options that
-// make a job need it.
-var goldenFormats = map[int][]job.Option{
-	1: nil,
-	2: {job.WithIncarnation(0x5eed_0f_ba70)},
+// make a job need it and the cases kept at it: formats 1 and 2 keep the
+// same histories, format 3 histories of workflows that need it (names,
+// inputs, dags).
+var goldenFormats = map[int]struct {
+	opts  []job.Option
+	cases func() []goldenCase
+}{
+	1: {nil, goldenCases},
+	2: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba70)}, goldenCases},
+	3: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
+}
+
+// goldenGraphCases are the histories kept at format 3: workflows with
+// names, inputs and dags.
+func goldenGraphCases() []goldenCase {
+	a := func(name string, payload any) ast.Node { return ast.Act(name, payload) }
+	return []goldenCase{
+		{
+			name:  "dag-running",
+			about: "a dag with a fan-in taking two outputs, one branch done, the merge waiting",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "etl-1", ast.Dag(
+					a("extract", "users").Named("users"),
+					a("extract", "orders").Named("orders"),
+					a("join", nil).Named("joined").WithAfter("users", "orders").WithInputs("users", "orders"),
+					a("report", nil).Named("report").WithAfter("joined").WithInputs("joined"),
+				), map[string]string{"dag[0]#1": `ok:{"rows":3}`})
+			},
+		},
+		{
+			name:  "dag-failed",
+			about: "a dag frozen by a failed child: its dependents never start, a running sibling settles, the dag fails",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "etl-2", ast.Dag(
+					a("fetch", 1).Named("a"),
+					a("fetch", 2).Named("b"),
+					a("merge", nil).Named("c").WithAfter("a", "b"),
+				),
+					map[string]string{"dag[0]#1": "fail:timeout talking to the source"},
+					map[string]string{"dag[1]#1": `ok:"b"`},
+				)
+			},
+		},
+		{
+			name:  "seq-inputs",
+			about: "a seq passing a named leaf's output and a named par (null) to a later step, inside a try with a finally",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "order-9", ast.Try(
+					ast.Seq(
+						ast.Par(a("charge", 500).Named("charge"), a("reserve", 1)).Named("prep"),
+						a("ship", nil).WithInputs("charge", "prep"),
+					),
+					ast.Finally(a("receipt", nil)),
+				), map[string]string{"body.seq[0].par[0]#1": `ok:{"receipt":"r-1"}`, "body.seq[0].par[1]#1": "ok"})
+			},
+		},
+	}
 }
 
 // goldenPlay starts w and applies the batches in turn; each batch maps an
@@ -198,7 +251,7 @@ func goldenBase(format int, name string) string {
 // goldenWriteMissing writes the files of c at format that do not exist yet.
 func goldenWriteMissing(t *testing.T, c goldenCase, format int) {
 	t.Helper()
-	j, err := c.build(goldenFormats[format]...)
+	j, err := c.build(goldenFormats[format].opts...)
 	if err != nil {
 		t.Fatalf("%s: build: %v", c.name, err)
 	}
@@ -231,8 +284,8 @@ func goldenWriteMissing(t *testing.T, c goldenCase, format int) {
 // every action succeeding.
 func TestGolden(t *testing.T) {
 	if *goldenUpdate {
-		for format := range goldenFormats {
-			for _, c := range goldenCases() {
+		for format, f := range goldenFormats {
+			for _, c := range f.cases() {
 				goldenWriteMissing(t, c, format)
 			}
 		}
@@ -241,7 +294,11 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := len(goldenCases()) * len(goldenFormats); len(files) < want {
+	want := 0
+	for _, f := range goldenFormats {
+		want += len(f.cases())
+	}
+	if len(files) < want {
 		t.Fatalf("%d golden jobs in %s, want at least %d (run with -update-golden to write missing ones)", len(files), goldenDir, want)
 	}
 	for _, file := range files {
@@ -323,8 +380,9 @@ func TestGoldenWriterUnchanged(t *testing.T) {
 	if len(goldenFormats) != job.Format {
 		t.Fatalf("goldenFormats covers %d formats, job.Format is %d: give the new format its options", len(goldenFormats), job.Format)
 	}
-	for format, opts := range goldenFormats {
-		for _, c := range goldenCases() {
+	for format, f := range goldenFormats {
+		opts := f.opts
+		for _, c := range f.cases() {
 			goldenWriterCase(t, c, format, opts)
 		}
 	}

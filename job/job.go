@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode"
@@ -76,6 +77,9 @@ type Job struct {
 	running int       // leaves running (actions outstanding)
 	settled int       // leaves settled
 	inc     uint64    // incarnation (WithIncarnation)
+	// outs holds the outputs of the named leaves that succeeded, indexed
+	// by tnode.out (nil until one did). Copied on write: versions share it.
+	outs [][]byte
 }
 
 // ID returns the job's ID.
@@ -134,6 +138,47 @@ func (j Job) Outstanding() []Action {
 // Incarnation returns the number given to New with WithIncarnation, which
 // tells this job apart from others made under the same ID.
 func (j Job) Incarnation() uint64 { return j.inc }
+
+// Output returns the output of the leaf called name (ast.Node.Named), and
+// true once that leaf has succeeded. It returns false for an unknown name,
+// a name of an inner node (only leaves have outputs), and a leaf that has
+// not succeeded. The bytes are the job's: do not modify them.
+func (j Job) Output(name string) (json.RawMessage, bool) {
+	if j.t == nil {
+		return nil, false
+	}
+	id, ok := j.t.names[name]
+	if !ok || j.t.nodes[id].out < 0 || j.st.get(id).status != StatusSucceeded {
+		return nil, false
+	}
+	return j.outputOf(id), true
+}
+
+// outputOf returns the output of the named leaf id, nil if it has none yet.
+func (j *Job) outputOf(id int32) []byte {
+	if o := j.t.nodes[id].out; o >= 0 && int(o) < len(j.outs) {
+		return j.outs[o]
+	}
+	return nil
+}
+
+// OutputAs decodes the JSON output of the leaf called name into a T. It
+// fails, naming the leaf, when the leaf has not succeeded (see Output) or
+// its output does not decode into a T.
+func OutputAs[T any](j Job, name string) (T, error) {
+	var v T
+	out, ok := j.Output(name)
+	if !ok {
+		return v, fmt.Errorf("job %s: no output named %q (no such leaf, or it has not succeeded)", j.id, name)
+	}
+	if len(out) == 0 {
+		return v, fmt.Errorf("job %s: the leaf %q succeeded with no output", j.id, name)
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return v, fmt.Errorf("job %s: output of %q: %v", j.id, name, err)
+	}
+	return v, nil
+}
 
 // Failure describes why a node, or a job, failed.
 type Failure struct {
@@ -197,6 +242,7 @@ func (j Job) failure(id int32, byRes []*result) Failure {
 // NodeInfo is the state of one node, as given to Walk.
 type NodeInfo struct {
 	Path    string // "" for the root
+	Name    string // the node's name (ast.Node.Named), or ""
 	Depth   int    // 0 for the root
 	Kind    ast.Kind
 	Action  string // for actions
@@ -222,7 +268,7 @@ func (j Job) Walk(f func(NodeInfo) bool) {
 func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes []*result) bool {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
-	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id)}
+	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id), Name: tn.name}
 	if tn.act != nil {
 		ni.Action, ni.Payload, ni.Attempt = tn.act.Action, tn.act.Payload, int(s.attempt)
 		if res := byRes[id]; res != nil {

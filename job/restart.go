@@ -186,6 +186,8 @@ type engine struct {
 	e       *edit
 	fresh   map[int32]bool // pars whose first failure came in this batch
 	res     *resChunk      // the results applied, once one is
+	ownOuts bool           // j.outs is this edit's copy
+	dagReq  map[int32]bool // dag children after several siblings, requested in this edit
 	settleQ []int32
 	startQ  []start
 	actions []Action
@@ -220,6 +222,17 @@ func (e *engine) finish() Job {
 	return e.j
 }
 
+// setOutput records the output of the named leaf whose output index is o,
+// copying the job's outputs once per edit.
+func (e *engine) setOutput(o int32, out []byte) {
+	if !e.ownOuts {
+		outs := make([][]byte, e.j.t.named)
+		copy(outs, e.j.outs)
+		e.j.outs, e.ownOuts = outs, true
+	}
+	e.j.outs[o] = out
+}
+
 func (e *engine) markFresh(p int32) {
 	if e.fresh == nil {
 		e.fresh = map[int32]bool{}
@@ -239,6 +252,9 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 		s.cause = id + 1
 	} else {
 		s.status = StatusSucceeded
+		if o := e.node(id).out; o >= 0 {
+			e.setOutput(o, r.Output)
+		}
 	}
 	e.j.running--
 	e.j.settled++
@@ -326,19 +342,7 @@ func (e *engine) propagate(c int32) {
 		ps.done++
 		switch cs.status {
 		case StatusFailed:
-			if ps.nfail == 0 {
-				ps.cause = cs.cause
-				ps.others += cs.others
-				e.markFresh(p)
-			} else {
-				ps.others += 1 + cs.others
-				// Failures that arrive in the same batch are equally first:
-				// report the one earliest in tree order.
-				if e.fresh[p] && cs.cause < ps.cause {
-					ps.cause = cs.cause
-				}
-			}
-			ps.nfail++
+			e.countFailure(p, ps, cs)
 		case StatusCancelled:
 			ps.out = StatusCancelled
 		}
@@ -354,7 +358,88 @@ func (e *engine) propagate(c int32) {
 		}
 	case ast.KindTry:
 		e.tryChild(p, tp, tc.edge, cs)
+	case ast.KindDag:
+		e.dagChild(p, tp, tc, cs)
 	}
+}
+
+// dagChild moves the dag p on after its child tc settled with state cs.
+// A dag counts in pos the children it started (begun, or cancelled by a
+// frozen ancestor when they were to start) and in done those settled; it
+// settles when every child it started has, since a child starts only once
+// everything it is after has succeeded: after a failure, or a cancelled
+// child, some never start. Failures are counted as in a par.
+func (e *engine) dagChild(p int32, tp *tnode, tc *tnode, cs nstate) {
+	ps := e.mut(p)
+	ps.done++
+	switch cs.status {
+	case StatusSucceeded:
+		// Start the siblings waiting for nothing else. Two siblings that
+		// succeed in one batch both see the other settled: the first one
+		// handled starts their common dependents.
+		for _, d := range tc.rdeps {
+			k := tp.kids[d]
+			deps := e.node(k).deps
+			ready := true
+			for _, dep := range deps {
+				if e.get(tp.kids[dep]).status != StatusSucceeded {
+					ready = false
+					break
+				}
+			}
+			if !ready || (len(deps) > 1 && e.requestedOnce(k)) {
+				continue
+			}
+			ps.pos++
+			e.requestStart(k)
+		}
+	case StatusFailed:
+		e.countFailure(p, ps, cs)
+	case StatusCancelled:
+		ps.out = StatusCancelled
+	}
+	if ps.done == ps.pos {
+		switch {
+		case ps.nfail > 0:
+			e.settle(p, StatusFailed, ps.cause, ps.others)
+		case ps.out == StatusCancelled:
+			e.settle(p, StatusCancelled, 0, 0)
+		default:
+			e.settle(p, StatusSucceeded, 0, 0)
+		}
+	}
+}
+
+// requestedOnce reports whether the dag child id, which is after several
+// siblings, was already requested in this edit (two of them succeeded in
+// one batch: each sees the other settled), and records that it is now.
+func (e *engine) requestedOnce(id int32) bool {
+	if e.dagReq == nil {
+		e.dagReq = map[int32]bool{}
+	}
+	if e.dagReq[id] {
+		return true
+	}
+	e.dagReq[id] = true
+	return false
+}
+
+// countFailure counts the failure cs of a child of the par or dag p, whose
+// state is ps: the first failure is the one reported, later ones are
+// counted in others. Failures that arrive in the same batch are equally
+// first: the one earliest in tree order is reported.
+func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
+	if ps.nfail == 0 {
+		ps.cause = cs.cause
+		ps.others += cs.others
+		e.markFresh(p)
+	} else {
+		ps.others += 1 + cs.others
+		if e.fresh[p] && cs.cause < ps.cause {
+			ps.cause = cs.cause
+		}
+	}
+	ps.nfail++
 }
 
 // tryChild moves the try p on after its part settled with state cs.
@@ -426,6 +511,15 @@ func (e *engine) begin(id int32) {
 	case ast.KindTry:
 		s.pos = partBody
 		e.begin(tn.kids[partBody])
+	case ast.KindDag:
+		// The children after nothing start with the dag; pos counts them.
+		for _, k := range tn.kids {
+			if len(e.node(k).deps) == 0 {
+				s = e.mut(id) // begin may have copied the trie path
+				s.pos++
+				e.begin(k)
+			}
+		}
 	}
 }
 
@@ -442,7 +536,7 @@ func (j *Job) frozen(id int32) bool {
 		if tp.kind == ast.KindTry && tc.edge == partFinally {
 			return false
 		}
-		if tp.kind == ast.KindPar && j.st.get(p).nfail > 0 {
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && j.st.get(p).nfail > 0 {
 			return true
 		}
 		c = p
@@ -460,7 +554,7 @@ func actionOf(j *Job, id int32, attempt int) Action {
 		aid = ActionID(j.t.path(id), attempt)
 	}
 	a := tn.act
-	return Action{
+	act := Action{
 		JobID:       j.id,
 		Incarnation: j.inc,
 		ID:          aid,
@@ -468,6 +562,13 @@ func actionOf(j *Job, id int32, attempt int) Action {
 		Payload:     a.Payload,
 		Attempt:     attempt,
 	}
+	if len(tn.inputs) > 0 {
+		act.Inputs = make([]Input, len(tn.inputs))
+		for k, n := range tn.inputs {
+			act.Inputs[k] = Input{Name: a.Inputs[k], Output: j.outputOf(n)}
+		}
+	}
+	return act
 }
 
 // outstanding lists the running actions in tree order, visiting only

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -15,6 +16,13 @@ type tree struct {
 	leaves int
 	narrow int // nodes in splitVec.main
 	wides  int // nodes in splitVec.wide
+	// names maps each node's name to the node; named counts the named
+	// leaves, whose outputs a job keeps by tnode.out (see outputs).
+	names map[string]int32
+	named int
+	// graph reports whether the workflow uses names, inputs or dags: a
+	// job of it is encoded in format 3 at least.
+	graph bool
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -33,6 +41,12 @@ type tnode struct {
 	kids   []int32 // seq/par children; for a try [body, rescue, finally], -1 when absent
 	act    *ast.Node
 	id1    string // act: the action ID of attempt 1, made once here
+
+	name   string  // the node's name, or ""
+	out    int32   // named act: index of its output in a job's outputs; -1 otherwise
+	inputs []int32 // act: the nodes its Inputs name, in their order
+	deps   []int32 // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
+	rdeps  []int32 // child of a dag: the edges of the siblings after it
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -41,7 +55,22 @@ func compile(root ast.Node) (*tree, error) {
 	}
 	t := &tree{root: root, nodes: make([]tnode, 0, ast.Count(root))}
 	t.add(&t.root, -1, 0, make([]byte, 0, 64))
+	t.link()
 	return t, nil
+}
+
+// link resolves the leaves' inputs to nodes, once every name is known.
+// Validate has checked that every name resolves.
+func (t *tree) link() {
+	for i := range t.nodes {
+		tn := &t.nodes[i]
+		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
+			tn.inputs = make([]int32, len(tn.act.Inputs))
+			for k, name := range tn.act.Inputs {
+				tn.inputs[k] = t.names[name]
+			}
+		}
+	}
 }
 
 // add appends n and its subtree in pre-order, n being at path (as written
@@ -49,7 +78,20 @@ func compile(root ast.Node) (*tree, error) {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name})
+	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
+		t.graph = true
+	}
+	if n.Name != "" {
+		if t.names == nil {
+			t.names = map[string]int32{}
+		}
+		t.names[n.Name] = id
+		if n.Kind == ast.KindAct {
+			t.nodes[id].out = int32(t.named)
+			t.named++
+		}
+	}
 	// A seq or par whose children fill more than a trie leaf is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
@@ -66,12 +108,15 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 		t.nodes[id].act = n
 		t.nodes[id].id1 = firstActionID(path)
 		t.leaves++
-	case ast.KindSeq, ast.KindPar:
+	case ast.KindSeq, ast.KindPar, ast.KindDag:
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
 			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i))
 		}
 		t.nodes[id].kids = kids
+		if n.Kind == ast.KindDag {
+			t.linkDag(n, kids)
+		}
 	case ast.KindTry:
 		kids := []int32{-1, -1, -1}
 		for part, p := range [...]*ast.Node{n.Body, n.Rescue, n.Finally} {
@@ -82,6 +127,26 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 		t.nodes[id].kids = kids
 	}
 	return id
+}
+
+// linkDag records, for the children kids of the dag n, the siblings each
+// is after (deps) and the siblings after each (rdeps), as edges.
+func (t *tree) linkDag(n *ast.Node, kids []int32) {
+	edge := make(map[string]int32, len(n.Children))
+	for k := range n.Children {
+		edge[n.Children[k].Name] = int32(k)
+	}
+	for k := range n.Children {
+		c := &t.nodes[kids[k]]
+		for _, name := range n.Children[k].After {
+			d, ok := edge[name]
+			if ok && !slices.Contains(c.deps, d) {
+				c.deps = append(c.deps, d)
+				r := &t.nodes[kids[d]]
+				r.rdeps = append(r.rdeps, int32(k))
+			}
+		}
+	}
 }
 
 // firstActionID returns ActionID(string(path), 1) with one allocation.
@@ -144,5 +209,5 @@ func (t *tree) lookup(p string) (int32, string) {
 }
 
 func wide(n *ast.Node) bool {
-	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar) && len(n.Children) > leafWidth
+	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar || n.Kind == ast.KindDag) && len(n.Children) > leafWidth
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -100,4 +101,24 @@ type actionKey struct{}
 func ActionFrom(ctx context.Context) (a job.Action, ok bool) {
 	a, ok = ctx.Value(actionKey{}).(job.Action)
 	return a, ok
+}
+
+// InputAs decodes into a T the input called name (ast.Node.WithInputs) of
+// the action that the handler called with ctx performs: the output of an
+// earlier leaf. It fails, naming the input, outside a handler, for a name
+// the action does not take, and when the output does not decode.
+func InputAs[T any](ctx context.Context, name string) (T, error) {
+	var v T
+	a, ok := ActionFrom(ctx)
+	if !ok {
+		return v, fmt.Errorf("runner: input %q: no action in the context (call InputAs from a handler)", name)
+	}
+	out, ok := a.Input(name)
+	if !ok {
+		return v, fmt.Errorf("action %q takes no input %q", a.Name, name)
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return v, fmt.Errorf("input %q of action %q: %v", name, a.Name, err)
+	}
+	return v, nil
 }
