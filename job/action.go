@@ -26,6 +26,12 @@ type Action struct {
 	// Inputs are the outputs the leaf takes (ast.Node.WithInputs), in the
 	// order it lists them; shared, do not modify.
 	Inputs []Input `json:",omitempty"`
+	// Failure is, for an action in a try's rescue or finally, the failure
+	// that part follows: for a rescue, what made the body fail; for a
+	// finally, the failure of the body or the rescue if one failed (nil if
+	// none did). The nearest enclosing rescue or finally decides. Nil for
+	// every other action.
+	Failure *Failure `json:",omitempty"`
 }
 
 // Input is a named output an action takes.

@@ -141,6 +141,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 			// Room for this result and every later one of the batch.
 			applied = make([]Result, 0, len(batch)-i)
 			e.res = newResChunk(j.results, len(batch)-i)
+			// Linked at once: actions this batch starts may show a failure
+			// it applied (Action.Failure).
+			e.j.results = e.res
 		}
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
@@ -568,7 +571,29 @@ func actionOf(j *Job, id int32, attempt int) Action {
 			act.Inputs[k] = Input{Name: a.Inputs[k], Output: j.outputOf(n)}
 		}
 	}
+	act.Failure = j.followed(id)
 	return act
+}
+
+// followed returns the failure that the rescue or finally nearest above
+// node id follows (see Action.Failure), or nil.
+func (j *Job) followed(id int32) *Failure {
+	for c := id; ; {
+		tc := &j.t.nodes[c]
+		p := tc.parent
+		if p < 0 {
+			return nil
+		}
+		if j.t.nodes[p].kind == ast.KindTry && (tc.edge == partRescue || tc.edge == partFinally) {
+			ps := j.st.get(p)
+			if ps.out != StatusFailed || ps.cause == 0 {
+				return nil // a finally after a body or rescue that succeeded (or was cancelled)
+			}
+			f := j.failure(p, nil)
+			return &f
+		}
+		c = p
+	}
 }
 
 // outstanding lists the running actions in tree order, visiting only
