@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // Kind is the kind of a node.
@@ -60,12 +61,87 @@ type Node struct {
 	Inputs []string // for KindAct: the named nodes whose outputs its actions carry
 	After  []string // for a child of a KindDag: the names of the siblings it waits for
 
+	// Retry, for KindAct: how a failed attempt is tried again (nil: never).
+	Retry *Retry
+	// Timeout, for KindAct: the time each attempt may take (0: no limit).
+	// An attempt that overruns fails with kind "timeout".
+	Timeout time.Duration
+	// Deadline, on any node: the time the node may take from when it
+	// starts (0: no limit). If it runs out first, the node fails with kind
+	// "deadline": nothing new starts under it (finally blocks of tries
+	// already entered excepted) and its actions in flight are stopped.
+	Deadline time.Duration
+	// Delivery, for KindAct: AtLeastOnce (the zero value) or AtMostOnce.
+	Delivery Delivery
+
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
 	err error
 	// badName records that Decode reported the node's "name" as malformed
 	// (and left Name empty): Validate does not report it again as missing.
 	badName bool
+}
+
+// Retry is a leaf's retry policy. A failed attempt with attempts left
+// waits and runs again as the next attempt; the wait after attempt k is
+// Initial * Multiplier^(k-1), capped at Max (0: no cap), then moved by up
+// to ±Jitter of itself, drawn deterministically from the job, the leaf and
+// the attempt. A failure whose kind is listed in NonRetryable, or that the
+// handler marked final, is not retried.
+type Retry struct {
+	Attempts     int           // total attempts, the first included; at least 1
+	Initial      time.Duration // wait before the second attempt
+	Multiplier   float64       // each wait is the previous times this; 0 counts as 1
+	Max          time.Duration // cap on a wait before jitter; 0: none
+	Jitter       float64       // 0 to 1: the fraction by which a wait may move
+	NonRetryable []string      // failure kinds never retried
+}
+
+// Delivery says what a runner does with an attempt it cannot tell ran or
+// not (its process crashed, its worker was lost).
+type Delivery uint8
+
+const (
+	// AtLeastOnce runs the attempt again, under the same action ID.
+	AtLeastOnce Delivery = iota
+	// AtMostOnce fails the attempt with kind "lost" instead; the leaf's
+	// retry policy then decides, explicitly.
+	AtMostOnce
+)
+
+// String returns the delivery as written in JSON.
+func (d Delivery) String() string {
+	switch d {
+	case AtLeastOnce:
+		return "at-least-once"
+	case AtMostOnce:
+		return "at-most-once"
+	}
+	return fmt.Sprintf("Delivery(%d)", uint8(d))
+}
+
+// WithRetry returns the leaf n retried by policy r.
+func (n Node) WithRetry(r Retry) Node {
+	n.Retry = &r
+	return n
+}
+
+// WithTimeout returns the leaf n whose attempts may each take d.
+func (n Node) WithTimeout(d time.Duration) Node {
+	n.Timeout = d
+	return n
+}
+
+// WithDeadline returns n, which must settle within d of starting.
+func (n Node) WithDeadline(d time.Duration) Node {
+	n.Deadline = d
+	return n
+}
+
+// AtMostOnce returns the leaf n delivered at most once (see Delivery).
+func (n Node) AtMostOnce() Node {
+	n.Delivery = AtMostOnce
+	return n
 }
 
 // Act returns a leaf that performs the action called name with payload.
