@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -624,6 +625,21 @@ func TestComparePaths(t *testing.T) {
 			if got := ast.ComparePaths(a, b); got != want {
 				t.Errorf("ComparePaths(%q, %q) = %d, want %d", a, b, got, want)
 			}
+		}
+	}
+}
+
+// TestNotYetSupported: the fields the reducer does not run yet are
+// refused, never ignored.
+func TestNotYetSupported(t *testing.T) {
+	for _, n := range []ast.Node{
+		ast.Act("a", nil).WithRetry(ast.Retry{Attempts: 3}),
+		ast.Act("a", nil).WithTimeout(time.Second),
+		ast.Seq(ast.Act("a", nil)).WithDeadline(time.Second),
+		ast.Act("a", nil).AtMostOnce(),
+	} {
+		if err := ast.Validate(n); err == nil || !strings.Contains(err.Error(), "not supported by this baton yet") {
+			t.Errorf("Validate accepted %+v: %v", n, err)
 		}
 	}
 }

@@ -161,6 +161,9 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Name != "" || len(n.Inputs) > 0 || len(n.After) > 0 || path != nil && path.kind == KindDag {
 		v.naming(n, path)
 	}
+	if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != AtLeastOnce {
+		v.add(path, "retry, timeout, deadline and delivery are not supported by this baton yet")
+	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
