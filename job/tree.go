@@ -1,6 +1,7 @@
 package job
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,9 @@ type tnode struct {
 
 func compile(root ast.Node) (*tree, error) {
 	if err := ast.Validate(root); err != nil {
+		return nil, err
+	}
+	if err := unsupported(root); err != nil {
 		return nil, err
 	}
 	t := &tree{root: root, nodes: make([]tnode, 0, ast.Count(root))}
@@ -210,4 +214,18 @@ func (t *tree) lookup(p string) (int32, string) {
 
 func wide(n *ast.Node) bool {
 	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar || n.Kind == ast.KindDag) && len(n.Children) > leafWidth
+}
+
+// unsupported refuses what the language has and this reducer does not run
+// yet, rather than ignore it.
+func unsupported(root ast.Node) error {
+	var err error
+	ast.Walk(root, func(path string, n *ast.Node) bool {
+		if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != ast.AtLeastOnce {
+			err = fmt.Errorf("workflow: %s: retry, timeout, deadline and delivery are not supported by this baton yet", ast.ShowPath(path))
+			return false
+		}
+		return true
+	})
+	return err
 }
