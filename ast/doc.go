@@ -62,6 +62,59 @@
 // is a valid input, with a null output. [Validate] checks all of this and
 // says, for each input refused, why it is not sure.
 //
+// Retry, timeouts, deadlines and delivery. A leaf may carry a retry
+// policy ([Node.WithRetry]), a timeout ([Node.WithTimeout]) and a delivery
+// ([Node.AtMostOnce]); any node may carry a deadline ([Node.WithDeadline]):
+//
+//	ast.Seq(
+//		ast.Act("card.charge", order).
+//			WithRetry(ast.Retry{Attempts: 5, Initial: time.Second, Multiplier: 2,
+//				Max: time.Minute, Jitter: 0.2, NonRetryable: []string{"card_declined"}}).
+//			WithTimeout(30 * time.Second),
+//		ast.Act("receipt.send", nil),
+//	).WithDeadline(10 * time.Minute)
+//
+// in JSON
+//
+//	{"seq":[{"act":"card.charge","payload":...,
+//	         "retry":{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]},
+//	         "timeout":"30s"},
+//	        {"act":"receipt.send"}],
+//	 "deadline":"10m0s"}
+//
+// As the reducer runs them:
+//
+//   - Retry. The leaf runs at most Attempts times, the first included. A
+//     failed attempt with attempts left, whose kind is not listed in
+//     NonRetryable (nor marked final by its handler), waits and runs again
+//     as the next attempt: after attempt k the wait is
+//     Initial * Multiplier^(k-1) (a Multiplier of 0 counts as 1), capped at
+//     Max when Max is not 0, then moved by up to ±Jitter of itself, drawn
+//     deterministically (from the job, the leaf and the attempt), so that
+//     replaying a job waits the same. Attempts of 1 is allowed: the leaf
+//     is not retried, and the policy still names its NonRetryable kinds.
+//   - Timeout bounds each attempt of a leaf. An attempt that overruns fails
+//     with kind "timeout", which is retried like any failure unless
+//     "timeout" is listed in NonRetryable.
+//   - Deadline bounds a node from when it starts. When it runs out before
+//     the node settles, the node fails with kind "deadline": nothing new
+//     starts under it, except the finally blocks of tries already entered,
+//     and its actions in flight are stopped. A deadline is never retried:
+//     it is not the failure of an attempt, and neither is "cancelled" (a
+//     cancelled node never runs), so listing either in NonRetryable is
+//     refused as a mistake.
+//   - Delivery says what a runner does with an attempt it cannot tell ran
+//     or not (its process crashed, its worker was lost). AtLeastOnce, the
+//     default, runs it again under the same action ID. AtMostOnce fails
+//     the attempt with kind "lost" instead of running it again, and the
+//     retry policy decides, explicitly, whether a next attempt runs ("lost"
+//     in NonRetryable: never).
+//
+// Durations are Go durations; in JSON they are strings time.ParseDuration
+// reads ("30s", "1m30s", "250ms"), written canonically by
+// time.Duration's String ("10m0s"). A timeout or deadline is from 1ms to
+// 10000 hours. See [Validate] for every rule.
+//
 // Node paths. Every node has a path from the root, written as edges joined
 // by dots: seq[i], par[i] and dag[i] for the i-th child of a sequence,
 // parallel or dag, body, rescue and finally for the parts of a try. The

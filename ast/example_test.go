@@ -2,6 +2,7 @@ package ast_test
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -102,4 +103,36 @@ func ExampleDag() {
 	// Output:
 	// {"version":1,"root":{"seq":[{"dag":[{"name":"user","do":{"act":"user.fetch","payload":7}},{"name":"cart","do":{"act":"cart.fetch","payload":7}},{"name":"price","after":["cart"],"do":{"act":"cart.price","inputs":["cart"]}}]},{"act":"receipt.send","inputs":["user","price"]}]}}
 	// workflow: dag[1]: input "user" (dag[0]) is a sibling in a dag that this leaf is not after, directly or through others: not sure to have succeeded before this leaf starts
+}
+
+// A leaf retried with exponential backoff, each attempt bounded by a
+// timeout, in a sequence that must settle within ten minutes of starting.
+// A declined card is final: that failure is not retried.
+func ExampleNode_WithRetry() {
+	w := ast.Seq(
+		ast.Act("card.charge", map[string]any{"order": 7}).
+			WithRetry(ast.Retry{
+				Attempts:     5,
+				Initial:      time.Second,
+				Multiplier:   2,
+				Max:          time.Minute,
+				Jitter:       0.2,
+				NonRetryable: []string{"card_declined"},
+			}).
+			WithTimeout(30*time.Second),
+		ast.Act("receipt.send", nil).AtMostOnce(),
+	).WithDeadline(10 * time.Minute)
+	b, err := ast.Encode(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+
+	// A multiplier below 1 would shrink the waits.
+	bad := ast.Act("card.charge", nil).WithRetry(ast.Retry{Attempts: 5, Initial: time.Second, Multiplier: 0.5})
+	fmt.Println(ast.Validate(bad))
+	// Output:
+	// {"version":1,"root":{"seq":[{"act":"card.charge","payload":{"order":7},"retry":{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]},"timeout":"30s"},{"act":"receipt.send","delivery":"at-most-once"}],"deadline":"10m0s"}}
+	// workflow: root: retry.multiplier 0.5 is below 1, which would shrink the waits (1 to 100, or 0 for 1)
 }

@@ -43,6 +43,14 @@ var fuzzSeeds = []string{
 	`{"version":1,"root":{"dag":[{"name":"a","do":{"act":"a","name":"b"}},{"name":5,"do":{"act":"x"}},{"after":"a","do":null},[],{"do":{"act":"x","after":["a"]}}]}}`,
 	`{"version":1,"root":{"seq":[{"act":"a","name":"a"},{"seq":[{"act":"b","name":"a"}],"inputs":["a"],"name":"9"}]}}`,
 	`{"version":1,"root":{"dag":[],"name":""}}`,
+	// Retry, timeout, deadline and delivery.
+	`{"version":1,"root":{"seq":[{"act":"a","retry":{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]},"timeout":"30s","deadline":"1h","delivery":"at-most-once"}],"deadline":"10m0s"}}`,
+	`{"version":1,"root":{"try":{"act":"a","retry":{"attempts":1,"non_retryable":["lost","timeout"]},"delivery":"at-least-once"},"finally":{"par":[{"act":"f","timeout":"1.5s"}],"deadline":"90s"},"deadline":"2h45m"}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","do":{"act":"x","retry":{"attempts":3,"multiplier":1.5,"jitter":1e-7},"deadline":"1ms"}}],"deadline":"10000h"}}`,
+	`{"version":1,"root":{"act":"a","retry":{"attempts":2.5,"initial":5,"max":"x","multiplier":0.5,"jitter":1e400,"non_retryable":["deadline","a","a",""],"z":1},"timeout":"0s","delivery":"once"}}`,
+	`{"version":1,"root":{"seq":[{"act":"a"}],"retry":{},"timeout":"1s","delivery":null,"deadline":"-1s"}}`,
+	`{"version":1,"root":{"act":"a","retry":{"attempts":1e30,"initial":"-1s","max":"1ns"},"timeout":"10001h","deadline":"3000000h"}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","deadline":"1s","timeout":"1s","do":{"act":"x","retry":null,"timeout":null}}]}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts

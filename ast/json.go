@@ -20,25 +20,40 @@ const Version = 1
 //
 // where NODE is one of
 //
-//	{"act":"name","payload":JSON,"name":"n","inputs":["a",...]}
-//	{"seq":[NODE,...],"name":"n"}
-//	{"par":[NODE,...],"name":"n"}
-//	{"try":NODE,"rescue":NODE,"finally":NODE,"name":"n"}
-//	{"dag":[{"name":"a","after":["b",...],"do":NODE},...],"name":"n"}
+//	{"act":"name","payload":JSON,"name":"n","inputs":["a",...],"retry":RETRY,"timeout":"30s","deadline":"10m0s","delivery":"at-most-once"}
+//	{"seq":[NODE,...],"name":"n","deadline":"10m0s"}
+//	{"par":[NODE,...],"name":"n","deadline":"10m0s"}
+//	{"try":NODE,"rescue":NODE,"finally":NODE,"name":"n","deadline":"10m0s"}
+//	{"dag":[{"name":"a","after":["b",...],"do":NODE},...],"name":"n","deadline":"10m0s"}
+//
+// and RETRY is
+//
+//	{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]}
 //
 // Every key but the kind's own is optional and omitted when empty: payload,
-// name, inputs, rescue, finally and after. A dag's children are written as
-// entries: the child's Name and After are the entry's "name" and "after",
-// and "do" is the child without them.
+// name, inputs, retry, timeout, deadline, delivery (omitted when
+// "at-least-once", the default), rescue, finally and after; so is every
+// key of a retry but attempts, when zero. On every kind of node,
+// "deadline" comes after "name". A dag's children are written as entries: the
+// child's Name and After are the entry's "name" and "after", and "do" is
+// the child without them (its other keys, a deadline among them, stay in
+// "do").
 //
-// The output is canonical: keys in this order, no spaces, compact payloads.
-// Encode validates the tree first and returns Validate's error if any.
+// The output is canonical: keys in this order, no spaces, compact payloads,
+// durations as time.Duration's String writes them ("1m0s", "250ms"),
+// multiplier and jitter as encoding/json writes a float64. Encode validates
+// the tree first and returns Validate's error if any.
 //
 // Decode also reads what this form does not write: any order of keys,
-// spaces, null for an optional key (none), an empty "inputs" or "after"
-// (none), and the name of a dag's child inside its "do" node rather than on
-// the entry (not on both). Version 1 gained names, inputs and dags as
-// optional keys: a document without them reads as before.
+// spaces, null for an optional key (none), an empty "inputs", "after" or
+// "non_retryable" (none), "delivery":"at-least-once", any duration
+// time.ParseDuration reads ("1m", "1.5h", "90s"), and the name of a dag's
+// child inside its "do" node rather than on the entry (not on both). It
+// refuses a "timeout" or "deadline" of 0: written out, a limit of nothing
+// is a mistake (leave the key out for no limit). Version 1 gained names,
+// inputs and dags, and later retry, timeout, deadline and delivery, as
+// optional keys: a document without them reads as before, and a baton
+// older than them refuses them as unknown fields.
 func Encode(root Node) ([]byte, error) {
 	if err := Validate(root); err != nil {
 		return nil, err
@@ -141,6 +156,9 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	if n.Kind == KindAct && len(n.Inputs) > 0 {
 		b.WriteString(`,"inputs":`)
 		writeStrings(b, n.Inputs)
+	}
+	if n.timed() {
+		writeTiming(b, n)
 	}
 	b.WriteByte('}')
 }
@@ -323,11 +341,11 @@ var kindKeys = [...]struct {
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
-	KindAct: {"act", "payload", "name", "inputs"},
-	KindSeq: {"seq", "name"},
-	KindPar: {"par", "name"},
-	KindTry: {"try", "rescue", "finally", "name"},
-	KindDag: {"dag", "name"},
+	KindAct: {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery"},
+	KindSeq: {"seq", "name", "deadline"},
+	KindPar: {"par", "name", "deadline"},
+	KindTry: {"try", "rescue", "finally", "name", "deadline"},
+	KindDag: {"dag", "name", "deadline"},
 }
 
 func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
@@ -369,13 +387,23 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
 		case k == "after":
 			add("unknown field %q in %s node (after belongs in a dag entry, beside name and do)", k, n.Kind)
+		case k == "retry" || k == "timeout" || k == "delivery":
+			// Reported below, in the order of the keys.
 		default:
 			add("unknown field %q in %s node (allowed: %s)", k, n.Kind, strings.Join(allowed, ", "))
+		}
+	}
+	if n.Kind != KindAct {
+		for _, k := range [...]string{"retry", "timeout", "delivery"} {
+			if _, ok := fields[k]; ok {
+				add("%s", misplaced(k, n.Kind))
+			}
 		}
 	}
 	if raw, ok := fields["name"]; ok {
 		n.Name, n.badName = decodeName(raw, add)
 	}
+	decodeTiming(fields, &n, add)
 	switch n.Kind {
 	case KindAct:
 		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
@@ -457,7 +485,11 @@ func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
 		return Node{err: errReported, badName: true}
 	}
 	for _, k := range sortedKeys(fields) {
-		if k != "name" && k != "after" && k != "do" {
+		switch {
+		case k == "name" || k == "after" || k == "do":
+		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery":
+			add("unknown field %q in dag entry (allowed: name, after, do; %s belongs in the \"do\" node)", k, k)
+		default:
 			add("unknown field %q in dag entry (allowed: name, after, do)", k)
 		}
 	}

@@ -36,9 +36,11 @@ func (k Kind) String() string {
 // and Dag rather than by hand; a hand-built node is checked by Validate.
 //
 // Which fields are used depends on Kind:
-//   - KindAct: Action, Payload and Inputs.
+//   - KindAct: Action, Payload and Inputs; Retry, Timeout and Delivery.
 //   - KindSeq, KindPar, KindDag: Children.
 //   - KindTry: Body, and optionally Rescue and Finally.
+//
+// Any node may have a Deadline.
 //
 // Any node may have a Name, unique in the workflow; a named leaf's output
 // is kept under its name, and later leaves take it with Inputs. The
@@ -87,14 +89,15 @@ type Node struct {
 // Initial * Multiplier^(k-1), capped at Max (0: no cap), then moved by up
 // to ±Jitter of itself, drawn deterministically from the job, the leaf and
 // the attempt. A failure whose kind is listed in NonRetryable, or that the
-// handler marked final, is not retried.
+// handler marked final, is not retried. Validate holds each field to its
+// range (see there); Attempts of 1 is allowed, and means no retry.
 type Retry struct {
-	Attempts     int           // total attempts, the first included; at least 1
+	Attempts     int           // total attempts, the first included: 1 to 1000
 	Initial      time.Duration // wait before the second attempt
 	Multiplier   float64       // each wait is the previous times this; 0 counts as 1
 	Max          time.Duration // cap on a wait before jitter; 0: none
 	Jitter       float64       // 0 to 1: the fraction by which a wait may move
-	NonRetryable []string      // failure kinds never retried
+	NonRetryable []string      // failure kinds never retried (not "deadline" nor "cancelled", never an attempt's)
 }
 
 // Delivery says what a runner does with an attempt it cannot tell ran or
@@ -275,10 +278,12 @@ func Try(body Node, opts ...TryOption) Node {
 }
 
 // Equal reports whether a and b are the same tree: same kinds, actions,
-// payload bytes, names, inputs, dependencies and shape.
+// payload bytes, names, inputs, dependencies, retry policies (by value),
+// timeouts, deadlines, deliveries and shape.
 func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
-		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) {
+		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) ||
+		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || !equalRetry(a.Retry, b.Retry) {
 		return false
 	}
 	for i := range a.Children {
@@ -287,6 +292,16 @@ func Equal(a, b Node) bool {
 		}
 	}
 	return equalPtr(a.Body, b.Body) && equalPtr(a.Rescue, b.Rescue) && equalPtr(a.Finally, b.Finally)
+}
+
+// equalRetry compares two policies by value, NonRetryable in order (nil
+// and empty being the same).
+func equalRetry(a, b *Retry) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Attempts == b.Attempts && a.Initial == b.Initial && a.Multiplier == b.Multiplier &&
+		a.Max == b.Max && a.Jitter == b.Jitter && slices.Equal(a.NonRetryable, b.NonRetryable)
 }
 
 func equalPtr(a, b *Node) bool {

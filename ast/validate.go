@@ -59,7 +59,8 @@ func (e *Error) Error() string {
 // par and dag have at least one child; a try has a body; action names are
 // 1 to MaxActionName bytes of letters, digits, '.', '_' and '-'; payloads
 // are valid JSON; depth at most MaxDepth; problems recorded by the DSL (a
-// payload that would not marshal, two rescues).
+// payload that would not marshal, two rescues); retry policies, timeouts,
+// deadlines and deliveries (below).
 //
 // Names. A name is 1 to 100 bytes of ASCII letters, digits, '_', '-' and
 // '.', the first of them a letter or '_': "charge", "_tmp", "step-2.v1".
@@ -90,6 +91,19 @@ func (e *Error) Error() string {
 // may not take a. A sure node that is not a leaf is a valid input (its
 // output is null). Each problem is reported at the leaf's path and says
 // why the input is not sure.
+//
+// Retry, timeout, deadline and delivery. Retry, Timeout and a Delivery
+// other than AtLeastOnce are allowed only on an act ("retry on a seq node
+// (only an act is retried)"); Deadline on any node. A retry policy has
+// Attempts from 1 to 1000 (1 is allowed: the leaf is not retried, and the
+// policy may still name its NonRetryable kinds, for the reader); Initial
+// and Max are not negative, and Max, unless 0, is at least Initial;
+// Multiplier is 0 (which counts as 1) or from 1 to 100 (below 1 the waits
+// would shrink); Jitter is from 0 to 1; each NonRetryable kind is 1 to
+// 100 bytes of letters, digits, '_', '-' and '.', listed once, and
+// neither "deadline" nor "cancelled", which are never failures of an
+// attempt. A Timeout or Deadline, unless 0 (no limit), is from 1ms to
+// 10000 hours. A Delivery is AtLeastOnce or AtMostOnce.
 //
 // Validate costs time linear in the size of the tree; with inputs, each
 // input costs at most the depth of the tree, plus the dag siblings walked
@@ -161,8 +175,10 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Name != "" || len(n.Inputs) > 0 || len(n.After) > 0 || path != nil && path.kind == KindDag {
 		v.naming(n, path)
 	}
-	if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != AtLeastOnce {
-		v.add(path, "retry, timeout, deadline and delivery are not supported by this baton yet")
+	if n.timed() && n.Kind > KindAct && int(n.Kind) < len(kindNames) {
+		// Before the children's problems, to keep tree order; an act's
+		// come after its action's.
+		v.timing(n, path)
 	}
 	switch n.Kind {
 	case KindAct:
@@ -176,6 +192,9 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		}
 		if len(n.Children) > 0 || n.Body != nil || n.Rescue != nil || n.Finally != nil {
 			v.add(path, "act node has children")
+		}
+		if n.timed() {
+			v.timing(n, path)
 		}
 	case KindSeq, KindPar, KindDag:
 		if len(n.Children) == 0 {
