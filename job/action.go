@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -26,6 +27,14 @@ type Action struct {
 	// Inputs are the outputs the leaf takes (ast.Node.WithInputs), in the
 	// order it lists them; shared, do not modify.
 	Inputs []Input `json:",omitempty"`
+	// Timeout bounds each attempt (ast.Node.WithTimeout): the runner gives
+	// the handler a context with this deadline, and reports an overrun as
+	// a failure of kind KindTimeout. 0: no limit.
+	Timeout time.Duration `json:",omitempty"`
+	// AtMostOnce is set for a leaf delivered at most once: a runner that
+	// cannot tell whether an attempt ran reports it failed with kind
+	// KindLost instead of running it again.
+	AtMostOnce bool `json:",omitempty"`
 	// Failure is, for an action in a try's rescue or finally, the failure
 	// that part follows: for a rescue, what made the body fail; for a
 	// finally, the failure of the body or the rescue if one failed (nil if
@@ -100,12 +109,31 @@ type wrongJobError struct{ msg string }
 func (e *wrongJobError) Error() string        { return e.msg }
 func (e *wrongJobError) Is(target error) bool { return target == ErrWrongJob }
 
-// Result reports how an action ended. It failed when Error is not empty.
+// Failure kinds the reducer and the runners give. A handler may give its
+// own (runner.WithKind); a retry policy lists the kinds it never retries.
+const (
+	KindTimeout   = "timeout"   // the attempt overran its timeout (retryable unless listed)
+	KindLost      = "lost"      // the runner cannot tell whether an at-most-once attempt ran (retryable unless listed)
+	KindDeadline  = "deadline"  // a node's deadline ran out (never an attempt's failure; never retried)
+	KindCancelled = "cancelled" // the job was cancelled (never an attempt's failure; never retried)
+)
+
+// Result reports how an action ended, or that a timer fired (Timer.Fire).
+// It failed when Error is not empty.
 type Result struct {
 	JobID    ID
 	ActionID string
 	Output   []byte `json:",omitempty"`
 	Error    string `json:",omitempty"`
+	// Kind classifies a failure: "" for a plain one, KindTimeout,
+	// KindLost, or a kind the handler gave.
+	Kind string `json:",omitempty"`
+	// Final marks a failure the handler says no retry can mend.
+	Final bool `json:",omitempty"`
+	// At is when the runner saw the action end (or the timer fire). The
+	// job's clock is the latest At applied; a retry waits from its
+	// failure's At. The zero time means the job's clock.
+	At time.Time `json:",omitempty"`
 }
 
 // Failed reports whether r reports a failure.
@@ -129,9 +157,10 @@ const (
 	IgnoredStale                                 // the result is for an earlier attempt
 	IgnoredDuplicate                             // the action already has a result
 	IgnoredJobDone                               // the job had already finished
+	IgnoredTimer                                 // a firing of a timer not pending: never asked for, fired or withdrawn
 )
 
-var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done"}
+var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending"}
 
 func (r IgnoreReason) String() string {
 	if int(r) < len(ignoreNames) && r > 0 {

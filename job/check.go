@@ -21,6 +21,20 @@ func (j Job) check() error {
 	case StatusIdle, StatusCancelled:
 		return fmt.Errorf("root is %s (a job is running, succeeded or failed)", st)
 	}
+	for k, p := range j.timers {
+		if k > 0 && comparePending(j.timers[k-1], p) >= 0 {
+			return fmt.Errorf("timers out of order at %d", k)
+		}
+		if p.node < 0 || int(p.node) >= len(j.t.nodes) {
+			return fmt.Errorf("timer %d names node %d", k, p.node)
+		}
+		if p.kind == timerRetry && (j.t.nodes[p.node].kind != ast.KindAct || j.st.get(p.node).flags&flagWaiting == 0) {
+			return fmt.Errorf("retry timer %s for a node that does not wait", j.t.timerID(p))
+		}
+		if p.kind != timerRetry {
+			return fmt.Errorf("timer %s of kind %d", j.t.timerID(p), p.kind)
+		}
+	}
 	if j.outs != nil && len(j.outs) != j.t.named {
 		return fmt.Errorf("%d outputs kept for %d named leaves", len(j.outs), j.t.named)
 	}
@@ -76,16 +90,30 @@ func (j Job) checkNode(id int32, res *result) error {
 	} else if s.cause != 0 || s.others != 0 {
 		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
 	}
+	if tn.kind != ast.KindAct && s.flags != 0 {
+		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
+	}
 	kid := func(k int32) Status { return j.st.get(k).status }
 	switch tn.kind {
 	case ast.KindAct:
 		if s.out != 0 || s.pos != 0 || s.done != 0 || s.nfail != 0 {
 			return fmt.Errorf("action has composite state %+v", s)
 		}
+		waiting := s.flags&flagWaiting != 0
+		if s.flags&^flagWaiting != 0 || waiting && s.status != StatusRunning {
+			return fmt.Errorf("%s action with flags %d", s.status, s.flags)
+		}
+		t, timed := j.pendingTimer(id, timerRetry)
+		if waiting != timed || timed && int(t.attempt) != int(s.attempt)+1 {
+			return fmt.Errorf("waiting=%v, retry timer %v for attempt %d (attempt %d ran)", waiting, timed, t.attempt, s.attempt)
+		}
 		switch s.status {
 		case StatusRunning:
-			if s.attempt < 1 || res != nil {
-				return fmt.Errorf("running action with attempt %d, result %v", s.attempt, res != nil)
+			// An attempt after the first follows a failed one, whose result
+			// stays until it settles; a waiting leaf has one too.
+			earlier := res != nil && res.err != "" && s.attempt > 1
+			if s.attempt < 1 || waiting && res == nil || res != nil && !earlier && !(waiting && res.err != "") {
+				return fmt.Errorf("running action with attempt %d, waiting=%v, result %v", s.attempt, waiting, res != nil)
 			}
 		case StatusSucceeded, StatusFailed:
 			if s.attempt < 1 || res == nil || (res.err != "") != (s.status == StatusFailed) {

@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
@@ -65,8 +66,13 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 		fmt.Fprintf(b, " #%d", n.Attempt)
 	}
 	switch {
+	case n.Kind == ast.KindAct && !n.Retry.IsZero():
+		fmt.Fprintf(b, ": %s; #%d due %s", Clip(n.Error), n.Attempt+1, n.Retry.Format(time.RFC3339Nano))
 	case n.Kind == ast.KindAct && n.Status == StatusFailed:
 		b.WriteString(": ")
+		if n.Failure != nil && n.Failure.Kind != "" {
+			b.WriteString("[" + n.Failure.Kind + "] ")
+		}
 		b.WriteString(Clip(n.Error))
 	case n.Kind == ast.KindAct && len(n.Output) > 0:
 		b.WriteString(" -> ")

@@ -19,7 +19,13 @@ import (
 //	2  adds "incarnation" (WithIncarnation), written when it is not 0
 //	3  workflows with names, inputs and dags (the dag's state uses the
 //	   node fields of a par, with pos counting the children started)
-const Format = 3
+//	4  time: "clock" (Unix nanoseconds), pending "timers"
+//	   [[node,kind,attempt,due],...] (kind 1 retry, 2 deadline), a tenth
+//	   field in "nodes" (flags: 1 a leaf waiting for its retry), and a
+//	   result's "kind"; written when the job has a clock, timers or
+//	   kinds, or its workflow uses retries, timeouts, deadlines or
+//	   at-most-once delivery
+const Format = 4
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -44,13 +50,7 @@ func Encode(j Job) ([]byte, error) {
 	}
 	workflow := ast.AppendJSON(nil, j.t.root)
 	b := make([]byte, 0, 64+len(workflow)+16*len(j.t.nodes))
-	format := 1
-	switch {
-	case j.t.graph:
-		format = 3
-	case j.inc != 0:
-		format = 2
-	}
+	format := j.format()
 	b = append(b, `{"format":`...)
 	b = strconv.AppendInt(b, int64(format), 10)
 	b = append(b, `,"id":`...)
@@ -61,6 +61,10 @@ func Encode(j Job) ([]byte, error) {
 	}
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, j.version, 10)
+	if j.clock != 0 {
+		b = append(b, `,"clock":`...)
+		b = strconv.AppendInt(b, j.clock, 10)
+	}
 	b = append(b, `,"workflow":`...)
 	b = append(b, workflow...)
 	b = append(b, `,"nodes":[`...)
@@ -74,8 +78,13 @@ func Encode(j Job) ([]byte, error) {
 		}
 		first = false
 		b = append(b, '[')
-		for k, v := range [...]int64{int64(i), int64(s.status), int64(s.out), int64(s.attempt),
-			int64(s.pos), int64(s.done), int64(s.nfail), int64(s.cause), int64(s.others)} {
+		fields := [...]int64{int64(i), int64(s.status), int64(s.out), int64(s.attempt),
+			int64(s.pos), int64(s.done), int64(s.nfail), int64(s.cause), int64(s.others), int64(s.flags)}
+		n := len(fields)
+		if format < 4 {
+			n-- // no flags before format 4
+		}
+		for k, v := range fields[:n] {
 			if k > 0 {
 				b = append(b, ',')
 			}
@@ -109,10 +118,58 @@ func Encode(j Job) ([]byte, error) {
 			b = append(b, `,"error":`...)
 			b = appendString(b, res.err)
 		}
+		if res.kind != "" {
+			b = append(b, `,"kind":`...)
+			b = appendString(b, res.kind)
+		}
 		b = append(b, '}')
 	}
-	b = append(b, "]}"...)
+	b = append(b, ']')
+	if len(j.timers) > 0 {
+		b = append(b, `,"timers":[`...)
+		for i, p := range j.timers {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			b = strconv.AppendInt(b, int64(p.node), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, int64(p.kind), 10)
+			b = append(b, ',')
+			b = strconv.AppendUint(b, uint64(p.attempt), 10)
+			b = append(b, ',')
+			b = strconv.AppendInt(b, p.due, 10)
+			b = append(b, ']')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, '}')
 	return b, nil
+}
+
+// format returns the oldest format that holds j (see Format).
+func (j Job) format() int {
+	switch {
+	case j.t.timed || j.clock != 0 || len(j.timers) > 0 || j.hasKinds():
+		return 4
+	case j.t.graph:
+		return 3
+	case j.inc != 0:
+		return 2
+	}
+	return 1
+}
+
+// hasKinds reports whether a result of j has a failure kind.
+func (j Job) hasKinds() bool {
+	for c := j.results; c != nil; c = c.prev {
+		for _, e := range c.entries {
+			if e.res.kind != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func appendString(b []byte, s string) []byte {
@@ -125,6 +182,8 @@ type encoded struct {
 	ID       ID              `json:"id"`
 	Inc      *uint64         `json:"incarnation"`
 	Version  uint64          `json:"version"`
+	Clock    *int64          `json:"clock"`
+	Timers   [][]int64       `json:"timers"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
 	Results  []struct {
@@ -132,6 +191,7 @@ type encoded struct {
 		Output    json.RawMessage `json:"output"`
 		OutputB64 []byte          `json:"output_b64"`
 		Error     string          `json:"error"`
+		Kind      string          `json:"kind"`
 	} `json:"results"`
 }
 
@@ -185,11 +245,18 @@ func Decode(data []byte) (Job, error) {
 	if t.graph && *enc.Format < 3 {
 		return corrupt("a workflow with names, inputs or dags in format %d (format 3 holds them)", *enc.Format)
 	}
+	if *enc.Format < 4 && (t.timed || enc.Clock != nil || enc.Timers != nil) {
+		return corrupt("time (retries, timeouts, a clock or timers) in format %d (format 4 holds it)", *enc.Format)
+	}
+	nfields := 9
+	if *enc.Format >= 4 {
+		nfields = 10
+	}
 	states := make([]nstate, len(t.nodes))
 	last := int64(-1)
 	for k, f := range enc.Nodes {
-		if len(f) != 9 {
-			return corrupt("nodes[%d] has %d fields, want 9", k, len(f))
+		if len(f) != nfields {
+			return corrupt("nodes[%d] has %d fields, want %d", k, len(f), nfields)
 		}
 		i := f[0]
 		if i <= last || i >= int64(len(t.nodes)) {
@@ -206,6 +273,12 @@ func Decode(data []byte) (Job, error) {
 		}
 		states[i] = nstate{status: Status(f[1]), out: Status(f[2]), attempt: uint32(f[3]), pos: int32(f[4]),
 			done: int32(f[5]), nfail: int32(f[6]), cause: int32(f[7]), others: int32(f[8])}
+		if nfields == 10 {
+			if f[9] > flagWaiting {
+				return corrupt("node %d has flags %d", i, f[9])
+			}
+			states[i].flags = uint8(f[9])
+		}
 	}
 	last = -1
 	var results *resChunk
@@ -227,9 +300,28 @@ func Decode(data []byte) (Job, error) {
 		if r.OutputB64 != nil {
 			out = r.OutputB64
 		}
-		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error}})
+		if r.Kind != "" && (r.Error == "" || *enc.Format < 4) {
+			return corrupt("results[%d] has a kind %q without a failure, or before format 4", k, r.Kind)
+		}
+		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error, kind: r.Kind}})
 	}
 	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results, inc: inc}
+	if enc.Clock != nil {
+		if *enc.Clock == 0 {
+			return corrupt("clock 0 written")
+		}
+		j.clock = *enc.Clock
+	}
+	for k, f := range enc.Timers {
+		if len(f) != 4 || f[0] < 0 || f[0] >= int64(len(t.nodes)) || (f[1] != timerRetry && f[1] != timerDeadline) || f[2] < 0 || f[2] > 1<<31-1 {
+			return corrupt("timers[%d] is %v (want [node, kind 1 or 2, attempt, due])", k, f)
+		}
+		p := pending{node: int32(f[0]), kind: uint8(f[1]), attempt: uint32(f[2]), due: f[3]}
+		if k > 0 && comparePending(j.timers[k-1], p) >= 0 {
+			return corrupt("timers[%d] is out of order or repeated", k)
+		}
+		j.timers = append(j.timers, p)
+	}
 	if results != nil && t.named > 0 {
 		for _, e := range results.entries {
 			if o := t.nodes[e.node].out; o >= 0 && e.res.err == "" {
@@ -249,7 +341,9 @@ func Decode(data []byte) (Job, error) {
 		}
 		switch states[i].status {
 		case StatusRunning:
-			j.running++
+			if states[i].flags&flagWaiting == 0 {
+				j.running++
+			}
 		case StatusSucceeded, StatusFailed:
 			j.settled++
 		}

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -48,6 +49,39 @@ var goldenFormats = map[int]struct {
 	1: {nil, goldenCases},
 	2: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba70)}, goldenCases},
 	3: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
+	4: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
+}
+
+// goldenTimedCases are the histories kept at format 4: retries, timeouts,
+// at-most-once delivery, times.
+func goldenTimedCases() []goldenCase {
+	retry := ast.Retry{Attempts: 4, Initial: time.Second, Multiplier: 2, Max: time.Minute, Jitter: 0.2, NonRetryable: []string{"card_declined"}}
+	return []goldenCase{
+		{
+			name:  "retry-waiting",
+			about: "a par whose flaky leaf failed twice and waits for its third attempt, beside a leaf with a timeout and an at-most-once leaf",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "pay-7", ast.Par(
+					ast.Act("charge", 500).WithRetry(retry),
+					ast.Act("fetch", "https://example.com").WithTimeout(5*time.Second),
+					ast.Act("ship", nil).AtMostOnce(),
+				),
+					map[string]string{"par[0]#1": "fail:502 from the bank"},
+					map[string]string{"par[0]@retry#2": "fire"},
+					map[string]string{"par[0]#2": "fail:timeout", "par[1]#1": "ok"},
+				)
+			},
+		},
+		{
+			name:  "retry-gave-up",
+			about: "a leaf that failed with a kind its policy does not retry: the job failed, the failure's kind kept",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "pay-8", ast.Act("charge", 500).WithRetry(retry),
+					map[string]string{"root#1": "fail-kind:card_declined:card declined"},
+				)
+			},
+		},
+	}
 }
 
 // goldenGraphCases are the histories kept at format 3: workflows with
@@ -109,7 +143,17 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 	for _, a := range acts {
 		out[a.ID] = a
 	}
+	timers := map[string]job.Timer{}
+	for _, t := range trJ.Timers {
+		timers[t.ID] = t
+	}
 	for i, b := range batches {
+		// Results are stamped a second apart from the job's clock, when it
+		// has one, so that retries wait from known times.
+		var at time.Time
+		if c := j.Clock(); !c.IsZero() {
+			at = c.Add(time.Second)
+		}
 		ids := make([]string, 0, len(b))
 		for id := range b {
 			ids = append(ids, id)
@@ -117,12 +161,27 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 		sort.Strings(ids)
 		var rs []job.Result
 		for _, id := range ids {
+			if b[id] == "fire" {
+				t, ok := timers[id]
+				if !ok {
+					return job.Job{}, fmt.Errorf("batch %d: timer %s is not pending", i, id)
+				}
+				delete(timers, id)
+				rs = append(rs, t.Fire(t.Due))
+				continue
+			}
 			a, ok := out[id]
 			if !ok {
 				return job.Job{}, fmt.Errorf("batch %d: %s is not outstanding", i, id)
 			}
 			delete(out, id)
+			n := len(rs)
 			switch v := b[id]; {
+			case strings.HasPrefix(v, "fail-kind:"):
+				kind, msg, _ := strings.Cut(v[len("fail-kind:"):], ":")
+				r := a.Fail(msg)
+				r.Kind = kind
+				rs = append(rs, r)
 			case v == "ok":
 				rs = append(rs, a.Succeed(nil))
 			case strings.HasPrefix(v, "ok:"):
@@ -132,6 +191,7 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 			default:
 				return job.Job{}, fmt.Errorf("batch %d: bad outcome %q", i, v)
 			}
+			rs[n].At = at
 		}
 		trJ, err := job.Restart(j, rs)
 		j, acts = trJ.Job, trJ.Actions
@@ -143,6 +203,9 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 		}
 		for _, a := range acts {
 			out[a.ID] = a
+		}
+		for _, t := range trJ.Timers {
+			timers[t.ID] = t
 		}
 	}
 	return j, nil
@@ -344,12 +407,18 @@ func goldenFinish(t *testing.T, j job.Job) {
 		t.Fatalf("recovery lists %d actions, job has %d running", len(out), j.Running())
 	}
 	for step := 0; !j.Done(); step++ {
-		if step > 100 || len(out) == 0 {
+		timers := j.Timers()
+		if step > 100 || len(out) == 0 && len(timers) == 0 {
 			t.Fatalf("no end in sight at step %d:\n%s", step, job.Describe(j))
 		}
 		var rs []job.Result
 		for _, a := range out {
 			rs = append(rs, a.Succeed(nil))
+		}
+		if len(rs) == 0 {
+			for _, tm := range timers {
+				rs = append(rs, tm.Fire(tm.Due))
+			}
 		}
 		trNext, err := job.Restart(j, rs)
 		next, more := trNext.Job, trNext.Actions

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -80,6 +81,10 @@ type Job struct {
 	// outs holds the outputs of the named leaves that succeeded, indexed
 	// by tnode.out (nil until one did). Copied on write: versions share it.
 	outs [][]byte
+	// timers are the timers the job waits for, sorted by node then kind.
+	// Copied on write.
+	timers []pending
+	clock  int64 // Unix nanoseconds: the latest time applied (Clock)
 }
 
 // ID returns the job's ID.
@@ -180,11 +185,19 @@ func OutputAs[T any](j Job, name string) (T, error) {
 	return v, nil
 }
 
+// nstate flags.
+const (
+	// flagWaiting marks a running leaf whose last attempt failed and that
+	// waits for its retry timer: no action of it is outstanding.
+	flagWaiting = 1 << iota
+)
+
 // Failure describes why a node, or a job, failed.
 type Failure struct {
 	Path    string // path of the failed action that caused it ("" is the root)
 	Action  string // its action name
 	Message string // its error message
+	Kind    string `json:",omitempty"` // its kind (Result.Kind), "" for a plain failure
 	Others  int    // further failures counted by the parallel nodes on the way
 }
 
@@ -233,7 +246,7 @@ func (j Job) failure(id int32, byRes []*result) Failure {
 			res = j.resultOf(c)
 		}
 		if res != nil {
-			f.Message = res.err
+			f.Message, f.Kind = res.err, res.kind
 		}
 	}
 	return f
@@ -248,7 +261,10 @@ type NodeInfo struct {
 	Action  string // for actions
 	Payload []byte // for actions; do not modify
 	Status  Status
-	Attempt int    // for actions: dispatches so far
+	Attempt int // for actions: dispatches so far
+	// Retry is, for a leaf whose last attempt failed and that waits to
+	// run again, when its next attempt is due; the zero time otherwise.
+	Retry   time.Time
 	Output  []byte // for settled actions; do not modify
 	Error   string // for failed actions
 	Failure *Failure
@@ -271,8 +287,11 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes
 	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id), Name: tn.name}
 	if tn.act != nil {
 		ni.Action, ni.Payload, ni.Attempt = tn.act.Action, tn.act.Payload, int(s.attempt)
-		if res := byRes[id]; res != nil {
+		if res := byRes[id]; res != nil && (s.status.Settled() || s.flags&flagWaiting != 0) {
 			ni.Output, ni.Error = res.output, res.err
+		}
+		if p, ok := j.pendingTimer(id, timerRetry); ok {
+			ni.Retry = time.Unix(0, p.due).UTC()
 		}
 	}
 	if s.status == StatusFailed {
@@ -316,6 +335,7 @@ func (j Job) String() string {
 type nstate struct {
 	status  Status
 	out     Status // try: the outcome so far; par: StatusCancelled once a child was cancelled
+	flags   uint8  // act: flagWaiting
 	attempt uint32 // act: dispatches so far
 	pos     int32  // seq: index of the child running; try: the part running
 	done    int32  // par: children settled

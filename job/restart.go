@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
@@ -31,12 +32,12 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	if err != nil {
 		return Transition{}, fmt.Errorf("job %s: %w", id, err)
 	}
-	e := newEngine(Job{id: id, version: 1, t: t, inc: o.incarnation})
+	e := newEngine(Job{id: id, version: 1, t: t, inc: o.incarnation, clock: o.start})
 	// The trie belongs to this edit, so starting the job writes into it.
 	e.j.st = newSplitVec(t, nil, e.e)
 	e.begin(0)
 	e.run()
-	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions}, nil
+	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
 }
 
 // Restart applies a batch of results to j and returns the transition: the
@@ -80,18 +81,29 @@ func Restart(j Job, results []Result) (Transition, error) {
 
 	e := newEngine(j)
 	var ignored []Ignored
+	var firings []keyed
 	batch := e.batchBuf[:0]
 	if len(results) > len(e.batchBuf) {
 		batch = make([]keyed, 0, len(results))
 	}
 	for i := range results {
 		r := &results[i]
-		if !utf8.ValidString(r.Error) {
+		if !utf8.ValidString(r.Error) || !utf8.ValidString(r.Kind) {
 			// Stored as JSON text, so it must be valid UTF-8 to read back
 			// the same; replace what is not, once, before anything records it.
 			c := *r
 			c.Error = strings.ToValidUTF8(c.Error, "\uFFFD")
+			c.Kind = strings.ToValidUTF8(c.Kind, "\uFFFD")
 			r = &c
+		}
+		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
+			id, why := j.t.lookup(path)
+			if id < 0 {
+				ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: why})
+				continue
+			}
+			firings = append(firings, keyed{node: id, attempt: attempt, r: r, timer: kind})
+			continue
 		}
 		path, attempt, err := SplitActionID(r.ActionID)
 		if err != nil {
@@ -108,15 +120,19 @@ func Restart(j Job, results []Result) (Transition, error) {
 				Detail: "path names a " + j.t.nodes[id].kind.String() + " node, not an action"})
 			continue
 		}
-		batch = append(batch, keyed{id, attempt, r})
+		batch = append(batch, keyed{node: id, attempt: attempt, r: r})
 	}
 	if len(batch) > 1 {
 		slices.SortFunc(batch, compareKeyed)
 	}
+	if len(firings) > 1 {
+		slices.SortFunc(firings, compareKeyed)
+	}
 
+	// Results first: they are recorded, and the tree settles.
 	var applied []Result
 	done := j.Done()
-	for i, k := range batch {
+	for _, k := range batch {
 		s := e.j.st.get(k.node)
 		var reason IgnoreReason
 		switch {
@@ -130,7 +146,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 			} else {
 				reason = IgnoredStale
 			}
-		case s.status != StatusRunning:
+		case s.status != StatusRunning || s.flags&flagWaiting != 0:
 			reason = IgnoredDuplicate
 		}
 		if reason != 0 {
@@ -139,30 +155,55 @@ func Restart(j Job, results []Result) (Transition, error) {
 		}
 		if applied == nil {
 			// Room for this result and every later one of the batch.
-			applied = make([]Result, 0, len(batch)-i)
-			e.res = newResChunk(j.results, len(batch)-i)
+			applied = make([]Result, 0, len(batch)+len(firings))
+			e.res = newResChunk(j.results, len(batch))
 			// Linked at once: actions this batch starts may show a failure
 			// it applied (Action.Failure).
 			e.j.results = e.res
 		}
+		e.tick(k.r.At)
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
 	}
+	e.run()
+
+	// Then timer firings: a result that settled a node in this batch beats
+	// its timers, which are gone by now.
+	for _, k := range firings {
+		p, ok := e.timer(k.node, k.timer)
+		switch {
+		case e.j.Done():
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredJobDone})
+			continue
+		case !ok || k.timer == timerRetry && int(p.attempt) != k.attempt:
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredTimer})
+			continue
+		}
+		e.tick(k.r.At)
+		e.removeTimer(k.node, k.timer)
+		if k.timer == timerRetry {
+			e.startQ = append(e.startQ, start{node: k.node, checks: true, kind: startRetry})
+		}
+		applied = append(applied, *k.r)
+	}
+	e.run()
+
 	sortIgnored(ignored)
 	if len(applied) == 0 {
 		return Transition{Job: j, Ignored: ignored}, nil
 	}
-	e.run()
 	out := e.finish()
 	out.version = j.version + 1
-	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Ignored: ignored}, nil
+	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Timers: e.timers, Ignored: ignored}, nil
 }
 
-// keyed is a result of a batch with the node and attempt its ID names.
+// keyed is a result of a batch with the node and attempt its ID names,
+// or a timer firing with its node, kind and (for a retry) attempt.
 type keyed struct {
 	node    int32
 	attempt int
 	r       *Result
+	timer   uint8
 }
 
 // compareKeyed orders a batch canonically: by node in tree order, then
@@ -190,7 +231,11 @@ type engine struct {
 	fresh   map[int32]bool // pars whose first failure came in this batch
 	res     *resChunk      // the results applied, once one is
 	ownOuts bool           // j.outs is this edit's copy
+	ownTime bool           // j.timers is this edit's copy
+	armed   []pending      // the timers armed in this edit
+	timers  []Timer        // those still pending at the end, for the transition (finish)
 	dagReq  map[int32]bool // dag children after several siblings, requested in this edit
+	gaveUp  map[int32]bool // leaves that gave up their retries in this edit
 	settleQ []int32
 	startQ  []start
 	actions []Action
@@ -205,7 +250,16 @@ type engine struct {
 type start struct {
 	node   int32
 	checks bool // subject to the freeze of failed parallel ancestors
+	kind   uint8
+	at     int64 // startWait: when the failed attempt ended (Unix nanoseconds), 0 for the job's clock
 }
+
+// What a queued start does.
+const (
+	startBegin = iota // begin the node
+	startWait         // a leaf's attempt failed: arm its retry timer
+	startRetry        // a leaf's retry timer fired: begin its next attempt
+)
 
 func newEngine(j Job) *engine {
 	e := &engine{j: j, e: new(edit)}
@@ -217,10 +271,20 @@ func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
 func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.e, id) }
 func (e *engine) node(id int32) *tnode { return &e.j.t.nodes[id] }
 
-// finish returns the job built, with the results applied linked in.
+// finish returns the job built, with the results applied linked in, and
+// keeps in e.timers only the timers still pending (one armed and withdrawn
+// in the same edit is not reported), in tree order.
 func (e *engine) finish() Job {
 	if e.res != nil {
 		e.j.results = e.res
+	}
+	if len(e.armed) > 0 {
+		slices.SortFunc(e.armed, comparePending)
+		for _, a := range e.armed {
+			if p, ok := e.timer(a.node, a.kind); ok && p == a {
+				e.timers = append(e.timers, Timer{JobID: e.j.id, ID: e.j.t.timerID(p), Due: time.Unix(0, p.due).UTC()})
+			}
+		}
 	}
 	return e.j
 }
@@ -243,13 +307,21 @@ func (e *engine) markFresh(p int32) {
 	e.fresh[p] = true
 }
 
-func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{id, true}) }
+func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{node: id, checks: true}) }
 
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.
 func (e *engine) settleLeaf(id int32, r *Result) {
-	e.res.entries = append(e.res.entries, resEntry{id, result{output: r.Output, err: r.Error}})
+	e.res.entries = append(e.res.entries, resEntry{id, result{output: r.Output, err: r.Error, kind: r.Kind}})
 	s := e.mut(id)
+	if r.Failed() && e.retryable(id, s, r) {
+		// It waits for its next attempt, unless a frozen ancestor stops
+		// it, which is decided with the starts, once the batch settled.
+		s.flags |= flagWaiting
+		e.j.running--
+		e.startQ = append(e.startQ, start{node: id, checks: true, kind: startWait, at: unixNano(r.At)})
+		return
+	}
 	if r.Failed() {
 		s.status = StatusFailed
 		s.cause = id + 1
@@ -262,6 +334,65 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 	e.j.running--
 	e.j.settled++
 	e.settleQ = append(e.settleQ, id)
+}
+
+// retryable reports whether the failed attempt r of the leaf id (state s)
+// may be tried again: the leaf has a retry policy with attempts left, and
+// neither the handler (Final) nor the policy (NonRetryable) rules it out.
+func (e *engine) retryable(id int32, s *nstate, r *Result) bool {
+	p := e.node(id).retry
+	if p == nil || r.Final || int(s.attempt) >= p.Attempts {
+		return false
+	}
+	return !slices.Contains(p.NonRetryable, r.Kind) && r.Kind != KindDeadline && r.Kind != KindCancelled
+}
+
+// armRetry arms the retry timer of the waiting leaf id: due at the time
+// its failed attempt ended (at; 0 for the job's clock) plus the back-off.
+func (e *engine) armRetry(id int32, at int64) {
+	if at == 0 {
+		at = e.j.clock
+	}
+	next := int(e.get(id).attempt) + 1
+	due := at + int64(backoff(e.node(id).retry, e.j.id, e.j.t.path(id), next))
+	e.addTimer(pending{node: id, kind: timerRetry, attempt: uint32(next), due: due})
+}
+
+// giveUp fails the waiting leaf id with its last failure: a frozen
+// ancestor stops its retries. Its retry timer, if armed, is withdrawn.
+func (e *engine) giveUp(id int32) {
+	if e.gaveUp == nil {
+		e.gaveUp = map[int32]bool{}
+	}
+	e.gaveUp[id] = true
+	e.removeTimer(id, timerRetry)
+	s := e.mut(id)
+	s.flags &^= flagWaiting
+	s.status = StatusFailed
+	s.cause = id + 1
+	e.j.settled++
+	e.settleQ = append(e.settleQ, id)
+}
+
+// abandon gives up the retries of the waiting leaves under p that a freeze
+// of p stops (those not inside a finally block that has started).
+func (e *engine) abandon(p int32) {
+	var stop []int32
+	for _, t := range e.j.timers {
+		if t.kind == timerRetry && e.j.under(t.node, p) && e.j.frozen(t.node) {
+			stop = append(stop, t.node)
+		}
+	}
+	for _, id := range stop {
+		e.giveUp(id)
+	}
+}
+
+// tick moves the job's clock to at, if later.
+func (e *engine) tick(at time.Time) {
+	if n := unixNano(at); n > e.j.clock {
+		e.j.clock = n
+	}
 }
 
 // run settles everything that can settle, then starts what was requested,
@@ -289,7 +420,11 @@ func (e *engine) run() {
 		kept := e.startQ[:0]
 		for _, st := range e.startQ {
 			if st.checks && e.j.frozen(st.node) {
-				e.settle(st.node, StatusCancelled, 0, 0)
+				if st.kind == startBegin {
+					e.settle(st.node, StatusCancelled, 0, 0)
+				} else {
+					e.giveUp(st.node) // a retry is new work: it fails instead
+				}
 				cancelled = true
 				continue
 			}
@@ -300,7 +435,15 @@ func (e *engine) run() {
 			continue
 		}
 		for _, st := range e.startQ {
-			e.begin(st.node) // never queues anything
+			switch st.kind { // none of these queues anything
+			case startBegin:
+				e.begin(st.node)
+			case startWait:
+				e.armRetry(st.node, st.at)
+			case startRetry:
+				e.mut(st.node).flags &^= flagWaiting
+				e.begin(st.node)
+			}
 		}
 		e.startQ = e.startQ[:0]
 	}
@@ -432,17 +575,23 @@ func (e *engine) requestedOnce(id int32) bool {
 // counted in others. Failures that arrive in the same batch are equally
 // first: the one earliest in tree order is reported.
 func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
-	if ps.nfail == 0 {
+	first := ps.nfail == 0
+	if first {
 		ps.cause = cs.cause
 		ps.others += cs.others
 		e.markFresh(p)
 	} else {
 		ps.others += 1 + cs.others
-		if e.fresh[p] && cs.cause < ps.cause {
+		// A leaf that gave up its retries because of the freeze fails
+		// after the failure that froze: it never ties with it.
+		if e.fresh[p] && cs.cause < ps.cause && !e.gaveUp[cs.cause-1] {
 			ps.cause = cs.cause
 		}
 	}
 	ps.nfail++
+	if first && len(e.j.timers) > 0 {
+		e.abandon(p) // p is frozen now: retries under it are new work
+	}
 }
 
 // tryChild moves the try p on after its part settled with state cs.
@@ -484,7 +633,7 @@ func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
 	if f := tp.kids[partFinally]; f >= 0 {
 		ps.pos = partFinally
 		// A try already entered always runs its finally, frozen or not.
-		e.startQ = append(e.startQ, start{f, false})
+		e.startQ = append(e.startQ, start{node: f})
 		return
 	}
 	e.settle(p, ps.out, ps.cause, ps.others)
@@ -564,6 +713,8 @@ func actionOf(j *Job, id int32, attempt int) Action {
 		Name:        a.Action,
 		Payload:     a.Payload,
 		Attempt:     attempt,
+		Timeout:     a.Timeout,
+		AtMostOnce:  a.Delivery == ast.AtMostOnce,
 	}
 	if len(tn.inputs) > 0 {
 		act.Inputs = make([]Input, len(tn.inputs))
@@ -608,7 +759,9 @@ func (j Job) outstanding() []Action {
 		}
 		tn := &j.t.nodes[id]
 		if tn.kind == ast.KindAct {
-			acts = append(acts, actionOf(&j, id, int(s.attempt)))
+			if s.flags&flagWaiting == 0 { // a waiting leaf has no action out
+				acts = append(acts, actionOf(&j, id, int(s.attempt)))
+			}
 			return
 		}
 		for _, k := range tn.kids {

@@ -10,13 +10,14 @@ package job
 //
 // Results are read only by operations that are O(tree) anyway (Encode,
 // Walk, Describe, check), which index the chain once with resultsByNode, and
-// by Failure, which walks it. An action settles once, so it appears at most
-// once in a chain.
+// by Failure, which walks it. An action that is retried appears once per
+// failed attempt, and once more when it settles: readers take the newest.
 
 // result is what a settled action reported.
 type result struct {
 	output []byte
 	err    string
+	kind   string // a failure's kind
 }
 
 type resEntry struct {
@@ -46,14 +47,17 @@ func newResChunk(prev *resChunk, n int) *resChunk {
 	return c
 }
 
-// resultsByNode returns the result of every settled action, indexed by
-// node; nil for the other nodes. It is O(tree + results).
+// resultsByNode returns the newest result of every action that has one
+// (a settled action, or one whose failed attempt waits for a retry),
+// indexed by node; nil for the other nodes. It is O(tree + results).
 func (j *Job) resultsByNode() []*result {
 	by := make([]*result, len(j.t.nodes))
 	for c := j.results; c != nil; c = c.prev {
-		for i := range c.entries {
+		for i := len(c.entries) - 1; i >= 0; i-- {
 			e := &c.entries[i]
-			by[e.node] = &e.res
+			if by[e.node] == nil {
+				by[e.node] = &e.res
+			}
 		}
 	}
 	return by
@@ -63,7 +67,7 @@ func (j *Job) resultsByNode() []*result {
 // is O(results).
 func (j *Job) resultOf(id int32) *result {
 	for c := j.results; c != nil; c = c.prev {
-		for i := range c.entries {
+		for i := len(c.entries) - 1; i >= 0; i-- {
 			if c.entries[i].node == id {
 				return &c.entries[i].res
 			}

@@ -4,10 +4,17 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"time"
 )
 
-// stepFormat is the format byte of step records.
-const stepFormat = 1
+// Step record formats: 1 holds action IDs, outputs and errors; 2 adds, per
+// result, the failure's kind, the Final flag and the time (Result.At).
+// EncodeStep writes format 1 when no result has any of those, so records
+// of workflows that do not use them stay byte for byte what they were.
+const (
+	stepFormat1 = 1
+	stepFormat2 = 2
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -15,7 +22,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // appends to a job's journal (Decode/Encode are for whole jobs, this is for
 // the steps between them). The record is compact binary:
 //
-//	format(1) count(uvarint) {actionID output error (each uvarint length + bytes)}* crc32c(4)
+//	format 1: format(1) count(uvarint) {actionID output error}* crc32c(4)
+//	format 2: format(1) count(uvarint) {actionID output error kind flags(1) at(varint)}* crc32c(4)
+//
+// where actionID, output, error and kind are a uvarint length and the
+// bytes, flags bit 0 is Final, and at is Unix nanoseconds (0: no time).
 //
 // The job ID and the version are not in the record: a store keeps them in
 // where the record lives (a key, a znode name) and hands them to
@@ -28,8 +39,15 @@ func EncodeStep(st Step) []byte {
 	for _, r := range st.Results {
 		n += 3*binary.MaxVarintLen64 + len(r.ActionID) + len(r.Output) + len(r.Error)
 	}
+	format := byte(stepFormat1)
+	for _, r := range st.Results {
+		if r.Kind != "" || r.Final || !r.At.IsZero() {
+			format = stepFormat2
+			n += binary.MaxVarintLen64*2 + 1 + len(r.Kind)
+		}
+	}
 	b := make([]byte, 0, n)
-	b = append(b, stepFormat)
+	b = append(b, format)
 	b = binary.AppendUvarint(b, uint64(len(st.Results)))
 	for _, r := range st.Results {
 		b = binary.AppendUvarint(b, uint64(len(r.ActionID)))
@@ -38,6 +56,16 @@ func EncodeStep(st Step) []byte {
 		b = append(b, r.Output...)
 		b = binary.AppendUvarint(b, uint64(len(r.Error)))
 		b = append(b, r.Error...)
+		if format == stepFormat2 {
+			b = binary.AppendUvarint(b, uint64(len(r.Kind)))
+			b = append(b, r.Kind...)
+			var flags byte
+			if r.Final {
+				flags |= 1
+			}
+			b = append(b, flags)
+			b = binary.AppendVarint(b, unixNano(r.At))
+		}
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
 }
@@ -54,8 +82,9 @@ func DecodeStep(id ID, v uint64, rec []byte) (Step, error) {
 	if len(rec) < 1+1+4 {
 		return corrupt("%d bytes is too short", len(rec))
 	}
-	if rec[0] != stepFormat {
-		return corrupt("record format %d, want %d", rec[0], stepFormat)
+	format := rec[0]
+	if format != stepFormat1 && format != stepFormat2 {
+		return corrupt("record format %d, want %d or %d", format, stepFormat1, stepFormat2)
 	}
 	body := rec[:len(rec)-4]
 	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(rec[len(rec)-4:]) {
@@ -87,6 +116,23 @@ func DecodeStep(id ID, v uint64, rec []byte) (Step, error) {
 		r := Result{JobID: id, ActionID: string(aid), Error: string(msg)}
 		if len(out) > 0 {
 			r.Output = append([]byte(nil), out...)
+		}
+		if format == stepFormat2 {
+			kind, ok := field()
+			if !ok || len(p) < 1 {
+				return corrupt("result %d of %d is truncated", i, count)
+			}
+			flags := p[0]
+			p = p[1:]
+			at, k := binary.Varint(p)
+			if k <= 0 || flags&^1 != 0 {
+				return corrupt("result %d of %d has bad flags or time", i, count)
+			}
+			p = p[k:]
+			r.Kind, r.Final = string(kind), flags&1 != 0
+			if at != 0 {
+				r.At = time.Unix(0, at).UTC()
+			}
 		}
 		st.Results[i] = r
 	}

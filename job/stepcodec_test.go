@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/job"
 	"github.com/google/go-cmp/cmp"
@@ -23,6 +24,44 @@ var stepGolden = job.Step{Version: 7, Results: []job.Result{
 	{JobID: "order-7", ActionID: "par[2]#3", Error: "card declined: ünsupported"},
 	{JobID: "order-7", ActionID: "root#1"},
 }}
+
+// stepGolden2 is a step record of format 2: kinds, a final failure and
+// times, as retries write them. testdata/golden/step-f2.hex holds it.
+var stepGolden2 = job.Step{Version: 9, Results: []job.Result{
+	{JobID: "order-7", ActionID: "par[0]#2", Error: "502 from the bank", Kind: "timeout", At: time.Date(2026, 11, 25, 3, 0, 0, 500, time.UTC)},
+	{JobID: "order-7", ActionID: "par[1]#1", Error: "card declined", Kind: "card_declined", Final: true},
+	{JobID: "order-7", ActionID: "par[2]@retry#3", At: time.Date(2026, 11, 25, 3, 0, 2, 0, time.UTC)},
+}}
+
+func TestStepGolden2(t *testing.T) {
+	file := filepath.Join(goldenDir, "step-f2.hex")
+	rec := job.EncodeStep(stepGolden2)
+	if *goldenUpdate {
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(file, []byte(hex.EncodeToString(rec)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./job -run TestStepGolden2 -update-golden once)", err)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rec, want) || rec[0] != 2 {
+		t.Errorf("EncodeStep writes other bytes than the golden format-2 record:\n got %x\nwant %x", rec, want)
+	}
+	got, err := job.DecodeStep("order-7", 9, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stepGolden2, got); diff != "" {
+		t.Errorf("DecodeStep of the golden record (-want +got):\n%s", diff)
+	}
+}
 
 func TestStepGolden(t *testing.T) {
 	file := filepath.Join(goldenDir, "step-f1.hex")
@@ -63,6 +102,13 @@ func TestStepRoundTrip(t *testing.T) {
 			r := job.Result{JobID: "j", ActionID: rapid.String().Draw(t, "id"), Error: rapid.String().Draw(t, "err")}
 			if out := rapid.SliceOf(rapid.Byte()).Draw(t, "out"); len(out) > 0 {
 				r.Output = out
+			}
+			if rapid.Bool().Draw(t, "timed") {
+				r.Kind = rapid.String().Draw(t, "kind")
+				r.Final = rapid.Bool().Draw(t, "final")
+				if at := rapid.Int64().Draw(t, "at"); at != 0 {
+					r.At = time.Unix(0, at).UTC()
+				}
 			}
 			st.Results = append(st.Results, r)
 		}

@@ -24,6 +24,11 @@ type Transition struct {
 	// canonical order. They are the caller's.
 	Actions []Action
 
+	// Timers are the waits to arm once Job is durable (retries of failed
+	// attempts; deadlines of nodes that started), in a canonical order. A
+	// runner delivers each timer's firing (Timer.Fire) when it is due.
+	Timers []Timer
+
 	// Ignored lists the results that did not apply, each with the reason,
 	// in a canonical order. Normal under at-least-once delivery, except
 	// IgnoredUnknown, which points at a runner routing results wrongly.
@@ -45,6 +50,7 @@ type Option func(*origin)
 // origin is what New takes besides the ID and the tree.
 type origin struct {
 	incarnation uint64
+	start       int64 // Unix nanoseconds; 0: none given
 }
 
 // WithIncarnation sets the job's incarnation: a number that tells apart

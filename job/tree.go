@@ -24,6 +24,9 @@ type tree struct {
 	// graph reports whether the workflow uses names, inputs or dags: a
 	// job of it is encoded in format 3 at least.
 	graph bool
+	// timed reports whether it uses retries, timeouts, deadlines or
+	// at-most-once delivery: format 4 at least.
+	timed bool
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -43,11 +46,12 @@ type tnode struct {
 	act    *ast.Node
 	id1    string // act: the action ID of attempt 1, made once here
 
-	name   string  // the node's name, or ""
-	out    int32   // named act: index of its output in a job's outputs; -1 otherwise
-	inputs []int32 // act: the nodes its Inputs name, in their order
-	deps   []int32 // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
-	rdeps  []int32 // child of a dag: the edges of the siblings after it
+	name   string     // the node's name, or ""
+	retry  *ast.Retry // act: its retry policy, or nil
+	out    int32      // named act: index of its output in a job's outputs; -1 otherwise
+	inputs []int32    // act: the nodes its Inputs name, in their order
+	deps   []int32    // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
+	rdeps  []int32    // child of a dag: the edges of the siblings after it
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -86,6 +90,9 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
 	}
+	if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != ast.AtLeastOnce {
+		t.timed = true
+	}
 	if n.Name != "" {
 		if t.names == nil {
 			t.names = map[string]int32{}
@@ -110,6 +117,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	switch n.Kind {
 	case ast.KindAct:
 		t.nodes[id].act = n
+		t.nodes[id].retry = n.Retry
 		t.nodes[id].id1 = firstActionID(path)
 		t.leaves++
 	case ast.KindSeq, ast.KindPar, ast.KindDag:
@@ -221,8 +229,8 @@ func wide(n *ast.Node) bool {
 func unsupported(root ast.Node) error {
 	var err error
 	ast.Walk(root, func(path string, n *ast.Node) bool {
-		if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != ast.AtLeastOnce {
-			err = fmt.Errorf("workflow: %s: retry, timeout, deadline and delivery are not supported by this baton yet", ast.ShowPath(path))
+		if n.Deadline != 0 {
+			err = fmt.Errorf("workflow: %s: deadline is not supported by this baton yet", ast.ShowPath(path))
 			return false
 		}
 		return true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -24,6 +25,8 @@ type EngineOptions struct {
 	// ConflictRetries bounds how often Apply reloads and retries after
 	// store.ErrConflict; default 16.
 	ConflictRetries int
+	// Now is the clock: a job's start time. Nil means time.Now.
+	Now func() time.Time
 }
 
 // Engine is the runner loop written once:
@@ -50,6 +53,9 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	}
 	if o.ConflictRetries <= 0 {
 		o.ConflictRetries = 16
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	log := o.Logger
 	if log == nil {
@@ -78,7 +84,7 @@ func (e *Engine) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Tran
 	if err := e.missing(id, root); err != nil {
 		return job.Transition{}, err
 	}
-	tr, err := job.New(id, root, job.WithIncarnation(incarnation()))
+	tr, err := job.New(id, root, job.WithIncarnation(incarnation()), job.StartedAt(e.o.Now()))
 	if err != nil {
 		return job.Transition{}, err
 	}
@@ -145,7 +151,7 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 		e.reportIgnored(ctx, id, tr.Ignored)
 		if !tr.Changed() {
 			if redelivered(tr.Ignored) && !j.Done() {
-				if err := e.o.Transport.Dispatch(ctx, j.Outstanding()); err != nil {
+				if err := e.o.Transport.Dispatch(ctx, j.Outstanding(), j.Timers()); err != nil {
 					return tr, fmt.Errorf("job %s: re-dispatch after redelivered results: %w", id, err)
 				}
 			}
@@ -189,11 +195,13 @@ func (e *Engine) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignored)
 	}
 }
 
-// Recover dispatches again the outstanding actions of the jobs named: what
-// a runner does for the jobs it takes over after a crash or a restart. A
-// finished job has none. A job naming actions with no handler in the
-// engine's Registry is left untouched, with an error wrapping
-// ErrUnknownActions: resuming it here would fail those actions for good.
+// Recover dispatches again the outstanding actions, and arms again the
+// pending timers, of the jobs named: what a runner does for the jobs it
+// takes over after a crash or a restart. A finished job has none. (The
+// transport does not run again an at-most-once action it does not hold:
+// see Transport.Dispatch.) A job naming actions with no handler in the engine's
+// Registry is left untouched, with an error wrapping ErrUnknownActions:
+// resuming it here would fail those actions for good.
 //
 // It returns how many actions it dispatched, and the errors of the jobs it
 // could not recover, joined, each naming its job; the other jobs are
@@ -219,7 +227,7 @@ func (e *Engine) Recover(ctx context.Context, ids ...job.ID) (int, error) {
 			continue
 		}
 		acts := j.Outstanding()
-		if err := e.o.Transport.Dispatch(ctx, acts); err != nil {
+		if err := e.o.Transport.Dispatch(ctx, acts, j.Timers()); err != nil {
 			errs = append(errs, fmt.Errorf("recover job %s: dispatch: %w", id, err))
 			continue
 		}

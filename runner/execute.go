@@ -20,8 +20,9 @@ var ErrHandedBack = errors.New("runner: action interrupted by shutdown; handed b
 
 // ExecOptions tunes Execute.
 type ExecOptions struct {
-	// Timeout bounds one action; 0 means none. An action that overruns
-	// fails with "timed out after ...".
+	// Timeout bounds one action; 0 means none. A leaf's own timeout
+	// (job.Action.Timeout) applies too: the shorter wins. An action that
+	// overruns fails with "timed out after ..." and kind job.KindTimeout.
 	Timeout time.Duration
 	// Logger receives panics with their stacks; nil discards.
 	Logger *slog.Logger
@@ -42,9 +43,13 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 		return a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name)), nil
 	}
 	actx := context.WithValue(ctx, actionKey{}, a)
-	if o.Timeout > 0 {
+	timeout := o.Timeout
+	if a.Timeout > 0 && (timeout == 0 || a.Timeout < timeout) {
+		timeout = a.Timeout
+	}
+	if timeout > 0 {
 		var cancel context.CancelFunc
-		actx, cancel = context.WithTimeout(ctx, o.Timeout)
+		actx, cancel = context.WithTimeout(actx, timeout)
 		defer cancel()
 	}
 	o.Hooks.actionStarted(a)
@@ -59,20 +64,65 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	switch {
 	case err == nil:
 		r = a.Succeed(out)
-	case o.Timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
+	case timeout > 0 && errors.Is(actx.Err(), context.DeadlineExceeded):
 		// A handler that returns the context's error, wrapped or not, has
 		// nothing to add to "timed out": "context deadline exceeded" would
 		// only say it twice.
-		msg := fmt.Sprintf("action %q timed out after %s", a.Name, o.Timeout)
+		msg := fmt.Sprintf("action %q timed out after %s", a.Name, timeout)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			msg += ": " + err.Error()
 		}
 		r = a.Fail(msg)
+		r.Kind = job.KindTimeout
 	default:
 		r = a.Fail(err.Error())
+		var k *kindError
+		if errors.As(err, &k) {
+			r.Kind, r.Final = k.kind, k.final
+		}
 	}
+	r.At = time.Now()
 	o.Hooks.actionFinished(a, r, d)
 	return r, nil
+}
+
+// kindError gives a handler's error a kind, or marks it final.
+type kindError struct {
+	err   error
+	kind  string
+	final bool
+}
+
+func (e *kindError) Error() string { return e.err.Error() }
+func (e *kindError) Unwrap() error { return e.err }
+
+// WithKind returns err with a failure kind (job.Result.Kind): a retry
+// policy lists the kinds it never retries ("card_declined"). A kind is 1
+// to 100 bytes of letters, digits, '_', '-' and '.'.
+func WithKind(err error, kind string) error {
+	if err == nil {
+		return nil
+	}
+	k := &kindError{err: err, kind: kind}
+	var prev *kindError
+	if errors.As(err, &prev) {
+		k.final = prev.final
+	}
+	return k
+}
+
+// Final returns err marked as a failure no retry can mend: the leaf fails
+// at once, whatever its retry policy.
+func Final(err error) error {
+	if err == nil {
+		return nil
+	}
+	k := &kindError{err: err, final: true}
+	var prev *kindError
+	if errors.As(err, &prev) {
+		k.kind = prev.kind
+	}
+	return k
 }
 
 // call runs h, turning a panic into an error.

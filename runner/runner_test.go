@@ -129,7 +129,7 @@ type collect struct {
 	err  error
 }
 
-func (c *collect) Dispatch(_ context.Context, acts []job.Action) error {
+func (c *collect) Dispatch(_ context.Context, acts []job.Action, _ []job.Timer) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.acts = append(c.acts, acts...)
@@ -246,7 +246,7 @@ type failingDispatch struct {
 	fails int
 }
 
-func (f *failingDispatch) Dispatch(ctx context.Context, acts []job.Action) error {
+func (f *failingDispatch) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
 	f.mu.Lock()
 	if f.fails > 0 {
 		f.fails--
@@ -254,7 +254,7 @@ func (f *failingDispatch) Dispatch(ctx context.Context, acts []job.Action) error
 		return errors.New("queue unreachable")
 	}
 	f.mu.Unlock()
-	return f.collect.Dispatch(ctx, acts)
+	return f.collect.Dispatch(ctx, acts, ts)
 }
 
 // TestEngineDispatchFailureThenRedelivery: a dispatch that fails after the

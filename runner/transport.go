@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
@@ -14,12 +15,13 @@ import (
 // on top of it; runner/inmem, runner/zk and runner/kafka differ only in
 // their Transport and in how they feed results to Engine.Apply.
 type Transport interface {
-	// Commit makes a transition durable and dispatches its actions. The
-	// job's new state is written first (Create for a created job, else a
-	// compare-and-swap Save of the step on the version it was made from),
-	// and the actions are dispatched only after it, or atomically with it
-	// where the transport can (one ZooKeeper multi-op). A transition that
-	// did not change the job is never committed.
+	// Commit makes a transition durable, dispatches its actions and arms
+	// its timers. The job's new state is written first (Create for a
+	// created job, else a compare-and-swap Save of the step on the version
+	// it was made from), and the actions and timers go out only after it,
+	// or atomically with it where the transport can (one ZooKeeper
+	// multi-op). A transition that did not change the job is never
+	// committed.
 	//
 	// Errors: store.ErrConflict when the stored job is no longer the one
 	// the transition was made from, store.ErrExists when a created job's ID
@@ -31,30 +33,48 @@ type Transport interface {
 	// recovered. Any other error may or may not have written the state.
 	Commit(ctx context.Context, tr job.Transition) error
 
-	// Dispatch hands actions to workers again: the outstanding actions of
-	// a recovered job, whose earlier dispatch may have been lost. It must
-	// be idempotent where the transport can make it so (one queue entry per
-	// action key, job.Action.Key): an action already queued or running is
-	// not queued again. Where it cannot, the action runs twice, which
-	// at-least-once delivery allows.
-	Dispatch(ctx context.Context, actions []job.Action) error
+	// Dispatch hands actions to workers and arms timers again: the
+	// outstanding actions and pending timers of a recovered job, whose
+	// earlier dispatch may have been lost. It must be idempotent where the
+	// transport can make it so (one queue entry per action key,
+	// job.Action.Key; one timer per timer ID): an action already queued or
+	// running is not queued again. Where it cannot, the action runs twice,
+	// which at-least-once delivery allows; a timer that fires twice is
+	// harmless (the second firing is ignored).
+	//
+	// An at-most-once action (job.Action.AtMostOnce) is never run twice:
+	// one the transport does not hold (queued, or running under its
+	// watch) may have run already, so the transport reports it failed with
+	// kind job.KindLost (LostResult) instead of running it, and the leaf's
+	// retry policy decides.
+	Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error
+}
+
+// LostResult returns the result a transport reports for an at-most-once
+// action it cannot tell ran or not, seen at at: a failure of kind
+// job.KindLost.
+func LostResult(a job.Action, at time.Time) job.Result {
+	r := a.Fail("the runner cannot tell whether this at-most-once attempt ran, so it is not run again")
+	r.Kind, r.At = job.KindLost, at
+	return r
 }
 
 // ErrNotDispatched is wrapped by Commit's error when the transition's state
 // was written but its actions may not have been dispatched.
 var ErrNotDispatched = errors.New("runner: state saved, but its actions were not dispatched")
 
-// Dispatcher hands actions to workers.
+// Dispatcher hands actions to workers and arms timers, whose firings
+// (job.Timer.Fire) it delivers when they are due.
 type Dispatcher interface {
-	Dispatch(ctx context.Context, actions []job.Action) error
+	Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error
 }
 
 // DispatchFunc adapts a function to Dispatcher.
-type DispatchFunc func(ctx context.Context, actions []job.Action) error
+type DispatchFunc func(ctx context.Context, actions []job.Action, timers []job.Timer) error
 
 // Dispatch calls f.
-func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action) error {
-	return f(ctx, actions)
+func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error {
+	return f(ctx, actions, timers)
 }
 
 // SaveThenDispatch returns the Transport of a runner whose store and
@@ -74,15 +94,15 @@ func (t saveThenDispatch) Commit(ctx context.Context, tr job.Transition) error {
 	if err := store.Commit(ctx, t.st, tr); err != nil {
 		return err
 	}
-	if len(tr.Actions) == 0 {
+	if len(tr.Actions) == 0 && len(tr.Timers) == 0 {
 		return nil
 	}
-	if err := t.d.Dispatch(ctx, tr.Actions); err != nil {
+	if err := t.d.Dispatch(ctx, tr.Actions, tr.Timers); err != nil {
 		return fmt.Errorf("job %s v%d: %w: %w", tr.Job.ID(), tr.Job.Version(), ErrNotDispatched, err)
 	}
 	return nil
 }
 
-func (t saveThenDispatch) Dispatch(ctx context.Context, actions []job.Action) error {
-	return t.d.Dispatch(ctx, actions)
+func (t saveThenDispatch) Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error {
+	return t.d.Dispatch(ctx, actions, timers)
 }

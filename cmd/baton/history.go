@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -86,6 +88,10 @@ func writeHistory(w io.Writer, h store.History) error {
 		}
 		fmt.Fprintf(w, "v%d  %s\n", step.Version, stateOf(j))
 		for _, r := range step.Results {
+			if strings.Contains(r.ActionID, "@") {
+				fmt.Fprintf(w, "      %s: timer fired at %s\n", r.ActionID, r.At.UTC().Format(time.RFC3339Nano))
+				continue
+			}
 			name := "?"
 			if p, _, err := job.SplitActionID(r.ActionID); err == nil {
 				name = names[p]
@@ -106,9 +112,12 @@ func stateOf(j job.Job) string {
 	return s
 }
 
-// outcome is "ok", "ok -> OUTPUT" or "failed: MESSAGE", clipped.
+// outcome is "ok", "ok -> OUTPUT" or "failed: MESSAGE", clipped, with
+// the failure's kind in brackets.
 func outcome(r job.Result) string {
 	switch {
+	case r.Failed() && r.Kind != "":
+		return "failed [" + r.Kind + "]: " + job.Clip(r.Error)
 	case r.Failed():
 		return "failed: " + job.Clip(r.Error)
 	case len(r.Output) > 0:

@@ -16,7 +16,7 @@ const module = "github.com/batonwf/baton"
 // machinery. time is there for its values (Duration, Time); reading the
 // clock (time.Now) is what the pure core never does, which a check before
 // every stop greps for.
-var pure = set("bytes", "cmp", "encoding/binary", "encoding/json", "errors", "fmt", "hash/crc32",
+var pure = set("bytes", "cmp", "encoding/binary", "encoding/json", "errors", "fmt", "hash/crc32", "hash/fnv", "math",
 	"slices", "sort", "strconv", "strings", "time", "unicode", "unicode/utf8")
 
 // layer is where a package sits; a package may import its own layer's

@@ -39,15 +39,24 @@ func newQueue() *queue {
 // *keep instead: the worker that committed the step runs it next, with no
 // hand-off between goroutines (a sequence runs on one worker). When others
 // wait, it takes its turn.
-func (q *queue) push(acts []job.Action, keep *slot) {
+//
+// With again (a dispatch of actions dispatched before: a recovery, a
+// redelivery), an at-most-once action that is not live is not queued: it
+// may have run, under another process or before a restart. push returns
+// those; the caller reports them lost.
+func (q *queue) push(acts []job.Action, keep *slot, again bool) (lost []job.Action) {
 	if len(acts) == 0 {
-		return
+		return nil
 	}
 	q.mu.Lock()
 	queued := false
 	for _, a := range acts {
 		k := keyOf(a)
 		if _, ok := q.live[k]; ok {
+			continue
+		}
+		if again && a.AtMostOnce {
+			lost = append(lost, a)
 			continue
 		}
 		q.live[k] = struct{}{}
@@ -62,6 +71,7 @@ func (q *queue) push(acts []job.Action, keep *slot) {
 	if queued {
 		q.notify()
 	}
+	return lost
 }
 
 func (q *queue) notify() {

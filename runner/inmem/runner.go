@@ -59,6 +59,7 @@ type Runner struct {
 	eng   *runner.Engine // for Submit, Deliver and Resume; workers have their own
 	hooks *runner.Hooks  // o.Hooks, and waking waiters when a job finishes
 	q     *queue
+	tm    *timers
 
 	// dispatchMu orders dispatches made from a job as loaded against the
 	// commits that change it. Submit and every Apply (load, Restart,
@@ -114,6 +115,7 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{
 		o: o, log: log,
 		q:       newQueue(),
+		tm:      newTimers(),
 		pending: map[job.ID]*pending{},
 		waiters: map[job.ID][]chan struct{}{},
 		broken:  map[job.ID]error{},
@@ -162,12 +164,26 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	if err := store.Commit(ctx, t.r.o.Store, tr); err != nil {
 		return err
 	}
-	t.r.q.push(tr.Actions, t.keep)
+	t.r.q.push(tr.Actions, t.keep, false)
+	t.r.tm.arm(tr.Timers)
 	return nil
 }
 
-func (t transport) Dispatch(_ context.Context, acts []job.Action) error {
-	t.r.q.push(acts, nil)
+func (t transport) Dispatch(_ context.Context, acts []job.Action, ts []job.Timer) error {
+	if lost := t.r.q.push(acts, nil, true); len(lost) > 0 {
+		// Reported from another goroutine: the caller may hold the job
+		// (an Apply) or the dispatch lock (a recovery).
+		rs := make([]job.Result, len(lost))
+		for i, a := range lost {
+			rs[i] = runner.LostResult(a, time.Now())
+		}
+		go func() {
+			if t.r.usable() == nil {
+				t.r.report(context.Background(), t.r.eng, rs...)
+			}
+		}()
+	}
+	t.r.tm.arm(ts)
 	return nil
 }
 
@@ -518,6 +534,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	if !r.o.NoResume {
 		r.resumeAll(ctx)
 	}
+	r.tm.run(r.fireTimer)
+	defer r.tm.stop()
 
 	// Handlers run under handlerCtx, which outlives ctx by DrainTimeout.
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
