@@ -82,6 +82,10 @@ func writeHistory(w io.Writer, h store.History) error {
 	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.Origin.ID(), 1+len(h.Steps), plural(1+len(h.Steps)), latest.Status())
 	fmt.Fprintf(w, "v%d  created: %s, %d dispatched\n", h.Origin.Version(), stateOf(h.Origin), h.Origin.Running())
 	j := h.Origin
+	armed := map[string]bool{}
+	for _, t := range h.Origin.Timers() {
+		armed[t.ID] = true
+	}
 	for _, step := range h.Steps {
 		if j, err = job.Replay(j, []job.Step{step}); err != nil {
 			return err
@@ -98,6 +102,15 @@ func writeHistory(w io.Writer, h store.History) error {
 			}
 			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
 		}
+		// The waits this step asked for: retries of failed attempts.
+		now := map[string]bool{}
+		for _, t := range j.Timers() {
+			now[t.ID] = true
+			if !armed[t.ID] {
+				fmt.Fprintf(w, "      waits: %s due %s\n", t.ID, t.Due.UTC().Format(time.RFC3339Nano))
+			}
+		}
+		armed = now
 	}
 	return nil
 }
