@@ -158,9 +158,10 @@ const (
 	IgnoredDuplicate                             // the action already has a result
 	IgnoredJobDone                               // the job had already finished
 	IgnoredTimer                                 // a firing of a timer not pending: never asked for, fired or withdrawn
+	IgnoredStopped                               // the action was told to stop (a deadline, a cancel): its result changes nothing
 )
 
-var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending"}
+var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending", "stopped"}
 
 func (r IgnoreReason) String() string {
 	if int(r) < len(ignoreNames) && r > 0 {

@@ -17,9 +17,13 @@ func (j Job) check() error {
 			return fmt.Errorf("node %d (%s, %s): %v", i, ast.ShowPath(j.t.path(int32(i))), j.t.nodes[i].kind, err)
 		}
 	}
-	switch st := j.st.get(0).status; st {
-	case StatusIdle, StatusCancelled:
-		return fmt.Errorf("root is %s (a job is running, succeeded or failed)", st)
+	switch st := j.st.get(0).status; {
+	case st == StatusIdle, st == StatusCancelled && j.cancel == "":
+		return fmt.Errorf("root is %s (a job is running, succeeded, failed, or cancelled by Cancel)", st)
+	case j.cancel != "" && j.st.get(0).flags&flagExpired == 0:
+		return fmt.Errorf("cancelled (%q) with a root that does not know it", j.cancel)
+	case j.cancel != "" && st.Settled() && st != StatusCancelled:
+		return fmt.Errorf("cancelled (%q), ended %s", j.cancel, st)
 	}
 	for k, p := range j.timers {
 		if k > 0 && comparePending(j.timers[k-1], p) >= 0 {
@@ -31,8 +35,22 @@ func (j Job) check() error {
 		if p.kind == timerRetry && (j.t.nodes[p.node].kind != ast.KindAct || j.st.get(p.node).flags&flagWaiting == 0) {
 			return fmt.Errorf("retry timer %s for a node that does not wait", j.t.timerID(p))
 		}
-		if p.kind != timerRetry {
+		if p.kind == timerDeadline {
+			ps := j.st.get(p.node)
+			if j.t.nodes[p.node].deadline == 0 || ps.status != StatusRunning || ps.flags&flagExpired != 0 || p.attempt != 0 {
+				return fmt.Errorf("deadline timer %s for a node that is %s, expired %v", j.t.timerID(p), ps.status, ps.flags&flagExpired != 0)
+			}
+		}
+		if p.kind != timerRetry && p.kind != timerDeadline {
 			return fmt.Errorf("timer %s of kind %d", j.t.timerID(p), p.kind)
+		}
+	}
+	for i := range j.t.nodes {
+		s := j.st.get(int32(i))
+		if j.t.nodes[i].deadline > 0 && s.status == StatusRunning && s.flags&flagExpired == 0 {
+			if _, ok := j.pendingTimer(int32(i), timerDeadline); !ok {
+				return fmt.Errorf("node %d (%s) runs with a deadline and no deadline timer", i, ast.ShowPath(j.t.path(int32(i))))
+			}
 		}
 	}
 	if j.outs != nil && len(j.outs) != j.t.named {
@@ -73,16 +91,17 @@ func (j Job) checkNode(id int32, res *result) error {
 	if tn.parent >= 0 && j.st.get(tn.parent).status == StatusIdle {
 		return fmt.Errorf("%s under an idle parent", s.status)
 	}
-	if s.status == StatusCancelled && !j.frozen(id) {
-		return fmt.Errorf("cancelled with no failed par above it")
+	if s.status == StatusCancelled && !j.frozen(id) && !(id == 0 && j.cancel != "") {
+		return fmt.Errorf("cancelled with no failed par or expired node above it")
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
 		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed))
 	if carries {
 		c := s.cause - 1
-		if c < 0 || int(c) >= len(j.t.nodes) || j.t.nodes[c].kind != ast.KindAct || j.st.get(c).status != StatusFailed || !j.under(c, id) {
-			return fmt.Errorf("cause %d is not a failed action under it", s.cause)
+		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
+			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 {
+			return fmt.Errorf("cause %d is not a failed action or an expired node under it", s.cause)
 		}
 		if s.others < 0 {
 			return fmt.Errorf("others %d", s.others)
@@ -90,8 +109,16 @@ func (j Job) checkNode(id int32, res *result) error {
 	} else if s.cause != 0 || s.others != 0 {
 		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
 	}
-	if tn.kind != ast.KindAct && s.flags != 0 {
+	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
+	}
+	if s.flags&flagExpired != 0 {
+		if tn.deadline == 0 && !(id == 0 && j.cancel != "") {
+			return fmt.Errorf("expired without a deadline or a cancel")
+		}
+		if s.status.Settled() {
+			return j.checkExpired(id, tn, s)
+		}
 	}
 	kid := func(k int32) Status { return j.st.get(k).status }
 	switch tn.kind {
@@ -100,7 +127,7 @@ func (j Job) checkNode(id int32, res *result) error {
 			return fmt.Errorf("action has composite state %+v", s)
 		}
 		waiting := s.flags&flagWaiting != 0
-		if s.flags&^flagWaiting != 0 || waiting && s.status != StatusRunning {
+		if s.flags&^(flagWaiting|flagExpired) != 0 || waiting && s.status != StatusRunning {
 			return fmt.Errorf("%s action with flags %d", s.status, s.flags)
 		}
 		t, timed := j.pendingTimer(id, timerRetry)
@@ -123,8 +150,11 @@ func (j Job) checkNode(id int32, res *result) error {
 				return fmt.Errorf("failed action's cause is %d, not itself", s.cause)
 			}
 		case StatusCancelled:
-			if s.attempt != 0 || res != nil {
-				return fmt.Errorf("cancelled action was dispatched")
+			// Stopped in flight by an expired node above it, or never
+			// dispatched; a stopped action may have failed attempts before.
+			stopped := s.attempt > 0 && j.expiredAbove(id)
+			if !stopped && (s.attempt != 0 || res != nil) || stopped && res != nil && res.err == "" {
+				return fmt.Errorf("cancelled action was dispatched (attempt %d) with no expired node above it", s.attempt)
 			}
 		}
 	case ast.KindSeq:
@@ -318,6 +348,44 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 	}
 	if s.status == StatusSucceeded && int(started) != len(tn.kids) {
 		return fmt.Errorf("succeeded with %d of %d children started", started, len(tn.kids))
+	}
+	return nil
+}
+
+// expiredAbove reports whether an expired node above id stops it: one
+// reached without climbing out of a finally block.
+func (j Job) expiredAbove(id int32) bool {
+	for c := id; ; {
+		tc := &j.t.nodes[c]
+		p := tc.parent
+		if p < 0 {
+			return false
+		}
+		if j.t.nodes[p].kind == ast.KindTry && tc.edge == partFinally {
+			return false
+		}
+		if j.st.get(p).flags&flagExpired != 0 {
+			return true
+		}
+		c = p
+	}
+}
+
+// checkExpired checks the expired node id, settled: failed by its
+// deadline (the root of a cancelled job: cancelled), with everything under
+// it settled.
+func (j Job) checkExpired(id int32, tn *tnode, s nstate) error {
+	if id == 0 && j.cancel != "" {
+		if s.status != StatusCancelled {
+			return fmt.Errorf("the root of a cancelled job is %s", s.status)
+		}
+	} else if s.status != StatusFailed || s.cause != id+1 || s.others != 0 {
+		return fmt.Errorf("expired node %s with cause %d, others %d", s.status, s.cause, s.others)
+	}
+	for _, k := range tn.kids {
+		if k >= 0 && j.st.get(k).status == StatusRunning {
+			return fmt.Errorf("expired node settled with a child running")
+		}
 	}
 	return nil
 }

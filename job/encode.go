@@ -24,7 +24,9 @@ import (
 //	   field in "nodes" (flags: 1 a leaf waiting for its retry), and a
 //	   result's "kind"; written when the job has a clock, timers or
 //	   kinds, or its workflow uses retries, timeouts, deadlines or
-//	   at-most-once delivery
+//	   at-most-once delivery; "cancel" (the reason a job was cancelled
+//	   with), and flag 2 (a node whose deadline ran out, or the root of a
+//	   cancelled job)
 const Format = 4
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
@@ -64,6 +66,10 @@ func Encode(j Job) ([]byte, error) {
 	if j.clock != 0 {
 		b = append(b, `,"clock":`...)
 		b = strconv.AppendInt(b, j.clock, 10)
+	}
+	if j.cancel != "" {
+		b = append(b, `,"cancel":`...)
+		b = appendString(b, j.cancel)
 	}
 	b = append(b, `,"workflow":`...)
 	b = append(b, workflow...)
@@ -150,7 +156,7 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
-	case j.t.timed || j.clock != 0 || len(j.timers) > 0 || j.hasKinds():
+	case j.t.timed || j.clock != 0 || len(j.timers) > 0 || j.cancel != "" || j.hasKinds():
 		return 4
 	case j.t.graph:
 		return 3
@@ -183,6 +189,7 @@ type encoded struct {
 	Inc      *uint64         `json:"incarnation"`
 	Version  uint64          `json:"version"`
 	Clock    *int64          `json:"clock"`
+	Cancel   *string         `json:"cancel"`
 	Timers   [][]int64       `json:"timers"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
@@ -245,7 +252,7 @@ func Decode(data []byte) (Job, error) {
 	if t.graph && *enc.Format < 3 {
 		return corrupt("a workflow with names, inputs or dags in format %d (format 3 holds them)", *enc.Format)
 	}
-	if *enc.Format < 4 && (t.timed || enc.Clock != nil || enc.Timers != nil) {
+	if *enc.Format < 4 && (t.timed || enc.Clock != nil || enc.Timers != nil || enc.Cancel != nil) {
 		return corrupt("time (retries, timeouts, a clock or timers) in format %d (format 4 holds it)", *enc.Format)
 	}
 	nfields := 9
@@ -274,7 +281,7 @@ func Decode(data []byte) (Job, error) {
 		states[i] = nstate{status: Status(f[1]), out: Status(f[2]), attempt: uint32(f[3]), pos: int32(f[4]),
 			done: int32(f[5]), nfail: int32(f[6]), cause: int32(f[7]), others: int32(f[8])}
 		if nfields == 10 {
-			if f[9] > flagWaiting {
+			if f[9]&^(flagWaiting|flagExpired) != 0 {
 				return corrupt("node %d has flags %d", i, f[9])
 			}
 			states[i].flags = uint8(f[9])
@@ -311,6 +318,12 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("clock 0 written")
 		}
 		j.clock = *enc.Clock
+	}
+	if enc.Cancel != nil {
+		if *enc.Cancel == "" {
+			return corrupt("an empty cancel reason written")
+		}
+		j.cancel = *enc.Cancel
 	}
 	for k, f := range enc.Timers {
 		if len(f) != 4 || f[0] < 0 || f[0] >= int64(len(t.nodes)) || (f[1] != timerRetry && f[1] != timerDeadline) || f[2] < 0 || f[2] > 1<<31-1 {

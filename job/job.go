@@ -84,7 +84,8 @@ type Job struct {
 	// timers are the timers the job waits for, sorted by node then kind.
 	// Copied on write.
 	timers []pending
-	clock  int64 // Unix nanoseconds: the latest time applied (Clock)
+	clock  int64  // Unix nanoseconds: the latest time applied (Clock)
+	cancel string // the reason the job was cancelled with; "" if it was not
 }
 
 // ID returns the job's ID.
@@ -103,14 +104,20 @@ func (j Job) Workflow() ast.Node {
 	return j.t.root
 }
 
-// Status returns StatusRunning until the root settles, then StatusSucceeded
-// or StatusFailed.
+// Status returns StatusRunning until the root settles, then StatusSucceeded,
+// StatusFailed, or StatusCancelled for a job cancelled (Cancel) before it
+// ended.
 func (j Job) Status() Status {
 	if j.t == nil {
 		return StatusIdle
 	}
 	return j.st.get(0).status
 }
+
+// Cancelled returns the reason the job was cancelled with, and whether it
+// was. A cancelled job may still be running its finally blocks; it ends
+// with StatusCancelled.
+func (j Job) Cancelled() (reason string, ok bool) { return j.cancel, j.cancel != "" }
 
 // Done reports whether the job has finished, well or badly.
 func (j Job) Done() bool { return j.Status().Settled() }
@@ -190,6 +197,11 @@ const (
 	// flagWaiting marks a running leaf whose last attempt failed and that
 	// waits for its retry timer: no action of it is outstanding.
 	flagWaiting = 1 << iota
+	// flagExpired marks a node whose deadline ran out, or the root of a
+	// cancelled job: nothing new starts under it (finally blocks of tries
+	// already entered excepted), and it fails (the root of a cancelled job:
+	// ends cancelled) once what still runs under it has settled.
+	flagExpired
 )
 
 // Failure describes why a node, or a job, failed.
@@ -238,6 +250,12 @@ func (j Job) failure(id int32, byRes []*result) Failure {
 	if s.cause > 0 {
 		c := s.cause - 1
 		f.Path = j.t.path(c)
+		if cs := j.st.get(c); cs.flags&flagExpired != 0 {
+			// A deadline: the node that ran out, no action.
+			f.Kind = KindDeadline
+			f.Message = "deadline of " + j.t.nodes[c].deadline.String() + " exceeded"
+			return f
+		}
 		f.Action = j.t.nodes[c].act.Action
 		var res *result
 		if byRes != nil {

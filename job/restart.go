@@ -138,6 +138,8 @@ func Restart(j Job, results []Result) (Transition, error) {
 		switch {
 		case done:
 			reason = IgnoredJobDone
+		case s.status == StatusCancelled && s.attempt > 0 && k.attempt == int(s.attempt):
+			reason = IgnoredStopped
 		case s.status == StatusIdle || s.status == StatusCancelled:
 			reason = IgnoredNotDispatched
 		case k.attempt != int(s.attempt):
@@ -167,22 +169,36 @@ func Restart(j Job, results []Result) (Transition, error) {
 	}
 	e.run()
 
-	// Then timer firings: a result that settled a node in this batch beats
-	// its timers, which are gone by now.
+	// Then timer firings, and a cancel: a result that settled a node in
+	// this batch beats its timers, which are gone by now; deadlines that
+	// fire together expire together (they are applied, then the tree
+	// settles).
 	for _, k := range firings {
 		p, ok := e.timer(k.node, k.timer)
 		switch {
 		case e.j.Done():
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredJobDone})
 			continue
-		case !ok || k.timer == timerRetry && int(p.attempt) != k.attempt:
+		case k.timer == timerCancel && (e.j.cancel != "" || k.r.Error == ""):
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredDuplicate, Detail: "the job is cancelled already, or the cancel has no reason"})
+			continue
+		case k.timer != timerCancel && (!ok || k.timer == timerRetry && int(p.attempt) != k.attempt):
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredTimer})
 			continue
 		}
 		e.tick(k.r.At)
-		e.removeTimer(k.node, k.timer)
-		if k.timer == timerRetry {
+		switch k.timer {
+		case timerRetry:
+			e.removeTimer(k.node, k.timer)
 			e.startQ = append(e.startQ, start{node: k.node, checks: true, kind: startRetry})
+		case timerDeadline:
+			e.removeTimer(k.node, k.timer)
+			e.expire(k.node)
+		case timerCancel:
+			e.j.cancel = k.r.Error
+			if e.get(0).flags&flagExpired == 0 {
+				e.expire(0)
+			}
 		}
 		applied = append(applied, *k.r)
 	}
@@ -194,7 +210,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 	}
 	out := e.finish()
 	out.version = j.version + 1
-	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Timers: e.timers, Ignored: ignored}, nil
+	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Timers: e.timers, Stops: e.stops, Ignored: ignored}, nil
 }
 
 // keyed is a result of a batch with the node and attempt its ID names,
@@ -233,6 +249,7 @@ type engine struct {
 	ownOuts bool           // j.outs is this edit's copy
 	ownTime bool           // j.timers is this edit's copy
 	armed   []pending      // the timers armed in this edit
+	stops   []Action       // the actions told to stop in this edit
 	timers  []Timer        // those still pending at the end, for the transition (finish)
 	dagReq  map[int32]bool // dag children after several siblings, requested in this edit
 	gaveUp  map[int32]bool // leaves that gave up their retries in this edit
@@ -333,6 +350,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 	}
 	e.j.running--
 	e.j.settled++
+	e.settled(id)
 	e.settleQ = append(e.settleQ, id)
 }
 
@@ -366,12 +384,9 @@ func (e *engine) giveUp(id int32) {
 	}
 	e.gaveUp[id] = true
 	e.removeTimer(id, timerRetry)
-	s := e.mut(id)
-	s.flags &^= flagWaiting
-	s.status = StatusFailed
-	s.cause = id + 1
+	e.mut(id).flags &^= flagWaiting
 	e.j.settled++
-	e.settleQ = append(e.settleQ, id)
+	e.settle(id, StatusFailed, id+1, 0) // an expired leaf fails by its deadline instead
 }
 
 // abandon gives up the retries of the waiting leaves under p that a freeze
@@ -452,11 +467,86 @@ func (e *engine) run() {
 // settle puts id in a final state and queues its parent's reaction.
 func (e *engine) settle(id int32, status Status, cause, others int32) {
 	s := e.mut(id)
+	if s.flags&flagExpired != 0 && status != StatusIdle {
+		// Whatever its children did, an expired node fails with its
+		// deadline; the root of a cancelled job ends cancelled.
+		if id == 0 && e.j.cancel != "" {
+			status, cause, others = StatusCancelled, 0, 0
+		} else {
+			status, cause, others = StatusFailed, id+1, 0
+		}
+	}
 	s.status = status
 	if status == StatusFailed {
 		s.cause, s.others = cause, others
+	} else {
+		// A par that carried a failure while running, then settled
+		// otherwise (the cancelled root), carries it no more.
+		s.cause, s.others = 0, 0
 	}
+	e.settled(id)
 	e.settleQ = append(e.settleQ, id)
+}
+
+// settled withdraws the deadline of node id, which has settled.
+func (e *engine) settled(id int32) {
+	if e.node(id).deadline > 0 {
+		e.removeTimer(id, timerDeadline)
+	}
+}
+
+// expire makes node n expire (its deadline ran out, or, for the root, the
+// job is cancelled): nothing new starts under it (frozen), the actions in
+// flight under it are told to stop, and its leaves waiting for a retry
+// give up, except inside finally blocks of tries already entered, which
+// run in full (their deadlines and retries go on). Deadlines of the nodes
+// stopped are withdrawn. n settles, failed (or the cancelled root:
+// cancelled), once everything under it has.
+func (e *engine) expire(n int32) {
+	e.mut(n).flags |= flagExpired
+	var stop, give []int32
+	var walk func(id int32)
+	walk = func(id int32) {
+		st := e.get(id)
+		if st.status != StatusRunning {
+			return
+		}
+		tn := e.node(id)
+		if id != n && tn.deadline > 0 {
+			e.removeTimer(id, timerDeadline)
+		}
+		switch tn.kind {
+		case ast.KindAct:
+			if st.flags&flagWaiting != 0 {
+				give = append(give, id)
+			} else {
+				stop = append(stop, id)
+			}
+		case ast.KindTry:
+			for part, k := range tn.kids {
+				if k >= 0 && !(part == partFinally && st.pos == partFinally) {
+					walk(k)
+				}
+			}
+		default:
+			for _, k := range tn.kids {
+				walk(k)
+			}
+		}
+	}
+	walk(n)
+	for _, id := range give {
+		e.giveUp(id)
+	}
+	for _, id := range stop {
+		s := e.get(id)
+		e.stops = append(e.stops, e.action(id, int(s.attempt)))
+		e.j.running--
+		if id == n {
+			e.j.settled++ // the leaf that expired fails; the others are stopped
+		}
+		e.settle(id, StatusCancelled, 0, 0)
+	}
 }
 
 // propagate tells the parent of the settled node c what happened.
@@ -643,6 +733,12 @@ func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
 func (e *engine) begin(id int32) {
 	tn := e.node(id)
 	s := e.mut(id)
+	if tn.deadline > 0 && s.status == StatusIdle {
+		// A deadline counts from the clock of the step that starts the
+		// node (not again for a retry).
+		e.addTimer(pending{node: id, kind: timerDeadline, due: e.j.clock + int64(tn.deadline)})
+		s = e.mut(id)
+	}
 	s.status = StatusRunning
 	switch tn.kind {
 	case ast.KindAct:
@@ -688,7 +784,8 @@ func (j *Job) frozen(id int32) bool {
 		if tp.kind == ast.KindTry && tc.edge == partFinally {
 			return false
 		}
-		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && j.st.get(p).nfail > 0 {
+		ps := j.st.get(p)
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && ps.nfail > 0 || ps.flags&flagExpired != 0 {
 			return true
 		}
 		c = p

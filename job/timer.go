@@ -2,6 +2,7 @@ package job
 
 import (
 	"cmp"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
@@ -37,11 +38,16 @@ func (t Timer) String() string {
 	return string(t.JobID) + " " + t.ID + " at " + t.Due.UTC().Format(time.RFC3339Nano)
 }
 
-// Timer kinds, in a job's table of pending timers.
+// Timer kinds, in a job's table of pending timers. A cancel (Cancel)
+// travels like a firing, with the ID "@cancel" and its reason as Error.
 const (
 	timerRetry = 1 + iota
 	timerDeadline
+	timerCancel // never pending: not in the table
 )
+
+// cancelID is the ActionID of the result Cancel applies.
+const cancelID = "@cancel"
 
 // pending is a timer a job waits for.
 type pending struct {
@@ -72,6 +78,8 @@ func splitTimerID(id string) (path string, kind uint8, attempt int, ok bool) {
 		path = ""
 	}
 	switch {
+	case id == cancelID:
+		return "", timerCancel, 0, true
 	case rest == "deadline":
 		return path, timerDeadline, 0, true
 	case strings.HasPrefix(rest, "retry#"):
@@ -209,4 +217,24 @@ func (j *Job) pendingTimer(id int32, kind uint8) (pending, bool) {
 		return pending{}, false
 	}
 	return j.timers[i], true
+}
+
+// Cancel cancels the job j with a reason (which must not be empty): nothing
+// new starts except finally blocks of tries already entered, the actions in
+// flight are told to stop (Transition.Stops), and the job ends
+// StatusCancelled once its finally blocks have settled; if nothing is left
+// to settle, at once. Cancelling an ended job, or a cancelled one, changes
+// nothing: the first reason stays. Cancel is pure: it is Restart with the
+// cancel as a result (so a store's journal holds it, and Replay replays it).
+func Cancel(j Job, reason string) (Transition, error) {
+	if reason == "" {
+		return Transition{}, fmt.Errorf("job %s: cancel without a reason", j.id)
+	}
+	return Restart(j, []Result{CancelResult(j.id, reason)})
+}
+
+// CancelResult is the result by which Cancel cancels job id: a runner that
+// receives a cancel applies it like any result.
+func CancelResult(id ID, reason string) Result {
+	return Result{JobID: id, ActionID: cancelID, Error: reason}
 }

@@ -29,6 +29,12 @@ type Transition struct {
 	// runner delivers each timer's firing (Timer.Fire) when it is due.
 	Timers []Timer
 
+	// Stops are the actions in flight told to stop (a deadline ran out,
+	// the job was cancelled): the runner cancels their handlers if it can.
+	// Their results, if they come, change nothing (IgnoredStopped). A
+	// finally block that had started is never stopped.
+	Stops []Action
+
 	// Ignored lists the results that did not apply, each with the reason,
 	// in a canonical order. Normal under at-least-once delivery, except
 	// IgnoredUnknown, which points at a runner routing results wrongly.

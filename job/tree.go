@@ -1,10 +1,10 @@
 package job
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -46,19 +46,17 @@ type tnode struct {
 	act    *ast.Node
 	id1    string // act: the action ID of attempt 1, made once here
 
-	name   string     // the node's name, or ""
-	retry  *ast.Retry // act: its retry policy, or nil
-	out    int32      // named act: index of its output in a job's outputs; -1 otherwise
-	inputs []int32    // act: the nodes its Inputs name, in their order
-	deps   []int32    // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
-	rdeps  []int32    // child of a dag: the edges of the siblings after it
+	name     string        // the node's name, or ""
+	retry    *ast.Retry    // act: its retry policy, or nil
+	deadline time.Duration // the node's deadline, 0 for none
+	out      int32         // named act: index of its output in a job's outputs; -1 otherwise
+	inputs   []int32       // act: the nodes its Inputs name, in their order
+	deps     []int32       // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
+	rdeps    []int32       // child of a dag: the edges of the siblings after it
 }
 
 func compile(root ast.Node) (*tree, error) {
 	if err := ast.Validate(root); err != nil {
-		return nil, err
-	}
-	if err := unsupported(root); err != nil {
 		return nil, err
 	}
 	t := &tree{root: root, nodes: make([]tnode, 0, ast.Count(root))}
@@ -86,7 +84,7 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline})
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
 	}
@@ -222,18 +220,4 @@ func (t *tree) lookup(p string) (int32, string) {
 
 func wide(n *ast.Node) bool {
 	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar || n.Kind == ast.KindDag) && len(n.Children) > leafWidth
-}
-
-// unsupported refuses what the language has and this reducer does not run
-// yet, rather than ignore it.
-func unsupported(root ast.Node) error {
-	var err error
-	ast.Walk(root, func(path string, n *ast.Node) bool {
-		if n.Deadline != 0 {
-			err = fmt.Errorf("workflow: %s: deadline is not supported by this baton yet", ast.ShowPath(path))
-			return false
-		}
-		return true
-	})
-	return err
 }

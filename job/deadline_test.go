@@ -1,0 +1,185 @@
+package job_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+func ids(acts []job.Action) string {
+	var s []string
+	for _, a := range acts {
+		s = append(s, a.ID)
+	}
+	return strings.Join(s, " ")
+}
+
+func TestDeadlineStopsSubtree(t *testing.T) {
+	r := newRetryRun(t, ast.Seq(ast.Act("a", 1), ast.Act("b", 2), ast.Act("c", 3)).WithDeadline(5*time.Second))
+	if len(r.tr.Timers) != 1 || r.tr.Timers[0].ID != "root@deadline" || !r.tr.Timers[0].Due.Equal(t0.Add(5*time.Second)) {
+		t.Fatalf("New's timers %v: want the deadline from the start time", r.tr.Timers)
+	}
+	deadline := r.tr.Timers[0]
+	tr := r.apply(job.Result{JobID: "r", ActionID: "seq[0]#1", At: t0.Add(time.Second)})
+	b := tr.Actions[0]
+	tr = r.apply(deadline.Fire(t0.Add(5 * time.Second)))
+	if ids(tr.Stops) != "seq[1]#1" || len(tr.Actions) != 0 || tr.Job.Status() != job.StatusFailed {
+		t.Fatalf("after the deadline: stops %v, actions %v, %s", ids(tr.Stops), ids(tr.Actions), tr.Job.Status())
+	}
+	f, _ := tr.Job.Failure()
+	if f.Kind != job.KindDeadline || f.Path != "" || f.Action != "" || f.Message != "deadline of 5s exceeded" {
+		t.Errorf("failure %+v", f)
+	}
+	late := r.apply(b.Succeed(nil))
+	if late.Changed() || late.Ignored[0].Reason != job.IgnoredJobDone {
+		t.Errorf("a stopped action's late result: %+v", late.Ignored)
+	}
+}
+
+// TestDeadlineResultWins: a result that settles the node in the same batch
+// as its deadline's firing wins.
+func TestDeadlineResultWins(t *testing.T) {
+	r := newRetryRun(t, ast.Act("a", 1).WithDeadline(time.Second))
+	tr := r.apply(r.tr.Actions[0].Succeed(nil), r.tr.Timers[0].Fire(t0.Add(time.Second)))
+	if tr.Job.Status() != job.StatusSucceeded || len(tr.Ignored) != 1 || tr.Ignored[0].Reason != job.IgnoredJobDone {
+		t.Fatalf("%s, ignored %+v", tr.Job.Status(), tr.Ignored)
+	}
+}
+
+// TestDeadlineFinallyRuns: an expired try still runs its finally; a
+// finally that started before the deadline is not stopped; the node fails
+// by its deadline once they settle, whatever they did.
+func TestDeadlineFinallyRuns(t *testing.T) {
+	r := newRetryRun(t, ast.Try(ast.Seq(ast.Act("a", 1), ast.Act("b", 2)), ast.Finally(ast.Act("f", 3))).WithDeadline(time.Second))
+	tr := r.apply(r.tr.Timers[0].Fire(t0.Add(time.Second)))
+	if ids(tr.Stops) != "body.seq[0]#1" || ids(tr.Actions) != "finally#1" || tr.Job.Done() {
+		t.Fatalf("stops %v, actions %v, %s", ids(tr.Stops), ids(tr.Actions), tr.Job.Status())
+	}
+	tr = r.apply(tr.Actions[0].Succeed(nil))
+	if f, _ := tr.Job.Failure(); tr.Job.Status() != job.StatusFailed || f.Kind != job.KindDeadline {
+		t.Fatalf("%s %+v", tr.Job.Status(), f)
+	}
+
+	r = newRetryRun(t, ast.Seq(ast.Try(ast.Act("x", 1), ast.Finally(ast.Act("f", 2))), ast.Act("y", 3)).WithDeadline(time.Second))
+	deadline := r.tr.Timers[0]
+	tr = r.apply(r.tr.Actions[0].Succeed(nil)) // x; the finally starts
+	fin := tr.Actions[0]
+	tr = r.apply(deadline.Fire(t0.Add(time.Second)))
+	if len(tr.Stops) != 0 || tr.Job.Done() {
+		t.Fatalf("a finally that started is not stopped: stops %v, %s", ids(tr.Stops), tr.Job.Status())
+	}
+	tr = r.apply(fin.Fail("cleanup failed"))
+	if f, _ := tr.Job.Failure(); tr.Job.Status() != job.StatusFailed || f.Kind != job.KindDeadline || len(tr.Actions) != 0 {
+		t.Fatalf("y must not start, the seq fails by its deadline: %s %+v %v", tr.Job.Status(), f, ids(tr.Actions))
+	}
+}
+
+// TestDeadlineFreezesPar: outside it, an expired node's failure is a
+// failure like any other: it freezes a par, whose running child goes on.
+func TestDeadlineFreezesPar(t *testing.T) {
+	r := newRetryRun(t, ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("a2", 1)).WithDeadline(time.Second), ast.Seq(ast.Act("b", 2), ast.Act("b2", 2))))
+	a, b := r.tr.Actions[0], r.tr.Actions[1]
+	tr := r.apply(r.tr.Timers[0].Fire(t0.Add(time.Second)))
+	if ids(tr.Stops) != a.ID || tr.Job.Done() {
+		t.Fatalf("stops %v, %s", ids(tr.Stops), tr.Job.Status())
+	}
+	tr = r.apply(b.Succeed(nil))
+	if f, _ := tr.Job.Failure(); tr.Job.Status() != job.StatusFailed || f.Path != "par[0]" || f.Kind != job.KindDeadline || len(tr.Actions) != 0 {
+		t.Fatalf("b2 must not start, the par fails by par[0]'s deadline: %s %+v %v", tr.Job.Status(), f, ids(tr.Actions))
+	}
+}
+
+// TestDeadlineOfALaterNode counts from the clock of the step that starts
+// the node, and a leaf's own deadline bounds all its attempts.
+func TestDeadlineOfALaterNode(t *testing.T) {
+	w := ast.Seq(ast.Act("a", 1), ast.Act("b", 2).WithDeadline(2*time.Second).WithRetry(ast.Retry{Attempts: 5, Initial: time.Second}))
+	r := newRetryRun(t, w)
+	tr := r.apply(job.Result{JobID: "r", ActionID: "seq[0]#1", At: t0.Add(10 * time.Second)})
+	if len(tr.Timers) != 1 || tr.Timers[0].ID != "seq[1]@deadline" || !tr.Timers[0].Due.Equal(t0.Add(12*time.Second)) {
+		t.Fatalf("timers %v: want b's deadline 2s after the step that started it", tr.Timers)
+	}
+	deadline := tr.Timers[0]
+	tr = r.apply(failAt(tr.Actions[0], "flaky", t0.Add(11*time.Second)))
+	if len(tr.Timers) != 1 || tr.Timers[0].ID != "seq[1]@retry#2" {
+		t.Fatalf("timers %v", tr.Timers)
+	}
+	tr = r.apply(deadline.Fire(t0.Add(12 * time.Second)))
+	if f, _ := tr.Job.Failure(); tr.Job.Status() != job.StatusFailed || f.Kind != job.KindDeadline || f.Path != "seq[1]" || len(tr.Job.Timers()) != 0 {
+		t.Fatalf("the waiting leaf's deadline: %s %+v, timers %v\n%s", tr.Job.Status(), f, tr.Job.Timers(), job.Describe(tr.Job))
+	}
+}
+
+func TestCancel(t *testing.T) {
+	r := newRetryRun(t, ast.Par(ast.Act("a", 1), ast.Try(ast.Act("b", 2), ast.Finally(ast.Act("f", 3))), ast.Act("c", 4).WithRetry(ast.Retry{Attempts: 3, Initial: time.Hour})))
+	a := r.tr.Actions[0]
+	tr := r.apply(failAt(r.tr.Actions[2], "flaky", t0)) // c waits for its retry
+	tr = r.apply(job.CancelResult("r", "the customer cancelled the order"))
+	if ids(tr.Stops) != "par[0]#1 par[1].body#1" || ids(tr.Actions) != "par[1].finally#1" || tr.Job.Done() || len(tr.Job.Timers()) != 0 {
+		t.Fatalf("after the cancel: stops %v, actions %v, %s, timers %v", ids(tr.Stops), ids(tr.Actions), tr.Job.Status(), tr.Job.Timers())
+	}
+	if reason, ok := tr.Job.Cancelled(); !ok || reason != "the customer cancelled the order" {
+		t.Errorf("Cancelled() = %q, %v", reason, ok)
+	}
+	again, err := job.Cancel(tr.Job, "again")
+	if err != nil || again.Changed() {
+		t.Errorf("a second cancel changed the job: %v", err)
+	}
+	fin := tr.Actions[0]
+	tr = r.apply(fin.Fail("cleanup failed"), a.Succeed(nil))
+	if tr.Job.Status() != job.StatusCancelled || !tr.Job.Done() {
+		t.Fatalf("after the finally: %s\n%s", tr.Job.Status(), job.Describe(tr.Job))
+	}
+	if _, failed := tr.Job.Failure(); failed {
+		t.Errorf("a cancelled job reports a failure")
+	}
+	if reason, _ := tr.Job.Cancelled(); reason != "the customer cancelled the order" {
+		t.Errorf("the first reason stays: %q", reason)
+	}
+	ended, err := job.Cancel(tr.Job, "too late")
+	if err != nil || ended.Changed() {
+		t.Errorf("cancelling an ended job changed it: %v", err)
+	}
+	// Nothing left: cancelled at once.
+	r = newRetryRun(t, ast.Act("a", 1))
+	tr = r.apply(job.CancelResult("r", "stop"))
+	if tr.Job.Status() != job.StatusCancelled || ids(tr.Stops) != "root#1" {
+		t.Fatalf("%s, stops %v", tr.Job.Status(), ids(tr.Stops))
+	}
+	if _, err := job.Cancel(tr.Job, ""); err == nil {
+		t.Errorf("a cancel without a reason was accepted")
+	}
+}
+
+// TestDeadlineAndCancelSurviveEncoding: mid-expiry and mid-cancel jobs
+// encode, decode and finish the same.
+func TestDeadlineAndCancelSurviveEncoding(t *testing.T) {
+	r := newRetryRun(t, ast.Par(ast.Try(ast.Act("b", 2), ast.Finally(ast.Act("f", 3))), ast.Act("x", 1)).WithDeadline(time.Second))
+	tr := r.apply(r.tr.Timers[0].Fire(t0.Add(time.Second)))
+	enc, err := job.Encode(tr.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := job.Decode(enc)
+	if err != nil {
+		t.Fatalf("Decode: %v\n%s", err, enc)
+	}
+	if job.Describe(d) != job.Describe(tr.Job) || ids(d.Outstanding()) != "par[0].finally#1" {
+		t.Fatalf("decoded:\n%s\nlive:\n%s\noutstanding %v", job.Describe(d), job.Describe(tr.Job), ids(d.Outstanding()))
+	}
+	c, err := job.Cancel(d, "stop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, _ = job.Encode(c.Job)
+	d, err = job.Decode(enc)
+	if err != nil {
+		t.Fatalf("Decode of the cancelled: %v\n%s", err, enc)
+	}
+	fin, err := job.Restart(d, []job.Result{d.Outstanding()[0].Succeed(nil)})
+	if err != nil || fin.Job.Status() != job.StatusCancelled {
+		t.Fatalf("%v %s\n%s", err, fin.Job.Status(), job.Describe(fin.Job))
+	}
+}
