@@ -173,6 +173,33 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 	}
 }
 
+// ErrFinished is wrapped by the error Cancel returns for a job that has
+// finished already: there is nothing left to cancel.
+var ErrFinished = errors.New("runner: the job has finished")
+
+// Cancel cancels job id with reason (job.Cancel) through Apply: nothing
+// new starts in it except the finally blocks of tries already entered,
+// its actions in flight are told to stop, and it ends cancelled, with
+// the reason, once those finally blocks settle. Cancelling a cancelled
+// job again changes nothing and is not an error. A job that has finished
+// is an error wrapping ErrFinished; a reason is required.
+//
+// A runner that serialises the results of a job (runner/inmem) hands in
+// job.CancelResult like any result instead.
+func (e *Engine) Cancel(ctx context.Context, id job.ID, reason string) (job.Transition, error) {
+	if reason == "" {
+		return job.Transition{}, fmt.Errorf("job %s: cancel needs a reason", id)
+	}
+	j, err := e.o.Store.Load(ctx, id)
+	if err != nil {
+		return job.Transition{}, fmt.Errorf("job %s: load: %w", id, err)
+	}
+	if j.Done() {
+		return job.Transition{Job: j}, fmt.Errorf("job %s: cancel: %w (%s)", id, ErrFinished, j.Status())
+	}
+	return e.Apply(ctx, id, []job.Result{job.CancelResult(id, reason)})
+}
+
 // redelivered reports whether some ignored results were delivered before.
 func redelivered(ig []job.Ignored) bool {
 	for _, x := range ig {

@@ -23,6 +23,13 @@ type Transport interface {
 	// multi-op). A transition that did not change the job is never
 	// committed.
 	//
+	// Once the state is written, Commit tells the workers running the
+	// actions in tr.Stops to stop (a deadline ran out, the job was
+	// cancelled): it cancels their handlers' contexts, with cause
+	// ErrStopped, where it can. Stopping is a courtesy: the reducer
+	// ignores the results of stopped actions (job.IgnoredStopped), so a
+	// transport that cannot reach a worker loses nothing by not trying.
+	//
 	// Errors: store.ErrConflict when the stored job is no longer the one
 	// the transition was made from, store.ErrExists when a created job's ID
 	// is taken, store.ErrNotFound when the job is gone: nothing was written
@@ -63,10 +70,24 @@ func LostResult(a job.Action, at time.Time) job.Result {
 // was written but its actions may not have been dispatched.
 var ErrNotDispatched = errors.New("runner: state saved, but its actions were not dispatched")
 
+// ErrStopped is the cause (context.Cause) of a handler's context when the
+// runner stopped the action because the reducer asked it to
+// (job.Transition.Stops): a deadline above it ran out, or the job was
+// cancelled. Its result, if it comes, changes nothing.
+var ErrStopped = errors.New("runner: action stopped: a deadline ran out or the job was cancelled")
+
 // Dispatcher hands actions to workers and arms timers, whose firings
 // (job.Timer.Fire) it delivers when they are due.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error
+}
+
+// Stopper is implemented by a Dispatcher that can stop actions in flight
+// (job.Transition.Stops): SaveThenDispatch's Commit calls Stop after the
+// state is saved. Stop is best effort and reports nothing: an action it
+// cannot reach runs to its end, and its result is ignored.
+type Stopper interface {
+	Stop(ctx context.Context, actions []job.Action)
 }
 
 // DispatchFunc adapts a function to Dispatcher.
@@ -93,6 +114,9 @@ type saveThenDispatch struct {
 func (t saveThenDispatch) Commit(ctx context.Context, tr job.Transition) error {
 	if err := store.Commit(ctx, t.st, tr); err != nil {
 		return err
+	}
+	if s, ok := t.d.(Stopper); ok && len(tr.Stops) > 0 {
+		s.Stop(ctx, tr.Stops)
 	}
 	if len(tr.Actions) == 0 && len(tr.Timers) == 0 {
 		return nil

@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"context"
 	"sync"
 
 	"github.com/batonwf/baton/job"
@@ -21,6 +22,12 @@ type queue struct {
 	head   int
 	live   map[actionKey]struct{}
 	signal chan struct{} // has a token when items may be available
+
+	// running holds the handler contexts' cancel functions of the live
+	// actions a worker is performing; stopped, the live actions told to
+	// stop before a worker began them (it skips them).
+	running map[actionKey]context.CancelCauseFunc
+	stopped map[actionKey]struct{}
 }
 
 type actionKey struct {
@@ -31,7 +38,12 @@ type actionKey struct {
 func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
 
 func newQueue() *queue {
-	return &queue{live: map[actionKey]struct{}{}, signal: make(chan struct{}, 1)}
+	return &queue{
+		live:    map[actionKey]struct{}{},
+		signal:  make(chan struct{}, 1),
+		running: map[actionKey]context.CancelCauseFunc{},
+		stopped: map[actionKey]struct{}{},
+	}
 }
 
 // push queues the actions that are not live. If keep is not nil and holds
@@ -118,8 +130,55 @@ func (q *queue) forget(keys ...actionKey) {
 	q.mu.Lock()
 	for _, k := range keys {
 		delete(q.live, k)
+		delete(q.stopped, k)
 	}
 	q.mu.Unlock()
+}
+
+// begin is called by a worker about to perform a: it returns the context
+// to perform it under (ctx, cancelled with cause cause when a is told to
+// stop), or false if a was told to stop already: the worker skips it.
+// The worker calls end when the handler has returned.
+func (q *queue) begin(ctx context.Context, a job.Action) (context.Context, bool) {
+	k := keyOf(a)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if _, ok := q.stopped[k]; ok {
+		delete(q.stopped, k)
+		return nil, false
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	q.running[k] = cancel
+	return actx, true
+}
+
+// end releases what begin made for the action with key k.
+func (q *queue) end(k actionKey) {
+	q.mu.Lock()
+	cancel := q.running[k]
+	delete(q.running, k)
+	q.mu.Unlock()
+	if cancel != nil {
+		cancel(nil)
+	}
+}
+
+// stop tells the live actions among acts to stop, with cause: those being
+// performed have their contexts cancelled, the others are skipped when a
+// worker takes them. Actions that are not live are not this runner's.
+func (q *queue) stop(acts []job.Action, cause error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, a := range acts {
+		k := keyOf(a)
+		if cancel, ok := q.running[k]; ok {
+			cancel(cause)
+			continue
+		}
+		if _, ok := q.live[k]; ok {
+			q.stopped[k] = struct{}{}
+		}
+	}
 }
 
 // slot is the action a worker keeps for itself (see push).

@@ -166,6 +166,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	}
 	t.r.q.push(tr.Actions, t.keep, false)
 	t.r.tm.arm(tr.Timers)
+	t.r.q.stop(tr.Stops, runner.ErrStopped)
 	return nil
 }
 
@@ -240,6 +241,69 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 	}
 	r.report(context.WithoutCancel(ctx), r.eng, results...)
 	return nil
+}
+
+// Cancel cancels job id with reason (job.Cancel): nothing new starts in it
+// except the finally blocks of tries already entered, the handlers of its
+// actions in flight have their contexts cancelled (cause
+// runner.ErrStopped), and the job ends cancelled, with the reason, once
+// those finally blocks settle: Wait for that. Cancel returns once the
+// cancel is saved. Cancelling a cancelled job again is not an error; a
+// job that has finished is one, wrapping runner.ErrFinished, and so is a
+// job that finishes on its own before the cancel is applied.
+func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if reason == "" {
+		return fmt.Errorf("inmem: cancel job %s: a reason is required", id)
+	}
+	j, err := r.o.Store.Load(ctx, id)
+	if err != nil {
+		return fmt.Errorf("inmem: cancel job %s: %w", id, err)
+	}
+	if _, ok := j.Cancelled(); ok {
+		return nil
+	}
+	if j.Done() {
+		return fmt.Errorf("inmem: cancel job %s: %w (%s)", id, runner.ErrFinished, j.Status())
+	}
+	// Like any result, through the job's pending results: the applies of
+	// one job never overlap. Another goroutine may be applying them, so
+	// the cancel is seen saved by looking at the store.
+	r.report(context.WithoutCancel(ctx), r.eng, job.CancelResult(id, reason))
+	every := time.Millisecond
+	for {
+		j, err := r.o.Store.Load(ctx, id)
+		if err != nil {
+			return fmt.Errorf("inmem: cancel job %s: %w", id, err)
+		}
+		if _, ok := j.Cancelled(); ok {
+			return nil
+		}
+		if j.Done() {
+			return fmt.Errorf("inmem: cancel job %s: %w first (%s)", id, runner.ErrFinished, j.Status())
+		}
+		r.mu.Lock()
+		broken, closed := r.broken[id], r.closed || r.fatal != nil
+		var cerr error
+		if closed {
+			cerr = r.closedErr()
+		}
+		r.mu.Unlock()
+		switch {
+		case broken != nil:
+			return fmt.Errorf("inmem: cancel job %s: %w", id, broken)
+		case closed:
+			return fmt.Errorf("inmem: cancel job %s: %w", id, cerr)
+		}
+		select {
+		case <-time.After(every):
+			every = min(2*every, 50*time.Millisecond)
+		case <-ctx.Done():
+			return fmt.Errorf("inmem: cancel job %s: %w", id, ctx.Err())
+		}
+	}
 }
 
 // usable returns ErrClosed after Close or once Run has returned.
@@ -651,10 +715,23 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			return
 		case tokens <- struct{}{}:
 		}
-		res, err := runner.Execute(ctx, r.o.Registry, a, opts)
+		actx, ok := r.q.begin(ctx, a)
+		if !ok {
+			// Told to stop before it began: its result would be ignored.
+			<-tokens
+			r.q.forget(keyOf(a))
+			continue
+		}
+		res, err := runner.Execute(actx, r.o.Registry, a, opts)
+		stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
+		r.q.end(keyOf(a))
 		<-tokens
 		if err != nil {
-			r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+			if stopped {
+				r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
+			} else {
+				r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+			}
 			r.q.forget(keyOf(a))
 			continue
 		}

@@ -35,6 +35,13 @@ type Runner interface {
 	// store finished it, and returns the job as stored. It returns an
 	// error when ctx ends first.
 	Wait(ctx context.Context, id job.ID) (job.Job, error)
+	// Cancel cancels job id with a reason (job.Cancel) and returns once
+	// the cancel is saved: the job's actions in flight are told to stop
+	// (their handlers' contexts cancelled with cause runner.ErrStopped),
+	// and it ends cancelled once the finally blocks it had entered
+	// settle. Cancelling a cancelled job is not an error; a finished job
+	// is one wrapping runner.ErrFinished, a missing one store.ErrNotFound.
+	Cancel(ctx context.Context, id job.ID, reason string) error
 	// Run resumes the unfinished jobs of the store (unless
 	// Config.NoResume), then runs actions and applies results until ctx
 	// ends or Close is called, and returns nil. If the store fails (an
@@ -100,6 +107,13 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 	t.Run("CrashAfterSaveBeforeDispatch", s.crashAfterSave)
 	t.Run("CrashBeforeResultSaved", s.crashBeforeResultSaved)
 	t.Run("RedeliveryRedispatchesLostActions", s.redeliveryRedispatches)
+	t.Run("RetryWithBackoff", s.retryBackoff)
+	t.Run("TimerAfterRestart", s.timerAfterRestart)
+	t.Run("Timeout", s.timeout)
+	t.Run("Deadline", s.deadline)
+	t.Run("Cancel", s.cancel)
+	t.Run("AtMostOnceAfterCrash", s.atMostOnceAfterCrash)
+	t.Run("DataPassing", s.dataPassing)
 }
 
 type suite struct {
