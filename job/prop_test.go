@@ -1303,3 +1303,42 @@ func TestPropSure(t *testing.T) {
 		}
 	})
 }
+
+// TestInputEmptyOutputIsNull: a leaf that succeeds with an empty output
+// given as a non-nil slice (a handler returning []byte{}) must give the
+// actions taking it as an input a nil Output, as job.Input documents
+// ("nil (null) for an inner node or an empty output"): then the action
+// marshals to JSON, and the action dispatched is the one recovery
+// re-emits after a reload, which reads the output back as nil.
+//
+// KNOWN BUG, failing: the reducer passes the empty slice through
+// (settleLeaf keeps r.Output, actionOf copies it into the Input), so the
+// dispatched action does not marshal ("json: error calling MarshalJSON
+// for type json.RawMessage: unexpected end of JSON input") and differs
+// from the recovered one. Job.Output returns the same empty, unmarshalable
+// RawMessage. The property tests draw empty outputs as nil, which does not
+// show it.
+func TestInputEmptyOutputIsNull(t *testing.T) {
+	tr, err := job.New("e", ast.Seq(ast.Act("a", nil).Named("a"), ast.Act("b", nil).WithInputs("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte{})})
+	if err != nil || len(tr.Actions) != 1 {
+		t.Fatalf("Restart: %v, %d actions", err, len(tr.Actions))
+	}
+	a := tr.Actions[0]
+	if out := a.Inputs[0].Output; out != nil {
+		t.Errorf("input a of %s is %#v, want nil (null) for an empty output", a.ID, out)
+	}
+	if _, err := json.Marshal(a); err != nil {
+		t.Errorf("the action does not marshal to JSON: %v", err)
+	}
+	d, err := job.Decode(propEnc(t, tr.Job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]job.Action{a}, d.Outstanding()); diff != "" {
+		t.Errorf("recovery re-emits another action than was dispatched (-dispatched +recovered):\n%s", diff)
+	}
+}
