@@ -12,19 +12,23 @@ import (
 )
 
 // fuzzSeedJobs returns encodings of real jobs at various stages, for the
-// seed corpus of FuzzDecodeJob.
+// seed corpus of FuzzDecodeJob: the golden histories at the oldest format
+// and, with names, inputs and dags, at format 3.
 func fuzzSeedJobs(f *testing.F) [][]byte {
 	var out [][]byte
-	for _, c := range goldenCases() {
-		j, err := c.build()
-		if err != nil {
-			f.Fatal(err)
+	for _, format := range []int{1, 3} {
+		g := goldenFormats[format]
+		for _, c := range g.cases() {
+			j, err := c.build(g.opts...)
+			if err != nil {
+				f.Fatal(err)
+			}
+			b, err := job.Encode(j)
+			if err != nil {
+				f.Fatal(err)
+			}
+			out = append(out, b)
 		}
-		b, err := job.Encode(j)
-		if err != nil {
-			f.Fatal(err)
-		}
-		out = append(out, b)
 	}
 	return out
 }
@@ -149,94 +153,149 @@ func FuzzRestart(f *testing.F) {
 	f.Add([]byte{0, 1, 1, 3, 'b', 'a', 'd', 6, 0, 0, 0, 7, 0, 0, 0, 6, 4, 0, 6})
 	f.Add([]byte("\x05\x07par[0]#1\x05\x08root#1\x06\x03\x00\x00\x06\x02\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := &fuzzReader{b: data}
-		trJ, err := job.New("fuzz", fuzzTree())
-		j, out := trJ.Job, trJ.Actions
-		if err != nil {
-			t.Fatal(err)
-		}
-		var batch []job.Result
-		var sent []job.Result
-		stray := false
-		flush := func() {
-			if len(batch) == 0 {
-				return // recovery (Outstanding) is checked by fuzzCheckRecovery
-			}
-			trNext, err := job.Restart(j, batch)
-			next, acts := trNext.Job, trNext.Actions
-			if stray {
-				if err == nil {
-					t.Fatalf("Restart accepted a result of another job")
-				}
-				batch, stray = nil, false
-				return
-			}
-			if err != nil {
-				t.Fatalf("Restart: %v", err)
-			}
-			if err := job.Check(next); err != nil {
-				t.Fatalf("Check: %v\n%s", err, job.Describe(next))
-			}
-			done := map[string]bool{}
-			if next.Version() == j.Version() {
-				if len(trNext.Ignored) != len(batch) || len(acts) != 0 {
-					t.Fatalf("same version, but %d of %d results ignored and %d actions", len(trNext.Ignored), len(batch), len(acts))
-				}
-			} else {
-				applied := trNext.Step.Results
-				if next.Version() != j.Version()+1 || len(applied) == 0 || len(applied)+len(trNext.Ignored) != len(batch) {
-					t.Fatalf("version %d -> %d: %d applied + %d ignored of %d results",
-						j.Version(), next.Version(), len(applied), len(trNext.Ignored), len(batch))
-				}
-				for _, res := range applied {
-					done[res.ActionID] = true
-					sent = append(sent, res)
-				}
-			}
-			rest := out[:0:0]
-			for _, a := range out {
-				if !done[a.ID] {
-					rest = append(rest, a)
-				}
-			}
-			j, out, batch = next, append(rest, acts...), nil
-			fuzzCheckRecovery(t, j, out)
-		}
-		for steps := 0; len(r.b) > 0 && steps < 200; steps++ {
-			switch op := r.byte(); op % 8 {
-			case 0, 1, 2, 3: // answer an outstanding action
-				if len(out) == 0 {
-					continue
-				}
-				a := out[int(r.byte())%len(out)]
-				if r.byte()%2 == 0 {
-					batch = append(batch, a.Succeed(r.bytes(12)))
-				} else {
-					batch = append(batch, a.Fail(string(r.bytes(12))))
-				}
-			case 4: // send an old result again
-				if len(sent) > 0 {
-					batch = append(batch, sent[int(r.byte())%len(sent)])
-				}
-			case 5: // an arbitrary action ID
-				batch = append(batch, job.Result{JobID: "fuzz", ActionID: string(r.bytes(24)), Output: r.bytes(4)})
-			case 6: // end of batch
-				flush()
-			case 7: // a result for another job, or a crash
-				if r.byte()%4 == 0 {
-					batch = append(batch, job.Result{JobID: "other", ActionID: "a#1"})
-					stray = true
-				} else {
-					d, err := job.Decode(propEnc(t, j))
-					if err != nil {
-						t.Fatalf("Decode: %v", err)
-					}
-					j = d
-				}
-			}
-		}
-		flush()
+		fuzzPlay(t, fuzzTree(), data)
 	})
+}
+
+// fuzzGraphTree is the workflow FuzzRestartGraph plays: a dag whose
+// children are an act, a try with a rescue and a finally, a seq holding a
+// nested dag, and a fan-in after them, beside a seq passing outputs through
+// a par; named leaves and inner nodes, and inputs of both.
+func fuzzGraphTree() ast.Node {
+	a := func(name string) ast.Node { return ast.Act(name, nil) }
+	return ast.Par(
+		ast.Dag(
+			a("fetch").Named("a"),
+			a("fetch").Named("b"),
+			ast.Try(a("join").Named("j").WithInputs("a", "b"),
+				ast.Rescue(a("fix").WithInputs("a")),
+				ast.Finally(a("close").WithInputs("b"))).Named("t").WithAfter("a", "b"),
+			ast.Seq(a("x").Named("x").WithInputs("a"),
+				ast.Dag(a("y").Named("y"), a("v").Named("v").WithAfter("y").WithInputs("y", "x"))).Named("s").WithAfter("a"),
+			a("report").Named("r").WithAfter("t", "s", "t").WithInputs("t", "b", "s", "v"),
+		).Named("d"),
+		ast.Seq(a("p").Named("p"), ast.Par(a("q").Named("q").WithInputs("p"), a("w")).Named("pw"), a("z").WithInputs("pw", "q", "p")),
+	)
+}
+
+// FuzzRestartGraph is FuzzRestart over fuzzGraphTree, a workflow with
+// dags, names and inputs. Besides the checks of FuzzRestart, every action
+// dispatched carries the outputs of the named leaves it takes, which have
+// succeeded, and null for the named inner nodes, and Job.Output gives
+// each named leaf's output once it succeeded, and nothing otherwise.
+func FuzzRestartGraph(f *testing.F) {
+	f.Add([]byte{})
+	// Everything succeeds, one result a batch, each with an output.
+	var ok []byte
+	for i := 0; i < 14; i++ {
+		ok = append(ok, 0, 0, 0, 3, '"', byte('a'+i), '"', 6)
+	}
+	f.Add(ok)
+	// The first outstanding action fails: the dag freezes.
+	f.Add([]byte{0, 0, 1, 4, 'd', 'o', 'w', 'n', 6, 0, 0, 0, 1, '1', 6, 0, 0, 0, 0, 6, 0, 1, 0, 0, 6})
+	// Whole batches, the second with a failure, a crash, duplicates.
+	f.Add([]byte{0, 0, 0, 1, '1', 0, 1, 0, 1, '2', 0, 2, 0, 0, 6, 7, 1, 0, 0, 1, 0, 0, 1, 1, 1, 'x', 6, 4, 0, 4, 1, 6, 0, 0, 0, 0, 6})
+	// Arbitrary IDs, of a dag child too, and a stray result.
+	f.Add([]byte("\x05\x0apar[0].dag[2]#1\x05\x0epar[0].dag[9]#1\x06\x07\x00\x00\x00\x00\x03{}\x06"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzPlay(t, fuzzGraphTree(), data)
+	})
+}
+
+// fuzzPlay plays tree with results decoded from data: see FuzzRestart.
+func fuzzPlay(t *testing.T, tree ast.Node, data []byte) {
+	r := &fuzzReader{b: data}
+	c := propCase{Tree: tree, Graph: true}.withIndex()
+	trJ, err := job.New("fuzz", tree)
+	j, out := trJ.Job, trJ.Actions
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch []job.Result
+	var sent []job.Result
+	propCheckInputs(t, c, j, out, nil)
+	stray := false
+	flush := func() {
+		if len(batch) == 0 {
+			return // recovery (Outstanding) is checked by fuzzCheckRecovery
+		}
+		trNext, err := job.Restart(j, batch)
+		next, acts := trNext.Job, trNext.Actions
+		if stray {
+			if err == nil {
+				t.Fatalf("Restart accepted a result of another job")
+			}
+			batch, stray = nil, false
+			return
+		}
+		if err != nil {
+			t.Fatalf("Restart: %v", err)
+		}
+		if err := job.Check(next); err != nil {
+			t.Fatalf("Check: %v\n%s", err, job.Describe(next))
+		}
+		done := map[string]bool{}
+		if next.Version() == j.Version() {
+			if len(trNext.Ignored) != len(batch) || len(acts) != 0 {
+				t.Fatalf("same version, but %d of %d results ignored and %d actions", len(trNext.Ignored), len(batch), len(acts))
+			}
+		} else {
+			applied := trNext.Step.Results
+			if next.Version() != j.Version()+1 || len(applied) == 0 || len(applied)+len(trNext.Ignored) != len(batch) {
+				t.Fatalf("version %d -> %d: %d applied + %d ignored of %d results",
+					j.Version(), next.Version(), len(applied), len(trNext.Ignored), len(batch))
+			}
+			for _, res := range applied {
+				done[res.ActionID] = true
+				sent = append(sent, res)
+			}
+		}
+		propCheckInputs(t, c, next, acts, sent)
+		propCheckOutputs(t, c, next, sent)
+		rest := out[:0:0]
+		for _, a := range out {
+			if !done[a.ID] {
+				rest = append(rest, a)
+			}
+		}
+		j, out, batch = next, append(rest, acts...), nil
+		fuzzCheckRecovery(t, j, out)
+	}
+	for steps := 0; len(r.b) > 0 && steps < 200; steps++ {
+		switch op := r.byte(); op % 8 {
+		case 0, 1, 2, 3: // answer an outstanding action
+			if len(out) == 0 {
+				continue
+			}
+			a := out[int(r.byte())%len(out)]
+			if r.byte()%2 == 0 {
+				batch = append(batch, a.Succeed(r.bytes(12)))
+			} else {
+				batch = append(batch, a.Fail(string(r.bytes(12))))
+			}
+		case 4: // send an old result again
+			if len(sent) > 0 {
+				batch = append(batch, sent[int(r.byte())%len(sent)])
+			}
+		case 5: // an arbitrary action ID
+			batch = append(batch, job.Result{JobID: "fuzz", ActionID: string(r.bytes(24)), Output: r.bytes(4)})
+		case 6: // end of batch
+			flush()
+		case 7: // a result for another job, or a crash
+			if r.byte()%4 == 0 {
+				batch = append(batch, job.Result{JobID: "other", ActionID: "a#1"})
+				stray = true
+			} else {
+				d, err := job.Decode(propEnc(t, j))
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				propCheckOutputs(t, c, d, sent)
+				j = d
+			}
+		}
+	}
+	flush()
 }
 
 // fuzzCheckRecovery checks that j survives Encode/Decode unchanged and that

@@ -7,16 +7,25 @@ package job_test
 // oracleOutcome computes the job's final status from the tree and the
 // outcome of every leaf, with no schedule at all: as if every node that
 // would run did run. That is the final status for every schedule: a par
-// that freezes has a failed child and fails whatever its frozen parts
-// would have done, and nothing outside a par is ever frozen by it.
+// or dag that freezes has a failed child and fails whatever its frozen
+// parts would have done, and nothing outside it is ever frozen by it.
 //
 // oracle is a step-by-step interpreter for one result at a time. It keeps
 // only which nodes were entered (or refused: cancelled) and the result of
 // each leaf, and derives every other state from the children on demand,
 // with no counters. After each result it starts, one at a time and each
 // time from a fresh look at the whole tree, the first node in pre-order
-// that should start now; a node that would start under a par with a failed
-// child (no finally between them) is cancelled instead.
+// that should start now; a node that would start under a par or dag with a
+// failed child (no finally between them) is cancelled instead.
+//
+// Dags, in both: a child should start once every sibling it is after has
+// succeeded (those after nothing start with the dag); a dag freezes like a
+// par once a child has failed; it is running while a child runs or should
+// start, and once none does, it is failed if a child failed, cancelled if
+// one was cancelled, and succeeded otherwise (then every child ran and
+// succeeded). An action's inputs are read, when it starts, from the nodes
+// they name: a leaf's output, or nil for an inner node; the oracle notes
+// any that has not succeeded by then.
 
 import (
 	"fmt"
@@ -57,6 +66,15 @@ func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
 			}
 		}
 		return out
+	case ast.KindDag:
+		runs := oracleDagRuns(n, st)
+		for i := range kids {
+			if runs[i] && st(i) == job.StatusFailed {
+				return job.StatusFailed
+			}
+		}
+		// No child that runs fails, so every child runs.
+		return job.StatusSucceeded
 	case ast.KindTry:
 		part := func(p *ast.Node, edge string) job.Status { return oracleOutcome(c, p, propJoin(path, edge)) }
 		out := part(n.Body, "body")
@@ -71,9 +89,37 @@ func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
 	panic("oracle: unknown kind")
 }
 
+// oracleDagRuns says which children of the dag n run when nothing is ever
+// frozen, given the outcome each would have if it ran: a child runs once
+// every sibling it is after has run and succeeded.
+func oracleDagRuns(n *ast.Node, outcome func(i int) job.Status) []bool {
+	index := map[string]int{}
+	for i := range n.Children {
+		index[n.Children[i].Name] = i
+	}
+	runs, known := make([]bool, len(n.Children)), make([]bool, len(n.Children))
+	var run func(i int) bool
+	run = func(i int) bool {
+		if !known[i] {
+			r := true
+			for _, a := range n.Children[i].After {
+				j := index[a]
+				r = r && run(j) && outcome(j) == job.StatusSucceeded
+			}
+			runs[i], known[i] = r, true
+		}
+		return runs[i]
+	}
+	for i := range n.Children {
+		run(i)
+	}
+	return runs
+}
+
 // oracleWouldRun adds to ran the action IDs that run under n at path when
 // nothing is ever frozen: a seq runs its children up to the first failure,
-// a par all of them, a try its body, its rescue if the body failed, and its
+// a par all of them, a dag those whose siblings they are after ran and
+// succeeded, a try its body, its rescue if the body failed, and its
 // finally. Freezing only stops work from starting, so whatever any
 // schedule runs must be among these.
 func oracleWouldRun(c propCase, n *ast.Node, path string, ran map[string]bool) {
@@ -93,6 +139,13 @@ func oracleWouldRun(c propCase, n *ast.Node, path string, ran map[string]bool) {
 		for i, k := range kids {
 			oracleWouldRun(c, k, propJoin(path, edges[i]), ran)
 		}
+	case ast.KindDag:
+		runs := oracleDagRuns(n, func(i int) job.Status { return oracleOutcome(c, kids[i], propJoin(path, edges[i])) })
+		for i, k := range kids {
+			if runs[i] {
+				oracleWouldRun(c, k, propJoin(path, edges[i]), ran)
+			}
+		}
 	case ast.KindTry:
 		oracleWouldRun(c, n.Body, propJoin(path, "body"), ran)
 		if n.Rescue != nil && oracleOutcome(c, n.Body, propJoin(path, "body")) == job.StatusFailed {
@@ -108,8 +161,11 @@ func oracleWouldRun(c propCase, n *ast.Node, path string, ran map[string]bool) {
 type oracleNode struct {
 	kind                  ast.Kind
 	path                  string
+	name                  string
 	action                string
-	kids                  []*oracleNode // seq and par
+	inputs                []string      // act: the names of its inputs
+	kids                  []*oracleNode // seq, par and dag
+	after                 []*oracleNode // child of a dag: the siblings it is after
 	body, rescue, finally *oracleNode   // try
 
 	entered   bool        // its parent started it, or tried to
@@ -124,36 +180,53 @@ type oracle struct {
 	c      propCase
 	root   *oracleNode
 	leaves map[string]*oracleNode // by action ID
+	names  map[string]*oracleNode
 	step   int
-	queue  []string // outstanding action IDs, in dispatch order
-	ran    []string // every dispatched action ID, in dispatch order
+	queue  []string               // outstanding action IDs, in dispatch order
+	ran    []string               // every dispatched action ID, in dispatch order
+	inputs map[string][]job.Input // the inputs of every dispatched action, by ID
+	bad    []string               // inputs read from a node that had not succeeded
 }
 
-func oracleBuild(n *ast.Node, path string, leaves map[string]*oracleNode) *oracleNode {
-	o := &oracleNode{kind: n.Kind, path: path, action: n.Action}
+func (o *oracle) build(n *ast.Node, path string) *oracleNode {
+	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs}
+	if n.Name != "" {
+		o.names[n.Name] = on
+	}
 	part := func(p *ast.Node, edge string) *oracleNode {
 		if p == nil {
 			return nil
 		}
-		return oracleBuild(p, propJoin(path, edge), leaves)
+		return o.build(p, propJoin(path, edge))
 	}
 	switch n.Kind {
 	case ast.KindAct:
-		leaves[propActionID(path)] = o
-	case ast.KindSeq, ast.KindPar:
+		o.leaves[propActionID(path)] = on
+	case ast.KindSeq, ast.KindPar, ast.KindDag:
 		for i := range n.Children {
-			o.kids = append(o.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
+			on.kids = append(on.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
+		}
+		if n.Kind == ast.KindDag {
+			for i, k := range on.kids {
+				for _, a := range n.Children[i].After {
+					for _, s := range on.kids {
+						if s.name == a && !slices.Contains(k.after, s) {
+							k.after = append(k.after, s)
+						}
+					}
+				}
+			}
 		}
 	case ast.KindTry:
-		o.body, o.rescue, o.finally = part(n.Body, "body"), part(n.Rescue, "rescue"), part(n.Finally, "finally")
+		on.body, on.rescue, on.finally = part(n.Body, "body"), part(n.Rescue, "rescue"), part(n.Finally, "finally")
 	}
-	return o
+	return on
 }
 
 // oracleStart builds the oracle for c and starts the workflow.
 func oracleStart(c propCase) *oracle {
-	o := &oracle{c: c, leaves: map[string]*oracleNode{}}
-	o.root = oracleBuild(&c.Tree, "", o.leaves)
+	o := &oracle{c: c, leaves: map[string]*oracleNode{}, names: map[string]*oracleNode{}, inputs: map[string][]job.Input{}}
+	o.root = o.build(&c.Tree, "")
 	o.enter(o.root, false)
 	o.advance()
 	return o
@@ -171,6 +244,17 @@ func (n *oracleNode) children() []*oracleNode {
 		}
 	}
 	return ks
+}
+
+// ready reports whether the dag child n should start: every sibling it is
+// after has succeeded.
+func (n *oracleNode) ready() bool {
+	for _, a := range n.after {
+		if a.status() != job.StatusSucceeded {
+			return false
+		}
+	}
+	return true
 }
 
 // status derives n's state from its children.
@@ -207,6 +291,32 @@ func (n *oracleNode) status() job.Status {
 		for _, k := range n.kids {
 			switch k.status() {
 			case job.StatusIdle, job.StatusRunning:
+				return job.StatusRunning
+			case job.StatusFailed:
+				failed = true
+			case job.StatusCancelled:
+				cancelled = true
+			}
+		}
+		switch {
+		case failed:
+			return job.StatusFailed
+		case cancelled:
+			return job.StatusCancelled
+		}
+		return job.StatusSucceeded
+	case ast.KindDag:
+		// Running while a child runs or should start; then, as a par, over
+		// the children that ran. One that never started is after one that
+		// did not succeed.
+		failed, cancelled := false, false
+		for _, k := range n.kids {
+			switch k.status() {
+			case job.StatusIdle:
+				if k.ready() {
+					return job.StatusRunning // about to start it
+				}
+			case job.StatusRunning:
 				return job.StatusRunning
 			case job.StatusFailed:
 				failed = true
@@ -262,10 +372,12 @@ func (n *oracleNode) settledAt() int {
 			}
 		}
 		return n.kids[len(n.kids)-1].settledAt()
-	case ast.KindPar:
+	case ast.KindPar, ast.KindDag:
 		last := 0
 		for _, k := range n.kids {
-			last = max(last, k.settledAt())
+			if k.entered {
+				last = max(last, k.settledAt())
+			}
 		}
 		return last
 	default: // try
@@ -291,7 +403,7 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 				return k.failure()
 			}
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindDag:
 		// The child that failed first is the cause; every other failure
 		// under it, and every failure counted below, is one more.
 		var first *oracleNode
@@ -334,8 +446,8 @@ type oracleWant struct {
 }
 
 // wanted adds to ws, in pre-order, the nodes under the entered node n that
-// should start now and have not. frozen tells whether a par above n has a
-// failed child with no finally between them.
+// should start now and have not. frozen tells whether a par or dag above n
+// has a failed child with no finally between them.
 func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 	in := func(k *oracleNode, frozen bool) {
 		switch {
@@ -363,6 +475,18 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 		for _, k := range n.kids {
 			in(k, kf)
 		}
+	case ast.KindDag:
+		kf := frozen
+		for _, k := range n.kids {
+			if k.status() == job.StatusFailed {
+				kf = true
+			}
+		}
+		for _, k := range n.kids {
+			if k.entered || k.ready() {
+				in(k, kf)
+			}
+		}
 	case ast.KindTry:
 		in(n.body, frozen)
 		if !n.body.entered || !n.body.status().Settled() {
@@ -380,7 +504,8 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 	}
 }
 
-// enter starts n, or cancels it if a frozen par stops it.
+// enter starts n, or cancels it if a frozen par or dag stops it. An
+// action reads its inputs now.
 func (o *oracle) enter(n *oracleNode, frozen bool) {
 	n.entered = true
 	if frozen {
@@ -391,6 +516,19 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		id := propActionID(n.path)
 		o.queue = append(o.queue, id)
 		o.ran = append(o.ran, id)
+		var ins []job.Input
+		for _, name := range n.inputs {
+			src := o.names[name]
+			if st := src.status(); st != job.StatusSucceeded {
+				o.bad = append(o.bad, fmt.Sprintf("%s starts at step %d with input %q (%s) %s", id, o.step, name, ast.ShowPath(src.path), st))
+			}
+			in := job.Input{Name: name}
+			if src.kind == ast.KindAct && src.done {
+				in.Output = src.out.Output
+			}
+			ins = append(ins, in)
+		}
+		o.inputs[id] = ins
 	}
 }
 
@@ -441,7 +579,7 @@ func (o *oracle) states() []propNodeState {
 	var ss []propNodeState
 	var visit func(n *oracleNode)
 	visit = func(n *oracleNode) {
-		s := propNodeState{Path: n.path, Kind: n.kind.String(), Status: n.status().String()}
+		s := propNodeState{Path: n.path, Name: n.name, Kind: n.kind.String(), Status: n.status().String()}
 		if n.kind == ast.KindAct && n.entered && !n.cancelled {
 			s.Attempt = 1
 		}
@@ -465,8 +603,8 @@ func (o *oracle) states() []propNodeState {
 // random schedules, and under the simplest ones, against oracleOutcome, and
 // that no schedule runs an action that oracleWouldRun does not.
 func TestOracleStatus(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := propDrawAnyCase(t)
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawAnyCase(t, shape)
 		want := oracleOutcome(c, &c.Tree, "")
 		may := map[string]bool{}
 		oracleWouldRun(c, &c.Tree, "", may)
@@ -491,13 +629,28 @@ func TestOracleStatus(t *testing.T) {
 	})
 }
 
+// oracleCheckInputs fails unless every action in acts carries the inputs
+// the oracle gave it when it started it, and the oracle found every input
+// succeeded when it was read.
+func oracleCheckInputs(t propT, o *oracle, acts []job.Action) {
+	t.Helper()
+	if len(o.bad) > 0 {
+		t.Fatalf("the oracle read inputs that had not succeeded: %v\n%s", o.bad, o.c)
+	}
+	for _, a := range acts {
+		if diff := cmp.Diff(o.inputs[a.ID], a.Inputs); diff != "" {
+			t.Fatalf("inputs of %s (-oracle +reducer):\n%s\n%s", a.ID, diff, o.c)
+		}
+	}
+}
+
 // TestOracleFIFO delivers results one at a time, oldest first, to the
 // reducer and to the oracle, each on its own: both must dispatch the same
-// actions in the same order and end with every node in the same state,
-// failures included.
+// actions, with the same inputs, in the same order and end with every node
+// in the same state, failures included.
 func TestOracleFIFO(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := propDrawAnyCase(t)
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawAnyCase(t, shape)
 		o := oracleStart(c)
 		for len(o.queue) > 0 {
 			o.deliver(o.queue[0])
@@ -509,6 +662,7 @@ func TestOracleFIFO(t *testing.T) {
 		var ran []string
 		for _, s := range run.Steps {
 			ran = append(ran, propIDs(s.Actions)...)
+			oracleCheckInputs(t, o, s.Actions)
 		}
 		if diff := cmp.Diff(o.ran, ran); diff != "" {
 			t.Fatalf("dispatched actions (-oracle +reducer):\n%s\n%s", diff, c)
@@ -523,8 +677,8 @@ func TestOracleFIFO(t *testing.T) {
 // reducer and the oracle together, and compares the outstanding actions
 // and the state of every node after every step.
 func TestOracleLockstep(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := propDrawAnyCase(t)
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawAnyCase(t, shape)
 		o := oracleStart(c)
 		compare := func(j job.Job, out []job.Action) {
 			want := append([]string(nil), o.queue...)
@@ -532,6 +686,7 @@ func TestOracleLockstep(t *testing.T) {
 			if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
 				t.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 			}
+			oracleCheckInputs(t, o, out)
 			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
 				t.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 			}
@@ -548,7 +703,7 @@ func TestOracleLockstep(t *testing.T) {
 
 // oracleExampleCase makes a propCase from a tree and the leaves that fail.
 func oracleExampleCase(tree ast.Node, failing ...string) propCase {
-	c := propCase{Tree: tree, Outcomes: map[string]propOutcome{}}
+	c := propCase{Tree: tree, Outcomes: map[string]propOutcome{}, Graph: true}
 	propLeafPaths(&c.Tree, "", &c.Leaves)
 	for _, p := range c.Leaves {
 		c.Outcomes[p] = propOutcome{}
@@ -559,7 +714,7 @@ func oracleExampleCase(tree ast.Node, failing ...string) propCase {
 		}
 		c.Outcomes[p] = propOutcome{Fail: true, Msg: "failed: " + p}
 	}
-	return c
+	return c.withIndex()
 }
 
 // TestOracleExamples pins the oracle itself to hand-worked examples of the
@@ -597,6 +752,28 @@ func TestOracleExamples(t *testing.T) {
 		{"finally runs under a frozen par, rescue does not", ast.Par(d, ast.Try(ast.Seq(a, b), ast.Rescue(c), ast.Finally(ast.Act("f", nil)))),
 			[]string{"par[0]", "par[1].body.seq[0]"},
 			[]string{"par[0]#1", "par[1].body.seq[0]#1", "par[1].finally#1"}, job.StatusFailed},
+
+		// Dags.
+		{"dag: a child starts once everything it is after succeeded", ast.Dag(a.Named("a"), b.Named("b"), c.Named("c").WithAfter("a", "b"), d.Named("d").WithAfter("c")), nil,
+			[]string{"dag[0]#1", "dag[1]#1", "dag[2]#1", "dag[3]#1"}, job.StatusSucceeded},
+		{"dag: the children after nothing start with it, in tree order", ast.Dag(a.Named("a").WithAfter("c"), b.Named("b"), c.Named("c")), nil,
+			[]string{"dag[1]#1", "dag[2]#1", "dag[0]#1"}, job.StatusSucceeded},
+		{"dag: a failed child's dependents never start", ast.Dag(a.Named("a"), b.Named("b").WithAfter("a"), c.Named("c")), []string{"dag[0]"},
+			[]string{"dag[0]#1", "dag[2]#1"}, job.StatusFailed},
+		// a fails first: the dag is frozen, so when b succeeds c, after
+		// b, is cancelled.
+		{"dag: a failure freezes it, a sibling in flight goes on", ast.Dag(a.Named("a"), b.Named("b"), c.Named("c").WithAfter("b")), []string{"dag[0]"},
+			[]string{"dag[0]#1", "dag[1]#1"}, job.StatusFailed},
+		// The par fails first; the dag's next child is cancelled, and the
+		// dag with it, since nothing under it failed.
+		{"dag under a frozen par", ast.Par(d, ast.Dag(a.Named("a"), b.Named("b").WithAfter("a"))), []string{"par[0]"},
+			[]string{"par[0]#1", "par[1].dag[0]#1"}, job.StatusFailed},
+		// The try was entered before the dag froze: its body's next step
+		// is cancelled, its finally runs.
+		{"finally runs under a frozen dag", ast.Dag(d.Named("d"), ast.Try(ast.Seq(a, b), ast.Finally(c)).Named("t")), []string{"dag[0]"},
+			[]string{"dag[0]#1", "dag[1].body.seq[0]#1", "dag[1].finally#1"}, job.StatusFailed},
+		{"dag in a seq in a dag", ast.Dag(a.Named("a"), ast.Seq(b, ast.Dag(c.Named("c"), d.Named("d").WithAfter("c"))).Named("s").WithAfter("a")), nil,
+			[]string{"dag[0]#1", "dag[1].seq[0]#1", "dag[1].seq[1].dag[0]#1", "dag[1].seq[1].dag[1]#1"}, job.StatusSucceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -622,7 +799,92 @@ func TestOracleExamples(t *testing.T) {
 			if diff := cmp.Diff(tc.ran, ran); diff != "" {
 				t.Errorf("reducer ran (-want +got):\n%s", diff)
 			}
+			if diff := cmp.Diff(o.states(), propStates(run.final())); diff != "" {
+				t.Errorf("node states (-oracle +reducer):\n%s", diff)
+			}
 		})
+	}
+}
+
+// TestOracleDagFailures pins how a dag reports its failures: the first in
+// time, the others counted; failures in one batch count as simultaneous,
+// and the one earliest in tree order is reported.
+func TestOracleDagFailures(t *testing.T) {
+	a, b, c := ast.Act("a", nil), ast.Act("b", nil), ast.Act("c", nil)
+	tree := ast.Dag(a.Named("a"), b.Named("b"), c.Named("c"))
+	pc := oracleExampleCase(tree, "dag[0]", "dag[1]", "dag[2]")
+	for _, tc := range []struct {
+		name    string
+		batches [][]string
+		want    string
+	}{
+		{"one at a time, last first", [][]string{{"dag[2]#1"}, {"dag[0]#1"}, {"dag[1]#1"}}, "dag[2] (c): \"failed: dag[2]\" +2"},
+		{"two in a batch", [][]string{{"dag[2]#1", "dag[1]#1"}, {"dag[0]#1"}}, "dag[1] (b): \"failed: dag[1]\" +2"},
+		{"all in a batch", [][]string{{"dag[2]#1", "dag[1]#1", "dag[0]#1"}}, "dag[0] (a): \"failed: dag[0]\" +2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := oracleStart(pc)
+			step := 0
+			run := propPlay(t, pc, func(j job.Job, out []job.Action, _ []job.Result) []job.Result {
+				ids := tc.batches[step]
+				step++
+				o.deliverBatch(ids)
+				var batch []job.Result
+				for _, a := range out {
+					if slices.Contains(ids, a.ID) {
+						batch = append(batch, pc.result(a))
+					}
+				}
+				return batch
+			}, false)
+			got := propStates(run.final())[0].Failure
+			if got != tc.want {
+				t.Errorf("reducer: dag failure %s, want %s", got, tc.want)
+			}
+			if diff := cmp.Diff(o.states(), propStates(run.final())); diff != "" {
+				t.Errorf("node states (-oracle +reducer):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestOracleInputs pins the inputs of an action, in the oracle and in the
+// reducer: the outputs of the named leaves it lists, in its order, and
+// null for a named inner node.
+func TestOracleInputs(t *testing.T) {
+	tree := ast.Seq(
+		ast.Par(ast.Act("x", nil).Named("a"), ast.Act("y", nil).Named("b")).Named("p"),
+		ast.Act("merge", nil).WithInputs("b", "p", "a"),
+	)
+	pc := oracleExampleCase(tree)
+	pc.Outcomes["seq[0].par[0]"] = propOutcome{Output: []byte(`{"n":1}`)}
+	pc.Outcomes["seq[0].par[1]"] = propOutcome{Output: []byte(`"b"`)}
+	want := []job.Input{{Name: "b", Output: []byte(`"b"`)}, {Name: "p"}, {Name: "a", Output: []byte(`{"n":1}`)}}
+	o := oracleStart(pc)
+	for len(o.queue) > 0 {
+		o.deliver(o.queue[0])
+	}
+	if diff := cmp.Diff(want, o.inputs["seq[1]#1"]); diff != "" || len(o.bad) > 0 {
+		t.Errorf("oracle inputs (-want +got):\n%s%v", diff, o.bad)
+	}
+	run := propPlay(t, pc, propAllAtOnce(pc), false)
+	last := run.Steps[len(run.Steps)-2].Actions
+	if len(last) != 1 || last[0].ID != "seq[1]#1" {
+		t.Fatalf("the last step dispatched %v", propIDs(last))
+	}
+	if diff := cmp.Diff(want, last[0].Inputs); diff != "" {
+		t.Errorf("reducer inputs (-want +got):\n%s", diff)
+	}
+	for name, want := range map[string]string{"a": `{"n":1}`, "b": `"b"`} {
+		if got, ok := run.final().Output(name); !ok || string(got) != want {
+			t.Errorf("Output(%q) = %s, %v; want %s", name, got, ok, want)
+		}
+	}
+	if got, ok := run.final().Output("p"); ok || got != nil {
+		t.Errorf("Output of the inner node p = %s, %v; want nothing", got, ok)
+	}
+	if v, err := job.OutputAs[struct{ N int }](run.final(), "a"); err != nil || v.N != 1 {
+		t.Errorf("OutputAs(a) = %+v, %v", v, err)
 	}
 }
 
@@ -675,66 +937,106 @@ type oracleBatchScenario struct {
 // oracleSeedT prefixes failures with the example seed that produced them.
 type oracleSeedT struct {
 	*testing.T
-	seed int
+	shape propShape
+	seed  int
 }
 
 func (t oracleSeedT) Fatalf(format string, args ...any) {
 	t.T.Helper()
-	t.T.Fatalf("example seed %d: "+format, append([]any{t.seed}, args...)...)
+	t.T.Fatalf("%s example seed %d: "+format, append([]any{t.shape, t.seed}, args...)...)
 }
 
-// oracleBatchExamples is how many scenarios TestOracleBatchLockstep plays.
-const oracleBatchExamples = 400
+// oracleBatchExamples is how many scenarios of each shape
+// TestOracleBatchLockstep plays: fewer graphs, which cost about three
+// times as much as plain trees to play.
+var oracleBatchExamples = map[propShape]int{propPlain: 400, propGraph: 200}
 
 // TestOracleBatchLockstep is TestOracleLockstep with batches: random
 // subsets of the outstanding actions, answered together. The oracle
-// records a whole batch, settles (cancelling whatever a frozen par stops,
-// which may freeze more), and only then starts the rest, as doc.go says.
+// records a whole batch, settles (cancelling whatever a frozen par or dag
+// stops, which may freeze more), and only then starts the rest, as doc.go
+// says.
 //
 // The scenarios come from fixed seeds (Generator.Example), not from
-// rapid.Check, so that the test gives the same answer on every run.
+// rapid.Check, so that the test gives the same answer on every run: the
+// plain ones as before dags existed, then graphs.
 func TestOracleBatchLockstep(t *testing.T) {
+	for _, shape := range []propShape{propPlain, propGraph} {
+		gen := rapid.Custom(func(t *rapid.T) oracleBatchScenario {
+			return oracleBatchScenario{
+				c:     propDrawAnyCase(t, shape),
+				picks: rapid.SliceOfN(rapid.IntRange(0, 1<<20), 64, 64).Draw(t, "picks"),
+			}
+		})
+		for seed := 0; seed < oracleBatchExamples[shape]; seed++ {
+			oracleBatchPlay(oracleSeedT{t, shape, seed}, gen.Example(seed))
+		}
+	}
+}
+
+// oracleBatchPlay plays one scenario of TestOracleBatchLockstep.
+func oracleBatchPlay(st oracleSeedT, sc oracleBatchScenario) {
+	c, o, pick := sc.c, oracleStart(sc.c), 0
+	next := func() int {
+		pick++
+		return sc.picks[pick%len(sc.picks)]
+	}
+	compare := func(j job.Job, out []job.Action) {
+		want := append([]string(nil), o.queue...)
+		sort.Strings(want)
+		if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
+			st.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+		}
+		oracleCheckInputs(st, o, out)
+		if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
+			st.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+		}
+	}
+	run := propPlay(st, c, func(j job.Job, out []job.Action, _ []job.Result) []job.Result {
+		compare(j, out)
+		perm := append([]job.Action(nil), out...)
+		for i := len(perm) - 1; i > 0; i-- {
+			k := next() % (i + 1)
+			perm[i], perm[k] = perm[k], perm[i]
+		}
+		var batch []job.Result
+		var ids []string
+		for _, a := range perm[:1+next()%len(perm)] {
+			batch = append(batch, c.result(a))
+			ids = append(ids, a.ID)
+		}
+		o.deliverBatch(ids)
+		return batch
+	}, false)
+	compare(run.final(), nil)
+}
+
+// TestOracleWideDag is TestOracleBatchLockstep over dags wider than a
+// leaf of the reducer's state trie (16 nodes), whose state is kept apart
+// from their children's: 17 to 40 children, small subtrees with names and
+// inputs, each child after a sparse random set of the others.
+func TestOracleWideDag(t *testing.T) {
 	gen := rapid.Custom(func(t *rapid.T) oracleBatchScenario {
-		return oracleBatchScenario{
-			c:     propDrawAnyCase(t),
-			picks: rapid.SliceOfN(rapid.IntRange(0, 1<<20), 64, 64).Draw(t, "picks"),
+		d := propDrawer{shape: propGraph, budget: 120}
+		c := propCase{Tree: d.dagOf(t, propMaxDepth-2, rapid.IntRange(17, 40).Draw(t, "width"), 8), Outcomes: map[string]propOutcome{}, Graph: true}
+		d.nameAndInputs(t, &c.Tree)
+		propLeafPaths(&c.Tree, "", &c.Leaves)
+		failPct := rapid.SampledFrom([]int{0, 3, 10}).Draw(t, "failPct")
+		for _, p := range c.Leaves {
+			o := propOutcome{Output: []byte(fmt.Sprint(len(p)))}
+			if rapid.IntRange(0, 99).Draw(t, "fails") < failPct {
+				o = propOutcome{Fail: true, Msg: "failed: " + p}
+			}
+			c.Outcomes[p] = o
 		}
+		return oracleBatchScenario{c: c.withIndex(), picks: rapid.SliceOfN(rapid.IntRange(0, 1<<20), 64, 64).Draw(t, "picks")}
 	})
-	for seed := 0; seed < oracleBatchExamples; seed++ {
+	for seed := 0; seed < 20; seed++ {
 		sc := gen.Example(seed)
-		st := oracleSeedT{t, seed}
-		c, o, pick := sc.c, oracleStart(sc.c), 0
-		next := func() int {
-			pick++
-			return sc.picks[pick%len(sc.picks)]
+		if err := ast.Validate(sc.c.Tree); err != nil {
+			t.Fatalf("seed %d: drew an invalid tree: %v", seed, err)
 		}
-		compare := func(j job.Job, out []job.Action) {
-			want := append([]string(nil), o.queue...)
-			sort.Strings(want)
-			if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
-				st.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
-			}
-			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
-				st.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
-			}
-		}
-		run := propPlay(st, c, func(j job.Job, out []job.Action, _ []job.Result) []job.Result {
-			compare(j, out)
-			perm := append([]job.Action(nil), out...)
-			for i := len(perm) - 1; i > 0; i-- {
-				k := next() % (i + 1)
-				perm[i], perm[k] = perm[k], perm[i]
-			}
-			var batch []job.Result
-			var ids []string
-			for _, a := range perm[:1+next()%len(perm)] {
-				batch = append(batch, c.result(a))
-				ids = append(ids, a.ID)
-			}
-			o.deliverBatch(ids)
-			return batch
-		}, false)
-		compare(run.final(), nil)
+		oracleBatchPlay(oracleSeedT{t, propGraph, seed}, sc)
 	}
 }
 
@@ -761,6 +1063,9 @@ func TestOracleBatchFreezeCascade(t *testing.T) {
 		// The rescue r is stopped by the failed d; the try and its par fail; the root freezes.
 		{"seq before a rescue", ast.Par(ast.Seq(a("a"), a("b")), ast.Par(ast.Try(a("c"), ast.Rescue(a("r"))), a("d"))),
 			[]string{"par[1].par[0].body", "par[1].par[1]"}},
+		// x, after y, is stopped by the failed f; the dag fails; the root freezes.
+		{"seq after a dag child", ast.Par(ast.Dag(a("f").Named("f"), a("y").Named("y"), a("x").Named("x").WithAfter("y")), ast.Seq(a("a"), a("b"))),
+			[]string{"par[0].dag[0]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pc := oracleExampleCase(tc.tree, tc.failing...)

@@ -8,7 +8,9 @@ package job_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -25,16 +27,20 @@ const propJobID job.ID = "prop-1"
 
 const (
 	propMaxDepth = 5  // the root is depth 1
-	propMaxWidth = 4  // children of a seq or par
+	propMaxWidth = 4  // children of a seq, par or dag
 	propBudget   = 28 // about how many nodes a tree has at most
 )
 
 // Kinds and widths to draw from. rapid favours the first elements and
-// shrinks towards them.
+// shrinks towards them. The graph lists are the plain ones with dags
+// added at the end, so that the old kinds keep their weights relative to
+// one another.
 var (
-	propRootKinds = []ast.Kind{ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindAct}
-	propKinds     = []ast.Kind{ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct}
-	propWidths    = []int{2, 3, 1, 4}
+	propRootKinds      = []ast.Kind{ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindSeq, ast.KindTry, ast.KindPar, ast.KindAct}
+	propKinds          = []ast.Kind{ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct, ast.KindPar, ast.KindTry, ast.KindSeq, ast.KindAct}
+	propGraphRootKinds = append(propRootKinds[:len(propRootKinds):len(propRootKinds)], ast.KindDag, ast.KindDag, ast.KindDag)
+	propGraphKinds     = append(propKinds[:len(propKinds):len(propKinds)], ast.KindDag, ast.KindDag)
+	propWidths         = []int{2, 3, 1, 4}
 )
 
 var (
@@ -42,6 +48,38 @@ var (
 	propMessages    = []string{"boom", "card declined", "timeout after 30s", "ünïcödé ✓", "two\nlines", `"quoted" <html> & more`, "not UTF-8: \xff\xfe"}
 	propOutputs     = []string{"", `{"ok":true}`, `"x"`, `[1, 2]`, `null`, "not json", " 7", "\x00\xff"}
 )
+
+// propShape says which trees a property draws: plain trees of the first
+// four kinds, drawn exactly as before dags existed (so that the properties
+// keep testing what they tested), or graphs: dags among the other kinds,
+// named nodes, and leaves taking the outputs of others as inputs.
+type propShape bool
+
+const (
+	propPlain propShape = false
+	propGraph propShape = true
+)
+
+func (s propShape) String() string {
+	if s == propGraph {
+		return "graph"
+	}
+	return "plain"
+}
+
+// propCheck runs prop under rapid.Check, drawing first the shape of the
+// trees it is to draw: plain or graph, one case in two each (running each
+// shape a full rapid.Check would cost three times as much as before dags,
+// graphs being about twice as dear to play). Plain is false, the value
+// rapid shrinks to, and after that draw a plain case makes the draws it
+// made before dags existed (a fail file recorded before reads one value
+// later; rapid already found those in testdata/rapid no longer valid).
+func propCheck(t *testing.T, prop func(t *rapid.T, shape propShape)) {
+	t.Helper()
+	rapid.Check(t, func(t *rapid.T) {
+		prop(t, propShape(rapid.Bool().Draw(t, "graph")))
+	})
+}
 
 // propOutcome is how a leaf ends when it runs.
 type propOutcome struct {
@@ -56,6 +94,29 @@ type propCase struct {
 	Tree     ast.Node
 	Leaves   []string // leaf paths in pre-order
 	Outcomes map[string]propOutcome
+	Graph    bool // drawn as a graph (propGraph)
+
+	idx *propIndex // made by withIndex
+}
+
+// propIndex is what the checks look up in a case's tree.
+type propIndex struct {
+	names map[string]propNamed // every name of the tree
+	nodes map[string]*ast.Node // every node, by path
+}
+
+// withIndex returns c with its index made, once the tree is final.
+func (c propCase) withIndex() propCase {
+	c.idx = &propIndex{names: propNames(&c.Tree, "", nil), nodes: propByPath(&c.Tree, "", nil)}
+	return c
+}
+
+// index returns the case's index, made now if withIndex was not called.
+func (c propCase) index() *propIndex {
+	if c.idx == nil {
+		return c.withIndex().idx
+	}
+	return c.idx
 }
 
 // propJoin builds paths the way package ast documents them; written here
@@ -68,12 +129,13 @@ func propJoin(parent, edge string) string {
 }
 
 // propEdges returns the children of n with the path edge to each, in
-// pre-order.
+// pre-order. The pointers are into n: writing through them changes the
+// tree.
 func propEdges(n *ast.Node) ([]*ast.Node, []string) {
 	var kids []*ast.Node
 	var edges []string
 	switch n.Kind {
-	case ast.KindSeq, ast.KindPar:
+	case ast.KindSeq, ast.KindPar, ast.KindDag:
 		for i := range n.Children {
 			kids = append(kids, &n.Children[i])
 			edges = append(edges, fmt.Sprintf("%s[%d]", n.Kind, i))
@@ -103,6 +165,38 @@ func propLeafPaths(n *ast.Node, path string, out *[]string) {
 	}
 }
 
+// propNamed is a named node of a tree: its path and whether it is a leaf.
+type propNamed struct {
+	Path string
+	Leaf bool
+}
+
+// propNames maps every name of the tree rooted at n (at path) to its node.
+func propNames(n *ast.Node, path string, names map[string]propNamed) map[string]propNamed {
+	if names == nil {
+		names = map[string]propNamed{}
+	}
+	if n.Name != "" {
+		names[n.Name] = propNamed{path, n.Kind == ast.KindAct}
+	}
+	kids, edges := propEdges(n)
+	for i, k := range kids {
+		propNames(k, propJoin(path, edges[i]), names)
+	}
+	return names
+}
+
+// propNodes lists the nodes of the tree rooted at n in pre-order, as
+// pointers into it.
+func propNodes(n *ast.Node, out []*ast.Node) []*ast.Node {
+	out = append(out, n)
+	kids, _ := propEdges(n)
+	for _, k := range kids {
+		out = propNodes(k, out)
+	}
+	return out
+}
+
 // propActionID is the ID of the first attempt of the leaf at path.
 func propActionID(path string) string {
 	if path == "" {
@@ -111,52 +205,227 @@ func propActionID(path string) string {
 	return path + "#1"
 }
 
-// propDrawTree draws a random tree of all four kinds, at most propMaxDepth
-// deep and propMaxWidth wide, spending budget nodes.
-func propDrawTree(t *rapid.T, depth int, budget *int) ast.Node {
-	*budget--
+// propDrawer draws trees: plain ones, or graphs with dags.
+type propDrawer struct {
+	shape  propShape
+	budget int // about how many nodes are left to draw
+	named  int // names given so far
+}
+
+// name returns a fresh name for a node.
+func (d *propDrawer) name() string {
+	d.named++
+	return fmt.Sprintf("n%d", d.named)
+}
+
+// tree draws a random tree at depth (the root being 1). A plain drawer
+// makes exactly the draws it made before dags existed.
+func (d *propDrawer) tree(t *rapid.T, depth int) ast.Node {
+	d.budget--
+	roots, kinds := propRootKinds, propKinds
+	if d.shape == propGraph {
+		roots, kinds = propGraphRootKinds, propGraphKinds
+	}
 	kind := ast.KindAct
 	switch {
 	case depth == 1:
-		kind = rapid.SampledFrom(propRootKinds).Draw(t, "kind")
-	case depth < propMaxDepth && *budget > 0:
-		kind = rapid.SampledFrom(propKinds).Draw(t, "kind")
+		kind = rapid.SampledFrom(roots).Draw(t, "kind")
+	case depth < propMaxDepth && d.budget > 0:
+		kind = rapid.SampledFrom(kinds).Draw(t, "kind")
 	}
 	switch kind {
 	case ast.KindAct:
 		name := rapid.SampledFrom(propActionNames).Draw(t, "name")
 		var payload any
 		if rapid.IntRange(0, 3).Draw(t, "payload") == 0 {
-			payload = map[string]int{"n": *budget}
+			payload = map[string]int{"n": d.budget}
 		}
 		return ast.Act(name, payload)
 	case ast.KindSeq, ast.KindPar:
 		kids := make([]ast.Node, rapid.SampledFrom(propWidths).Draw(t, "width"))
 		for i := range kids {
-			kids[i] = propDrawTree(t, depth+1, budget)
+			kids[i] = d.tree(t, depth+1)
 		}
 		if kind == ast.KindSeq {
 			return ast.Seq(kids...)
 		}
 		return ast.Par(kids...)
+	case ast.KindDag:
+		return d.dag(t, depth)
 	default:
-		body := propDrawTree(t, depth+1, budget)
+		body := d.tree(t, depth+1)
 		var opts []ast.TryOption
 		if rapid.Bool().Draw(t, "rescue") {
-			opts = append(opts, ast.Rescue(propDrawTree(t, depth+1, budget)))
+			opts = append(opts, ast.Rescue(d.tree(t, depth+1)))
 		}
 		if rapid.Bool().Draw(t, "finally") {
-			opts = append(opts, ast.Finally(propDrawTree(t, depth+1, budget)))
+			opts = append(opts, ast.Finally(d.tree(t, depth+1)))
 		}
 		return ast.Try(body, opts...)
 	}
 }
 
-// propDrawCase draws a tree and an outcome per leaf; each leaf fails with
-// probability failPct percent.
-func propDrawCase(t *rapid.T, failPct int) propCase {
-	budget := propBudget
-	c := propCase{Tree: propDrawTree(t, 1, &budget), Outcomes: map[string]propOutcome{}}
+// dag draws a dag: named children of any kind, each after a random subset
+// of the children before it in a random order, so that the After lists
+// are acyclic but not in tree order. Now and then a name is listed twice,
+// which Validate allows.
+func (d *propDrawer) dag(t *rapid.T, depth int) ast.Node {
+	return d.dagOf(t, depth, rapid.SampledFrom(propWidths).Draw(t, "width"), 2)
+}
+
+// dagOf draws a dag of width children at depth, each after each child
+// before it in the random order with probability 1/afterOdds.
+func (d *propDrawer) dagOf(t *rapid.T, depth, width, afterOdds int) ast.Node {
+	kids := make([]ast.Node, width)
+	order := make([]int, len(kids))
+	for i := range kids {
+		kids[i] = d.tree(t, depth+1).Named(d.name())
+		order[i] = i
+	}
+	order = rapid.Permutation(order).Draw(t, "order")
+	for i, k := range order {
+		for _, e := range order[:i] {
+			if rapid.IntRange(0, afterOdds-1).Draw(t, "after") == afterOdds-1 {
+				kids[k].After = append(kids[k].After, kids[e].Name)
+			}
+		}
+		if len(kids[k].After) > 0 && rapid.IntRange(0, 7).Draw(t, "twice") == 7 {
+			kids[k].After = append(kids[k].After, kids[k].After[0])
+		}
+	}
+	return ast.Dag(kids...)
+}
+
+// nameAndInputs names random nodes of the tree rooted at root (dag
+// children have their names already) and gives random leaves inputs: a
+// random selection, in a random order, of the named nodes sure to have
+// succeeded before the leaf starts (propSure).
+func (d *propDrawer) nameAndInputs(t *rapid.T, root *ast.Node) {
+	nodes := propNodes(root, nil)
+	for _, n := range nodes {
+		if n.Name == "" {
+			// Leaves often, inner nodes now and then.
+			if n.Kind == ast.KindAct && rapid.Bool().Draw(t, "named") ||
+				n.Kind != ast.KindAct && rapid.IntRange(0, 3).Draw(t, "named") == 3 {
+				n.Name = d.name()
+			}
+		}
+	}
+	sure := propSure(root)
+	for _, n := range nodes {
+		if n.Kind != ast.KindAct {
+			continue
+		}
+		var names []string
+		for _, s := range sure[n] {
+			if s.Name != "" {
+				names = append(names, s.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		if k := rapid.IntRange(0, len(names)).Draw(t, "inputs"); k > 0 {
+			n.Inputs = rapid.Permutation(names).Draw(t, "input order")[:k]
+		}
+	}
+}
+
+// propSure returns, for every leaf of the tree rooted at root, the nodes
+// sure to have succeeded before it starts, in pre-order, worked out from
+// the rule in package ast's documentation: going up from the leaf, at
+// each enclosing seq the children before the one holding the leaf, and at
+// each enclosing dag the siblings that the child holding the leaf is after,
+// directly or through others; and, down from each of those, every child of
+// a seq, par or dag, the finally of a try and the body of a try without a
+// rescue. Written apart from ast.Validate, which TestPropSure compares it
+// with.
+func propSure(root *ast.Node) map[*ast.Node][]*ast.Node {
+	type up struct {
+		parent *ast.Node
+		index  int // among the parent's Children; -1 under a try
+	}
+	ups := map[*ast.Node]up{}
+	for _, n := range propNodes(root, nil) {
+		for i := range n.Children {
+			ups[&n.Children[i]] = up{n, i}
+		}
+		for _, p := range []*ast.Node{n.Body, n.Rescue, n.Finally} {
+			if p != nil {
+				ups[p] = up{n, -1}
+			}
+		}
+	}
+	var down func(n *ast.Node, in map[*ast.Node]bool)
+	down = func(n *ast.Node, in map[*ast.Node]bool) {
+		in[n] = true
+		switch n.Kind {
+		case ast.KindSeq, ast.KindPar, ast.KindDag:
+			for i := range n.Children {
+				down(&n.Children[i], in)
+			}
+		case ast.KindTry:
+			if n.Finally != nil {
+				down(n.Finally, in)
+			}
+			if n.Rescue == nil {
+				down(n.Body, in)
+			}
+		}
+	}
+	sure := map[*ast.Node][]*ast.Node{}
+	for _, leaf := range propNodes(root, nil) {
+		if leaf.Kind != ast.KindAct {
+			continue
+		}
+		in := map[*ast.Node]bool{}
+		for c := leaf; c != root; c = ups[c].parent {
+			p, i := ups[c].parent, ups[c].index
+			switch p.Kind {
+			case ast.KindSeq:
+				for k := 0; k < i; k++ {
+					down(&p.Children[k], in)
+				}
+			case ast.KindDag:
+				seen := map[string]bool{}
+				todo := append([]string(nil), p.Children[i].After...)
+				for len(todo) > 0 {
+					name := todo[0]
+					todo = todo[1:]
+					if seen[name] {
+						continue
+					}
+					seen[name] = true
+					for k := range p.Children {
+						if p.Children[k].Name == name {
+							down(&p.Children[k], in)
+							todo = append(todo, p.Children[k].After...)
+						}
+					}
+				}
+			}
+		}
+		for _, n := range propNodes(root, nil) {
+			if in[n] {
+				sure[leaf] = append(sure[leaf], n)
+			}
+		}
+	}
+	return sure
+}
+
+// propDrawCase draws a tree of the given shape and an outcome per leaf;
+// each leaf fails with probability failPct percent. A plain case makes
+// exactly the draws it made before dags existed.
+func propDrawCase(t *rapid.T, shape propShape, failPct int) propCase {
+	d := propDrawer{shape: shape, budget: propBudget}
+	c := propCase{Tree: d.tree(t, 1), Outcomes: map[string]propOutcome{}, Graph: shape == propGraph}
+	if shape == propGraph {
+		d.nameAndInputs(t, &c.Tree)
+		if err := ast.Validate(c.Tree); err != nil {
+			t.Fatalf("drew an invalid graph: %v\n%s", err, c)
+		}
+	}
 	propLeafPaths(&c.Tree, "", &c.Leaves)
 	for _, p := range c.Leaves {
 		var o propOutcome
@@ -167,12 +436,12 @@ func propDrawCase(t *rapid.T, failPct int) propCase {
 		}
 		c.Outcomes[p] = o
 	}
-	return c
+	return c.withIndex()
 }
 
 // propDrawAnyCase draws a case where failures are absent, rare or common.
-func propDrawAnyCase(t *rapid.T) propCase {
-	return propDrawCase(t, rapid.SampledFrom([]int{0, 10, 30, 70}).Draw(t, "failPct"))
+func propDrawAnyCase(t *rapid.T, shape propShape) propCase {
+	return propDrawCase(t, shape, rapid.SampledFrom([]int{0, 10, 30, 70}).Draw(t, "failPct"))
 }
 
 func (c propCase) result(a job.Action) job.Result {
@@ -381,7 +650,8 @@ func propPlay(t propT, c propCase, choose propChooser, roundTrip bool) *propRun 
 			dispatched[a.ID] = a
 			out = append(out, a)
 		}
-		propCheckJob(t, c, j, out, len(sent))
+		propCheckInputs(t, c, j, acts, sent)
+		propCheckJob(t, c, j, out, sent)
 		r.Steps = append(r.Steps, propStep{Job: j, Step: tr.Step, Ignored: tr.Ignored, Enc: propEnc(t, j), Desc: job.Describe(j), Actions: acts, Batch: batch,
 			Out: append([]job.Action(nil), out...)})
 	}
@@ -490,9 +760,124 @@ func propCheckCanonical(t propT, j job.Job, step job.Step) {
 	}
 }
 
+// propByPath maps the path of every node of the tree rooted at n (at
+// path) to the node.
+func propByPath(n *ast.Node, path string, m map[string]*ast.Node) map[string]*ast.Node {
+	if m == nil {
+		m = map[string]*ast.Node{}
+	}
+	m[path] = n
+	kids, edges := propEdges(n)
+	for i, k := range kids {
+		propByPath(k, propJoin(path, edges[i]), m)
+	}
+	return m
+}
+
+// propSucceeded maps the path of every leaf that succeeded, by the results
+// applied, to its output.
+func propSucceeded(applied []job.Result) map[string][]byte {
+	outs := map[string][]byte{}
+	for _, r := range applied {
+		if !r.Failed() {
+			p, _, _ := job.SplitActionID(r.ActionID)
+			outs[p] = r.Output
+		}
+	}
+	return outs
+}
+
+// propCheckInputs checks the inputs of acts, the actions dispatched with
+// j once the results applied were: each carries, in the order its leaf
+// lists them, one input per name, holding the output of the named leaf,
+// which has succeeded (the driver's own record says with what), or nil
+// for a named inner node, which has succeeded too (by the job's account).
+// ast.Validate accepted the inputs as sure to have succeeded before the
+// leaf starts; this is the reducer keeping that promise.
+func propCheckInputs(t propT, c propCase, j job.Job, acts []job.Action, applied []job.Result) {
+	t.Helper()
+	if !c.Graph {
+		for _, a := range acts {
+			if a.Inputs != nil {
+				t.Fatalf("action %s of a workflow without inputs has inputs %+v", a.ID, a.Inputs)
+			}
+		}
+		return
+	}
+	if len(acts) == 0 {
+		return
+	}
+	nodes, names := c.index().nodes, c.index().names
+	outs := propSucceeded(applied)
+	status := map[string]job.Status{}
+	j.Walk(func(n job.NodeInfo) bool {
+		status[n.Path] = n.Status
+		return true
+	})
+	for _, a := range acts {
+		n := nodes[a.Path()]
+		if len(a.Inputs) != len(n.Inputs) {
+			t.Fatalf("action %s has %d inputs, its leaf lists %d: %+v\n%s", a.ID, len(a.Inputs), len(n.Inputs), a.Inputs, c)
+		}
+		for k, name := range n.Inputs {
+			in, target := a.Inputs[k], names[name]
+			if in.Name != name {
+				t.Fatalf("action %s: input %d is %q, the leaf lists %q\n%s", a.ID, k, in.Name, name, c)
+			}
+			if st := status[target.Path]; st != job.StatusSucceeded {
+				t.Fatalf("action %s dispatched with input %q (%s) %s, not succeeded\n%s%s", a.ID, name, ast.ShowPath(target.Path), st, c, job.Describe(j))
+			}
+			var want []byte
+			if target.Leaf {
+				var ok bool
+				if want, ok = outs[target.Path]; !ok {
+					t.Fatalf("action %s: input %q (%s) has no successful result applied\n%s", a.ID, name, target.Path, c)
+				}
+			}
+			if !bytes.Equal(in.Output, want) || !target.Leaf && in.Output != nil {
+				t.Fatalf("action %s: input %q is %q, want %q (leaf %v)\n%s", a.ID, name, in.Output, want, target.Leaf, c)
+			}
+		}
+	}
+}
+
+// propCheckOutputs checks Job.Output and OutputAs against the results
+// applied: a named leaf has its output once it succeeded and not before;
+// an inner node, even named, has none, and neither has a name the
+// workflow does not have.
+func propCheckOutputs(t propT, c propCase, j job.Job, applied []job.Result) {
+	t.Helper()
+	outs := propSucceeded(applied)
+	check := func(name string, n propNamed) {
+		want, wantOK := outs[n.Path]
+		if !n.Leaf {
+			want, wantOK = nil, false
+		}
+		got, ok := j.Output(name)
+		if ok != wantOK || !bytes.Equal(got, want) || !ok && got != nil {
+			t.Fatalf("Output(%q) = %q, %v; want %q, %v\n%s%s", name, got, ok, want, wantOK, c, job.Describe(j))
+		}
+		v, err := job.OutputAs[any](j, name)
+		var w any
+		bad := !wantOK || len(want) == 0 || json.Unmarshal(want, &w) != nil
+		if (err != nil) != bad || err == nil && !cmp.Equal(v, w) {
+			t.Fatalf("OutputAs(%q) = %v, %v; the output is %q (succeeded: %v)", name, v, err, want, wantOK)
+		}
+	}
+	for name, n := range c.index().names {
+		check(name, n)
+	}
+	for _, name := range []string{"", "nope", "n0"} {
+		if _, ok := c.index().names[name]; !ok {
+			check(name, propNamed{Path: "\x00none"})
+		}
+	}
+}
+
 // propCheckJob checks the invariants every job of a run must hold, given
-// the driver's outstanding actions and how many results it applied.
-func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, applied int) {
+// the driver's outstanding actions and the results it applied.
+func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, appliedResults []job.Result) {
+	applied := len(appliedResults)
 	t.Helper()
 	if err := job.Check(j); err != nil {
 		t.Fatalf("Check: %v\n%s%s", err, c, job.Describe(j))
@@ -523,6 +908,10 @@ func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, applied int)
 	}
 	// A crash now: reload the stored job and recover.
 	d := propRoundTrip(t, j)
+	if c.Graph {
+		propCheckOutputs(t, c, j, appliedResults)
+		propCheckOutputs(t, c, d, appliedResults)
+	}
 	trRec, err := job.Restart(d, nil)
 	if err != nil {
 		t.Fatalf("Restart(decoded, nil): %v", err)
@@ -587,7 +976,11 @@ func propRandomBatch(t *rapid.T, c propCase) propChooser {
 			}
 		}
 		if rapid.IntRange(0, 5).Draw(t, "unknown") == 0 {
-			id := rapid.SampledFrom([]string{"nope#1", "seq[9]#1", "par[9]#1", "root#0", "x", "#1", "seq[0]#01", "root.x#1", "body.x.y#1"}).Draw(t, "id")
+			ids := []string{"nope#1", "seq[9]#1", "par[9]#1", "root#0", "x", "#1", "seq[0]#01", "root.x#1", "body.x.y#1"}
+			if c.Graph {
+				ids = append(ids, "dag[9]#1", "dag[0].dag#1", "dag#1")
+			}
+			id := rapid.SampledFrom(ids).Draw(t, "id")
 			batch = append(batch, job.Result{JobID: propJobID, ActionID: id})
 		}
 		return rapid.Permutation(batch).Draw(t, "shuffle")
@@ -661,6 +1054,7 @@ func propSameRun(t propT, what string, a, b *propRun) {
 // propNodeState is the state of one node as the tests compare it.
 type propNodeState struct {
 	Path    string
+	Name    string
 	Kind    string
 	Status  string
 	Attempt int
@@ -677,7 +1071,7 @@ func propFailureString(path, action, msg string, others int) string {
 func propStates(j job.Job) []propNodeState {
 	var ss []propNodeState
 	j.Walk(func(n job.NodeInfo) bool {
-		s := propNodeState{Path: n.Path, Kind: n.Kind.String(), Status: n.Status.String(), Attempt: n.Attempt,
+		s := propNodeState{Path: n.Path, Name: n.Name, Kind: n.Kind.String(), Status: n.Status.String(), Attempt: n.Attempt,
 			Output: string(n.Output), Error: n.Error}
 		if n.Failure != nil {
 			s.Failure = propFailureString(n.Failure.Path, n.Failure.Action, n.Failure.Message, n.Failure.Others)
@@ -701,8 +1095,8 @@ func propDescribeBody(j job.Job) string {
 // determinism, permuted batches, Encode/Decode between every step, Replay
 // of the recorded steps, and that no job of the run changed afterwards.
 func TestPropSchedules(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := propDrawAnyCase(t)
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawAnyCase(t, shape)
 		run := propPlay(t, c, propRandomBatch(t, c), false)
 
 		// Determinism: the same batches again give the same bytes.
@@ -762,8 +1156,8 @@ func TestPropSchedules(t *testing.T) {
 // TestPropSuccessBatching checks that, when every action succeeds, how
 // results are batched changes nothing in the final state of any node.
 func TestPropSuccessBatching(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := propDrawCase(t, 0)
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawCase(t, shape, 0)
 		runs := map[string]*propRun{
 			"random":      propPlay(t, c, propRandomBatch(t, c), false),
 			"fifo":        propPlay(t, c, propFIFO(c), false),
@@ -798,60 +1192,153 @@ func TestPropSuccessBatching(t *testing.T) {
 
 // TestPropConcurrentRestarts restarts one job from many goroutines at once
 // while others read it; under -race this shows that Restart writes nothing
-// a Job shares with other versions.
+// a Job shares with other versions: node states, and the outputs of named
+// leaves, which the shared job already holds in the graph workflow.
 func TestPropConcurrentRestarts(t *testing.T) {
-	w := ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", 2)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil))),
+	plain := ast.Par(ast.Seq(ast.Act("a", 1), ast.Act("b", 2)), ast.Try(ast.Act("c", nil), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil))),
 		ast.Par(ast.Act("d", nil), ast.Act("e", nil), ast.Act("g", nil)))
-	trJ, err := job.New("conc", w)
-	j, acts := trJ.Job, trJ.Actions
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := job.Encode(j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for g := 0; g < 8; g++ {
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			cur, out := j, acts
-			for i := 0; len(out) > 0 && i < 20; i++ {
-				a := out[(g+i)%len(out)]
-				r := a.Succeed([]byte(fmt.Sprint(g)))
-				if (g+i)%3 == 0 {
-					r = a.Fail("no")
+	graph := ast.Par(
+		ast.Act("first", nil).Named("first"),
+		ast.Dag(ast.Act("a", 1).Named("a"), ast.Act("b", 2).Named("b"),
+			ast.Try(ast.Act("c", nil).Named("c").WithInputs("a"), ast.Rescue(ast.Act("r", nil)), ast.Finally(ast.Act("f", nil).Named("f"))).Named("t").WithAfter("a"),
+			ast.Act("d", nil).Named("d").WithAfter("a", "b").WithInputs("b", "a"),
+			ast.Par(ast.Act("e", nil).Named("e").WithInputs("a"), ast.Act("g", nil)).Named("p").WithAfter("a")),
+	)
+	for _, w := range []ast.Node{plain, graph} {
+		trJ, err := job.New("conc", w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, acts := trJ.Job, trJ.Actions
+		if w.Children[0].Name != "" {
+			// Start from a job holding an output, which every Restart
+			// that settles another named leaf copies.
+			trJ, err = job.Restart(j, []job.Result{acts[0].Succeed([]byte(`"shared"`))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, acts = trJ.Job, append(acts[1:], trJ.Actions...)
+		}
+		want, err := job.Encode(j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for g := 0; g < 8; g++ {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				cur, out := j, acts
+				for i := 0; len(out) > 0 && i < 20; i++ {
+					a := out[(g+i)%len(out)]
+					r := a.Succeed([]byte(fmt.Sprint(g)))
+					if (g+i)%3 == 0 {
+						r = a.Fail("no")
+					}
+					trNext, err := job.Restart(cur, []job.Result{r})
+					next, more := trNext.Job, trNext.Actions
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if err := job.Check(next); err != nil {
+						t.Error(err)
+						return
+					}
+					rest := out[:0:0]
+					for _, o := range out {
+						if o.ID != a.ID {
+							rest = append(rest, o)
+						}
+					}
+					cur, out = next, append(rest, more...)
 				}
-				trNext, err := job.Restart(cur, []job.Result{r})
-				next, more := trNext.Job, trNext.Actions
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if err := job.Check(next); err != nil {
-					t.Error(err)
-					return
-				}
-				rest := out[:0:0]
-				for _, o := range out {
-					if o.ID != a.ID {
-						rest = append(rest, o)
+			}()
+			go func() {
+				defer wg.Done()
+				for i := 0; i < 20; i++ {
+					if b, err := job.Encode(j); err != nil || !bytes.Equal(b, want) {
+						t.Errorf("the shared job changed while others restarted it: %v", err)
+						return
+					}
+					_ = job.Describe(j)
+					_ = j.Outstanding()
+					if out, ok := j.Output("first"); w.Children[0].Name != "" && (!ok || string(out) != `"shared"`) {
+						t.Errorf("the shared job's output changed while others restarted it: %s, %v", out, ok)
+						return
 					}
 				}
-				cur, out = next, append(rest, more...)
-			}
-		}()
-		go func() {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
-				if b, err := job.Encode(j); err != nil || !bytes.Equal(b, want) {
-					t.Errorf("the shared job changed while others restarted it: %v", err)
-					return
-				}
-				_ = job.Describe(j)
-			}
-		}()
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
+}
+
+// TestPropSure compares propSure, which the generator draws inputs from,
+// with ast.Validate, the judge: for random graphs, every leaf and every
+// named node, Validate accepts the node as the leaf's only input exactly
+// when propSure says it is sure to have succeeded before the leaf starts.
+func TestPropSure(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := propDrawCase(t, propGraph, 0)
+		root := &c.Tree
+		sure := propSure(root)
+		nodes := propNodes(root, nil)
+		for _, leaf := range nodes {
+			if leaf.Kind != ast.KindAct {
+				continue
+			}
+			kept := leaf.Inputs
+			for _, n := range nodes {
+				if n.Name == "" || n == leaf {
+					continue
+				}
+				leaf.Inputs = []string{n.Name}
+				err := ast.Validate(*root)
+				if want := slices.Contains(sure[leaf], n); (err == nil) != want {
+					t.Fatalf("input %q of %q: propSure says sure=%v, Validate says %v\n%s", n.Name, leaf.Name+" "+leaf.Action, want, err, c)
+				}
+			}
+			leaf.Inputs = kept
+		}
+	})
+}
+
+// TestInputEmptyOutputIsNull: a leaf that succeeds with an empty output
+// given as a non-nil slice (a handler returning []byte{}) must give the
+// actions taking it as an input a nil Output, as job.Input documents
+// ("nil (null) for an inner node or an empty output"): then the action
+// marshals to JSON, and the action dispatched is the one recovery
+// re-emits after a reload, which reads the output back as nil.
+//
+// KNOWN BUG, failing: the reducer passes the empty slice through
+// (settleLeaf keeps r.Output, actionOf copies it into the Input), so the
+// dispatched action does not marshal ("json: error calling MarshalJSON
+// for type json.RawMessage: unexpected end of JSON input") and differs
+// from the recovered one. Job.Output returns the same empty, unmarshalable
+// RawMessage. The property tests draw empty outputs as nil, which does not
+// show it.
+func TestInputEmptyOutputIsNull(t *testing.T) {
+	tr, err := job.New("e", ast.Seq(ast.Act("a", nil).Named("a"), ast.Act("b", nil).WithInputs("a")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte{})})
+	if err != nil || len(tr.Actions) != 1 {
+		t.Fatalf("Restart: %v, %d actions", err, len(tr.Actions))
+	}
+	a := tr.Actions[0]
+	if out := a.Inputs[0].Output; out != nil {
+		t.Errorf("input a of %s is %#v, want nil (null) for an empty output", a.ID, out)
+	}
+	if _, err := json.Marshal(a); err != nil {
+		t.Errorf("the action does not marshal to JSON: %v", err)
+	}
+	d, err := job.Decode(propEnc(t, tr.Job))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]job.Action{a}, d.Outstanding()); diff != "" {
+		t.Errorf("recovery re-emits another action than was dispatched (-dispatched +recovered):\n%s", diff)
+	}
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"pgregory.net/rapid"
+
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/job/jobtest"
 )
@@ -123,4 +126,23 @@ func scnDiff(want, got string) string {
 		}
 	}
 	return d.String()
+}
+
+// TestScenarioSyntax checks that the compact syntax of the scripts
+// (jobtest.ParseWorkflow and FormatWorkflow) holds every random workflow
+// of the property tests, dags, names, afters and inputs included: what
+// FormatWorkflow writes reads back as the same tree.
+func TestScenarioSyntax(t *testing.T) {
+	propCheck(t, func(t *rapid.T, shape propShape) {
+		c := propDrawCase(t, shape, 0)
+		text := jobtest.FormatWorkflow(c.Tree)
+		back, err := jobtest.ParseWorkflow(text)
+		if err != nil {
+			t.Fatalf("ParseWorkflow(%s): %v", text, err)
+		}
+		if !ast.Equal(back, c.Tree) {
+			b, _ := ast.Encode(back)
+			t.Fatalf("%s reads back as\n%s\nwant\n%s", text, b, c)
+		}
+	})
 }

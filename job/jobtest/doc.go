@@ -43,6 +43,8 @@
 //	                        version N (default 1), encoded and decoded; it
 //	                        must equal the live job byte for byte
 //	encode                  print job.Encode
+//	output NAME...          print job.Output of each name: "a = {"n":1}",
+//	                        "a = null" (empty), "a: no output"
 //	workflow                print the workflow in the compact and JSON forms
 //
 // Words are separated by spaces; a word may be a Go quoted string ("card
@@ -56,22 +58,28 @@
 // reducer ignored, written as clauses, with the reason ("ignored ok
 // par[0]#1: duplicate"); every node that settled, children before parents
 // ("par[2]: failed: boom", "par[1] seq: cancelled", "root par: failed at
-// ..."); the actions dispatched ("dispatch ID NAME PAYLOAD"); and
-// the job's status line, the first line of job.Describe. When New or
-// Restart returns an error (an invalid workflow, a result for another
-// job), the output is "error: ..." and the job stays as it was.
+// ..."); the actions dispatched ("dispatch ID NAME PAYLOAD", or, for an
+// action taking inputs, "dispatch ID NAME <IN=OUTPUT ...> PAYLOAD", an
+// empty output and an inner node's written null: "dispatch dag[2]#1
+// merge <a={"n":1} b=null>"); and the job's status line, the first line
+// of job.Describe. When New or Restart returns an error (an invalid
+// workflow, a result for another job), the output is "error: ..." and the
+// job stays as it was.
 //
 // # Checks
 //
 // After every New and Restart the Env checks, and fails Run if one does
-// not hold: Env.Check (job.Check, the invariants, in job's tests); Restart
-// did not modify its input; the job encodes, decodes and encodes again to
-// the same bytes and describes the same way; Restart(job, nil) returns the
-// same job and re-emits exactly the actions the Env has outstanding; a
-// finished job has nothing outstanding; a step that applied nothing left
-// the job and version alone; an applied step gives the same job and actions
-// with its batch reversed and with only the results it recorded (so a
-// batch is a set and Replay works).
+// not hold: Env.Check (job.Check, the invariants, in job's tests); every
+// action dispatched carries, in the order its leaf lists them, the
+// outputs of the named leaves it takes as inputs, which have succeeded
+// (job.Output), and null for named inner nodes, which have succeeded too;
+// Restart did not modify its input; the job encodes, decodes and encodes
+// again to the same bytes and describes the same way; Restart(job, nil)
+// returns the same job and re-emits exactly the actions, inputs included,
+// the Env has outstanding; a finished job has nothing outstanding; a step
+// that applied nothing left the job and version alone; an applied step
+// gives the same job and actions with its batch reversed and with only the
+// results it recorded (so a batch is a set and Replay works).
 //
 // These are errors and not output so that -rewrite can never bless them.
 package jobtest

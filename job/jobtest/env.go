@@ -2,6 +2,7 @@ package jobtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -91,6 +92,8 @@ func (e *Env) Run(c *Case) (string, error) {
 			enc, _ := job.Encode(e.j)
 			fmt.Fprintf(&b, "%s\n", enc)
 		}
+	case "output":
+		err = e.cmdOutput(&b, args)
 	case "workflow":
 		if err = noArgs(args); err == nil {
 			root := e.j.Workflow()
@@ -98,7 +101,7 @@ func (e *Env) Run(c *Case) (string, error) {
 			fmt.Fprintf(&b, "dsl  %s\njson %s\n", FormatWorkflow(root), enc)
 		}
 	default:
-		err = errors.New("unknown command (want new, ok, fail, batch, dup, crash, describe, history, replay, encode or workflow)")
+		err = errors.New("unknown command (want new, ok, fail, batch, dup, crash, describe, history, replay, encode, output or workflow)")
 	}
 	if err != nil {
 		var se *scriptError
@@ -159,7 +162,7 @@ func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
 		return fmt.Errorf("job.New returned version %d with step %+v, want version 1 and an empty step", j.Version(), tr.Step)
 	}
 	for _, a := range acts {
-		if err := e.dispatch(b, "dispatch", a); err != nil {
+		if err := e.dispatch(b, "dispatch", a, j); err != nil {
 			return err
 		}
 	}
@@ -316,7 +319,7 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	}
 	printSettled(b, prev, next)
 	for _, a := range acts {
-		if err := e.dispatch(b, "dispatch", a); err != nil {
+		if err := e.dispatch(b, "dispatch", a, next); err != nil {
 			return err
 		}
 	}
@@ -364,7 +367,8 @@ func sameStep(prev job.Job, tr job.Transition, results []job.Result) error {
 
 func sameActions(a, b []job.Action) bool {
 	return slices.EqualFunc(a, b, func(x, y job.Action) bool {
-		return x.JobID == y.JobID && x.Incarnation == y.Incarnation && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload)
+		return x.JobID == y.JobID && x.Incarnation == y.Incarnation && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload) &&
+			slices.EqualFunc(x.Inputs, y.Inputs, func(p, q job.Input) bool { return p.Name == q.Name && bytes.Equal(p.Output, q.Output) })
 	})
 }
 
@@ -401,6 +405,34 @@ func (e *Env) cmdCrash(b *strings.Builder, args []word) error {
 	}
 	e.j = r
 	e.status(b)
+	return nil
+}
+
+// cmdOutput prints, for each name, the output job.Output gives the node
+// of that name: "a = {"n":1}", "a = null" for a leaf that succeeded
+// with an empty output, or "a: no output" for a leaf that has not
+// succeeded, an inner node or an unknown name. job.OutputAs must agree:
+// it decodes the output when there is one that is valid JSON, and fails
+// otherwise; a disagreement is an error.
+func (e *Env) cmdOutput(b *strings.Builder, args []word) error {
+	if len(args) == 0 {
+		return errors.New("usage: output NAME [NAME...]")
+	}
+	for _, w := range args {
+		out, ok := e.j.Output(w.s)
+		_, err := job.OutputAs[any](e.j, w.s)
+		if (err == nil) != (ok && len(out) > 0 && json.Valid(out)) {
+			return fmt.Errorf("job.Output(%q) = %q, %v, but job.OutputAs returns error %v", w.s, out, ok, err)
+		}
+		switch {
+		case !ok:
+			fmt.Fprintf(b, "%s: no output\n", w.s)
+		case len(out) == 0:
+			fmt.Fprintf(b, "%s = null\n", w.s)
+		default:
+			fmt.Fprintf(b, "%s = %s\n", w.s, oneLine(string(out)))
+		}
+	}
 	return nil
 }
 
@@ -471,10 +503,13 @@ func (e *Env) cmdReplay(b *strings.Builder, args []word) error {
 	return nil
 }
 
-// dispatch records a and prints it.
-func (e *Env) dispatch(b *strings.Builder, verb string, a job.Action) error {
+// dispatch records a, dispatched with the job j, and prints it.
+func (e *Env) dispatch(b *strings.Builder, verb string, a job.Action, j job.Job) error {
 	if a.JobID != e.j.ID() {
 		return fmt.Errorf("action %s names job %q", a.ID, a.JobID)
+	}
+	if err := checkInputs(a, j); err != nil {
+		return err
 	}
 	if old, dup := e.out[a.ID]; dup {
 		return fmt.Errorf("action %s dispatched again while outstanding (first as %s)", a.ID, describeAction(old))
@@ -487,12 +522,76 @@ func (e *Env) dispatch(b *strings.Builder, verb string, a job.Action) error {
 	return nil
 }
 
+// describeAction renders an action: ID, name, inputs, payload.
+//
+//	dag[2]#1 merge <a={"n":1} b=null> {"mode":"full"}
+//
+// Each input is NAME=OUTPUT, the output as the leaf gave it, or null for
+// an empty one and for an inner node.
 func describeAction(a job.Action) string {
 	s := a.ID + " " + a.Name
+	if len(a.Inputs) > 0 {
+		ins := make([]string, len(a.Inputs))
+		for i, in := range a.Inputs {
+			out := "null"
+			if len(in.Output) > 0 {
+				out = oneLine(string(in.Output))
+			}
+			ins[i] = in.Name + "=" + out
+		}
+		s += " <" + strings.Join(ins, " ") + ">"
+	}
 	if len(a.Payload) > 0 {
 		s += " " + oneLine(string(a.Payload))
 	}
 	return s
+}
+
+// checkInputs checks the inputs of the action a, which the job j
+// dispatched: one per input its leaf lists, in that order, each holding
+// the output of the named leaf, which must have succeeded (j.Output), or
+// nil for a named inner node, which must have succeeded too.
+func checkInputs(a job.Action, j job.Job) error {
+	var leaf *ast.Node
+	named := map[string]job.NodeInfo{}
+	ast.Walk(j.Workflow(), func(path string, n *ast.Node) bool {
+		if path == a.Path() {
+			leaf = n
+		}
+		return true
+	})
+	j.Walk(func(n job.NodeInfo) bool {
+		if n.Name != "" {
+			named[n.Name] = n
+		}
+		return true
+	})
+	if leaf == nil || leaf.Kind != ast.KindAct {
+		return fmt.Errorf("action %s names no leaf of the workflow", a.ID)
+	}
+	if len(a.Inputs) != len(leaf.Inputs) {
+		return fmt.Errorf("action %s has %d inputs, its leaf lists %d", a.ID, len(a.Inputs), len(leaf.Inputs))
+	}
+	for k, in := range a.Inputs {
+		n, ok := named[in.Name]
+		switch {
+		case in.Name != leaf.Inputs[k]:
+			return fmt.Errorf("action %s: input %d is %q, its leaf lists %q", a.ID, k, in.Name, leaf.Inputs[k])
+		case !ok:
+			return fmt.Errorf("action %s: input %q names no node", a.ID, in.Name)
+		case n.Status != job.StatusSucceeded:
+			return fmt.Errorf("action %s dispatched with input %q (%s) %s, not succeeded", a.ID, in.Name, ast.ShowPath(n.Path), n.Status)
+		case n.Kind != ast.KindAct && in.Output != nil:
+			return fmt.Errorf("action %s: input %q is the inner node %s, with output %q", a.ID, in.Name, ast.ShowPath(n.Path), in.Output)
+		}
+		if n.Kind == ast.KindAct {
+			out, ok := j.Output(in.Name)
+			if !ok || !bytes.Equal(out, in.Output) || !bytes.Equal(out, n.Output) {
+				return fmt.Errorf("action %s: input %q is %q, the leaf's output %q (Output: %q, %v)", a.ID, in.Name, in.Output, n.Output, out, ok)
+			}
+		}
+	}
+	return nil
 }
 
 // status prints the job's status line: the first line of job.Describe.

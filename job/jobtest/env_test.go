@@ -131,3 +131,40 @@ batch ok par[0]#1 out={"a":"x y"}; fail par[1]#1 "two words"; ok par[2]#1 out="q
 		t.Errorf("history line %q does not replay to the same job:\n%s\nwant:\n%s", step, job.Describe(replayed.Job()), job.Describe(env.Job()))
 	}
 }
+
+// TestInputsPrinted checks that a dispatched action shows its inputs,
+// null for an inner node, and that output prints what job.Output gives.
+func TestInputsPrinted(t *testing.T) {
+	got, err := run(t, &jobtest.Env{}, `new j1
+seq(@p par(@a x, @b y), merge<a p b> 7)
+----
+
+ok seq[0].par[0]#1 out={"n":1} seq[0].par[1]#1
+----
+
+output a b p nope
+----
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `dispatch seq[0].par[0]#1 x
+dispatch seq[0].par[1]#1 y
+job j1 v1: running, 2 outstanding, 0/3 actions settled
+seq[0].par[0]: succeeded -> {"n":1}
+seq[0].par[1]: succeeded
+seq[0] par: succeeded
+dispatch seq[1]#1 merge <a={"n":1} p=null b=null> 7
+job j1 v2: running, 1 outstanding, 2/3 actions settled
+a = {"n":1}
+b = null
+p: no output
+nope: no output
+`
+	if got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := run(t, &jobtest.Env{}, "new j1\nlog\n----\n\noutput\n----\n"); err == nil || !strings.Contains(err.Error(), "usage: output NAME [NAME...]") {
+		t.Errorf("output with no name: error %v", err)
+	}
+}

@@ -22,17 +22,35 @@ func (e *SyntaxError) Error() string {
 
 // ParseWorkflow reads the compact workflow syntax used by scripts:
 //
-//	node  = act | "seq(" list ")" | "par(" list ")" | "try(" node {"," part} ")"
+//	node  = ["@" NAME [after]] bare
+//	after = "[" {NAME} "]"
+//	bare  = act | "seq(" list ")" | "par(" list ")" | "dag(" list ")"
+//	      | "try(" node {"," part} ")"
 //	list  = node {"," node}
 //	part  = "rescue:" node | "finally:" node
-//	act   = NAME [PAYLOAD]
+//	act   = NAME [inputs] [PAYLOAD]
+//	inputs = "<" {NAME} ">"
 //
 // NAME is a run of letters, digits, '.', '_' and '-'. PAYLOAD is the rest of
 // the act up to the next ',' or ')' that is not inside brackets or a JSON
 // string, with surrounding white space removed: valid JSON is taken as it is
 // (log 3, log {"n":1}, log "a b"), anything else is a JSON string, so
 // "log a" is ast.Act("log", "a"). White space, newlines included, only
-// separates tokens. The tree is not validated: job.New does that.
+// separates tokens, except around names, inputs and afters, below.
+//
+// Names, inputs and dags. "@NAME " before a node names it (ast.Node.Named):
+// "@total sum 3". Right after the name, with no space, "[a b]" lists the
+// siblings a dag child is after (ast.Node.WithAfter), and right after an
+// action's name, with no space, "<a b>" lists the inputs it takes
+// (ast.Node.WithInputs); the names inside are separated by white space.
+// So
+//
+//	dag(@a fetch 1, @b fetch 2, @c[a b] merge<a b>)
+//
+// is a dag whose child c, a merge taking the outputs of a and b, starts
+// once a and b have succeeded. A '<' after a space belongs to the payload:
+// "log <b>" logs the string "<b>". The tree is not validated (job.New does
+// that), so a name or an after where ast.Validate refuses it parses.
 //
 // A mistake is a *SyntaxError with its line and column.
 func ParseWorkflow(text string) (ast.Node, error) {
@@ -108,45 +126,125 @@ func (p *wfParser) name() string {
 }
 
 func (p *wfParser) node() (ast.Node, error) {
+	if p.peek() != '@' {
+		return p.bare()
+	}
+	p.i++
+	name := p.word()
+	if name == "" {
+		return ast.Node{}, p.errorf("want a name right after '@', found %q", p.rest())
+	}
+	var after []string
+	if p.i < len(p.s) && p.s[p.i] == '[' {
+		var err error
+		if after, err = p.names('[', ']', "after"); err != nil {
+			return ast.Node{}, err
+		}
+	}
+	if p.peek() == '@' {
+		return ast.Node{}, p.errorf("a node has one name: %q already names it", name)
+	}
+	n, err := p.bare()
+	if err != nil {
+		return ast.Node{}, err
+	}
+	n.Name = name
+	if len(after) > 0 {
+		n.After = after
+	}
+	return n, nil
+}
+
+// word reads a NAME at the current position, without skipping white space.
+func (p *wfParser) word() string {
+	start := p.i
+	for p.i < len(p.s) && isNameByte(p.s[p.i]) {
+		p.i++
+	}
+	return p.s[start:p.i]
+}
+
+// names reads a list of names between open, at the current position, and
+// close, separated by white space: an after or inputs list.
+func (p *wfParser) names(open, close byte, what string) ([]string, error) {
+	p.i++ // open
+	list := []string{}
+	for {
+		p.space()
+		switch {
+		case p.i >= len(p.s):
+			return nil, p.errorf("%s list opened with %q is not closed by %q", what, open, close)
+		case p.s[p.i] == close:
+			p.i++
+			return list, nil
+		}
+		w := p.word()
+		if w == "" {
+			return nil, p.errorf("want a name or %q in the %s list, found %q", close, what, p.rest())
+		}
+		list = append(list, w)
+	}
+}
+
+// bare reads a node without its name.
+func (p *wfParser) bare() (ast.Node, error) {
 	start := p.i
 	name := p.name()
 	if name == "" {
 		if p.i >= len(p.s) {
-			return ast.Node{}, p.errorf("want a node (an action, seq(, par( or try(), found the end")
+			return ast.Node{}, p.errorf("want a node (an action, seq(, par(, dag( or try(), found the end")
 		}
-		return ast.Node{}, p.errorf("want a node (an action, seq(, par( or try(), found %q", p.rest())
+		return ast.Node{}, p.errorf("want a node (an action, seq(, par(, dag( or try(), found %q", p.rest())
+	}
+	var inputs []string
+	if p.i < len(p.s) && p.s[p.i] == '<' {
+		var err error
+		if inputs, err = p.names('<', '>', "inputs"); err != nil {
+			return ast.Node{}, err
+		}
 	}
 	if p.peek() == '(' {
+		if inputs != nil {
+			return ast.Node{}, p.errorf("inputs on %s( (only an action takes inputs)", name)
+		}
 		p.i++
 		switch name {
-		case "seq", "par":
+		case "seq", "par", "dag":
 			kids, err := p.list()
 			if err != nil {
 				return ast.Node{}, err
 			}
-			if name == "seq" {
+			switch name {
+			case "seq":
 				return ast.Seq(kids...), nil
+			case "par":
+				return ast.Par(kids...), nil
 			}
-			return ast.Par(kids...), nil
+			return ast.Dag(kids...), nil
 		case "try":
 			return p.try()
 		}
 		p.i = start
 		p.space()
-		return ast.Node{}, p.errorf("unknown node %q (want seq(, par( or try()", name+"(")
+		return ast.Node{}, p.errorf("unknown node %q (want seq(, par(, dag( or try()", name+"(")
 	}
 	payload, err := p.payload()
 	if err != nil {
 		return ast.Node{}, err
 	}
+	var n ast.Node
 	switch {
 	case payload == "":
-		return ast.Act(name, nil), nil
+		n = ast.Act(name, nil)
 	case json.Valid([]byte(payload)):
-		return ast.Act(name, json.RawMessage(payload)), nil
+		n = ast.Act(name, json.RawMessage(payload))
 	default:
-		return ast.Act(name, payload), nil
+		n = ast.Act(name, payload)
 	}
+	if len(inputs) > 0 {
+		n.Inputs = inputs
+	}
+	return n, nil
 }
 
 // list reads node {"," node} ")".
@@ -269,7 +367,8 @@ func (p *wfParser) payload() (string, error) {
 // FormatWorkflow writes n in the compact syntax that ParseWorkflow reads:
 // for a valid tree, ParseWorkflow(FormatWorkflow(n)) equals n. A string
 // payload is written bare when that reads back the same (log a), and as
-// JSON otherwise (log "a,b", log "1").
+// JSON otherwise (log "a,b", log "1"). Names, afters and inputs are
+// written as ParseWorkflow reads them: @c[a b] merge<a b>.
 func FormatWorkflow(n ast.Node) string {
 	var b strings.Builder
 	formatNode(&b, &n)
@@ -277,14 +376,25 @@ func FormatWorkflow(n ast.Node) string {
 }
 
 func formatNode(b *strings.Builder, n *ast.Node) {
+	if n.Name != "" {
+		b.WriteByte('@')
+		b.WriteString(n.Name)
+		if len(n.After) > 0 {
+			formatNames(b, '[', n.After, ']')
+		}
+		b.WriteByte(' ')
+	}
 	switch n.Kind {
 	case ast.KindAct:
 		b.WriteString(n.Action)
+		if len(n.Inputs) > 0 {
+			formatNames(b, '<', n.Inputs, '>')
+		}
 		if len(n.Payload) > 0 {
 			b.WriteByte(' ')
 			b.WriteString(formatPayload(n.Payload))
 		}
-	case ast.KindSeq, ast.KindPar:
+	case ast.KindSeq, ast.KindPar, ast.KindDag:
 		b.WriteString(n.Kind.String())
 		b.WriteByte('(')
 		for i := range n.Children {
@@ -311,6 +421,12 @@ func formatNode(b *strings.Builder, n *ast.Node) {
 	default:
 		fmt.Fprintf(b, "<%s>", n.Kind)
 	}
+}
+
+func formatNames(b *strings.Builder, open byte, names []string, close byte) {
+	b.WriteByte(open)
+	b.WriteString(strings.Join(names, " "))
+	b.WriteByte(close)
 }
 
 // formatPayload writes a JSON string payload bare when it reads back as

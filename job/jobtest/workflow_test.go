@@ -27,6 +27,30 @@ func TestParseWorkflow(t *testing.T) {
 		{"try(log d, rescue: log e, finally: log f)", ast.Try(ast.Act("log", "d"), ast.Rescue(ast.Act("log", "e")), ast.Finally(ast.Act("log", "f")))},
 		{"try(log d, finally: log f, rescue: log e)", ast.Try(ast.Act("log", "d"), ast.Rescue(ast.Act("log", "e")), ast.Finally(ast.Act("log", "f")))},
 		{"try(log d, rescue:seq(log e, log e2))", ast.Try(ast.Act("log", "d"), ast.Rescue(ast.Act("log", "e"), ast.Act("log", "e2")))},
+
+		// Names, afters, inputs and dags.
+		{"dag(@a fetch 1, @b fetch 2, @c[a b] merge<a b>)", ast.Dag(
+			ast.Act("fetch", 1).Named("a"), ast.Act("fetch", 2).Named("b"),
+			ast.Act("merge", nil).Named("c").WithAfter("a", "b").WithInputs("a", "b"))},
+		{"@x log", ast.Act("log", nil).Named("x")},
+		{"@x[] log", ast.Act("log", nil).Named("x")},
+		{"@x[ a\n b ]log<>", ast.Act("log", nil).Named("x").WithAfter("a", "b")},
+		{"@x log<a> {\"n\": [1, 2]}", ast.Act("log", json.RawMessage(`{"n":[1,2]}`)).Named("x").WithInputs("a")},
+		{"log<a.b _c-d> hello world", ast.Act("log", "hello world").WithInputs("a.b", "_c-d")},
+		{"log <a>", ast.Act("log", "<a>")},
+		{"log a<b>", ast.Act("log", "a<b>")},
+		{"email a@b.c", ast.Act("email", "a@b.c")},
+		{"seq(@p par(@a x, @b y), merge<a b p>)", ast.Seq(
+			ast.Par(ast.Act("x", nil).Named("a"), ast.Act("y", nil).Named("b")).Named("p"),
+			ast.Act("merge", nil).WithInputs("a", "b", "p"))},
+		{"dag(@t[s] try(@b a, rescue: @r b, finally: @f c), @s seq(d))", ast.Dag(
+			ast.Try(ast.Act("a", nil).Named("b"), ast.Rescue(ast.Act("b", nil).Named("r")), ast.Finally(ast.Act("c", nil).Named("f"))).Named("t").WithAfter("s"),
+			ast.Seq(ast.Act("d", nil)).Named("s"))},
+		// Parsed, for Validate to refuse: an after outside a dag, a dag child
+		// without a name, a name that is not one.
+		{"seq(@a[b] x, y)", ast.Seq(ast.Act("x", nil).Named("a").WithAfter("b"), ast.Act("y", nil))},
+		{"dag(x)", ast.Dag(ast.Act("x", nil))},
+		{"@1a x", ast.Act("x", nil).Named("1a")},
 	} {
 		got, err := jobtest.ParseWorkflow(tc.text)
 		if err != nil {
@@ -54,6 +78,16 @@ func TestParseWorkflowErrors(t *testing.T) {
 		{"log {\"a\": 1", 1, 5},
 		{"log a]", 1, 6},
 		{"seq(log (a))", 1, 5},
+		{"@ log", 1, 2},
+		{"@", 1, 2},
+		{"@a @b log", 1, 4},
+		{"@a[b log", 1, 9},
+		{"@a[b,c] log", 1, 5},
+		{"log<a", 1, 6},
+		{"log<a,b> x", 1, 6},
+		{"seq<a>(log)", 1, 7},
+		{"dag(@a x,\n  @b[a)", 2, 7},
+		{"dog(@a x)", 1, 1},
 	} {
 		_, err := jobtest.ParseWorkflow(tc.text)
 		var se *jobtest.SyntaxError
@@ -88,6 +122,17 @@ func TestFormatWorkflow(t *testing.T) {
 		ast.Act("log", json.RawMessage(`"\u0061"`)),
 		ast.Par(ast.Act("a", nil), ast.Seq(ast.Act("b", "x"), ast.Act("c", nil)),
 			ast.Try(ast.Act("d", nil), ast.Rescue(ast.Act("e", nil)), ast.Finally(ast.Act("f", nil), ast.Act("g", nil)))),
+		ast.Act("log", "<b>"),
+		ast.Act("log", "@x"),
+		ast.Act("log", "<b>").Named("l").WithInputs("x", "y"),
+		ast.Seq(
+			ast.Dag(
+				ast.Act("fetch", 1).Named("a"),
+				ast.Par(ast.Act("x", nil).Named("x"), ast.Act("y", nil)).Named("b").WithAfter("a"),
+				ast.Try(ast.Act("merge", "a b").WithInputs("a", "x"), ast.Finally(ast.Act("z", nil))).Named("c").WithAfter("a", "b"),
+			).Named("d"),
+			ast.Act("done", nil).WithInputs("d", "x", "a"),
+		),
 	} {
 		text := jobtest.FormatWorkflow(n)
 		back, err := jobtest.ParseWorkflow(text)
@@ -103,6 +148,11 @@ func TestFormatWorkflow(t *testing.T) {
 	}
 	if got, want := jobtest.FormatWorkflow(ast.Seq(ast.Act("log", "a"), ast.Act("log", "a b"), ast.Act("log", "1"))),
 		`seq(log a, log a b, log "1")`; got != want {
+		t.Errorf("FormatWorkflow = %s, want %s", got, want)
+	}
+	if got, want := jobtest.FormatWorkflow(ast.Dag(ast.Act("fetch", 1).Named("a"), ast.Act("fetch", 2).Named("b"),
+		ast.Act("merge", nil).Named("c").WithAfter("a", "b").WithInputs("a", "b"))),
+		`dag(@a fetch 1, @b fetch 2, @c[a b] merge<a b>)`; got != want {
 		t.Errorf("FormatWorkflow = %s, want %s", got, want)
 	}
 }
