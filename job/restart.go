@@ -329,7 +329,12 @@ func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{node
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.
 func (e *engine) settleLeaf(id int32, r *Result) {
-	e.res.entries = append(e.res.entries, resEntry{id, result{output: r.Output, err: r.Error, kind: r.Kind}})
+	out := r.Output
+	if len(out) == 0 {
+		// An empty output is none (null), as it reads back once encoded.
+		out = nil
+	}
+	e.res.entries = append(e.res.entries, resEntry{id, result{output: out, err: r.Error, kind: r.Kind}})
 	s := e.mut(id)
 	if r.Failed() && e.retryable(id, s, r) {
 		// It waits for its next attempt, unless a frozen ancestor stops
@@ -345,7 +350,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 	} else {
 		s.status = StatusSucceeded
 		if o := e.node(id).out; o >= 0 {
-			e.setOutput(o, r.Output)
+			e.setOutput(o, out)
 		}
 	}
 	e.j.running--

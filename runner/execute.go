@@ -156,7 +156,9 @@ func ActionFrom(ctx context.Context) (a job.Action, ok bool) {
 // InputAs decodes into a T the input called name (ast.Node.WithInputs) of
 // the action that the handler called with ctx performs: the output of an
 // earlier leaf. It fails, naming the input, outside a handler, for a name
-// the action does not take, and when the output does not decode.
+// the action does not take, when the input has no output (it names an
+// inner node, or a leaf that succeeded with none: a.Input gives nil), and
+// when the output does not decode.
 func InputAs[T any](ctx context.Context, name string) (T, error) {
 	var v T
 	a, ok := ActionFrom(ctx)
@@ -166,6 +168,9 @@ func InputAs[T any](ctx context.Context, name string) (T, error) {
 	out, ok := a.Input(name)
 	if !ok {
 		return v, fmt.Errorf("action %q takes no input %q", a.Name, name)
+	}
+	if len(out) == 0 {
+		return v, fmt.Errorf("input %q of action %q has no output (an inner node, or a leaf that returned none)", name, a.Name)
 	}
 	if err := json.Unmarshal(out, &v); err != nil {
 		return v, fmt.Errorf("input %q of action %q: %v", name, a.Name, err)
