@@ -183,3 +183,21 @@ func TestDeadlineAndCancelSurviveEncoding(t *testing.T) {
 		t.Fatalf("%v %s\n%s", err, fin.Job.Status(), job.Describe(fin.Job))
 	}
 }
+
+// TestDescribeDeadlineAndCancel: Describe shows a pending deadline with its
+// due time, and a cancelled job's reason.
+func TestDescribeDeadlineAndCancel(t *testing.T) {
+	r := newRetryRun(t, ast.Seq(ast.Act("a", 1).WithDeadline(2*time.Second), ast.Act("b", 2)))
+	d := job.Describe(r.tr.Job)
+	if want := "deadline of seq[0] due " + t0.Add(2*time.Second).UTC().Format(time.RFC3339Nano) + "\n"; !strings.HasSuffix(d, want) {
+		t.Errorf("Describe does not end with %q:\n%s", want, d)
+	}
+	tr, err := job.Cancel(r.tr.Job, "stop\nnow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = job.Describe(tr.Job)
+	if first, _, _ := strings.Cut(d, "\n"); !strings.HasPrefix(first, `job r v2: cancelled (cancel: "stop\nnow")`) || strings.Contains(d, "deadline of") {
+		t.Errorf("Describe of the cancelled job:\n%s", d)
+	}
+}

@@ -27,6 +27,9 @@ func Describe(j Job) string {
 	var b strings.Builder
 	settled, total := j.Progress()
 	fmt.Fprintf(&b, "job %s v%d: %s", j.id, j.version, j.Status())
+	if j.cancel != "" {
+		fmt.Fprintf(&b, " (cancel: %s)", Clip(j.cancel))
+	}
 	if f, ok := j.Failure(); ok {
 		fmt.Fprintf(&b, " at %s", f)
 	}
@@ -38,6 +41,12 @@ func Describe(j Job) string {
 		describeNode(&b, n)
 		return true
 	})
+	// A retry's due time is on its leaf's line; deadlines come last.
+	for _, t := range j.Timers() {
+		if path, ok := strings.CutSuffix(t.ID, "@deadline"); ok {
+			fmt.Fprintf(&b, "deadline of %s due %s\n", path, t.Due.UTC().Format(time.RFC3339Nano))
+		}
+	}
 	return b.String()
 }
 

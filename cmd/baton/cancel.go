@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
+)
+
+func cancelCommand() command {
+	return command{
+		name:    "cancel",
+		summary: "cancel unfinished jobs",
+		usage:   "baton cancel [--store PATH] [--reason TEXT] JOB...",
+		about: `
+Cancels each JOB: nothing new starts in it, the actions it was running are
+abandoned (their results, if they come, change nothing), and it ends
+cancelled, with the reason, once the finally blocks of the tries it had
+entered have run. The cancel is saved at once. A job with finally blocks
+left to run says so: 'baton resume JOB' runs them and ends it.
+
+A job being run by another baton process cannot be cancelled from here
+while that process holds the store: interrupt it (Ctrl-C) first; its
+jobs are saved as they were.
+
+Prints a line per job. Exit status: 0 if every job is cancelled (a job
+cancelled before included), 2 if a job was not found or had finished, or
+for bad usage, 3 if the store is damaged, fails, or is in use.`,
+		run: (*cli).cancel,
+	}
+}
+
+func (c *cli) cancel(ctx context.Context, args []string) int {
+	cmd := cancelCommand()
+	fset := flagSet(cmd)
+	storeArg := storeFlag(fset)
+	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
+	pos, code, ok := c.parse(cmd, fset, args)
+	switch {
+	case !ok:
+		return code
+	case len(pos) == 0:
+		return c.usageError(cmd, "want at least one job ID")
+	case *reason == "":
+		return c.usageError(cmd, "--reason must not be empty")
+	}
+	for _, p := range pos {
+		if err := checkID(job.ID(p)); err != nil {
+			return c.usageError(cmd, "%v", err)
+		}
+	}
+	st, path, err := c.openStore(*storeArg, readWrite)
+	if err != nil {
+		c.errorf("%v", err)
+		return storeExit(err)
+	}
+	defer st.Close()
+	status := exitOK
+	for _, p := range pos {
+		id := job.ID(p)
+		j, err := loadJob(ctx, st, path, id)
+		if err != nil {
+			c.errorf("%v", err)
+			status = max(status, storeExit(err))
+			continue
+		}
+		if why, ok := j.Cancelled(); ok {
+			fmt.Fprintf(c.stdout, "job %s was cancelled already (%s): %s\n", id, job.Clip(why), j.Status())
+			continue
+		}
+		if j.Done() {
+			c.errorf("job %s in %s has finished (%s): nothing to cancel", id, path, j.Status())
+			status = max(status, exitError)
+			continue
+		}
+		tr, err := job.Cancel(j, *reason)
+		if err == nil {
+			err = store.Commit(ctx, st, tr)
+		}
+		if err != nil {
+			c.errorf("cancel job %s in %s: %v", id, path, err)
+			status = max(status, storeExit(err))
+			continue
+		}
+		if tr.Job.Done() {
+			fmt.Fprintf(c.stdout, "job %s cancelled at v%d\n", id, tr.Job.Version())
+			continue
+		}
+		fmt.Fprintf(c.stdout, "job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s\n",
+			id, tr.Job.Version(), path, id)
+	}
+	return status
+}

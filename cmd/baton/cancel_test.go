@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store/bolt"
+)
+
+// TestCancel: baton cancel ends a job with nothing left to run at once;
+// one inside a try with a finally waits for resume, which runs the
+// finally and ends it cancelled with the reason. Cancelling again says
+// so; a finished job and a missing one are errors.
+func TestCancel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	storeJobs(t, db, map[job.ID]ast.Node{
+		"plain":   ast.Seq(ast.Act("log", "a"), ast.Act("log", "b")),
+		"cleanup": ast.Try(ast.Act("log", "body"), ast.Finally(ast.Act("log", "cleanup"))),
+	})
+	r := baton(t, "cancel", "plain", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "job plain cancelled at v2\n")
+	r = baton(t, "cancel", "--reason", "customer asked", "cleanup", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "job cleanup cancelled at v2; its finally blocks have still to run: baton resume --store "+db+" cleanup\n")
+
+	r = baton(t, "resume", "cleanup", "--store", db)
+	contains(t, "stdout", r.stdout, "finally#1: cleanup\n")
+	if r.code != exitFailed {
+		t.Errorf("resume of a cancelled job: exit %d, want %d (it did not succeed)\n%s%s", r.code, exitFailed, r.stdout, r.stderr)
+	}
+	st, err := bolt.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[job.ID]string{"plain": "cancelled with baton cancel", "cleanup": "customer asked"} {
+		j, err := st.Load(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why, ok := j.Cancelled(); j.Status() != job.StatusCancelled || !ok || why != want {
+			t.Errorf("job %s: %s, cancelled %q %v; want cancelled %q\n%s", id, j.Status(), why, ok, want, job.Describe(j))
+		}
+		if id == "plain" {
+			if settled, _ := j.Progress(); settled != 0 {
+				t.Errorf("the cancelled job ran %d actions", settled)
+			}
+		}
+	}
+	st.Close()
+
+	r = baton(t, "cancel", "cleanup", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "job cleanup was cancelled already (customer asked): cancelled\n")
+
+	storeJobs(t, db, map[job.ID]ast.Node{"done": ast.Act("log", "x")})
+	baton(t, "resume", "done", "--store", db).want(t, exitOK)
+	r = baton(t, "cancel", "done", "nosuch", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "job done in "+db+" has finished (succeeded): nothing to cancel\n", "job nosuch not found in "+db)
+	r = baton(t, "cancel", "--reason", "", "x", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "--reason must not be empty")
+}
