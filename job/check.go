@@ -53,6 +53,21 @@ func (j Job) check() error {
 			}
 		}
 	}
+	settled, running := 0, 0
+	for i := range j.t.nodes {
+		if j.t.nodes[i].kind != ast.KindAct {
+			continue
+		}
+		switch s := j.st.get(int32(i)); {
+		case s.status == StatusSucceeded || s.status == StatusFailed:
+			settled++
+		case s.status == StatusRunning && s.flags&flagWaiting == 0:
+			running++
+		}
+	}
+	if settled != j.settled || running != j.running {
+		return fmt.Errorf("counts %d settled and %d running, the leaves say %d and %d", j.settled, j.running, settled, running)
+	}
 	if j.outs != nil && len(j.outs) != j.t.named {
 		return fmt.Errorf("%d outputs kept for %d named leaves", len(j.outs), j.t.named)
 	}

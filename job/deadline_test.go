@@ -201,3 +201,38 @@ func TestDescribeDeadlineAndCancel(t *testing.T) {
 		t.Errorf("Describe of the cancelled job:\n%s", d)
 	}
 }
+
+// TestCancelRootLeaf: a cancelled job whose root is a leaf ends cancelled
+// with nothing settled (the stopped leaf did not fail), in memory and
+// once decoded; a leaf whose own deadline runs out fails, settled, and
+// Describe shows why.
+func TestCancelRootLeaf(t *testing.T) {
+	r := newRetryRun(t, ast.Act("a", 1))
+	tr, err := job.Cancel(r.tr.Job, "no")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, n := tr.Job.Progress(); tr.Job.Status() != job.StatusCancelled || s != 0 || n != 1 || ids(tr.Stops) != "root#1" {
+		t.Fatalf("%s, %d/%d settled, stops %v", tr.Job.Status(), s, n, ids(tr.Stops))
+	}
+	enc, err := job.Encode(tr.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := job.Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := d.Progress(); s != 0 || d.Running() != 0 {
+		t.Errorf("decoded: %d settled, %d running", s, d.Running())
+	}
+
+	r = newRetryRun(t, ast.Act("a", 1).WithDeadline(time.Second))
+	tr = r.apply(r.tr.Timers[0].Fire(t0.Add(time.Second)))
+	if s, _ := tr.Job.Progress(); tr.Job.Status() != job.StatusFailed || s != 1 {
+		t.Fatalf("%s, %d settled", tr.Job.Status(), s)
+	}
+	if desc := job.Describe(tr.Job); !strings.Contains(desc, "act a 1: failed #1: [deadline] deadline of 1s exceeded\n") {
+		t.Errorf("Describe:\n%s", desc)
+	}
+}

@@ -79,10 +79,16 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 		fmt.Fprintf(b, ": %s; #%d due %s", Clip(n.Error), n.Attempt+1, n.Retry.Format(time.RFC3339Nano))
 	case n.Kind == ast.KindAct && n.Status == StatusFailed:
 		b.WriteString(": ")
-		if n.Failure != nil && n.Failure.Kind != "" {
-			b.WriteString("[" + n.Failure.Kind + "] ")
+		msg := n.Error
+		if n.Failure != nil {
+			if n.Failure.Kind != "" {
+				b.WriteString("[" + n.Failure.Kind + "] ")
+			}
+			if msg == "" {
+				msg = n.Failure.Message // a leaf whose own deadline ran out
+			}
 		}
-		b.WriteString(Clip(n.Error))
+		b.WriteString(Clip(msg))
 	case n.Kind == ast.KindAct && len(n.Output) > 0:
 		b.WriteString(" -> ")
 		b.WriteString(Clip(string(n.Output)))

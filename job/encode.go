@@ -345,9 +345,6 @@ func Decode(data []byte) (Job, error) {
 			}
 		}
 	}
-	if err := j.check(); err != nil {
-		return corrupt("%v", err)
-	}
 	for i := range states {
 		if t.nodes[i].kind != ast.KindAct {
 			continue
@@ -360,6 +357,9 @@ func Decode(data []byte) (Job, error) {
 		case StatusSucceeded, StatusFailed:
 			j.settled++
 		}
+	}
+	if err := j.check(); err != nil {
+		return corrupt("%v", err)
 	}
 	return j, nil
 }

@@ -218,9 +218,14 @@ type Failure struct {
 const maxFailureText = 200
 
 // String returns the failure on one line, its message clipped to 200
-// bytes: "par[1] (fail): boom (and 2 more failures)".
+// bytes: "par[1] (fail): boom (and 2 more failures)", or, for a node whose
+// deadline ran out, "seq[0]: deadline of 5s exceeded".
 func (f Failure) String() string {
-	s := fmt.Sprintf("%s (%s): %s", ast.ShowPath(f.Path), f.Action, clip(f.Message, maxFailureText))
+	action := ""
+	if f.Action != "" {
+		action = " (" + f.Action + ")"
+	}
+	s := fmt.Sprintf("%s%s: %s", ast.ShowPath(f.Path), action, clip(f.Message, maxFailureText))
 	if f.Others > 0 {
 		s += fmt.Sprintf(" (and %d more failure", f.Others)
 		if f.Others > 1 {

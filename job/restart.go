@@ -547,8 +547,10 @@ func (e *engine) expire(n int32) {
 		s := e.get(id)
 		e.stops = append(e.stops, e.action(id, int(s.attempt)))
 		e.j.running--
-		if id == n {
-			e.j.settled++ // the leaf that expired fails; the others are stopped
+		if id == n && !(n == 0 && e.j.cancel != "") {
+			// The leaf that expired fails (a cancelled job's root leaf
+			// ends cancelled); the others are stopped.
+			e.j.settled++
 		}
 		e.settle(id, StatusCancelled, 0, 0)
 	}

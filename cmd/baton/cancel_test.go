@@ -26,7 +26,7 @@ func TestCancel(t *testing.T) {
 	contains(t, "stdout", r.stdout, "job cleanup cancelled at v2; its finally blocks have still to run: baton resume --store "+db+" cleanup\n")
 
 	r = baton(t, "resume", "cleanup", "--store", db)
-	contains(t, "stdout", r.stdout, "finally#1: cleanup\n")
+	contains(t, "stdout", r.stdout, "finally#1: cleanup\n", "job cleanup cancelled (customer asked): 1/2 actions settled, v3")
 	if r.code != exitFailed {
 		t.Errorf("resume of a cancelled job: exit %d, want %d (it did not succeed)\n%s%s", r.code, exitFailed, r.stdout, r.stderr)
 	}
@@ -59,4 +59,23 @@ func TestCancel(t *testing.T) {
 	contains(t, "stderr", r.stderr, "job done in "+db+" has finished (succeeded): nothing to cancel\n", "job nosuch not found in "+db)
 	r = baton(t, "cancel", "--reason", "", "x", "--store", db).want(t, exitError)
 	contains(t, "stderr", r.stderr, "--reason must not be empty")
+}
+
+// TestHistoryShowsDeadlineAndCancel: history shows a deadline armed when
+// its node starts, its firing, and a cancel with its reason.
+func TestHistoryShowsDeadlineAndCancel(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	wf := writeWorkflow(t, "dl.json", `{"version":1,"root":{"seq":[
+		{"try":{"act":"sleep","payload":"10s","deadline":"50ms"},"finally":{"act":"log","payload":"cleanup"}},
+		{"act":"sleep","payload":"10s"}]}}`)
+	r := baton(t, "run", wf, "--store", db, "--id", "dl").want(t, exitFailed)
+	contains(t, "stdout", r.stdout, "job dl failed at seq[0].body: deadline of 50ms exceeded: 2/3 actions settled")
+	r = baton(t, "history", "dl", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "      waits: seq[0].body@deadline due ", "      seq[0].body@deadline: timer fired at ",
+		"(seq[0].body: deadline of 50ms exceeded)")
+
+	storeJobs(t, db, map[job.ID]ast.Node{"c": ast.Act("log", "x")})
+	baton(t, "cancel", "c", "--reason", "no\nlonger needed", "--store", db).want(t, exitOK)
+	r = baton(t, "history", "c", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "v2  cancelled, 0/1 actions settled\n      cancelled: \"no\\nlonger needed\"\n")
 }

@@ -85,6 +85,7 @@ func writeHistory(w io.Writer, h store.History) error {
 	armed := map[string]bool{}
 	for _, t := range h.Origin.Timers() {
 		armed[t.ID] = true
+		fmt.Fprintf(w, "      waits: %s due %s\n", t.ID, t.Due.UTC().Format(time.RFC3339Nano))
 	}
 	for _, step := range h.Steps {
 		if j, err = job.Replay(j, []job.Step{step}); err != nil {
@@ -92,6 +93,10 @@ func writeHistory(w io.Writer, h store.History) error {
 		}
 		fmt.Fprintf(w, "v%d  %s\n", step.Version, stateOf(j))
 		for _, r := range step.Results {
+			if r.ActionID == job.CancelResult(j.ID(), "-").ActionID {
+				fmt.Fprintf(w, "      cancelled: %s\n", job.Clip(r.Error))
+				continue
+			}
 			if strings.Contains(r.ActionID, "@") {
 				fmt.Fprintf(w, "      %s: timer fired at %s\n", r.ActionID, r.At.UTC().Format(time.RFC3339Nano))
 				continue
@@ -102,7 +107,8 @@ func writeHistory(w io.Writer, h store.History) error {
 			}
 			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
 		}
-		// The waits this step asked for: retries of failed attempts.
+		// The waits this step asked for: retries of failed attempts and
+		// deadlines of nodes that started.
 		now := map[string]bool{}
 		for _, t := range j.Timers() {
 			now[t.ID] = true
