@@ -6,15 +6,15 @@
 //	tr, err = job.Restart(tr.Job, results)     // apply a batch of results
 //
 // Both return a Transition, the one value a runner acts on (raft's Ready):
-// the new Job, the Step that made it, the Actions to dispatch and the
-// results Ignored.
+// the new Job, the Step that made it, the Actions to dispatch, the Timers
+// to arm, the actions in flight to Stop and the results Ignored.
 //
 // Runners move actions and results; this package decides everything else.
 // It is to baton what etcd's raft core is to etcd: it never sends, sleeps,
 // reads a clock, draws random numbers or starts a goroutine, and it imports
 // only package ast and standard-library value packages (a test,
-// internal/archtest, enforces this). Time, when it is needed, enters as
-// results.
+// internal/archtest, enforces this). Time enters as data: the times
+// stamped on results (Result.At) and timer firings, which are results.
 //
 // # Contracts
 //
@@ -29,9 +29,10 @@
 //   - A Job carries no report of the Restart that made it: the Step and the
 //     ignored results come beside it, in the Transition, so a job loaded
 //     from a store is the same value as the one that was saved.
-//   - Recovery is Job.Outstanding: the actions dispatched and not settled,
-//     which a runner dispatches again after a crash. An empty batch is not
-//     recovery: Restart(j, nil) changes nothing and returns no action.
+//   - Recovery is Job.Outstanding and Job.Timers: the actions dispatched
+//     and not settled, and the timers pending, which a runner dispatches
+//     and arms again after a crash. An empty batch is not recovery:
+//     Restart(j, nil) changes nothing and returns no action.
 //   - Idempotent. A result for an unknown, never dispatched, stale,
 //     duplicated or already settled action changes nothing and is reported
 //     in Transition.Ignored, so at-least-once transports are safe. A
@@ -64,11 +65,17 @@
 //     others (Failure.Others). First means first in time; failures applied
 //     in the same batch count as simultaneous, and the one earliest in tree
 //     order is reported.
+//   - Dag: its children are named; each starts once every sibling it is
+//     after has succeeded (those after nothing start at once). Failure is
+//     as in a par: the dag freezes, nothing new starts under it (finally
+//     blocks of tries already entered excepted), and it fails once the
+//     children it started have settled; the children that never started
+//     stay idle.
 //   - Cancelled: a node that a frozen par stops from starting (the next
 //     child of a seq, a rescue) is cancelled. A seq with a cancelled child is
 //     cancelled; so is a par with a cancelled child and no failed one. A
-//     cancelled node never runs anything. The root is never cancelled: a
-//     par that freezes its subtree itself fails.
+//     cancelled node never runs anything. The root is cancelled only when
+//     the job is (Cancel): a par that freezes its subtree itself fails.
 //   - Try: runs its body. If the body fails and there is a rescue, the
 //     rescue runs (unless a frozen par stops it). The finally, if any, runs
 //     after the body and rescue, whatever happened, exactly once, even under
@@ -80,8 +87,55 @@
 //     the finally's failure is reported only when nothing failed before it,
 //     and is not counted in Others otherwise. A try whose body was
 //     cancelled is cancelled unless its finally fails.
-//   - The job succeeds or fails when its root settles; then nothing is
-//     outstanding, and later results are ignored with IgnoredJobDone.
+//   - The job succeeds, fails or is cancelled when its root settles; then
+//     nothing is outstanding and no timer pending, and later results are
+//     ignored with IgnoredJobDone.
+//
+// # Data
+//
+// A named leaf's output (its successful result's JSON; none for an empty
+// output) is kept under its name: Job.Output, OutputAs. A leaf's inputs
+// name nodes sure to have succeeded before it starts (ast.Validate checks
+// this); its Action carries their outputs in Action.Inputs (nil for an
+// inner node). An action in a try's rescue carries the failure it
+// handles, one in a finally the failure of the body or rescue if one
+// failed (Action.Failure).
+//
+// # Time: retries, timeouts, deadlines, cancellation
+//
+// The job keeps a clock: the latest time stamped on a result applied
+// (Job.Clock), and the start time given to New (StartedAt).
+//
+//   - Retry. A failed attempt of a leaf with a retry policy, attempts left,
+//     a failure not Final and a Kind not listed as non-retryable (nor
+//     deadline or cancelled) does not fail the leaf: the leaf waits (no
+//     action outstanding) and the transition asks for a timer,
+//     "PATH@retry#N", due at the failed result's time plus
+//     Initial × Multiplier^(N-2), capped at Max, then moved by up to
+//     ±Jitter of itself, drawn from a hash of the job, path and attempt
+//     (the same wherever the job is replayed). Its firing starts attempt N.
+//     A frozen par or dag above a waiting leaf makes it give up: it fails
+//     with its last failure and its timer is withdrawn.
+//   - Timeout. A leaf's timeout travels in its Action; the runner bounds
+//     the handler with it and reports an overrun as a failure of kind
+//     KindTimeout, which a retry policy retries like any failure.
+//   - At most once. An at-most-once leaf's Action says so; a runner that
+//     cannot tell whether an attempt ran reports it failed with kind
+//     KindLost instead of running it again, and the retry policy decides.
+//   - Deadline. When a node with a deadline starts, the transition asks
+//     for a timer "PATH@deadline" due at the job's clock plus the
+//     deadline; it is withdrawn when the node settles first. If it fires
+//     first the node expires: nothing new starts under it, the actions in
+//     flight under it are listed in Transition.Stops and cancelled (their
+//     results are ignored with IgnoredStopped), leaves waiting for a
+//     retry give up, and inner deadlines are withdrawn; finally blocks of
+//     tries already entered run in full. The node fails, with kind
+//     KindDeadline, once everything under it has settled. A result and
+//     the firing in one batch: the result applies first.
+//   - Cancel. Cancel(j, reason), or a runner applying CancelResult, makes
+//     the root expire the same way; the job ends cancelled, with the
+//     reason (Job.Cancelled), once the finally blocks it had entered
+//     settle. A second cancel is ignored.
 //
 // # Batches
 //
