@@ -110,6 +110,10 @@ func TestBadJobID(t *testing.T) {
 		{"a\x00", `job ID "a\x00" has '\x00' at byte 1`},
 		{"\xffa", `job ID "\xffa" is not valid UTF-8`},
 		{"a\u00a0b", `has '\u00a0' at byte 1`},
+		{".", `job ID "." is not allowed`},
+		{"..", `job ID ".." is not allowed`},
+		{"a\ufffdb", `has '�' at byte 1`},
+		{"a\ufff0", `has '\ufff0' at byte 1`},
 	}
 	for _, tc := range tests {
 		tr, err := job.New(tc.id, w)
@@ -121,7 +125,7 @@ func TestBadJobID(t *testing.T) {
 			t.Errorf("New(%q) returned actions with its error", tc.id)
 		}
 	}
-	for _, ok := range []job.ID{"x", "order-7", "ünï.cödé_42", job.ID(strings.Repeat("x", job.MaxIDLen))} {
+	for _, ok := range []job.ID{"x", "order-7", "ünï.cödé_42", "...", ".a", "a..", job.ID(strings.Repeat("x", job.MaxIDLen))} {
 		if err := ok.Check(); err != nil {
 			t.Errorf("ID %q: %v", ok, err)
 		}

@@ -12,8 +12,9 @@ import (
 )
 
 // ID names a job. It is 1 to MaxIDLen bytes of printable UTF-8 without
-// spaces or '/', so every runner can use it in znode names, Kafka keys and
-// file names.
+// spaces, '/' or the characters U+FFF0 to U+FFFF, and neither "." nor
+// "..", so every runner can use it as it is in znode names (ZooKeeper
+// refuses those), Kafka keys and file names.
 type ID string
 
 // MaxIDLen is the longest job ID accepted, in bytes.
@@ -29,9 +30,11 @@ func (id ID) Check() error {
 		return fmt.Errorf("job: job ID is %d bytes long (at most %d)", len(s), MaxIDLen)
 	case !utf8.ValidString(s):
 		return fmt.Errorf("job: job ID %q is not valid UTF-8", s)
+	case s == "." || s == "..":
+		return fmt.Errorf("job: job ID %q is not allowed (a relative path in ZooKeeper and file systems)", s)
 	}
 	for i, r := range s {
-		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+		if r == '/' || unicode.IsSpace(r) || !unicode.IsPrint(r) || r >= 0xFFF0 && r <= 0xFFFF {
 			return fmt.Errorf("job: job ID %q has %q at byte %d (no spaces, '/' or control characters)", s, r, i)
 		}
 	}
@@ -41,13 +44,14 @@ func (id ID) Check() error {
 // Status is the state of a node or of a whole job.
 type Status uint8
 
-// Node and job states. A job is only ever Running, Succeeded or Failed.
+// Node and job states. A job is only ever Running, Succeeded, Failed or,
+// once cancelled (Cancel), Cancelled.
 const (
 	StatusIdle      Status = iota // not started
 	StatusRunning                 // started, not settled
 	StatusSucceeded               // settled: done
 	StatusFailed                  // settled: failed
-	StatusCancelled               // settled: stopped because a parallel sibling failed
+	StatusCancelled               // settled: stopped by a frozen par or dag, a deadline above it, or a cancel
 )
 
 var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled"}
