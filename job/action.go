@@ -37,9 +37,12 @@ type Action struct {
 	AtMostOnce bool `json:",omitempty"`
 	// Failure is, for an action in a try's rescue or finally, the failure
 	// that part follows: for a rescue, what made the body fail; for a
-	// finally, the failure of the body or the rescue if one failed (nil if
-	// none did). The nearest enclosing rescue or finally decides. Nil for
-	// every other action.
+	// finally, the failure the try is carrying, which it reports unless
+	// the finally fails too: the rescue's if the rescue failed, the
+	// body's if the body failed and no rescue ran. It is nil in a finally
+	// after a body that succeeded, a failure a rescue handled, or a body
+	// that was stopped (a cancel, a frozen par). The nearest enclosing
+	// rescue or finally decides. Nil for every other action.
 	Failure *Failure `json:",omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package job_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +194,48 @@ func TestBackoffJitter(t *testing.T) {
 	}
 	if len(waits) < 5 {
 		t.Errorf("jitter drew only %d distinct waits over 9 attempts", len(waits))
+	}
+	// The factors themselves differ from attempt to attempt (each wait is
+	// not the same multiple of its base), and across jobs whose IDs differ
+	// in their last byte they spread over the whole ±jitter range.
+	factor := func(id job.ID, attempt int) float64 {
+		tr, err := job.New(id, ast.Act("flaky", nil).WithRetry(ast.Retry{Attempts: attempt, Initial: time.Second, Multiplier: 1, Jitter: 0.5}), job.StartedAt(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a := 1; ; a++ {
+			tr, err = job.Restart(tr.Job, []job.Result{failAt(tr.Actions[0], "x", t0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a+1 == attempt {
+				return float64(tr.Timers[0].Due.Sub(t0)) / float64(time.Second)
+			}
+			if tr, err = job.Restart(tr.Job, []job.Result{tr.Timers[0].Fire(t0)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	spread := func(fs []float64) (lo, hi, mean float64) {
+		lo, hi = fs[0], fs[0]
+		for _, f := range fs {
+			lo, hi, mean = min(lo, f), max(hi, f), mean+f/float64(len(fs))
+		}
+		return lo, hi, mean
+	}
+	var byAttempt []float64
+	for a := 2; a <= 10; a++ {
+		byAttempt = append(byAttempt, factor("r", a))
+	}
+	if lo, hi, _ := spread(byAttempt); hi-lo < 0.2 {
+		t.Errorf("the factors of attempts 2 to 10 span only %.3f to %.3f: %v", lo, hi, byAttempt)
+	}
+	var byJob []float64
+	for c := 0; c < 400; c++ {
+		byJob = append(byJob, factor(job.ID(fmt.Sprintf("order-%c%c", 'a'+c/26%26, 'a'+c%26)), 2))
+	}
+	if lo, hi, mean := spread(byJob); lo > 0.55 || hi < 1.45 || mean < 0.93 || mean > 1.07 {
+		t.Errorf("the factors of 400 jobs span %.3f to %.3f, mean %.3f: want about 0.5 to 1.5, mean 1", lo, hi, mean)
 	}
 	// The same job again waits the same.
 	r2 := newRetryRun(t, ast.Act("flaky", nil).WithRetry(policy))

@@ -149,7 +149,15 @@ func backoff(r *ast.Retry, id ID, path string, next int) time.Duration {
 		h.Write([]byte(path))
 		h.Write([]byte{0})
 		h.Write([]byte(strconv.Itoa(next)))
-		u := float64(h.Sum64()>>11) / (1 << 53) // uniform in [0, 1)
+		// FNV-1a's high bits barely move with the last bytes written
+		// (the attempt, the end of an ID): mix all 64 bits into each
+		// (splitmix64's finaliser), so every job and attempt draws its
+		// own factor.
+		x := h.Sum64()
+		x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+		x = (x ^ x>>27) * 0x94d049bb133111eb
+		x ^= x >> 31
+		u := float64(x>>11) / (1 << 53) // uniform in [0, 1)
 		d *= 1 + r.Jitter*(2*u-1)
 	}
 	if d > math.MaxInt64/2 {
