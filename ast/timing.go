@@ -146,6 +146,16 @@ func (v *validator) retry(r *Retry, path *pathRef) {
 
 // checkKind returns what is wrong with the failure kind k in
 // NonRetryable, as the end of a sentence about it, or "".
+// CheckKind returns what is wrong with k as a failure kind (what a handler
+// gives a failure, and a retry policy's NonRetryable lists), or nil: a
+// kind is 1 to 100 bytes of letters, digits, '_', '-' and '.'.
+func CheckKind(k string) error {
+	if msg := checkKind(k); msg != "" {
+		return fmt.Errorf("failure kind %s", msg)
+	}
+	return nil
+}
+
 func checkKind(k string) string {
 	switch {
 	case k == "":

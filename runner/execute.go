@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 )
 
@@ -79,6 +80,14 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 		var k *kindError
 		if errors.As(err, &k) {
 			r.Kind, r.Final = k.kind, k.final
+			if r.Kind != "" {
+				if kerr := ast.CheckKind(r.Kind); kerr != nil {
+					// A kind no retry policy could name: say so where
+					// the failure is read, rather than drop it silently.
+					r.Error += " (the handler's " + kerr.Error() + "; the failure has no kind)"
+					r.Kind = ""
+				}
+			}
 		}
 	}
 	r.At = time.Now()
