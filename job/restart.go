@@ -244,15 +244,16 @@ func compareKeyed(x, y keyed) int {
 type engine struct {
 	j       Job // the job being built, held here so the two are one allocation
 	e       *edit
-	fresh   map[int32]bool // pars whose first failure came in this batch
-	res     *resChunk      // the results applied, once one is
-	ownOuts bool           // j.outs is this edit's copy
-	ownTime bool           // j.timers is this edit's copy
-	armed   []pending      // the timers armed in this edit
-	stops   []Action       // the actions told to stop in this edit
-	timers  []Timer        // those still pending at the end, for the transition (finish)
-	dagReq  map[int32]bool // dag children after several siblings, requested in this edit
-	gaveUp  map[int32]bool // leaves that gave up their retries in this edit
+	fresh   map[int32]bool  // pars whose first failure came in this batch
+	res     *resChunk       // the results applied, once one is
+	ownOuts bool            // j.outs is this edit's copy
+	ownTime bool            // j.timers is this edit's copy
+	armed   []pending       // the timers armed in this edit
+	stops   []Action        // the actions told to stop in this edit
+	timers  []Timer         // those still pending at the end, for the transition (finish)
+	dagReq  map[int32]bool  // dag children after several siblings, requested in this edit
+	gaveUp  map[int32]bool  // leaves that gave up their retries in this edit
+	waitAt  map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
 	settleQ []int32
 	startQ  []start
 	actions []Action
@@ -264,11 +265,12 @@ type engine struct {
 	batchBuf  [1]keyed
 }
 
+// start is 8 bytes: the queue is on every Restart's path. A wait's time
+// is in engine.waitAt, which only retries allocate.
 type start struct {
 	node   int32
 	checks bool // subject to the freeze of failed parallel ancestors
 	kind   uint8
-	at     int64 // startWait: when the failed attempt ended (Unix nanoseconds), 0 for the job's clock
 }
 
 // What a queued start does.
@@ -341,7 +343,11 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 		// it, which is decided with the starts, once the batch settled.
 		s.flags |= flagWaiting
 		e.j.running--
-		e.startQ = append(e.startQ, start{node: id, checks: true, kind: startWait, at: unixNano(r.At)})
+		if e.waitAt == nil {
+			e.waitAt = map[int32]int64{}
+		}
+		e.waitAt[id] = unixNano(r.At) // 0: the job's clock
+		e.startQ = append(e.startQ, start{node: id, checks: true, kind: startWait})
 		return
 	}
 	if r.Failed() {
@@ -459,7 +465,7 @@ func (e *engine) run() {
 			case startBegin:
 				e.begin(st.node)
 			case startWait:
-				e.armRetry(st.node, st.at)
+				e.armRetry(st.node, e.waitAt[st.node])
 			case startRetry:
 				e.mut(st.node).flags &^= flagWaiting
 				e.begin(st.node)
