@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of baton: the README's test command, and what
 # CI runs (.ci/run). It installs what it needs on a fresh Debian machine
-# with Go: staticcheck through the Go module proxy. Integration tests that
-# need a server must not skip here: BATON_REQUIRE_INTEGRATION=1 turns a
-# skip into a failure.
+# with Go: staticcheck through the Go module proxy, ZooKeeper (and Java)
+# from Debian's packages. Integration tests that need a server must not
+# skip here: BATON_REQUIRE_INTEGRATION=1 turns a skip into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +12,27 @@ export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 STATICCHECK_VERSION=v0.8.2
 
 step() { printf '\n== %s\n' "$*"; }
+
+step "zookeeper (a real server for runner/zk's tests; issue 8)"
+# Debian's package, from which internal/zktest starts every server a test
+# needs (this script starts none). CI runs as root with no standard input.
+if [ -f /usr/share/java/zookeeper.jar ] && command -v java >/dev/null; then
+	echo "installed: $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo '?')"
+else
+	if [ "$(id -u)" -eq 0 ]; then
+		asroot=()
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		asroot=(sudo -n)
+	else
+		echo "ZooKeeper is not installed and this user can neither install it (not root) nor use sudo without a password."
+		echo "Install it as root:  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y zookeeper"
+		exit 1
+	fi
+	"${asroot[@]}" apt-get update -q
+	"${asroot[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q zookeeper </dev/null
+	[ -f /usr/share/java/zookeeper.jar ] || { echo "apt-get installed zookeeper but /usr/share/java/zookeeper.jar is missing"; exit 1; }
+fi
+java -version 2>&1 || { echo "java does not run: ZooKeeper's tests cannot start a server"; exit 1; }
 
 step "go version"
 go version
