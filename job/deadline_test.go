@@ -183,3 +183,39 @@ func TestDeadlineAndCancelSurviveEncoding(t *testing.T) {
 		t.Fatalf("%v %s\n%s", err, fin.Job.Status(), job.Describe(fin.Job))
 	}
 }
+
+// TestCancelWithdrawsRootDeadline: cancelling a job whose root has a
+// deadline expires the root, so the root's deadline timer is withdrawn
+// (Timer: "a timer a later transition withdraws ... is simply not pending
+// any more"; Check: a deadline timer belongs to a running node that has
+// not expired). The cancelled job must pass Check, list no timer, and
+// survive Encode and Decode, or a runner that stores it cannot load it
+// again.
+func TestCancelWithdrawsRootDeadline(t *testing.T) {
+	for _, w := range []ast.Node{
+		ast.Act("a", 1).WithDeadline(time.Hour),
+		ast.Par(ast.Act("a", 1), ast.Try(ast.Act("b", 2), ast.Finally(ast.Act("f", 3)))).WithDeadline(time.Hour),
+	} {
+		tr, err := job.New("r", w, job.StartedAt(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err = job.Cancel(tr.Job, "stop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Check(tr.Job); err != nil {
+			t.Errorf("Check of the cancelled job: %v\n%s", err, job.Describe(tr.Job))
+		}
+		if ts := tr.Job.Timers(); len(ts) != 0 {
+			t.Errorf("the cancelled job still waits for %v", ts)
+		}
+		enc, err := job.Encode(tr.Job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := job.Decode(enc); err != nil {
+			t.Errorf("the stored cancelled job does not load: %v", err)
+		}
+	}
+}
