@@ -505,10 +505,14 @@ func (e *engine) settled(id int32) {
 // flight under it are told to stop, and its leaves waiting for a retry
 // give up, except inside finally blocks of tries already entered, which
 // run in full (their deadlines and retries go on). Deadlines of the nodes
-// stopped are withdrawn. n settles, failed (or the cancelled root:
-// cancelled), once everything under it has.
+// stopped are withdrawn, and n's own: an expired node waits for no
+// deadline (for a cancel, the root's may still be pending). n settles,
+// failed (or the cancelled root: cancelled), once everything under it has.
 func (e *engine) expire(n int32) {
 	e.mut(n).flags |= flagExpired
+	if e.node(n).deadline > 0 {
+		e.removeTimer(n, timerDeadline)
+	}
 	var stop, give []int32
 	var walk func(id int32)
 	walk = func(id int32) {
