@@ -219,3 +219,45 @@ func TestCancelWithdrawsRootDeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlineUnderExpiredKeepsRunningNodesTimer: when a node expires, a
+// node under it that still runs (a try whose finally block runs, whether
+// it had started before or starts now that the body was stopped) is not
+// stopped, and keeps its own deadline (expire: finally blocks "run in
+// full (their deadlines and retries go on)"; Check: a running node with a
+// deadline that has not expired has its deadline timer). The job must
+// pass Check and decode after the outer deadline, and the inner deadline,
+// when it fires, stops nothing: the finally runs in full.
+func TestDeadlineUnderExpiredKeepsRunningNodesTimer(t *testing.T) {
+	for _, startFinally := range []bool{false, true} {
+		w := ast.Seq(ast.Try(ast.Act("a", 1), ast.Finally(ast.Act("f", 2))).WithDeadline(5*time.Second), ast.Act("b", 3)).WithDeadline(time.Second)
+		r := newRetryRun(t, w)
+		if startFinally {
+			r.tr = r.apply(job.Result{JobID: "r", ActionID: "seq[0].body#1", At: t0})
+		}
+		tr, err := job.Restart(r.tr.Job, []job.Result{{JobID: "r", ActionID: "root@deadline", At: t0.Add(time.Second)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Check(tr.Job); err != nil {
+			t.Errorf("finally started before: %v: Check after the outer deadline: %v\n%s", startFinally, err, job.Describe(tr.Job))
+		}
+		if enc, err := job.Encode(tr.Job); err != nil {
+			t.Fatal(err)
+		} else if _, err := job.Decode(enc); err != nil {
+			t.Errorf("finally started before: %v: the stored job does not load: %v", startFinally, err)
+		}
+		var timers []string
+		for _, tm := range tr.Job.Timers() {
+			timers = append(timers, tm.ID)
+		}
+		if strings.Join(timers, " ") != "seq[0]@deadline" || ids(tr.Job.Outstanding()) != "seq[0].finally#1" {
+			t.Errorf("finally started before: %v: timers %v, outstanding %v; want the try's deadline and its finally", startFinally, timers, ids(tr.Job.Outstanding()))
+			continue
+		}
+		inner, err := job.Restart(tr.Job, []job.Result{{JobID: "r", ActionID: "seq[0]@deadline", At: t0.Add(5 * time.Second)}})
+		if err != nil || len(inner.Stops) != 0 || job.Check(inner.Job) != nil {
+			t.Errorf("the inner deadline: %v, stops %v, Check %v", err, ids(inner.Stops), job.Check(inner.Job))
+		}
+	}
+}
