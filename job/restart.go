@@ -505,9 +505,11 @@ func (e *engine) settled(id int32) {
 // flight under it are told to stop, and its leaves waiting for a retry
 // give up, except inside finally blocks of tries already entered, which
 // run in full (their deadlines and retries go on). Deadlines of the nodes
-// stopped are withdrawn, and n's own: an expired node waits for no
-// deadline (for a cancel, the root's may still be pending). n settles,
-// failed (or the cancelled root: cancelled), once everything under it has.
+// stopped are withdrawn as they settle (settled), and n's own at once: an
+// expired node waits for no deadline (for a cancel, the root's may still
+// be pending). A node under n that goes on running because a finally
+// block under it runs keeps its deadline. n settles, failed (or the
+// cancelled root: cancelled), once everything under it has.
 func (e *engine) expire(n int32) {
 	e.mut(n).flags |= flagExpired
 	if e.node(n).deadline > 0 {
@@ -521,9 +523,6 @@ func (e *engine) expire(n int32) {
 			return
 		}
 		tn := e.node(id)
-		if id != n && tn.deadline > 0 {
-			e.removeTimer(id, timerDeadline)
-		}
 		switch tn.kind {
 		case ast.KindAct:
 			if st.flags&flagWaiting != 0 {
