@@ -45,9 +45,9 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 // ignored. It never modifies j.
 //
 // The batch is a set, applied at once: results are put in a canonical order
-// (by node, then attempt, error and output), every applicable one is
-// recorded, then the tree settles, and only then are new actions started.
-// Results that cannot apply (unknown, never dispatched, stale, duplicate, or
+// (by node, then attempt, error, output, kind, finality and time), every
+// applicable one is recorded, then the tree settles, and only then are new
+// actions started. Results that cannot apply (unknown, never dispatched, stale, duplicate, or
 // arriving after the job finished) change nothing and are listed in
 // Ignored. If no result applies (an empty batch included), the transition
 // holds j itself, unchanged, and no action.
@@ -223,7 +223,9 @@ type keyed struct {
 }
 
 // compareKeyed orders a batch canonically: by node in tree order, then
-// attempt, error and output.
+// attempt, timer kind, error, output, kind, finality and time, so that
+// of two results for one attempt (or two firings of one timer) the same
+// one applies whatever the order they came in.
 func compareKeyed(x, y keyed) int {
 	if c := cmp.Compare(x.node, y.node); c != 0 {
 		return c
@@ -231,10 +233,31 @@ func compareKeyed(x, y keyed) int {
 	if c := cmp.Compare(x.attempt, y.attempt); c != 0 {
 		return c
 	}
-	if c := strings.Compare(x.r.Error, y.r.Error); c != 0 {
+	if c := cmp.Compare(x.timer, y.timer); c != 0 {
 		return c
 	}
-	return bytes.Compare(x.r.Output, y.r.Output)
+	return compareResults(x.r, y.r)
+}
+
+// compareResults orders results with the same ID by error, output, kind,
+// finality and time.
+func compareResults(x, y *Result) int {
+	if c := strings.Compare(x.Error, y.Error); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(x.Output, y.Output); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.Kind, y.Kind); c != 0 {
+		return c
+	}
+	if x.Final != y.Final {
+		if !x.Final {
+			return -1
+		}
+		return 1
+	}
+	return x.At.Compare(y.At)
 }
 
 // engine carries one New or Restart: the job being built, the edit token
@@ -890,9 +913,6 @@ func sortIgnored(ig []Ignored) {
 		if c := strings.Compare(x.ActionID, y.ActionID); c != 0 {
 			return c
 		}
-		if c := strings.Compare(x.Error, y.Error); c != 0 {
-			return c
-		}
-		return bytes.Compare(x.Output, y.Output)
+		return compareResults(x, y)
 	})
 }
