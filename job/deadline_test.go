@@ -261,3 +261,35 @@ func TestDeadlineUnderExpiredKeepsRunningNodesTimer(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadlineNestedSameBatch: a node's deadline and the deadline of a
+// node it stops fire in one batch. The inner node is stopped with
+// everything under it, leaf or not, so its deadline is withdrawn and its
+// firing ignored: it ends cancelled, as when the firings come one batch
+// apart, and whether it is a leaf or a seq.
+func TestDeadlineNestedSameBatch(t *testing.T) {
+	for _, inner := range []ast.Node{
+		ast.Act("a", 1).WithDeadline(2 * time.Second),
+		ast.Seq(ast.Act("a", 1), ast.Act("b", 2)).WithDeadline(2 * time.Second),
+	} {
+		r := newRetryRun(t, ast.Par(inner, ast.Act("c", 3)).WithDeadline(2*time.Second))
+		var fire []job.Result
+		for _, tm := range r.tr.Timers {
+			fire = append(fire, tm.Fire(tm.Due))
+		}
+		tr := r.apply(fire...)
+		if len(tr.Ignored) != 1 || tr.Ignored[0].Result.ActionID != "par[0]@deadline" || tr.Ignored[0].Reason != job.IgnoredTimer {
+			t.Errorf("%s: ignored %v; want the inner deadline's firing, not pending", inner.Kind, tr.Ignored)
+		}
+		var st job.Status
+		tr.Job.Walk(func(n job.NodeInfo) bool {
+			if n.Path == "par[0]" {
+				st = n.Status
+			}
+			return true
+		})
+		if st != job.StatusCancelled {
+			t.Errorf("%s: the inner node is %s, want cancelled (stopped by the outer deadline)\n%s", inner.Kind, st, job.Describe(tr.Job))
+		}
+	}
+}
