@@ -527,25 +527,31 @@ func (e *engine) settled(id int32) {
 // job is cancelled): nothing new starts under it (frozen), the actions in
 // flight under it are told to stop, and its leaves waiting for a retry
 // give up, except inside finally blocks of tries already entered, which
-// run in full (their deadlines and retries go on). Deadlines of the nodes
-// stopped are withdrawn as they settle (settled), and n's own at once: an
-// expired node waits for no deadline (for a cancel, the root's may still
-// be pending). A node under n that goes on running because a finally
-// block under it runs keeps its deadline. n settles, failed (or the
-// cancelled root: cancelled), once everything under it has.
+// run in full (their deadlines and retries go on). The deadlines of the
+// nodes stopped are withdrawn at once, and n's own: an expired node waits
+// for no deadline (for a cancel, the root's may still be pending). A node
+// under n that goes on running because a finally block under it runs
+// keeps its deadline. n settles, failed (or the cancelled root:
+// cancelled), once everything under it has.
 func (e *engine) expire(n int32) {
 	e.mut(n).flags |= flagExpired
 	if e.node(n).deadline > 0 {
 		e.removeTimer(n, timerDeadline)
 	}
 	var stop, give []int32
-	var walk func(id int32)
-	walk = func(id int32) {
+	// walk visits the running node id and reports whether it goes on
+	// running: a finally block under it runs (started, or to start once
+	// its try's body or rescue is stopped). The deadlines of the others,
+	// which the expiry stops, are withdrawn now, so that a firing of one
+	// in this batch finds it gone, leaf or not.
+	var walk func(id int32) bool
+	walk = func(id int32) bool {
 		st := e.get(id)
 		if st.status != StatusRunning {
-			return
+			return false
 		}
 		tn := e.node(id)
+		keeps := false
 		switch tn.kind {
 		case ast.KindAct:
 			if st.flags&flagWaiting != 0 {
@@ -555,15 +561,22 @@ func (e *engine) expire(n int32) {
 			}
 		case ast.KindTry:
 			for part, k := range tn.kids {
-				if k >= 0 && !(part == partFinally && st.pos == partFinally) {
-					walk(k)
+				if k >= 0 && !(part == partFinally && st.pos == partFinally) && walk(k) {
+					keeps = true
 				}
 			}
+			keeps = keeps || tn.kids[partFinally] >= 0
 		default:
 			for _, k := range tn.kids {
-				walk(k)
+				if walk(k) {
+					keeps = true
+				}
 			}
 		}
+		if id != n && !keeps && tn.deadline > 0 {
+			e.removeTimer(id, timerDeadline)
+		}
+		return keeps
 	}
 	walk(n)
 	for _, id := range give {
