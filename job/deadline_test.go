@@ -293,3 +293,25 @@ func TestDeadlineNestedSameBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelWaitingRootLeafProgress: a job whose only leaf waits for its
+// retry is cancelled: the leaf gives up and the root, a cancelled job's,
+// ends cancelled, so it is not counted as settled (Progress counts the
+// leaves that succeeded or failed), live as after Encode and Decode:
+// Describe must not change over a store and a load.
+func TestCancelWaitingRootLeafProgress(t *testing.T) {
+	r := newRetryRun(t, ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Second}))
+	r.apply(failAt(r.tr.Actions[0], "x", t0))
+	tr := r.apply(job.CancelResult("r", "stop"))
+	enc, _ := job.Encode(tr.Job)
+	d, err := job.Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := job.Describe(tr.Job), job.Describe(d); a != b {
+		t.Errorf("Describe changed over Encode/Decode:\n%s\n%s", a, b)
+	}
+	if settled, _ := tr.Job.Progress(); settled != 0 || tr.Job.Status() != job.StatusCancelled {
+		t.Errorf("%s, %d settled; want cancelled, 0 settled", tr.Job.Status(), settled)
+	}
+}
