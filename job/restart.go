@@ -413,8 +413,10 @@ func (e *engine) giveUp(id int32) {
 	e.gaveUp[id] = true
 	e.removeTimer(id, timerRetry)
 	e.mut(id).flags &^= flagWaiting
-	e.j.settled++
 	e.settle(id, StatusFailed, id+1, 0) // an expired leaf fails by its deadline instead
+	if e.get(id).status == StatusFailed {
+		e.j.settled++ // not the root of a cancelled job, which ends cancelled
+	}
 }
 
 // abandon gives up the retries of the waiting leaves under p that a freeze
