@@ -184,6 +184,138 @@ func TestDeadlineAndCancelSurviveEncoding(t *testing.T) {
 	}
 }
 
+// TestCancelWithdrawsRootDeadline: cancelling a job whose root has a
+// deadline expires the root, so the root's deadline timer is withdrawn
+// (Timer: "a timer a later transition withdraws ... is simply not pending
+// any more"; Check: a deadline timer belongs to a running node that has
+// not expired). The cancelled job must pass Check, list no timer, and
+// survive Encode and Decode, or a runner that stores it cannot load it
+// again.
+func TestCancelWithdrawsRootDeadline(t *testing.T) {
+	for _, w := range []ast.Node{
+		ast.Act("a", 1).WithDeadline(time.Hour),
+		ast.Par(ast.Act("a", 1), ast.Try(ast.Act("b", 2), ast.Finally(ast.Act("f", 3)))).WithDeadline(time.Hour),
+	} {
+		tr, err := job.New("r", w, job.StartedAt(t0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err = job.Cancel(tr.Job, "stop")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Check(tr.Job); err != nil {
+			t.Errorf("Check of the cancelled job: %v\n%s", err, job.Describe(tr.Job))
+		}
+		if ts := tr.Job.Timers(); len(ts) != 0 {
+			t.Errorf("the cancelled job still waits for %v", ts)
+		}
+		enc, err := job.Encode(tr.Job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := job.Decode(enc); err != nil {
+			t.Errorf("the stored cancelled job does not load: %v", err)
+		}
+	}
+}
+
+// TestDeadlineUnderExpiredKeepsRunningNodesTimer: when a node expires, a
+// node under it that still runs (a try whose finally block runs, whether
+// it had started before or starts now that the body was stopped) is not
+// stopped, and keeps its own deadline (expire: finally blocks "run in
+// full (their deadlines and retries go on)"; Check: a running node with a
+// deadline that has not expired has its deadline timer). The job must
+// pass Check and decode after the outer deadline, and the inner deadline,
+// when it fires, stops nothing: the finally runs in full.
+func TestDeadlineUnderExpiredKeepsRunningNodesTimer(t *testing.T) {
+	for _, startFinally := range []bool{false, true} {
+		w := ast.Seq(ast.Try(ast.Act("a", 1), ast.Finally(ast.Act("f", 2))).WithDeadline(5*time.Second), ast.Act("b", 3)).WithDeadline(time.Second)
+		r := newRetryRun(t, w)
+		if startFinally {
+			r.tr = r.apply(job.Result{JobID: "r", ActionID: "seq[0].body#1", At: t0})
+		}
+		tr, err := job.Restart(r.tr.Job, []job.Result{{JobID: "r", ActionID: "root@deadline", At: t0.Add(time.Second)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Check(tr.Job); err != nil {
+			t.Errorf("finally started before: %v: Check after the outer deadline: %v\n%s", startFinally, err, job.Describe(tr.Job))
+		}
+		if enc, err := job.Encode(tr.Job); err != nil {
+			t.Fatal(err)
+		} else if _, err := job.Decode(enc); err != nil {
+			t.Errorf("finally started before: %v: the stored job does not load: %v", startFinally, err)
+		}
+		var timers []string
+		for _, tm := range tr.Job.Timers() {
+			timers = append(timers, tm.ID)
+		}
+		if strings.Join(timers, " ") != "seq[0]@deadline" || ids(tr.Job.Outstanding()) != "seq[0].finally#1" {
+			t.Errorf("finally started before: %v: timers %v, outstanding %v; want the try's deadline and its finally", startFinally, timers, ids(tr.Job.Outstanding()))
+			continue
+		}
+		inner, err := job.Restart(tr.Job, []job.Result{{JobID: "r", ActionID: "seq[0]@deadline", At: t0.Add(5 * time.Second)}})
+		if err != nil || len(inner.Stops) != 0 || job.Check(inner.Job) != nil {
+			t.Errorf("the inner deadline: %v, stops %v, Check %v", err, ids(inner.Stops), job.Check(inner.Job))
+		}
+	}
+}
+
+// TestDeadlineNestedSameBatch: a node's deadline and the deadline of a
+// node it stops fire in one batch. The inner node is stopped with
+// everything under it, leaf or not, so its deadline is withdrawn and its
+// firing ignored: it ends cancelled, as when the firings come one batch
+// apart, and whether it is a leaf or a seq.
+func TestDeadlineNestedSameBatch(t *testing.T) {
+	for _, inner := range []ast.Node{
+		ast.Act("a", 1).WithDeadline(2 * time.Second),
+		ast.Seq(ast.Act("a", 1), ast.Act("b", 2)).WithDeadline(2 * time.Second),
+	} {
+		r := newRetryRun(t, ast.Par(inner, ast.Act("c", 3)).WithDeadline(2*time.Second))
+		var fire []job.Result
+		for _, tm := range r.tr.Timers {
+			fire = append(fire, tm.Fire(tm.Due))
+		}
+		tr := r.apply(fire...)
+		if len(tr.Ignored) != 1 || tr.Ignored[0].Result.ActionID != "par[0]@deadline" || tr.Ignored[0].Reason != job.IgnoredTimer {
+			t.Errorf("%s: ignored %v; want the inner deadline's firing, not pending", inner.Kind, tr.Ignored)
+		}
+		var st job.Status
+		tr.Job.Walk(func(n job.NodeInfo) bool {
+			if n.Path == "par[0]" {
+				st = n.Status
+			}
+			return true
+		})
+		if st != job.StatusCancelled {
+			t.Errorf("%s: the inner node is %s, want cancelled (stopped by the outer deadline)\n%s", inner.Kind, st, job.Describe(tr.Job))
+		}
+	}
+}
+
+// TestCancelWaitingRootLeafProgress: a job whose only leaf waits for its
+// retry is cancelled: the leaf gives up and the root, a cancelled job's,
+// ends cancelled, so it is not counted as settled (Progress counts the
+// leaves that succeeded or failed), live as after Encode and Decode:
+// Describe must not change over a store and a load.
+func TestCancelWaitingRootLeafProgress(t *testing.T) {
+	r := newRetryRun(t, ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Second}))
+	r.apply(failAt(r.tr.Actions[0], "x", t0))
+	tr := r.apply(job.CancelResult("r", "stop"))
+	enc, _ := job.Encode(tr.Job)
+	d, err := job.Decode(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := job.Describe(tr.Job), job.Describe(d); a != b {
+		t.Errorf("Describe changed over Encode/Decode:\n%s\n%s", a, b)
+	}
+	if settled, _ := tr.Job.Progress(); settled != 0 || tr.Job.Status() != job.StatusCancelled {
+		t.Errorf("%s, %d settled; want cancelled, 0 settled", tr.Job.Status(), settled)
+	}
+}
+
 // TestDescribeDeadlineAndCancel: Describe shows a pending deadline with its
 // due time, and a cancelled job's reason.
 func TestDescribeDeadlineAndCancel(t *testing.T) {

@@ -12,11 +12,12 @@ import (
 )
 
 // fuzzSeedJobs returns encodings of real jobs at various stages, for the
-// seed corpus of FuzzDecodeJob: the golden histories at the oldest format
-// and, with names, inputs and dags, at format 3.
+// seed corpus of FuzzDecodeJob: the golden histories at the oldest format,
+// with names, inputs and dags at format 3, and with time at format 4
+// (retries waiting and given up, an expired node, cancelled jobs).
 func fuzzSeedJobs(f *testing.F) [][]byte {
 	var out [][]byte
-	for _, format := range []int{1, 3} {
+	for _, format := range []int{1, 3, 4} {
 		g := goldenFormats[format]
 		for _, c := range g.cases() {
 			j, err := c.build(g.opts...)
@@ -83,8 +84,9 @@ func FuzzDecodeJob(f *testing.F) {
 		if len(acts) != j.Running() {
 			t.Fatalf("recovery lists %d actions, job has %d running", len(acts), j.Running())
 		}
-		// Run on: answer everything, failing every other action.
-		for round := 0; len(acts) > 0 && round < 50; round++ {
+		// Run on: answer everything, failing every other action; when
+		// nothing is outstanding, fire a timer it waits for.
+		for round := 0; (len(acts) > 0 || len(j.Timers()) > 0) && round < 50; round++ {
 			var rs []job.Result
 			for i, a := range acts {
 				if (i+round)%2 == 0 {
@@ -92,6 +94,12 @@ func FuzzDecodeJob(f *testing.F) {
 				} else {
 					rs = append(rs, a.Succeed([]byte(`1`)))
 				}
+			}
+			if len(rs) == 0 {
+				// One at a time: a deadline firing with a retry under it
+				// withdraws the retry, whose firing would be ignored.
+				tm := j.Timers()[0]
+				rs = append(rs, tm.Fire(tm.Due))
 			}
 			trNext, err := job.Restart(j, rs)
 			next, more := trNext.Job, trNext.Actions

@@ -73,6 +73,45 @@ func goldenTimedCases() []goldenCase {
 			},
 		},
 		{
+			name:  "deadline-expired",
+			about: "a seq whose deadline ran out while its try's body ran: the body was stopped, the finally runs in full, the sibling par's deadline still pending",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "ship-3", ast.Par(
+					ast.Seq(
+						ast.Try(ast.Act("pack", 1).WithRetry(ast.Retry{Attempts: 3, Initial: time.Second}), ast.Finally(ast.Act("unlock", nil))),
+						ast.Act("ship", nil),
+					).WithDeadline(10*time.Second),
+					ast.Seq(ast.Act("label", nil), ast.Act("print", nil)).WithDeadline(time.Hour),
+				),
+					map[string]string{"par[0].seq[0].body#1": "fail:jammed", "par[1].seq[0]#1": "ok"},
+					map[string]string{"par[0]@deadline": "fire"},
+				)
+			},
+		},
+		{
+			name:  "cancelled",
+			about: "a job cancelled while a leaf waited for its retry and a try's body ran: the finally still runs, the job ends cancelled once it settles",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "order-11", ast.Par(
+					ast.Act("charge", 500).WithRetry(ast.Retry{Attempts: 5, Initial: time.Minute}).AtMostOnce(),
+					ast.Try(ast.Act("reserve", 2).WithTimeout(time.Second), ast.Finally(ast.Act("release", 2))),
+				).WithDeadline(time.Hour),
+					map[string]string{"par[0]#1": "fail-kind:lost:the worker was lost"},
+					map[string]string{"@cancel": "cancel:the customer changed their mind"},
+				)
+			},
+		},
+		{
+			name:  "cancelled-done",
+			about: "a job cancelled with nothing left to settle: it ended cancelled at once",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "order-12", ast.Seq(ast.Act("charge", 1), ast.Act("ship", 2)).WithDeadline(time.Minute),
+					map[string]string{"seq[0]#1": "ok"},
+					map[string]string{"@cancel": "cancel:out of stock"},
+				)
+			},
+		},
+		{
 			name:  "retry-gave-up",
 			about: "a leaf that failed with a kind its policy does not retry: the job failed, the failure's kind kept",
 			build: func(opts ...job.Option) (job.Job, error) {
@@ -132,7 +171,9 @@ func goldenGraphCases() []goldenCase {
 }
 
 // goldenPlay starts w and applies the batches in turn; each batch maps an
-// action ID to its outcome: "ok", "ok:OUTPUT" or "fail:MESSAGE".
+// action ID to its outcome: "ok", "ok:OUTPUT", "fail:MESSAGE" or
+// "fail-kind:KIND:MESSAGE"; a timer ID to "fire" (at its due time); or
+// any key to "cancel:REASON" (job.CancelResult).
 func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]string) (job.Job, error) {
 	trJ, err := job.New(id, w, opts...)
 	j, acts := trJ.Job, trJ.Actions
@@ -161,6 +202,10 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 		sort.Strings(ids)
 		var rs []job.Result
 		for _, id := range ids {
+			if v, ok := strings.CutPrefix(b[id], "cancel:"); ok {
+				rs = append(rs, job.CancelResult(j.ID(), v))
+				continue
+			}
 			if b[id] == "fire" {
 				t, ok := timers[id]
 				if !ok {
@@ -398,9 +443,74 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// TestGoldenTimeEnds decodes the format-4 goldens of an expired node and
+// of cancelled jobs, recovers them (Outstanding and Timers) and runs them
+// to their end: the expired seq fails the job by its deadline once its
+// finally settled, the cancelled jobs end cancelled with their first
+// reason, and the withdrawn timers' firings change nothing.
+func TestGoldenTimeEnds(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		out      string // the outstanding actions, recovered
+		timers   string // the pending timers, recovered
+		status   job.Status
+		failure  string // Failure().String() and Kind, if failed
+		kind     string
+		cancel   string
+		withdraw []string // timers pending before, withdrawn: their firings are ignored
+	}{
+		{"f4-deadline-expired", "par[0].seq[0].finally#1 par[1].seq[1]#1", "par[1]@deadline", job.StatusFailed,
+			"par[0]: deadline of 10s exceeded", job.KindDeadline, "", []string{"par[0].seq[0].body@retry#2", "par[0]@deadline"}},
+		{"f4-cancelled", "par[1].finally#1", "", job.StatusCancelled, "", "", "the customer changed their mind",
+			[]string{"par[0]@retry#2", "root@deadline"}},
+		{"f4-cancelled-done", "", "", job.StatusCancelled, "", "", "out of stock", []string{"root@deadline"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(goldenDir, tc.name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := job.Decode(bytes.TrimSuffix(data, []byte("\n")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var timers []string
+			for _, tm := range j.Timers() {
+				timers = append(timers, tm.ID)
+			}
+			if got := ids(j.Outstanding()); got != tc.out || strings.Join(timers, " ") != tc.timers {
+				t.Fatalf("recovered actions %q and timers %q, want %q and %q", got, timers, tc.out, tc.timers)
+			}
+			for _, id := range tc.withdraw {
+				tr, err := job.Restart(j, []job.Result{{JobID: j.ID(), ActionID: id, At: j.Clock().Add(time.Hour)}})
+				if err != nil || tr.Changed() || len(tr.Ignored) != 1 || tr.Ignored[0].Reason != job.IgnoredTimer && tr.Ignored[0].Reason != job.IgnoredJobDone {
+					t.Fatalf("the firing of the withdrawn %s: %v, changed %v, %v", id, err, tr.Changed(), tr.Ignored)
+				}
+			}
+			again, err := job.Cancel(j, "a second reason")
+			if err != nil || (tc.cancel != "") == again.Changed() {
+				t.Fatalf("a cancel after: %v, changed %v", err, again.Changed())
+			}
+			if tc.cancel == "" {
+				// The expired job, cancelled now, ends cancelled.
+				if end := goldenFinish(t, again.Job); end.Status() != job.StatusCancelled {
+					t.Errorf("cancelled, it ends %s", end.Status())
+				}
+			}
+			end := goldenFinish(t, j)
+			f, _ := end.Failure()
+			reason, _ := end.Cancelled()
+			if end.Status() != tc.status || f.String() != tc.failure && tc.failure != "" || f.Kind != tc.kind || reason != tc.cancel {
+				t.Errorf("ends %s, failure %q (%s), cancelled %q; want %s, %q (%s), %q", end.Status(), f, f.Kind, reason, tc.status, tc.failure, tc.kind, tc.cancel)
+			}
+		})
+	}
+}
+
 // goldenFinish recovers j as a runner would (Outstanding), then answers
-// every outstanding action with success until the job ends.
-func goldenFinish(t *testing.T, j job.Job) {
+// every outstanding action with success, firing the pending timers when
+// nothing is outstanding, until the job ends; it returns the job ended.
+func goldenFinish(t *testing.T, j job.Job) job.Job {
 	t.Helper()
 	out := j.Outstanding()
 	if len(out) != j.Running() {
@@ -439,6 +549,7 @@ func goldenFinish(t *testing.T, j job.Job) {
 	if _, err := job.Decode(propEnc(t, j)); err != nil {
 		t.Fatalf("the finished job does not decode: %v", err)
 	}
+	return j
 }
 
 // TestGoldenWriterUnchanged checks that the current code still writes, for

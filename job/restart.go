@@ -45,9 +45,9 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 // ignored. It never modifies j.
 //
 // The batch is a set, applied at once: results are put in a canonical order
-// (by node, then attempt, error and output), every applicable one is
-// recorded, then the tree settles, and only then are new actions started.
-// Results that cannot apply (unknown, never dispatched, stale, duplicate, or
+// (by node, then attempt, error, output, kind, finality and time), every
+// applicable one is recorded, then the tree settles, and only then are new
+// actions started. Results that cannot apply (unknown, never dispatched, stale, duplicate, or
 // arriving after the job finished) change nothing and are listed in
 // Ignored. If no result applies (an empty batch included), the transition
 // holds j itself, unchanged, and no action.
@@ -223,7 +223,9 @@ type keyed struct {
 }
 
 // compareKeyed orders a batch canonically: by node in tree order, then
-// attempt, error and output.
+// attempt, timer kind, error, output, kind, finality and time, so that
+// of two results for one attempt (or two firings of one timer) the same
+// one applies whatever the order they came in.
 func compareKeyed(x, y keyed) int {
 	if c := cmp.Compare(x.node, y.node); c != 0 {
 		return c
@@ -231,10 +233,31 @@ func compareKeyed(x, y keyed) int {
 	if c := cmp.Compare(x.attempt, y.attempt); c != 0 {
 		return c
 	}
-	if c := strings.Compare(x.r.Error, y.r.Error); c != 0 {
+	if c := cmp.Compare(x.timer, y.timer); c != 0 {
 		return c
 	}
-	return bytes.Compare(x.r.Output, y.r.Output)
+	return compareResults(x.r, y.r)
+}
+
+// compareResults orders results with the same ID by error, output, kind,
+// finality and time.
+func compareResults(x, y *Result) int {
+	if c := strings.Compare(x.Error, y.Error); c != 0 {
+		return c
+	}
+	if c := bytes.Compare(x.Output, y.Output); c != 0 {
+		return c
+	}
+	if c := strings.Compare(x.Kind, y.Kind); c != 0 {
+		return c
+	}
+	if x.Final != y.Final {
+		if !x.Final {
+			return -1
+		}
+		return 1
+	}
+	return x.At.Compare(y.At)
 }
 
 // engine carries one New or Restart: the job being built, the edit token
@@ -396,8 +419,10 @@ func (e *engine) giveUp(id int32) {
 	e.gaveUp[id] = true
 	e.removeTimer(id, timerRetry)
 	e.mut(id).flags &^= flagWaiting
-	e.j.settled++
 	e.settle(id, StatusFailed, id+1, 0) // an expired leaf fails by its deadline instead
+	if e.get(id).status == StatusFailed {
+		e.j.settled++ // not the root of a cancelled job, which ends cancelled
+	}
 }
 
 // abandon gives up the retries of the waiting leaves under p that a freeze
@@ -510,22 +535,31 @@ func (e *engine) settled(id int32) {
 // job is cancelled): nothing new starts under it (frozen), the actions in
 // flight under it are told to stop, and its leaves waiting for a retry
 // give up, except inside finally blocks of tries already entered, which
-// run in full (their deadlines and retries go on). Deadlines of the nodes
-// stopped are withdrawn. n settles, failed (or the cancelled root:
+// run in full (their deadlines and retries go on). The deadlines of the
+// nodes stopped are withdrawn at once, and n's own: an expired node waits
+// for no deadline (for a cancel, the root's may still be pending). A node
+// under n that goes on running because a finally block under it runs
+// keeps its deadline. n settles, failed (or the cancelled root:
 // cancelled), once everything under it has.
 func (e *engine) expire(n int32) {
 	e.mut(n).flags |= flagExpired
+	if e.node(n).deadline > 0 {
+		e.removeTimer(n, timerDeadline)
+	}
 	var stop, give []int32
-	var walk func(id int32)
-	walk = func(id int32) {
+	// walk visits the running node id and reports whether it goes on
+	// running: a finally block under it runs (started, or to start once
+	// its try's body or rescue is stopped). The deadlines of the others,
+	// which the expiry stops, are withdrawn now, so that a firing of one
+	// in this batch finds it gone, leaf or not.
+	var walk func(id int32) bool
+	walk = func(id int32) bool {
 		st := e.get(id)
 		if st.status != StatusRunning {
-			return
+			return false
 		}
 		tn := e.node(id)
-		if id != n && tn.deadline > 0 {
-			e.removeTimer(id, timerDeadline)
-		}
+		keeps := false
 		switch tn.kind {
 		case ast.KindAct:
 			if st.flags&flagWaiting != 0 {
@@ -535,15 +569,22 @@ func (e *engine) expire(n int32) {
 			}
 		case ast.KindTry:
 			for part, k := range tn.kids {
-				if k >= 0 && !(part == partFinally && st.pos == partFinally) {
-					walk(k)
+				if k >= 0 && !(part == partFinally && st.pos == partFinally) && walk(k) {
+					keeps = true
 				}
 			}
+			keeps = keeps || tn.kids[partFinally] >= 0
 		default:
 			for _, k := range tn.kids {
-				walk(k)
+				if walk(k) {
+					keeps = true
+				}
 			}
 		}
+		if id != n && !keeps && tn.deadline > 0 {
+			e.removeTimer(id, timerDeadline)
+		}
+		return keeps
 	}
 	walk(n)
 	for _, id := range give {
@@ -895,9 +936,6 @@ func sortIgnored(ig []Ignored) {
 		if c := strings.Compare(x.ActionID, y.ActionID); c != 0 {
 			return c
 		}
-		if c := strings.Compare(x.Error, y.Error); c != 0 {
-			return c
-		}
-		return bytes.Compare(x.Output, y.Output)
+		return compareResults(x, y)
 	})
 }

@@ -2,6 +2,7 @@ package job_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -253,4 +254,51 @@ func pow3(n int) int {
 		p *= 3
 	}
 	return p
+}
+
+// TestBatchOrderTies: a batch is a set (doc.go: permuting the results
+// inside a batch changes nothing). Two results for the same attempt that
+// differ only in their time, kind or finality (a redelivery stamped
+// anew, a runner that classified a failure twice), and two firings of
+// one timer at different times, must give the same job and the same
+// transition in either order: which one applies, and what the other is
+// ignored as, cannot depend on where they stand in the batch.
+func TestBatchOrderTies(t *testing.T) {
+	w := ast.Par(
+		ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 3, Initial: time.Second, NonRetryable: []string{"card_declined"}}),
+		ast.Act("b", 2).WithRetry(ast.Retry{Attempts: 3, Initial: time.Second}),
+	)
+	r := newRetryRun(t, w)
+	a, b := r.tr.Actions[0], r.tr.Actions[1]
+	early, late := failAt(a, "x", t0), failAt(a, "x", t0.Add(time.Hour))
+	declined := early
+	declined.Kind = "card_declined"
+	final := early
+	final.Final = true
+	tr := r.apply(failAt(b, "y", t0))
+	tm := tr.Timers[0]
+	for _, tc := range []struct {
+		name string
+		from job.Job
+		x, y job.Result
+	}{
+		{"result times", r.tr.Job, early, late},
+		{"result kinds", r.tr.Job, early, declined},
+		{"result finality", r.tr.Job, early, final},
+		{"firing times", tr.Job, tm.Fire(tm.Due), tm.Fire(tm.Due.Add(time.Hour))},
+	} {
+		xy, err1 := job.Restart(tc.from, []job.Result{tc.x, tc.y})
+		yx, err2 := job.Restart(tc.from, []job.Result{tc.y, tc.x})
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		e1, _ := job.Encode(xy.Job)
+		e2, _ := job.Encode(yx.Job)
+		if string(e1) != string(e2) {
+			t.Errorf("%s: the order of the batch changed the job:\n%s\n%s", tc.name, e1, e2)
+		}
+		if !reflect.DeepEqual(xy.Timers, yx.Timers) || !reflect.DeepEqual(xy.Ignored, yx.Ignored) || !reflect.DeepEqual(xy.Step, yx.Step) {
+			t.Errorf("%s: the order of the batch changed the transition:\n%+v\n%+v", tc.name, xy, yx)
+		}
+	}
 }
