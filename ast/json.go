@@ -20,7 +20,7 @@ const Version = 1
 //
 // where NODE is one of
 //
-//	{"act":"name","payload":JSON,"name":"n","inputs":["a",...],"retry":RETRY,"timeout":"30s","deadline":"10m0s","delivery":"at-most-once"}
+//	{"act":"name","payload":JSON,"name":"n","inputs":["a",...],"retry":RETRY,"timeout":"30s","deadline":"10m0s","delivery":"at-most-once","priority":5}
 //	{"seq":[NODE,...],"name":"n","deadline":"10m0s"}
 //	{"par":[NODE,...],"name":"n","deadline":"10m0s"}
 //	{"try":NODE,"rescue":NODE,"finally":NODE,"name":"n","deadline":"10m0s"}
@@ -32,7 +32,8 @@ const Version = 1
 //
 // Every key but the kind's own is optional and omitted when empty: payload,
 // name, inputs, retry, timeout, deadline, delivery (omitted when
-// "at-least-once", the default), rescue, finally and after; so is every
+// "at-least-once", the default), priority (omitted when 0, the default),
+// rescue, finally and after; so is every
 // key of a retry but attempts, when zero. On every kind of node,
 // "deadline" comes after "name". A dag's children are written as entries: the
 // child's Name and After are the entry's "name" and "after", and "do" is
@@ -46,14 +47,16 @@ const Version = 1
 //
 // Decode also reads what this form does not write: any order of keys,
 // spaces, null for an optional key (none), an empty "inputs", "after" or
-// "non_retryable" (none), "delivery":"at-least-once", any duration
-// time.ParseDuration reads ("1m", "1.5h", "90s"), and the name of a dag's
-// child inside its "do" node rather than on the entry (not on both). It
-// refuses a "timeout" or "deadline" of 0: written out, a limit of nothing
-// is a mistake (leave the key out for no limit). Version 1 gained names,
-// inputs and dags, and later retry, timeout, deadline and delivery, as
-// optional keys: a document without them reads as before, and a baton
-// older than them refuses them as unknown fields.
+// "non_retryable" (none), "delivery":"at-least-once", "priority":0 (the
+// default), a priority in any spelling of a whole number (5.0, 5e0), any
+// duration time.ParseDuration reads ("1m", "1.5h", "90s"), and the name
+// of a dag's child inside its "do" node rather than on the entry (not on
+// both). It refuses a "timeout" or "deadline" of 0: written out, a limit
+// of nothing is a mistake (leave the key out for no limit). Version 1
+// gained names, inputs and dags, later retry, timeout, deadline and
+// delivery, and then priority, as optional keys: a document without them
+// reads as before, and a baton older than them refuses them as unknown
+// fields.
 func Encode(root Node) ([]byte, error) {
 	if err := Validate(root); err != nil {
 		return nil, err
@@ -159,6 +162,9 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	}
 	if n.timed() {
 		writeTiming(b, n)
+	}
+	if n.Priority != 0 {
+		writePriority(b, n)
 	}
 	b.WriteByte('}')
 }
@@ -341,7 +347,7 @@ var kindKeys = [...]struct {
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
-	KindAct: {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery"},
+	KindAct: {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
 	KindSeq: {"seq", "name", "deadline"},
 	KindPar: {"par", "name", "deadline"},
 	KindTry: {"try", "rescue", "finally", "name", "deadline"},
@@ -387,7 +393,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
 		case k == "after":
 			add("unknown field %q in %s node (after belongs in a dag entry, beside name and do)", k, n.Kind)
-		case k == "retry" || k == "timeout" || k == "delivery":
+		case k == "retry" || k == "timeout" || k == "delivery" || k == "priority":
 			// Reported below, in the order of the keys.
 		default:
 			add("unknown field %q in %s node (allowed: %s)", k, n.Kind, strings.Join(allowed, ", "))
@@ -399,11 +405,17 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 				add("%s", misplaced(k, n.Kind))
 			}
 		}
+		if _, ok := fields["priority"]; ok {
+			add("%s", misplacedPriority(n.Kind))
+		}
 	}
 	if raw, ok := fields["name"]; ok {
 		n.Name, n.badName = decodeName(raw, add)
 	}
 	decodeTiming(fields, &n, add)
+	if raw, ok := fields["priority"]; ok && n.Kind == KindAct {
+		n.Priority = decodePriority(raw, add)
+	}
 	switch n.Kind {
 	case KindAct:
 		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
@@ -487,7 +499,7 @@ func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
 	for _, k := range sortedKeys(fields) {
 		switch {
 		case k == "name" || k == "after" || k == "do":
-		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery":
+		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority":
 			add("unknown field %q in dag entry (allowed: name, after, do; %s belongs in the \"do\" node)", k, k)
 		default:
 			add("unknown field %q in dag entry (allowed: name, after, do)", k)

@@ -36,7 +36,8 @@ func (k Kind) String() string {
 // and Dag rather than by hand; a hand-built node is checked by Validate.
 //
 // Which fields are used depends on Kind:
-//   - KindAct: Action, Payload and Inputs; Retry, Timeout and Delivery.
+//   - KindAct: Action, Payload and Inputs; Retry, Timeout, Delivery and
+//     Priority.
 //   - KindSeq, KindPar, KindDag: Children.
 //   - KindTry: Body, and optionally Rescue and Finally.
 //
@@ -75,6 +76,11 @@ type Node struct {
 	Deadline time.Duration
 	// Delivery, for KindAct: AtLeastOnce (the zero value) or AtMostOnce.
 	Delivery Delivery
+	// Priority, for KindAct: the priority of its actions, from MinPriority
+	// to MaxPriority (0, the default, for none). A runner that orders its
+	// queue takes higher priorities first, and within one priority the
+	// oldest first; the reducer itself gives it no meaning.
+	Priority int
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
@@ -144,6 +150,14 @@ func (n Node) WithDeadline(d time.Duration) Node {
 // AtMostOnce returns the leaf n delivered at most once (see Delivery).
 func (n Node) AtMostOnce() Node {
 	n.Delivery = AtMostOnce
+	return n
+}
+
+// WithPriority returns the leaf n whose actions have priority p, from
+// MinPriority to MaxPriority: a runner that orders its queue takes higher
+// priorities first (see Node.Priority).
+func (n Node) WithPriority(p int) Node {
+	n.Priority = p
 	return n
 }
 
@@ -279,11 +293,12 @@ func Try(body Node, opts ...TryOption) Node {
 
 // Equal reports whether a and b are the same tree: same kinds, actions,
 // payload bytes, names, inputs, dependencies, retry policies (by value),
-// timeouts, deadlines, deliveries and shape.
+// timeouts, deadlines, deliveries, priorities and shape.
 func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
 		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) ||
-		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || !equalRetry(a.Retry, b.Retry) {
+		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || a.Priority != b.Priority ||
+		!equalRetry(a.Retry, b.Retry) {
 		return false
 	}
 	for i := range a.Children {

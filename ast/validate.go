@@ -60,7 +60,7 @@ func (e *Error) Error() string {
 // 1 to MaxActionName bytes of letters, digits, '.', '_' and '-'; payloads
 // are valid JSON; depth at most MaxDepth; problems recorded by the DSL (a
 // payload that would not marshal, two rescues); retry policies, timeouts,
-// deadlines and deliveries (below).
+// deadlines, deliveries and priorities (below).
 //
 // Names. A name is 1 to 100 bytes of ASCII letters, digits, '_', '-' and
 // '.', the first of them a letter or '_': "charge", "_tmp", "step-2.v1".
@@ -104,6 +104,11 @@ func (e *Error) Error() string {
 // neither "deadline" nor "cancelled", which are never failures of an
 // attempt. A Timeout or Deadline, unless 0 (no limit), is from 1ms to
 // 10000 hours. A Delivery is AtLeastOnce or AtMostOnce.
+//
+// Priority. A Priority other than 0 is allowed only on an act ("priority
+// on a seq node (only an act's actions have a priority)"), and is from
+// MinPriority to MaxPriority, -1000 to 1000 ("priority 1001 is out of
+// range (-1000 to 1000)").
 //
 // Validate costs time linear in the size of the tree; with inputs, each
 // input costs at most the depth of the tree, plus the dag siblings walked
@@ -180,6 +185,9 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		// come after its action's.
 		v.timing(n, path)
 	}
+	if n.Priority != 0 && n.Kind > KindAct && int(n.Kind) < len(kindNames) {
+		v.priority(n, path)
+	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
@@ -195,6 +203,9 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		}
 		if n.timed() {
 			v.timing(n, path)
+		}
+		if n.Priority != 0 {
+			v.priority(n, path)
 		}
 	case KindSeq, KindPar, KindDag:
 		if len(n.Children) == 0 {

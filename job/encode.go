@@ -27,7 +27,10 @@ import (
 //	   at-most-once delivery; "cancel" (the reason a job was cancelled
 //	   with), and flag 2 (a node whose deadline ran out, or the root of a
 //	   cancelled job)
-const Format = 4
+//	5  workflows with action priorities ("priority" on an act, which
+//	   a format-4 reader's workflow decoder refuses); otherwise the same
+//	   as format 4
+const Format = 5
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -156,6 +159,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.t.prioritised:
+		return 5
 	case j.t.timed || j.clock != 0 || len(j.timers) > 0 || j.cancel != "" || j.hasKinds():
 		return 4
 	case j.t.graph:
@@ -254,6 +259,9 @@ func Decode(data []byte) (Job, error) {
 	}
 	if *enc.Format < 4 && (t.timed || enc.Clock != nil || enc.Timers != nil || enc.Cancel != nil) {
 		return corrupt("time (retries, timeouts, a clock or timers) in format %d (format 4 holds it)", *enc.Format)
+	}
+	if t.prioritised && *enc.Format < 5 {
+		return corrupt("a workflow with action priorities in format %d (format 5 holds them)", *enc.Format)
 	}
 	nfields := 9
 	if *enc.Format >= 4 {

@@ -866,6 +866,7 @@ func actionOf(j *Job, id int32, attempt int) Action {
 		Attempt:     attempt,
 		Timeout:     a.Timeout,
 		AtMostOnce:  a.Delivery == ast.AtMostOnce,
+		Priority:    a.Priority,
 	}
 	if len(tn.inputs) > 0 {
 		act.Inputs = make([]Input, len(tn.inputs))

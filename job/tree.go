@@ -27,6 +27,9 @@ type tree struct {
 	// timed reports whether it uses retries, timeouts, deadlines or
 	// at-most-once delivery: format 4 at least.
 	timed bool
+	// prioritised reports whether a leaf has a priority other than 0:
+	// format 5.
+	prioritised bool
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -90,6 +93,9 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	}
 	if n.Retry != nil || n.Timeout != 0 || n.Deadline != 0 || n.Delivery != ast.AtLeastOnce {
 		t.timed = true
+	}
+	if n.Priority != 0 {
+		t.prioritised = true
 	}
 	if n.Name != "" {
 		if t.names == nil {
