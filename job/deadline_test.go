@@ -368,3 +368,31 @@ func TestCancelRootLeaf(t *testing.T) {
 		t.Errorf("Describe:\n%s", desc)
 	}
 }
+
+// TestCancelFailureBeforeGiveUp: a cancel arrives with two failures, one
+// retryable (its leaf gives up its retries because of the cancel) and one
+// final in a try whose rescue the cancel keeps from starting. The par
+// reports the final failure: a leaf that gives up because of a freeze
+// fails after the failures of its batch, whatever the order the reducer
+// handles them in (found by TestTimedSchedules).
+func TestCancelFailureBeforeGiveUp(t *testing.T) {
+	r := newRetryRun(t, ast.Seq(ast.Par(
+		ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Hour}),
+		ast.Try(ast.Act("b", 2), ast.Rescue(ast.Act("c", 3))),
+	)))
+	a, b := r.tr.Actions[0], r.tr.Actions[1]
+	tr := r.apply(failAt(a, "flaky", t0), failAt(b, "declined", t0), job.CancelResult("r", "stop"))
+	if !tr.Job.Done() || tr.Job.Status() != job.StatusCancelled {
+		t.Fatalf("%s\n%s", tr.Job.Status(), job.Describe(tr.Job))
+	}
+	var f *job.Failure
+	tr.Job.Walk(func(n job.NodeInfo) bool {
+		if n.Path == "seq[0]" {
+			f = n.Failure
+		}
+		return true
+	})
+	if f == nil || f.Path != "seq[0].par[1].body" || f.Others != 1 {
+		t.Fatalf("the par's failure %+v, want seq[0].par[1].body's with one other\n%s", f, job.Describe(tr.Job))
+	}
+}

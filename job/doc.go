@@ -64,7 +64,9 @@
 //     settled, the par fails, reporting its first failure and counting the
 //     others (Failure.Others). First means first in time; failures applied
 //     in the same batch count as simultaneous, and the one earliest in tree
-//     order is reported.
+//     order is reported, except that a leaf that gave up its retries because
+//     of the freeze (see Retry), a deadline or a cancel fails after the
+//     failures of its batch.
 //   - Dag: its children are named; each starts once every sibling it is
 //     after has succeeded (those after nothing start at once). Failure is
 //     as in a par: the dag freezes, nothing new starts under it (finally

@@ -726,9 +726,10 @@ func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
 		e.markFresh(p)
 	} else {
 		ps.others += 1 + cs.others
-		// A leaf that gave up its retries because of the freeze fails
-		// after the failure that froze: it never ties with it.
-		if e.fresh[p] && cs.cause < ps.cause && !e.gaveUp[cs.cause-1] {
+		// A leaf that gave up its retries because of a freeze (a
+		// failure, a deadline, a cancel) fails after the failures of its
+		// batch: it never ties with them, whichever was handled first.
+		if e.fresh[p] && e.failsBefore(cs.cause, ps.cause) {
 			ps.cause = cs.cause
 		}
 	}
@@ -736,6 +737,16 @@ func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
 	if first && len(e.j.timers) > 0 {
 		e.abandon(p) // p is frozen now: retries under it are new work
 	}
+}
+
+// failsBefore reports whether the cause a is reported before the cause b
+// when both fail in one batch: a failure before a give-up, then tree order.
+func (e *engine) failsBefore(a, b int32) bool {
+	ga, gb := e.gaveUp[a-1], e.gaveUp[b-1]
+	if ga != gb {
+		return gb
+	}
+	return a < b
 }
 
 // tryChild moves the try p on after its part settled with state cs.

@@ -280,28 +280,20 @@ func (n *tNode) derived() job.Status {
 	panic("timed oracle: unknown kind")
 }
 
-// failure returns the node n's failure reports (a failed leaf, or an
+// failure returns the node n's failure report (a failed leaf, or an
 // expired node) and how many others it counts. n must have failed.
+// Failures that settle in one step are reported a failure before a
+// give-up (a leaf that gave up its retries because of a freeze fails
+// after what froze it), then in tree order.
 func (n *tNode) failure() (*tNode, int) {
-	c, others, _ := n.failureAlts()
-	return c, others
-}
-
-// failureAlts is failure with the causes the reducer may report instead:
-// when failures that gave up their retries tie in one step, the reducer
-// reports the one it handled first, which depends on how each gave up
-// (on a freeze while waiting, or right after its failure), not on tree
-// order as doc.go says of failures in one batch. A known inconsistency,
-// left alone; the oracle accepts any of them.
-func (n *tNode) failureAlts() (*tNode, int, []*tNode) {
 	if n.expired {
-		return n, 0, nil
+		return n, 0
 	}
 	switch n.kind {
 	case ast.KindSeq:
 		for _, k := range n.kids {
 			if k.status() == job.StatusFailed {
-				return k.failureAlts()
+				return k.failure()
 			}
 		}
 	case ast.KindTry:
@@ -315,39 +307,30 @@ func (n *tNode) failureAlts() (*tNode, int, []*tNode) {
 			}
 		}
 		if out == job.StatusFailed {
-			return from.failureAlts()
+			return from.failure()
 		}
-		return n.finally.failureAlts()
+		return n.finally.failure()
 	case ast.KindPar, ast.KindDag:
-		type cand struct {
-			key  [3]int
-			alts []*tNode
-		}
-		var cs []cand
+		var best *tNode
+		var bestKey [3]int
 		total := 0
 		for _, k := range n.kids {
 			if k.status() != job.StatusFailed {
 				continue
 			}
-			cause, others, alts := k.failureAlts()
+			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
 			if cause.gaveUp && !cause.expired {
 				key[1] = 1
 			}
-			cs = append(cs, cand{key, append([]*tNode{cause}, alts...)})
-		}
-		slices.SortFunc(cs, func(a, b cand) int { return slices.Compare(a.key[:], b.key[:]) })
-		alts := slices.Clone(cs[0].alts[1:])
-		for _, c := range cs[1:] {
-			if cs[0].key[1] == 1 && c.key[0] == cs[0].key[0] && c.key[1] == 1 {
-				alts = append(alts, c.alts...)
+			if best == nil || slices.Compare(key[:], bestKey[:]) < 0 {
+				best, bestKey = cause, key
 			}
 		}
-		return cs[0].alts[0], total - 1, alts
+		return best, total - 1
 	}
-	c, o := n.failure1()
-	return c, o, nil
+	return n.failure1()
 }
 
 func (n *tNode) failure1() (*tNode, int) {
@@ -922,7 +905,6 @@ type tState struct {
 	Failure string // "path (action): message [kind] +others"
 	Retry   string // the next attempt's due time, for a waiting leaf
 
-	alts []string // other failures the reducer may report (failureAlts)
 }
 
 func tFailureString(path, action, msg, kind string, others int) string {
@@ -946,17 +928,12 @@ func (o *tOracle) states() []tState {
 			}
 		}
 		if st == job.StatusFailed {
-			cause, others, alts := n.failureAlts()
-			str := func(cause *tNode) string {
-				if cause.expired {
-					return tFailureString(cause.path, "", "deadline of "+cause.n.Deadline.String()+" exceeded", job.KindDeadline, others)
-				}
+			cause, others := n.failure()
+			if cause.expired {
+				s.Failure = tFailureString(cause.path, "", "deadline of "+cause.n.Deadline.String()+" exceeded", job.KindDeadline, others)
+			} else {
 				r := cause.last()
-				return tFailureString(cause.path, cause.n.Action, propStoredMsg(r.Msg), propStoredMsg(r.Kind), others)
-			}
-			s.Failure = str(cause)
-			for _, a := range alts {
-				s.alts = append(s.alts, str(a))
+				s.Failure = tFailureString(cause.path, cause.n.Action, propStoredMsg(r.Msg), propStoredMsg(r.Kind), others)
 			}
 		}
 		ss = append(ss, s)
