@@ -115,11 +115,12 @@
 // time.Duration's String ("10m0s"). A timeout or deadline is from 1ms to
 // 10000 hours. See [Validate] for every rule.
 //
-// Priority. A leaf may carry a priority ([Node.WithPriority]) from
-// MinPriority to MaxPriority (-1000 to 1000; 0, the default, is none),
+// Priority. A leaf may carry a priority ([Node.WithPriority]), a whole
+// number from MinPriority to MaxPriority (-1000 to 1000, 0 by default),
 // written "priority":5 in JSON. Its actions carry it, for runners: one
-// that orders its queue takes higher priorities first, and the oldest
-// first within one priority. The reducer gives it no other meaning.
+// that orders its queue runs higher priorities first. It orders only
+// actions that are ready at the same time (a seq still runs its children
+// one after the other); the reducer gives it no other meaning.
 //
 // Node paths. Every node has a path from the root, written as edges joined
 // by dots: seq[i], par[i] and dag[i] for the i-th child of a sequence,

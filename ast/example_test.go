@@ -136,3 +136,27 @@ func ExampleNode_WithRetry() {
 	// {"version":1,"root":{"seq":[{"act":"card.charge","payload":{"order":7},"retry":{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]},"timeout":"30s"},{"act":"receipt.send","delivery":"at-most-once"}],"deadline":"10m0s"}}
 	// workflow: root: retry.multiplier 0.5 is below 1, which would shrink the waits (1 to 100, or 0 for 1)
 }
+
+// Leaves with priorities: a runner that orders its queue runs the fraud
+// check before the other actions ready with it, and the report last. Only
+// a leaf has a priority.
+func ExampleNode_WithPriority() {
+	w := ast.Par(
+		ast.Act("fraud.check", "o-7").WithPriority(10),
+		ast.Act("stock.reserve", "o-7"),
+		ast.Act("report.update", "o-7").WithPriority(-5),
+	)
+	b, err := ast.Encode(w)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(b))
+
+	fmt.Println(ast.Validate(ast.Seq(ast.Act("a", nil).WithPriority(1001)).WithPriority(1)))
+	// Output:
+	// {"version":1,"root":{"par":[{"act":"fraud.check","payload":"o-7","priority":10},{"act":"stock.reserve","payload":"o-7"},{"act":"report.update","payload":"o-7","priority":-5}]}}
+	// workflow: 2 problems:
+	// 	root: priority on a seq node (only an act's actions have a priority)
+	// 	seq[0]: priority 1001 is out of range (-1000 to 1000)
+}

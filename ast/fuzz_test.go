@@ -51,6 +51,11 @@ var fuzzSeeds = []string{
 	`{"version":1,"root":{"seq":[{"act":"a"}],"retry":{},"timeout":"1s","delivery":null,"deadline":"-1s"}}`,
 	`{"version":1,"root":{"act":"a","retry":{"attempts":1e30,"initial":"-1s","max":"1ns"},"timeout":"10001h","deadline":"3000000h"}}`,
 	`{"version":1,"root":{"dag":[{"name":"a","deadline":"1s","timeout":"1s","do":{"act":"x","retry":null,"timeout":null}}]}}`,
+	// Priority.
+	`{"version":1,"root":{"par":[{"act":"a","priority":5},{"act":"b","retry":{"attempts":2},"delivery":"at-most-once","priority":-1000},{"dag":[{"name":"c","do":{"act":"c","priority":1000}}]}]}}`,
+	`{"version":1,"root":{"seq":[{"act":"a","priority":5.0},{"act":"b","priority":null},{"act":"c","priority":0}]}}`,
+	`{"version":1,"root":{"seq":[{"act":"a","priority":1001},{"act":"b","priority":2.5},{"act":"c","priority":"1"},{"act":"d","priority":1e999}],"priority":1}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","priority":1,"do":{"try":{"act":"x"},"priority":-1}}]}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts

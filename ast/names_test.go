@@ -353,7 +353,7 @@ func TestDecodeNamesErrors(t *testing.T) {
 		{"after in a do node", `{"dag":[{"name":"a","do":{"act":"a"}},{"name":"b","do":{"act":"b","after":["a"]}}]}`,
 			[]ast.Problem{{"dag[1]", `unknown field "after" in act node (after belongs in a dag entry, beside name and do)`}}},
 		{"unknown field in act", `{"act":"a","retries":1}`,
-			[]ast.Problem{{"", `unknown field "retries" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery)`}}},
+			[]ast.Problem{{"", `unknown field "retries" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`}}},
 		{"unknown field in dag", `{"dag":[{"name":"a","do":{"act":"a"}}],"after":[],"x":1}`,
 			[]ast.Problem{
 				{"", `unknown field "after" in dag node (after belongs in a dag entry, beside name and do)`},
@@ -407,7 +407,7 @@ func TestDecodeNamesErrors(t *testing.T) {
 		{"structural and naming problems, in tree order", `{"seq":[{"act":"a","name":"a","inputs":["b"]},{"dag":[{"name":"b","do":{"act":"b","x":1}}]}]}`,
 			[]ast.Problem{
 				{"seq[0]", `input "b" (seq[1].dag[0]) comes after this leaf in the seq at root` + notSureDoc},
-				{"seq[1].dag[0]", `unknown field "x" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery)`},
+				{"seq[1].dag[0]", `unknown field "x" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`},
 			}},
 	}
 	for _, tc := range tests {

@@ -77,9 +77,8 @@ type Node struct {
 	// Delivery, for KindAct: AtLeastOnce (the zero value) or AtMostOnce.
 	Delivery Delivery
 	// Priority, for KindAct: the priority of its actions, from MinPriority
-	// to MaxPriority (0, the default, for none). A runner that orders its
-	// queue takes higher priorities first, and within one priority the
-	// oldest first; the reducer itself gives it no meaning.
+	// to MaxPriority, 0 by default. A runner that orders its queue runs
+	// higher priorities first; the reducer itself gives it no meaning.
 	Priority int
 
 	// err records a problem found while building the node with the DSL

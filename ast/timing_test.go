@@ -331,7 +331,7 @@ func TestTimingDecodeErrors(t *testing.T) {
 		{"retry on a dag entry", doc(`{"dag":[{"name":"a","retry":{"attempts":2},"do":{"act":"a"}}]}`),
 			[]ast.Problem{{"dag[0]", `unknown field "retry" in dag entry (allowed: name, after, do; retry belongs in the "do" node)`}}},
 		{"misspelt key", act(`"retries":3`),
-			root(`unknown field "retries" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery)`)},
+			root(`unknown field "retries" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`)},
 
 		// Retry.
 		{"retry not an object", act(`"retry":3`), root(`retry must be an object like {"attempts":3,"initial":"1s"}, got a number`)},
