@@ -36,11 +36,11 @@ type Action struct {
 	// KindLost instead of running it again.
 	AtMostOnce bool `json:",omitempty"`
 	// Priority is the leaf's priority (ast.Node.WithPriority), from
-	// ast.MinPriority to ast.MaxPriority, 0 by default; every attempt and
-	// every recovery of the leaf carries it. A runner that orders its
-	// queue takes higher priorities first, and the oldest first within
-	// one priority. runner/inmem does not order its queue: it ignores the
-	// priority and runs actions in the order they come (FIFO).
+	// ast.MinPriority to ast.MaxPriority, 0 by default; every attempt of
+	// the leaf carries it, and so does its action recovered by
+	// Job.Outstanding. A runner that orders its queue runs higher
+	// priorities first. runner/inmem does not: it ignores the priority and
+	// runs actions in the order they are queued.
 	Priority int `json:",omitempty"`
 	// Failure is, for an action in a try's rescue or finally, the failure
 	// that part follows: for a rescue, what made the body fail; for a

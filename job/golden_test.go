@@ -40,8 +40,8 @@ type goldenCase struct {
 
 // goldenFormats gives, for every format Encode writes, the options that
 // make a job need it and the cases kept at it: formats 1 and 2 keep the
-// same histories, format 3 histories of workflows that need it (names,
-// inputs, dags).
+// same histories, formats 3, 4 and 5 histories of workflows that need
+// them (names, inputs, dags; time; priorities).
 var goldenFormats = map[int]struct {
 	opts  []job.Option
 	cases func() []goldenCase
@@ -50,6 +50,41 @@ var goldenFormats = map[int]struct {
 	2: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba70)}, goldenCases},
 	3: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
 	4: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
+	5: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
+}
+
+// goldenPriorityCases are the histories kept at format 5: workflows with
+// action priorities, with time (a clock, a retry) and without.
+func goldenPriorityCases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "priority-retry",
+			about: "a par of leaves with priorities: the urgent one failed and runs its second attempt, the default one succeeded, the low one runs",
+			build: func(opts ...job.Option) (job.Job, error) {
+				opts = append(opts[:len(opts):len(opts)], job.StartedAt(time.Date(2026, 11, 25, 5, 0, 0, 0, time.UTC)))
+				return goldenPlay(opts, "pay-9", ast.Par(
+					ast.Act("charge", 500).WithPriority(100).WithRetry(ast.Retry{Attempts: 3, Initial: time.Second}),
+					ast.Act("fetch", "https://example.com"),
+					ast.Act("report", nil).WithPriority(-20),
+				),
+					map[string]string{"par[0]#1": "fail:502 from the bank", "par[1]#1": "ok"},
+					map[string]string{"par[0]@retry#2": "fire"},
+				)
+			},
+		},
+		{
+			name:  "priority-only",
+			about: "priorities alone (no clock, retry, timeout or deadline): a try's seq with its first step done and its high-priority second one running, a low-priority finally to come",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "ship-5", ast.Try(
+					ast.Seq(ast.Act("pack", 1), ast.Act("ship", 1).WithPriority(1000), ast.Act("notify", nil)),
+					ast.Finally(ast.Act("audit", nil).WithPriority(-1000)),
+				),
+					map[string]string{"body.seq[0]#1": `ok:{"box":"b-1"}`},
+				)
+			},
+		},
+	}
 }
 
 // goldenTimedCases are the histories kept at format 4: retries, timeouts,

@@ -2,8 +2,9 @@ package job_test
 
 // Properties of retries, timeouts, at-most-once delivery, deadlines and
 // cancellation: the trees of prop_test.go, drawn exactly as there, then
-// given random retry policies, timeouts, deliveries and deadlines; a
-// list of outcomes per leaf, one per attempt (kinds, final failures);
+// given random retry policies, timeouts, deliveries, deadlines and
+// priorities (every action carries its leaf's; the oracle ignores them);
+// a list of outcomes per leaf, one per attempt (kinds, final failures);
 // and schedules in which a runner's clock advances, results carry it (or
 // the zero time), timers fire at or after their due time (late,
 // duplicated, or withdrawn), and the job is sometimes cancelled. The
@@ -84,6 +85,9 @@ func timedDrawCase(t *rapid.T, shape propShape) timedCase {
 		}
 		if rapid.IntRange(0, 3).Draw(t, "once") == 0 {
 			n.Delivery = ast.AtMostOnce
+		}
+		if rapid.IntRange(0, 3).Draw(t, "prio") == 0 {
+			n.Priority = rapid.SampledFrom([]int{1, -1, ast.MaxPriority, ast.MinPriority}).Draw(t, "priority")
 		}
 	}
 	if err := ast.Validate(c.Tree); err != nil {
@@ -232,7 +236,8 @@ func timedPlay(t propT, c timedCase, choose timedChooser, roundTrip, lockstep bo
 		for _, a := range tr.Actions {
 			p, attempt, err := job.SplitActionID(a.ID)
 			n := c.index().nodes[p]
-			if err != nil || n == nil || attempt != a.Attempt || a.Timeout != n.Timeout || a.AtMostOnce != (n.Delivery == ast.AtMostOnce) {
+			if err != nil || n == nil || attempt != a.Attempt || a.Timeout != n.Timeout || a.AtMostOnce != (n.Delivery == ast.AtMostOnce) ||
+				a.Priority != n.Priority {
 				t.Fatalf("bad action %+v\n%s", a, c)
 			}
 			for _, x := range v.out {
