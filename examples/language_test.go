@@ -54,7 +54,7 @@ var pages = []struct{ file, section, prefix string }{
 var workflows = map[string]func() ast.Node{
 	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag,
 	"docNames": docNames, "docRetry": docRetry, "docTimeout": docTimeout, "docDeadline": docDeadline,
-	"docDelivery": docDelivery, "readmeFlow": readmeFlow,
+	"docDelivery": docDelivery, "docPriority": docPriority, "readmeFlow": readmeFlow,
 }
 
 // The mirrors of the Go snippets of docs/language.md, in its order.
@@ -129,6 +129,14 @@ func docDelivery() ast.Node {
 	return ast.Par(
 		ast.Act("sms.send", "o-7").AtMostOnce(),
 		ast.Act("ledger.post", "o-7").AtMostOnce().WithRetry(ast.Retry{Attempts: 3, Initial: time.Second}),
+	)
+}
+
+func docPriority() ast.Node {
+	return ast.Par(
+		ast.Act("fraud.check", "o-7").WithPriority(10),
+		ast.Act("stock.reserve", "o-7"),
+		ast.Act("report.update", "o-7").WithPriority(-5),
 	)
 }
 

@@ -16,6 +16,10 @@
 //
 // The runner does not own the store: closing the runner leaves it open.
 //
+// The queue is first in, first out: the runner ignores the priority of a
+// leaf's actions (ast.Node.WithPriority, job.Action.Priority), which a
+// runner that orders its queue uses to run higher priorities first.
+//
 // # Results
 //
 // A worker takes one action at a time, and applies its result as soon as
