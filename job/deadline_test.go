@@ -398,8 +398,8 @@ func TestCancelFailureBeforeGiveUp(t *testing.T) {
 }
 
 // TestTimerIDsNeedAPath: the root's deadline is "root@deadline", as its
-// action is "root#1"; a timer ID with an empty path names no timer (only
-// the job's cancel, "@cancel", has none).
+// action is "root#1"; an ID with an empty path names no timer (only the
+// job's cancel, "@cancel", has none), and no action either.
 func TestTimerIDsNeedAPath(t *testing.T) {
 	for _, id := range []string{"@deadline", "@retry#2"} {
 		r := newRetryRun(t, ast.Seq(ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Second})).WithDeadline(time.Minute))
@@ -408,8 +408,8 @@ func TestTimerIDsNeedAPath(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Changed() || len(got.Ignored) != 1 || got.Ignored[0].Reason != job.IgnoredTimer {
-			t.Errorf("%s: changed %v, ignored %+v; want it ignored as no timer of the job", id, got.Changed(), got.Ignored)
+		if got.Changed() || len(got.Ignored) != 1 || got.Ignored[0].Reason != job.IgnoredUnknown {
+			t.Errorf("%s: changed %v, ignored %+v; want it ignored as unknown", id, got.Changed(), got.Ignored)
 		}
 	}
 }
