@@ -396,3 +396,20 @@ func TestCancelFailureBeforeGiveUp(t *testing.T) {
 		t.Fatalf("the par's failure %+v, want seq[0].par[1].body's with one other\n%s", f, job.Describe(tr.Job))
 	}
 }
+
+// TestTimerIDsNeedAPath: the root's deadline is "root@deadline", as its
+// action is "root#1"; an ID with an empty path names no timer (only the
+// job's cancel, "@cancel", has none), and no action either.
+func TestTimerIDsNeedAPath(t *testing.T) {
+	for _, id := range []string{"@deadline", "@retry#2"} {
+		r := newRetryRun(t, ast.Seq(ast.Act("a", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Second})).WithDeadline(time.Minute))
+		tr := r.apply(failAt(r.tr.Actions[0], "flaky", t0))
+		got, err := job.Restart(tr.Job, []job.Result{{JobID: "r", ActionID: id, At: t0.Add(time.Hour)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Changed() || len(got.Ignored) != 1 || got.Ignored[0].Reason != job.IgnoredUnknown {
+			t.Errorf("%s: changed %v, ignored %+v; want it ignored as unknown", id, got.Changed(), got.Ignored)
+		}
+	}
+}

@@ -283,8 +283,8 @@ func (n *tNode) derived() job.Status {
 // failure returns the node n's failure report (a failed leaf, or an
 // expired node) and how many others it counts. n must have failed.
 // Failures that settle in one step are reported a failure before a
-// give-up (a leaf that gave up its retries because of a freeze fails
-// after what froze it), then in tree order.
+// give-up in that step (a leaf that gave up its retries because of a
+// freeze fails after what froze it), then in tree order.
 func (n *tNode) failure() (*tNode, int) {
 	if n.expired {
 		return n, 0
@@ -321,8 +321,8 @@ func (n *tNode) failure() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired {
-				key[1] = 1
+			if cause.gaveUp && !cause.expired && cause.settledStep == k.settledStep {
+				key[1] = 1 // gave up in this very step: after its failures
 			}
 			if best == nil || slices.Compare(key[:], bestKey[:]) < 0 {
 				best, bestKey = cause, key
@@ -359,8 +359,8 @@ func (n *tNode) failure1() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired {
-				key[1] = 1
+			if cause.gaveUp && !cause.expired && cause.settledStep == k.settledStep {
+				key[1] = 1 // gave up in this very step: after its failures
 			}
 			if first == nil || slices.Compare(key[:], firstKey[:]) < 0 {
 				first, firstKey = k, key
@@ -681,7 +681,7 @@ type tFiring struct {
 
 // parseFiring reads a timer ID as the docs write them: "PATH@retry#N",
 // "PATH@deadline" ("root" for the root), or "@cancel". ok is false for an
-// ID without '@'; n is nil when the ID has one but names no timer of the
+// ID without '@' or with an empty path ("@deadline"); n is nil when the ID has one but names no timer of the
 // tree.
 func (o *tOracle) parseFiring(r job.Result) (f tFiring, ok bool) {
 	id := r.ActionID
@@ -695,9 +695,10 @@ func (o *tOracle) parseFiring(r job.Result) (f tFiring, ok bool) {
 		return f, true
 	}
 	path, rest := id[:i], id[i+1:]
-	if path == "root" {
-		// The reducer also takes the empty path for the root ("@deadline"),
-		// which SplitActionID refuses for actions; the oracle follows it.
+	switch path {
+	case "":
+		return tFiring{}, false // no timer: an action ID (and a bad one)
+	case "root":
 		path = ""
 	}
 	n := o.byPath[path]

@@ -66,20 +66,24 @@ func (t *tree) timerID(p pending) string {
 	return path + "@deadline"
 }
 
-// splitTimerID reads a timer ID: the node's path ("" for the root), the
-// kind, and for a retry the attempt. ok is false when id is not a timer ID.
+// splitTimerID reads a timer ID: the node's path ("" for the root, which
+// is written "root"), the kind, and for a retry the attempt. ok is false
+// when id is not a timer ID.
 func splitTimerID(id string) (path string, kind uint8, attempt int, ok bool) {
 	i := strings.LastIndexByte(id, '@')
 	if i < 0 {
 		return "", 0, 0, false
 	}
 	path, rest := id[:i], id[i+1:]
-	if path == ast.RootPath {
-		path = ""
-	}
 	switch {
 	case id == cancelID:
 		return "", timerCancel, 0, true
+	case path == "":
+		return "", 0, 0, false // the root is "root", as in action IDs
+	case path == ast.RootPath:
+		path = ""
+	}
+	switch {
 	case rest == "deadline":
 		return path, timerDeadline, 0, true
 	case strings.HasPrefix(rest, "retry#"):
