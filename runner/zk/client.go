@@ -1,0 +1,212 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Backoff is a capped, jittered exponential back-off: the waits between
+// retries of a ZooKeeper request that failed because the connection did,
+// and between polls of the queue when no watch fired.
+type Backoff struct {
+	Initial    time.Duration // default 100ms
+	Multiplier float64       // default 1.5
+	Max        time.Duration // default 10s
+}
+
+func (b Backoff) withDefaults() Backoff {
+	if b.Initial <= 0 {
+		b.Initial = 100 * time.Millisecond
+	}
+	if b.Multiplier < 1 {
+		b.Multiplier = 1.5
+	}
+	if b.Max <= 0 {
+		b.Max = 10 * time.Second
+	}
+	return b
+}
+
+// next returns the wait after d: d times the multiplier, capped, moved by
+// up to ±20% so that clients that failed together do not retry together.
+func (b Backoff) next(d time.Duration) time.Duration {
+	if d <= 0 {
+		d = b.Initial
+	} else {
+		d = time.Duration(float64(d) * b.Multiplier)
+	}
+	d = min(d, b.Max)
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
+
+// client is a ZooKeeper connection with the runner's ACL and retries.
+// go-zookeeper takes no context and retries nothing: a request in flight
+// when the connection drops fails. client retries such requests with
+// back-off until the context ends; every write it retries is idempotent
+// or guarded by a version, so a retry of a write that had in fact been
+// applied fails visibly (ErrNodeExists, ErrBadVersion, ErrNoNode) and
+// the caller treats that as "already done" or as a conflict.
+type client struct {
+	c       *zk.Conn
+	acl     []zk.ACL
+	backoff Backoff
+	log     *slog.Logger
+}
+
+// retryable reports whether err is the connection's, not the request's.
+func retryable(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+}
+
+// do runs f until it succeeds, fails for a reason of its own, or ctx ends.
+func (c *client) do(ctx context.Context, what string, f func() error) error {
+	var wait time.Duration
+	for attempt := 1; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		err := f()
+		if err == nil || !retryable(err) {
+			return err
+		}
+		wait = c.backoff.next(wait)
+		lvl := slog.LevelDebug
+		if attempt > 3 {
+			lvl = slog.LevelWarn
+		}
+		c.log.Log(ctx, lvl, "zookeeper unreachable; retrying", "op", what, "attempt", attempt, "wait", wait, "err", err)
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w (last error: %w)", what, ctx.Err(), err)
+		}
+	}
+}
+
+func (c *client) get(ctx context.Context, path string) (data []byte, st *zk.Stat, err error) {
+	err = c.do(ctx, "get "+path, func() error {
+		data, st, err = c.c.Get(path)
+		return err
+	})
+	return data, st, err
+}
+
+func (c *client) children(ctx context.Context, path string) (names []string, err error) {
+	err = c.do(ctx, "list "+path, func() error {
+		names, _, err = c.c.Children(path)
+		return err
+	})
+	return names, err
+}
+
+func (c *client) exists(ctx context.Context, path string) (ok bool, err error) {
+	err = c.do(ctx, "stat "+path, func() error {
+		ok, _, err = c.c.Exists(path)
+		return err
+	})
+	return ok, err
+}
+
+// create creates a node with the runner's ACL. A retry after a lost
+// connection may find the node it created itself: ErrNodeExists.
+func (c *client) create(ctx context.Context, path string, data []byte, flags int32) (name string, err error) {
+	err = c.do(ctx, "create "+path, func() error {
+		name, err = c.c.Create(path, data, flags, c.acl)
+		return err
+	})
+	return name, err
+}
+
+// ensure creates the persistent node path if it does not exist.
+func (c *client) ensure(ctx context.Context, path string) error {
+	_, err := c.create(ctx, path, nil, 0)
+	if errors.Is(err, zk.ErrNodeExists) {
+		return nil
+	}
+	return err
+}
+
+func (c *client) delete(ctx context.Context, path string, version int32) error {
+	return c.do(ctx, "delete "+path, func() error { return c.c.Delete(path, version) })
+}
+
+// multi runs ops as one transaction. On failure it returns the error of
+// the op that failed, and that op's index (-1 if none is known).
+func (c *client) multi(ctx context.Context, what string, ops []any) (rs []zk.MultiResponse, failed int, err error) {
+	failed = -1
+	err = c.do(ctx, what, func() error {
+		rs, err = c.c.Multi(ops...)
+		return err
+	})
+	if err == nil {
+		return rs, -1, nil
+	}
+	for i, r := range rs {
+		if r.Error != nil && !errors.Is(r.Error, zk.ErrAPIError) && r.Error.Error() != "unknown error: -2" {
+			return rs, i, r.Error
+		}
+	}
+	return rs, failed, err
+}
+
+// createOp returns a create request with the runner's ACL.
+func (c *client) createOp(path string, data []byte, flags int32) *zk.CreateRequest {
+	return &zk.CreateRequest{Path: path, Data: data, Acl: c.acl, Flags: flags}
+}
+
+// deleteTree deletes the node p and everything under it, children first,
+// a multi-op of at most 500 deletes at a time. Nodes deleted meanwhile by
+// someone else are not an error.
+func (c *client) deleteTree(ctx context.Context, p string) error {
+	kids, err := c.children(ctx, p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var leaves []string
+	for _, k := range kids {
+		sub, err := c.children(ctx, p+"/"+k)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+		case err != nil:
+			return err
+		case len(sub) > 0:
+			if err := c.deleteTree(ctx, p+"/"+k); err != nil {
+				return err
+			}
+		default:
+			leaves = append(leaves, p+"/"+k)
+		}
+	}
+	for len(leaves) > 0 {
+		n := min(len(leaves), 500)
+		ops := make([]any, n)
+		for i, l := range leaves[:n] {
+			ops[i] = &zk.DeleteRequest{Path: l, Version: -1}
+		}
+		if _, _, err := c.multi(ctx, "delete under "+p, ops); err != nil {
+			// Someone deleted some meanwhile: one at a time.
+			for _, l := range leaves[:n] {
+				if err := c.delete(ctx, l, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					return err
+				}
+			}
+		}
+		leaves = leaves[n:]
+	}
+	if err := c.delete(ctx, p, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return err
+	}
+	return nil
+}

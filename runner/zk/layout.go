@@ -1,0 +1,137 @@
+package zk
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/job"
+)
+
+// The node names of the layout (see the package doc). Every name is built
+// and read here, nowhere else.
+
+// layout is the set of paths under one root.
+type layout struct{ root string }
+
+func (l layout) jobs() string        { return l.root + "/jobs" }
+func (l layout) queue() string       { return l.root + "/queue" }
+func (l layout) claims() string      { return l.root + "/claims" }
+func (l layout) timers() string      { return l.root + "/timers" }
+func (l layout) workers() string     { return l.root + "/workers" }
+func (l layout) dispatching() string { return l.root + "/dispatching" }
+
+// dirs are the persistent parents every runner on the root needs.
+func (l layout) dirs() []string {
+	return []string{l.root, l.jobs(), l.queue(), l.claims(), l.timers(), l.workers(), l.dispatching()}
+}
+
+// job is the node of job id: its meta record.
+func (l layout) job(id job.ID) string { return l.jobs() + "/" + string(id) }
+
+// incarnation is the subtree of one incarnation of job id: its snapshots
+// and steps. A writer that loaded an earlier incarnation creates nodes
+// under a parent that no longer exists, so its write fails as a whole.
+func (l layout) incarnation(id job.ID, inc uint64) string {
+	return l.job(id) + "/" + incName(inc)
+}
+
+func incName(inc uint64) string { return fmt.Sprintf("i-%016x", inc) }
+
+// snapChunk is chunk k of the snapshot of job id at version v; tag tells
+// apart snapshots of one version written by two racing writers.
+func (l layout) snapChunk(id job.ID, inc, v uint64, tag string, k int) string {
+	return fmt.Sprintf("%s/snap-%020d-%s-%04d", l.incarnation(id, inc), v, tag, k)
+}
+
+// step is the step record that made version v of job id.
+func (l layout) step(id job.ID, inc, v uint64) string {
+	return fmt.Sprintf("%s/step-%020d", l.incarnation(id, inc), v)
+}
+
+// entryName is the name of the queue entry of action a, queued at
+// queuedMs (Unix milliseconds): "a-RANK-TIME-LEN-JOB-ACTION". The rank
+// (10000 minus the priority, 5 digits) sorts higher priorities first,
+// then the time sorts them in the order they were queued: workers sort
+// entry names, never read data. The name holds the action's key, so an
+// action is queued at most once at a time and an operator sees in a
+// listing what waits.
+func entryName(a job.Action, queuedMs int64) string {
+	return fmt.Sprintf("a-%05d-%013d-%s", rank(actionPriority(a)), queuedMs, keyName(a.JobID, a.ID))
+}
+
+func rank(priority int) int { return 10000 - max(-9999, min(9999, priority)) }
+
+// entryKey reads a queue entry's name: its rank and time, the job and the
+// action.
+func entryKey(name string) (rank int, queuedMs int64, id job.ID, actionID string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "a-")
+	if !ok || len(rest) < 5+1+13+1 || rest[5] != '-' || rest[19] != '-' {
+		return 0, 0, "", "", false
+	}
+	r, err1 := strconv.Atoi(rest[:5])
+	ms, err2 := strconv.ParseInt(rest[6:19], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, "", "", false
+	}
+	id, actionID, ok = splitKeyName(rest[20:])
+	return r, ms, id, actionID, ok
+}
+
+func (l layout) entry(name string) string { return l.queue() + "/" + name }
+
+// claim is the ephemeral owner node of the queue entry named entry.
+func (l layout) claim(entry string) string { return l.claims() + "/" + entry }
+
+// keyName is "LEN-JOB-ID": a job ID (which may hold '-') and an action or
+// timer ID, unambiguous thanks to the length. Job IDs hold no '/', no
+// space, and never are "." or "..".
+func keyName(id job.ID, rest string) string {
+	return strconv.Itoa(len(id)) + "-" + string(id) + "-" + rest
+}
+
+// splitKeyName reads a keyName.
+func splitKeyName(name string) (job.ID, string, bool) {
+	n, rest, ok := strings.Cut(name, "-")
+	if !ok {
+		return "", "", false
+	}
+	k, err := strconv.Atoi(n)
+	if err != nil || k <= 0 || k > len(rest) || len(rest) < k+1 || rest[k] != '-' {
+		return "", "", false
+	}
+	return job.ID(rest[:k]), rest[k+1:], true
+}
+
+// timer is the node of a timer: its due time (Unix milliseconds, 13
+// digits, rounded up so that it never fires early) first, so that the
+// timers sort by due time.
+func (l layout) timer(t job.Timer) string {
+	ms := t.Due.UnixMilli()
+	if t.Due.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return fmt.Sprintf("%s/t-%013d-%s", l.timers(), ms, keyName(t.JobID, t.ID))
+}
+
+// timerKey reads a timer node's name.
+func timerKey(name string) (dueMilli int64, id job.ID, timerID string, ok bool) {
+	rest, ok := strings.CutPrefix(name, "t-")
+	if !ok || len(rest) < 15 || rest[13] != '-' {
+		return 0, "", "", false
+	}
+	due, err := strconv.ParseInt(rest[:13], 10, 64)
+	if err != nil {
+		return 0, "", "", false
+	}
+	id, timerID, ok = splitKeyName(rest[14:])
+	return due, id, timerID, ok
+}
+
+// worker is the ephemeral node a worker announces itself with.
+func (l layout) worker(name string) string { return l.workers() + "/" + name }
+
+// dispatchingJob marks a job whose saved transition had more actions than
+// one multi-op holds: its queue entries are being written in parts.
+func (l layout) dispatchingJob(id job.ID) string { return l.dispatching() + "/" + string(id) }
