@@ -31,8 +31,8 @@ func (s *stopper) Stop(_ context.Context, acts []job.Action) {
 // TestEngineCancel: Engine.Cancel saves the cancel and, through
 // SaveThenDispatch, tells a Dispatcher that is a Stopper which actions to
 // stop; the finally block it leaves is dispatched. A second cancel
-// changes nothing; a finished job, a missing job and an empty reason are
-// errors.
+// changes nothing, also once the job has ended cancelled; a job that
+// finished otherwise, a missing job and an empty reason are errors.
 func TestEngineCancel(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory()
@@ -73,8 +73,17 @@ func TestEngineCancel(t *testing.T) {
 	if err != nil || done.Job.Status() != job.StatusCancelled {
 		t.Fatalf("after the finally: %s, %v", done.Job.Status(), err)
 	}
-	if _, err := eng.Cancel(ctx, "c", "late"); !errors.Is(err, runner.ErrFinished) {
-		t.Errorf("cancel of a finished job: %v, want ErrFinished", err)
+	if late, err := eng.Cancel(ctx, "c", "late"); err != nil || late.Changed() {
+		t.Errorf("cancel of a job that ended cancelled: changed %v, err %v; want nothing, no error", late.Changed(), err)
+	}
+	if _, err := eng.Submit(ctx, "s", ast.Act("a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Apply(ctx, "s", []job.Result{{JobID: "s", ActionID: "root#1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Cancel(ctx, "s", "late"); !errors.Is(err, runner.ErrFinished) {
+		t.Errorf("cancel of a job that succeeded: %v, want ErrFinished", err)
 	}
 	if _, err := eng.Cancel(ctx, "nosuch", "x"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("cancel of a missing job: %v, want ErrNotFound", err)

@@ -181,8 +181,9 @@ var ErrFinished = errors.New("runner: the job has finished")
 // new starts in it except the finally blocks of tries already entered,
 // its actions in flight are told to stop, and it ends cancelled, with
 // the reason, once those finally blocks settle. Cancelling a cancelled
-// job again changes nothing and is not an error. A job that has finished
-// is an error wrapping ErrFinished; a reason is required.
+// job again changes nothing and is not an error, also once it has ended.
+// A job that has finished otherwise is an error wrapping ErrFinished; a
+// reason is required.
 //
 // A runner that serialises the results of a job (runner/inmem) hands in
 // job.CancelResult like any result instead.
@@ -193,6 +194,9 @@ func (e *Engine) Cancel(ctx context.Context, id job.ID, reason string) (job.Tran
 	j, err := e.o.Store.Load(ctx, id)
 	if err != nil {
 		return job.Transition{}, fmt.Errorf("job %s: load: %w", id, err)
+	}
+	if _, cancelled := j.Cancelled(); cancelled {
+		return job.Transition{Job: j}, nil
 	}
 	if j.Done() {
 		return job.Transition{Job: j}, fmt.Errorf("job %s: cancel: %w (%s)", id, ErrFinished, j.Status())

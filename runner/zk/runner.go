@@ -1,0 +1,458 @@
+package zk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// Options configures a Runner.
+type Options struct {
+	// Store is the ZooKeeper store: its connection and root hold the
+	// runner's queue, claims, timers and worker announcements; required.
+	Store *Store
+	// Jobs, if set, is the store jobs are loaded from and saved to
+	// instead of Store: a wrapper of it (tests inject crashes through
+	// one). A transition is then saved first and queued after, in two
+	// writes, instead of in one multi-op.
+	Jobs store.Store
+	// Registry holds the handlers this worker runs. A runner with no
+	// Registry runs no actions: it submits, cancels, waits and fires
+	// timers (baton submit). Actions whose name has no handler here are
+	// left in the queue for a worker that has one.
+	Registry *runner.Registry
+	// Name is the worker's name in the workers node; default
+	// "HOST-PID-RANDOM". Two live workers cannot share a name.
+	Name string
+	// Workers bounds how many actions run at once; default 8.
+	Workers int
+	// ActionTimeout bounds each action; 0 means no limit.
+	ActionTimeout time.Duration
+	// DrainTimeout is how long actions in flight may finish once Run's
+	// context ends; default 10s; negative hands them back at once.
+	DrainTimeout time.Duration
+	// NoResume keeps Run from re-dispatching the unfinished jobs of the
+	// store when it starts. (Queue entries survive a restart in
+	// ZooKeeper: resuming only repairs what an operator or a crash in the
+	// middle of a large transition left out.)
+	NoResume bool
+	// Logger receives the runner's logs; nil uses the store's.
+	Logger *slog.Logger
+	// Hooks observes actions and steps; may be nil.
+	Hooks *runner.Hooks
+}
+
+// Errors of the runner.
+var (
+	ErrClosed  = errors.New("zk: runner closed")
+	ErrRunning = errors.New("zk: Run already called")
+)
+
+// Runner runs baton's workers on ZooKeeper: it claims actions from the
+// queue, runs them, and applies their results; it fires the timers that
+// fall due; and it submits, cancels and waits for jobs. Any number of
+// runners, in any number of processes, may share a root.
+type Runner struct {
+	o   Options
+	st  *Store
+	c   *conn
+	eng *runner.Engine
+	log *slog.Logger
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	stop    context.CancelFunc
+	stopped chan struct{}
+	running map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
+	lostQ   chan []job.Result
+}
+
+// New returns a runner. It does not start working until Run.
+func New(o Options) (*Runner, error) {
+	if o.Store == nil {
+		return nil, errors.New("zk: Options.Store is required")
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 10 * time.Second
+	}
+	if o.Name == "" {
+		host, _ := os.Hostname()
+		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
+	}
+	if err := zkNameOK(o.Name); err != nil {
+		return nil, fmt.Errorf("zk: worker name: %w", err)
+	}
+	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{}, lostQ: make(chan []job.Result, 64)}
+	r.log = o.Logger
+	if r.log == nil {
+		r.log = r.c.log
+	}
+	r.log = r.log.With("worker", o.Name)
+	jobs := store.Store(o.Store)
+	var tp runner.Transport = transport{r}
+	if o.Jobs != nil {
+		jobs = o.Jobs
+		tp = saveThenQueue{r, o.Jobs}
+	}
+	eng, err := runner.NewEngine(runner.EngineOptions{Store: jobs, Transport: tp, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	if err != nil {
+		return nil, err
+	}
+	r.eng = eng
+	return r, nil
+}
+
+func (r *Runner) jobs() store.Store {
+	if r.o.Jobs != nil {
+		return r.o.Jobs
+	}
+	return r.st
+}
+
+func (r *Runner) usable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Submit starts job id: it stores the job and queues its first actions in
+// one multi-op. With a Registry, a workflow naming actions it has no
+// handler for is refused.
+func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	_, err := r.eng.Submit(ctx, id, root)
+	return err
+}
+
+// Deliver applies results as if a worker had reported them.
+func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	var ids []job.ID
+	by := map[job.ID][]job.Result{}
+	for _, res := range results {
+		if _, ok := by[res.JobID]; !ok {
+			ids = append(ids, res.JobID)
+		}
+		by[res.JobID] = append(by[res.JobID], res)
+	}
+	var errs []error
+	for _, id := range ids {
+		if _, err := r.eng.Apply(ctx, id, by[id]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Cancel cancels job id with reason and returns once the cancel is saved.
+// Its actions in flight are told to stop: in this process at once, in
+// others when their workers see the job change.
+func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	_, err := r.eng.Cancel(ctx, id, reason)
+	return err
+}
+
+// Resume dispatches again the outstanding actions of the jobs named that
+// have no queue entry, and re-creates their missing timers.
+func (r *Runner) Resume(ctx context.Context, ids ...job.ID) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	_, err := r.eng.Recover(ctx, ids...)
+	return err
+}
+
+// Status returns the job as stored.
+func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
+	return r.jobs().Load(ctx, id)
+}
+
+// Wait blocks until job id has finished, whichever worker finished it,
+// and returns it. It watches the job's node, so it wakes when the job
+// changes.
+func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
+	var wait time.Duration
+	for {
+		j, err := r.jobs().Load(ctx, id)
+		if err != nil {
+			return job.Job{}, err
+		}
+		if j.Done() {
+			return j, nil
+		}
+		var ch <-chan zk.Event
+		err = r.c.do(ctx, "watch job "+string(id), func() (err error) {
+			var st *zk.Stat
+			var data []byte
+			data, st, ch, err = r.c.c.GetW(r.c.l.job(id))
+			if err == nil {
+				if m, merr := decodeMeta(id, data); merr == nil && m.Version != j.Version() {
+					ch = nil // changed meanwhile: load again at once
+				}
+				_ = st
+			}
+			return err
+		})
+		if err != nil {
+			return job.Job{}, fmt.Errorf("job %s: wait: %w", id, err)
+		}
+		if ch == nil {
+			continue
+		}
+		// The watch is the signal; a slow poll backs it up (a watch can be
+		// lost with the connection).
+		wait = r.c.backoff.next(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ch:
+			wait = 0
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return job.Job{}, fmt.Errorf("job %s: wait: %w", id, ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// stopLocal cancels the handlers of this process that run the actions a
+// transition told to stop.
+func (r *Runner) stopLocal(acts []job.Action) {
+	if len(acts) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range acts {
+		if cancel, ok := r.running[keyName(a.JobID, a.ID)]; ok {
+			cancel(runner.ErrStopped)
+		}
+	}
+}
+
+// reportLost hands at-most-once actions that cannot be run again to the
+// loop that applies their lost results.
+func (r *Runner) reportLost(rs []job.Result) {
+	select {
+	case r.lostQ <- rs:
+	default:
+		go func() { r.lostQ <- rs }()
+	}
+}
+
+// release deletes a claim and its entry, at the version claimed: the
+// action is done with (its result applied, or ignored), or not to be run.
+func (r *Runner) release(ctx context.Context, c consumed) {
+	_, _, err := r.c.multi(context.WithoutCancel(ctx), "release "+c.entry, c.ops())
+	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+		r.log.Warn("could not delete a queue entry", "entry", c.entry, "err", err)
+	}
+}
+
+// handBack deletes only the claim: the entry stays for another worker.
+func (r *Runner) handBack(c consumed) {
+	if err := r.c.delete(context.Background(), c.claim, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		r.log.Warn("could not hand back a claim", "claim", c.claim, "err", err)
+	}
+}
+
+// announcement is a worker node's data.
+type announcement struct {
+	Name     string    `json:"name"`
+	Capacity int       `json:"capacity"`
+	Actions  []string  `json:"actions"`
+	PID      int       `json:"pid"`
+	Host     string    `json:"host"`
+	Started  time.Time `json:"started"`
+}
+
+// announce creates the worker's ephemeral node.
+func (r *Runner) announce(ctx context.Context) error {
+	host, _ := os.Hostname()
+	var names []string
+	if r.o.Registry != nil {
+		names = r.o.Registry.Names()
+	}
+	data, _ := json.Marshal(announcement{Name: r.o.Name, Capacity: r.o.Workers, Actions: names, PID: os.Getpid(), Host: host, Started: time.Now().UTC()})
+	_, err := r.c.create(ctx, r.c.l.worker(r.o.Name), data, zk.FlagEphemeral)
+	if errors.Is(err, zk.ErrNodeExists) {
+		// Ours, from before a retry of the create, or another worker's.
+		_, st, gerr := r.c.get(ctx, r.c.l.worker(r.o.Name))
+		if gerr == nil && st.EphemeralOwner == r.c.c.SessionID() {
+			return nil
+		}
+		return fmt.Errorf("zk: a live worker is named %q already", r.o.Name)
+	}
+	return err
+}
+
+// Run announces the worker, resumes the store's unfinished jobs (unless
+// NoResume), then claims and runs actions and fires timers until ctx ends
+// or Close is called. It returns nil then, once the actions in flight
+// have finished or been handed back (DrainTimeout).
+func (r *Runner) Run(ctx context.Context) error {
+	r.mu.Lock()
+	switch {
+	case r.started:
+		r.mu.Unlock()
+		return ErrRunning
+	case r.closed:
+		r.mu.Unlock()
+		return nil
+	}
+	r.started = true
+	ctx, cancel := context.WithCancel(ctx)
+	r.stop = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.stopped)
+	}()
+	defer cancel()
+
+	if err := r.announce(ctx); err != nil && ctx.Err() == nil {
+		return err
+	}
+	defer func() {
+		if err := r.c.delete(context.Background(), r.c.l.worker(r.o.Name), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			r.log.Debug("could not delete the worker node", "err", err)
+		}
+	}()
+	if !r.o.NoResume {
+		r.resumeAll(ctx)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { r.timerLoop(ctx) })
+	wg.Go(func() { r.lostLoop(ctx) })
+	wg.Go(func() { r.sessionLoop(ctx) })
+	r.workLoop(ctx)
+	wg.Wait()
+	return nil
+}
+
+// Close stops Run, if it runs, and waits for it to return. It does not
+// close the store.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	started, stop := r.started, r.stop
+	r.mu.Unlock()
+	if started {
+		stop()
+		<-r.stopped
+	}
+	return nil
+}
+
+// sessionLoop announces the worker again when the connection starts a new
+// session (the old one expired, and its ephemeral nodes with it).
+func (r *Runner) sessionLoop(ctx context.Context) {
+	ch := r.c.newSessions()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+			r.log.Warn("new ZooKeeper session: announcing the worker again; actions claimed under the old one are abandoned")
+			if err := r.announce(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("announcing the worker again", "err", err)
+			}
+		}
+	}
+}
+
+// resumeAll dispatches again what the store's unfinished jobs are missing.
+func (r *Runner) resumeAll(ctx context.Context) {
+	q := store.Query{Unfinished: true, Limit: 1000}
+	for {
+		infos, err := store.List(ctx, r.jobs(), q)
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("listing unfinished jobs to resume", "err", err)
+			}
+			return
+		}
+		ids := make([]job.ID, len(infos))
+		for i, in := range infos {
+			ids[i] = in.ID
+		}
+		if _, err := r.eng.Recover(ctx, ids...); err != nil && ctx.Err() == nil {
+			r.log.Error("resuming jobs", "err", err)
+		}
+		if len(infos) < q.Limit {
+			return
+		}
+		q.After = infos[len(infos)-1].ID
+	}
+}
+
+// lostLoop applies the lost results of at-most-once actions.
+func (r *Runner) lostLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case rs := <-r.lostQ:
+			if err := r.Deliver(context.WithoutCancel(ctx), rs...); err != nil {
+				r.log.Error("reporting at-most-once actions lost", "err", err)
+			}
+		}
+	}
+}
+
+// sleep waits d or until ctx ends or wake receives.
+func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var w0, w1 <-chan zk.Event
+	if len(wake) > 0 {
+		w0 = wake[0]
+	}
+	if len(wake) > 1 {
+		w1 = wake[1]
+	}
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	case <-w0:
+	case <-w1:
+	}
+}
+
+// sortEntries orders queue entry names as workers take them: by rank,
+// then time, then key (the name's order).
+func sortEntries(names []string) { slices.Sort(names) }

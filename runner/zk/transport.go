@@ -1,0 +1,299 @@
+package zk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// errClaimLost is returned when a worker's result cannot be applied
+// because its claim is no longer its own: its session expired (its claim
+// node went away with it) and, perhaps, another worker claimed the
+// action. Its result changes nothing.
+var errClaimLost = errors.New("zk: the claim on this action was lost (session expired?); the result is abandoned")
+
+// consumed is what applying a worker's result deletes in the same
+// multi-op: the action's queue entry, at the version the worker claimed it
+// at, and the worker's claim.
+type consumed struct {
+	entry string
+	ver   int32
+	claim string
+}
+
+func (c consumed) ops() []any {
+	return []any{
+		&zk.DeleteRequest{Path: c.entry, Version: c.ver},
+		&zk.DeleteRequest{Path: c.claim, Version: -1},
+	}
+}
+
+type consumedKey struct{}
+
+// withConsumed returns ctx carrying the nodes that applying the results
+// of this Engine.Apply consumes.
+func withConsumed(ctx context.Context, c consumed) context.Context {
+	return context.WithValue(ctx, consumedKey{}, c)
+}
+
+func consumedFrom(ctx context.Context) (consumed, bool) {
+	c, ok := ctx.Value(consumedKey{}).(consumed)
+	return c, ok
+}
+
+// entryData is a queue entry's data: what an operator reads, and what a
+// worker needs to decide whether it has a handler before it claims.
+type entryData struct {
+	Job     job.ID `json:"job"`
+	ID      string `json:"id"`
+	Action  string `json:"action"`
+	Claimed int    `json:"claimed,omitempty"` // claims so far
+	Worker  string `json:"worker,omitempty"`  // the last claimant
+}
+
+func entryOf(a job.Action) []byte {
+	b, _ := json.Marshal(entryData{Job: a.JobID, ID: a.ID, Action: a.Name})
+	return b
+}
+
+// transport is the runner's runner.Transport: a transition is one
+// multi-op that checks and sets the job's record, appends its step,
+// deletes what the results consumed, and creates the new queue entries
+// and timers.
+type transport struct{ r *Runner }
+
+func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+	r := t.r
+	defer r.stopLocal(tr.Stops)
+	id := tr.Job.ID()
+	var (
+		ops  []any
+		base int // ops before the queue's
+		sv   *save
+		cr   func(context.Context, meta) error
+		m    meta
+		err  error
+	)
+	switch {
+	case tr.Created():
+		if err := store.CheckCreate(tr.Job); err != nil {
+			return err
+		}
+		if err := r.st.usable(id); err != nil {
+			return err
+		}
+		enc, err := job.Encode(tr.Job)
+		if err != nil {
+			return err
+		}
+		ops, m, cr, err = r.st.createOps(ctx, tr.Job, enc)
+		if err != nil {
+			return err
+		}
+	case tr.Changed():
+		if err := store.CheckSave(tr.Job, tr.Step); err != nil {
+			return err
+		}
+		if err := r.st.usable(id); err != nil {
+			return err
+		}
+		if sv, err = r.st.prepareSave(ctx, tr.Job, tr.Step); err != nil {
+			return err
+		}
+		ops = slices.Clone(sv.ops)
+	default:
+		return nil
+	}
+	cons, hasCons := consumedFrom(ctx)
+	if hasCons {
+		ops = append(ops, cons.ops()...)
+	}
+	base = len(ops)
+	queue := r.queueOps(tr.Actions, tr.Timers)
+	size := 0
+	for _, op := range ops {
+		size += opSize(op)
+	}
+	first := queue
+	var rest []any
+	if size+queueSize(queue) > maxMulti {
+		// Too many new actions for one request: the state, a marker, and
+		// as many entries as fit; the rest after. A runner that finds the
+		// marker left behind dispatches the job again.
+		first = nil
+		size += opSize(r.c.createOp(r.c.l.dispatchingJob(id), nil, 0))
+		for i, op := range queue {
+			if size+opSize(op) > maxMulti {
+				rest = queue[i:]
+				break
+			}
+			first = append(first, op)
+			size += opSize(op)
+		}
+		ops = append(ops, r.c.createOp(r.c.l.dispatchingJob(id), nil, 0))
+		base++
+	}
+	ops = append(ops, first...)
+	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
+	if _, failed, err := r.c.multi(ctx, what, ops); err != nil {
+		switch {
+		case sv != nil && failed >= 0 && failed < len(sv.ops):
+			sv.abandon(ctx)
+			return sv.mapErr(failed, err)
+		case sv == nil && failed == 0 && errors.Is(err, zk.ErrNodeExists):
+			return fmt.Errorf("job %s: %w", id, store.ErrExists)
+		case hasCons && failed >= base-2 && failed < base:
+			if sv != nil {
+				sv.abandon(ctx)
+			}
+			return fmt.Errorf("job %s: %w: %w", id, errClaimLost, err)
+		}
+		if sv != nil {
+			sv.abandon(ctx)
+		}
+		return fmt.Errorf("job %s: %s: %w", id, what, err)
+	}
+	if sv != nil {
+		sv.done(ctx, sv.old)
+	} else if err := cr(ctx, m); err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		if err := r.createAll(ctx, rest); err != nil {
+			return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
+		}
+		if err := r.c.delete(ctx, r.c.l.dispatchingJob(id), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+			r.log.Warn("could not delete a dispatching marker", "job", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// queueOps returns the creates of the queue entries of acts and of the
+// timer nodes of ts. At-most-once actions come first, so that a
+// transition split in parts (Commit) queues them in its first.
+func (r *Runner) queueOps(acts []job.Action, ts []job.Timer) []any {
+	now := time.Now().UnixMilli()
+	var ops []any
+	for _, once := range []bool{true, false} {
+		for _, a := range acts {
+			if a.AtMostOnce == once {
+				ops = append(ops, r.c.createOp(r.c.l.entry(entryName(a, now)), entryOf(a), 0))
+			}
+		}
+	}
+	for _, tm := range ts {
+		ops = append(ops, r.c.createOp(r.c.l.timer(tm), nil, 0))
+	}
+	return ops
+}
+
+func queueSize(ops []any) int {
+	n := 0
+	for _, op := range ops {
+		n += opSize(op)
+	}
+	return n
+}
+
+// createAll creates nodes in multi-ops of at most maxMulti bytes; nodes
+// that exist already (a dispatch again) are left as they are.
+func (r *Runner) createAll(ctx context.Context, ops []any) error {
+	for len(ops) > 0 {
+		n, size := 0, 0
+		for n < len(ops) && (n == 0 || size+opSize(ops[n]) <= maxMulti) {
+			size += opSize(ops[n])
+			n++
+		}
+		if _, _, err := r.c.multi(ctx, "queue", ops[:n]); err != nil {
+			// Some exist (or the multi is refused): one at a time.
+			for _, op := range ops[:n] {
+				c := op.(*zk.CreateRequest)
+				if _, err := r.c.create(ctx, c.Path, c.Data, c.Flags); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+					return err
+				}
+			}
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// Dispatch queues again the actions that have no queue entry, and
+// creates the timer nodes that are missing: what recovery asks for. An
+// at-most-once action with no entry is reported lost (the runner cannot
+// tell it did not run).
+func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
+	r := t.r
+	have, err := r.queued(ctx)
+	if err != nil {
+		return err
+	}
+	var todo []job.Action
+	var lost []job.Result
+	for _, a := range acts {
+		switch {
+		case have[keyName(a.JobID, a.ID)]:
+		case a.AtMostOnce:
+			lost = append(lost, runner.LostResult(a, time.Now()))
+		default:
+			todo = append(todo, a)
+		}
+	}
+	if err := r.createAll(ctx, r.queueOps(todo, ts)); err != nil {
+		return fmt.Errorf("dispatch: %w", err)
+	}
+	if len(lost) > 0 {
+		r.reportLost(lost)
+	}
+	return nil
+}
+
+// queued returns the keys (keyName) of the actions with a queue entry.
+func (r *Runner) queued(ctx context.Context) (map[string]bool, error) {
+	names, err := r.c.children(ctx, r.c.l.queue())
+	if err != nil {
+		return nil, fmt.Errorf("list the queue: %w", err)
+	}
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		if _, _, id, aid, ok := entryKey(n); ok {
+			have[keyName(id, aid)] = true
+		}
+	}
+	return have, nil
+}
+
+// saveThenQueue is the transport when the runner's jobs live in a store
+// other than its own (Options.Jobs): the state is saved first, the queue
+// written after, and what a result consumed deleted after that.
+type saveThenQueue struct {
+	r  *Runner
+	st store.Store
+}
+
+func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
+	defer t.r.stopLocal(tr.Stops)
+	if err := runner.SaveThenDispatch(t.st, runner.DispatchFunc(func(ctx context.Context, acts []job.Action, ts []job.Timer) error {
+		return t.r.createAll(ctx, t.r.queueOps(acts, ts))
+	})).Commit(ctx, tr); err != nil {
+		return err
+	}
+	if c, ok := consumedFrom(ctx); ok {
+		t.r.release(ctx, c)
+	}
+	return nil
+}
+
+func (t saveThenQueue) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
+	return transport{t.r}.Dispatch(ctx, acts, ts)
+}

@@ -1,0 +1,361 @@
+package zk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// workLoop claims and runs actions until ctx ends, then drains.
+func (r *Runner) workLoop(ctx context.Context) {
+	if r.o.Registry == nil {
+		<-ctx.Done() // no handlers: this runner submits, waits and fires timers
+		return
+	}
+	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelHandlers()
+	slots := make(chan struct{}, r.o.Workers)
+	freed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	skip := map[string]bool{} // entries this worker leaves alone (no handler, malformed)
+	var wait time.Duration
+	for ctx.Err() == nil {
+		if len(slots) == cap(slots) {
+			select {
+			case <-freed:
+			case <-ctx.Done():
+			}
+			continue
+		}
+		var names, claims []string
+		var qch, cch <-chan zk.Event
+		err := r.c.do(ctx, "list the queue", func() (err error) {
+			names, _, qch, err = r.c.c.ChildrenW(r.c.l.queue())
+			if err == nil {
+				claims, _, cch, err = r.c.c.ChildrenW(r.c.l.claims())
+			}
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("listing the queue", "err", err)
+				sleep(ctx, r.c.backoff.Max)
+			}
+			continue
+		}
+		taken := make(map[string]bool, len(claims))
+		for _, c := range claims {
+			taken[c] = true
+		}
+		sortEntries(names)
+		present := make(map[string]bool, len(names))
+		took := 0
+		for _, name := range names {
+			present[name] = true
+			if len(slots) == cap(slots) || ctx.Err() != nil {
+				break
+			}
+			if taken[name] || skip[name] {
+				continue
+			}
+			c, a, ok := r.claim(ctx, name, skip)
+			if !ok {
+				continue
+			}
+			slots <- struct{}{}
+			took++
+			wg.Go(func() {
+				defer func() {
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
+				}()
+				r.perform(handlerCtx, c, a)
+			})
+		}
+		for name := range skip {
+			if !present[name] {
+				delete(skip, name)
+			}
+		}
+		if took > 0 {
+			wait = 0
+			continue
+		}
+		// Nothing to take: wait for the queue or the claims to change (a
+		// new entry, a worker gone), a slot, or the poll that backs up
+		// the watches.
+		wait = r.c.backoff.next(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-qch:
+			wait = 0
+		case <-cch:
+			wait = 0
+		case <-freed:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	if r.o.DrainTimeout > 0 {
+		t := time.NewTimer(r.o.DrainTimeout)
+		select {
+		case <-done:
+		case <-t.C:
+			r.log.Warn("drain timeout: handing back actions still running")
+		}
+		t.Stop()
+	}
+	cancelHandlers()
+	<-done
+}
+
+// claim claims the queue entry name: it reads the entry, and if this
+// worker has a handler for its action, creates its ephemeral claim and
+// bumps the entry's version in one multi-op. The entry's version then
+// names this claim: a worker whose session expired, and whose action
+// another worker claimed since, finds it changed and abandons its result.
+// claim returns false for an entry it did not claim or that needs no run
+// (a stale entry, deleted; an at-most-once action claimed before,
+// reported lost).
+func (r *Runner) claim(ctx context.Context, name string, skip map[string]bool) (consumed, job.Action, bool) {
+	_, _, id, actionID, ok := entryKey(name)
+	if !ok {
+		skip[name] = true
+		r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
+		return consumed{}, job.Action{}, false
+	}
+	data, st, err := r.c.get(ctx, r.c.l.entry(name))
+	if err != nil {
+		if !errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
+			r.log.Warn("reading a queue entry", "entry", name, "err", err)
+		}
+		return consumed{}, job.Action{}, false
+	}
+	var ed entryData
+	if err := json.Unmarshal(data, &ed); err != nil || ed.Job != id || ed.ID != actionID || ed.Action == "" {
+		skip[name] = true
+		r.log.Warn("queue entry with malformed data (not written by baton?): left alone", "entry", r.c.l.entry(name), "data", string(data))
+		return consumed{}, job.Action{}, false
+	}
+	if _, ok := r.o.Registry.Lookup(ed.Action); !ok {
+		skip[name] = true
+		r.log.Info("no handler here for this action: left in the queue for a worker that has one", "job", id, "action", actionID, "name", ed.Action)
+		return consumed{}, job.Action{}, false
+	}
+	claimedBefore := ed.Claimed
+	ed.Claimed++
+	ed.Worker = r.o.Name
+	nd, _ := json.Marshal(ed)
+	c := consumed{entry: r.c.l.entry(name), ver: st.Version + 1, claim: r.c.l.claim(name)}
+	_, _, err = r.c.multi(ctx, "claim "+name, []any{
+		r.c.createOp(c.claim, []byte(r.o.Name), zk.FlagEphemeral),
+		&zk.SetDataRequest{Path: c.entry, Data: nd, Version: st.Version},
+	})
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNoNode) {
+			r.log.Warn("claiming a queue entry", "entry", name, "err", err)
+		}
+		return consumed{}, job.Action{}, false
+	}
+	j, err := r.jobs().Load(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
+		r.release(ctx, c)
+		return consumed{}, job.Action{}, false
+	}
+	if err != nil {
+		r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
+		r.handBack(c)
+		sleep(ctx, r.c.backoff.Initial)
+		return consumed{}, job.Action{}, false
+	}
+	i := slices.IndexFunc(j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
+	if i < 0 {
+		// Applied already, stopped, or the job ended: nothing to run.
+		r.release(ctx, c)
+		return consumed{}, job.Action{}, false
+	}
+	a := j.Outstanding()[i]
+	if a.AtMostOnce && claimedBefore > 0 {
+		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
+		r.apply(ctx, c, runner.LostResult(a, time.Now()))
+		return consumed{}, job.Action{}, false
+	}
+	return c, a, true
+}
+
+// perform runs a claimed action and applies its result.
+func (r *Runner) perform(ctx context.Context, c consumed, a job.Action) {
+	key := keyName(a.JobID, a.ID)
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.running[key] = cancel
+	r.mu.Unlock()
+	watchCtx, stopWatch := context.WithCancel(actx)
+	go r.watchStop(watchCtx, a, cancel)
+	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks})
+	stopWatch()
+	stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
+	r.mu.Lock()
+	delete(r.running, key)
+	r.mu.Unlock()
+	switch {
+	case stopped:
+		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
+		r.release(ctx, c)
+	case err != nil:
+		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+		r.handBack(c)
+	default:
+		r.apply(context.WithoutCancel(ctx), c, res)
+	}
+}
+
+// apply applies a worker's result, deleting the entry and the claim in
+// the same multi-op.
+func (r *Runner) apply(ctx context.Context, c consumed, res job.Result) {
+	tr, err := r.eng.Apply(withConsumed(ctx, c), res.JobID, []job.Result{res})
+	switch {
+	case err == nil && !tr.Changed():
+		r.release(ctx, c) // ignored (a duplicate, the job ended): done with
+	case err == nil, errors.Is(err, runner.ErrNotDispatched):
+	case errors.Is(err, errClaimLost):
+		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", res.JobID, "action", res.ActionID)
+	case errors.Is(err, store.ErrNotFound):
+		r.release(ctx, c)
+	default:
+		r.log.Error("applying a result failed: handing the action back, to run again", "job", res.JobID, "action", res.ActionID, "err", err)
+		r.handBack(c)
+	}
+}
+
+// watchStop cancels the handler of a with cause runner.ErrStopped when its
+// job no longer waits for it (a deadline ran out, the job was cancelled,
+// the job is gone), watching the job's node until ctx ends.
+func (r *Runner) watchStop(ctx context.Context, a job.Action, cancel context.CancelCauseFunc) {
+	var wait time.Duration
+	for ctx.Err() == nil {
+		_, _, ch, err := r.c.c.GetW(r.c.l.job(a.JobID))
+		if errors.Is(err, zk.ErrNoNode) {
+			cancel(runner.ErrStopped)
+			return
+		}
+		if err != nil {
+			wait = r.c.backoff.next(wait)
+			sleep(ctx, wait)
+			continue
+		}
+		wait = 0
+		j, err := r.jobs().Load(ctx, a.JobID)
+		if err == nil && !slices.ContainsFunc(j.Outstanding(), func(o job.Action) bool { return o.ID == a.ID }) {
+			cancel(runner.ErrStopped)
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// timerLoop fires the timers that fall due: it applies each firing, then
+// deletes the timer's node (a runner that dies between the two fires it
+// again, which the reducer ignores). Every runner on a root does this;
+// when two fire one timer, the second firing is ignored.
+func (r *Runner) timerLoop(ctx context.Context) {
+	var wait time.Duration
+	lastRepair := time.Now()
+	for ctx.Err() == nil {
+		var names []string
+		var ch <-chan zk.Event
+		err := r.c.do(ctx, "list the timers", func() (err error) {
+			names, _, ch, err = r.c.c.ChildrenW(r.c.l.timers())
+			return err
+		})
+		if err != nil {
+			if ctx.Err() == nil {
+				r.log.Error("listing the timers", "err", err)
+				sleep(ctx, r.c.backoff.Max)
+			}
+			continue
+		}
+		slices.Sort(names)
+		var next time.Time
+		for _, name := range names {
+			due, id, tid, ok := timerKey(name)
+			if !ok {
+				continue
+			}
+			at := time.UnixMilli(due)
+			if now := time.Now(); at.After(now) {
+				next = at
+				break
+			}
+			r.fire(ctx, name, job.Timer{JobID: id, ID: tid, Due: at})
+		}
+		if time.Since(lastRepair) > 30*time.Second {
+			r.repairDispatching(ctx)
+			lastRepair = time.Now()
+		}
+		wait = r.c.backoff.next(wait)
+		d := wait
+		if !next.IsZero() {
+			d = min(d, time.Until(next))
+		}
+		sleep(ctx, max(d, time.Millisecond), ch)
+	}
+}
+
+// fire applies the firing of the timer whose node is name.
+func (r *Runner) fire(ctx context.Context, name string, tm job.Timer) {
+	_, err := r.eng.Apply(ctx, tm.JobID, []job.Result{tm.Fire(time.Now())})
+	switch {
+	case err == nil, errors.Is(err, runner.ErrNotDispatched), errors.Is(err, store.ErrNotFound):
+	default:
+		if ctx.Err() == nil {
+			r.log.Error("firing a timer failed; it fires again later", "job", tm.JobID, "timer", tm.ID, "err", err)
+		}
+		return
+	}
+	if err := r.c.delete(ctx, r.c.l.timers()+"/"+name, -1); err != nil && !errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
+		r.log.Warn("deleting a fired timer", "timer", name, "err", err)
+	}
+}
+
+// repairDispatching finishes the transitions whose queue entries were
+// being written in parts by a runner that stopped: their markers are older
+// than half a minute.
+func (r *Runner) repairDispatching(ctx context.Context) {
+	names, err := r.c.children(ctx, r.c.l.dispatching())
+	if err != nil {
+		return
+	}
+	for _, name := range names {
+		_, st, err := r.c.get(ctx, r.c.l.dispatching()+"/"+name)
+		if err != nil || time.Since(time.UnixMilli(st.Mtime)) < 30*time.Second {
+			continue
+		}
+		if _, err := r.eng.Recover(ctx, job.ID(name)); err != nil {
+			r.log.Error("finishing a dispatch left in parts", "job", name, "err", err)
+			continue
+		}
+		_ = r.c.delete(ctx, r.c.l.dispatching()+"/"+name, st.Version)
+	}
+}
