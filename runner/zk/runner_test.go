@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/internal/zktest"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/runner/runnertest"
+	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
