@@ -29,6 +29,10 @@ type meta struct {
 	SnapBytes  uint64 `json:"snapBytes"`
 	SinceSteps uint64 `json:"sinceSteps"`
 	SinceBytes uint64 `json:"sinceBytes"`
+	// Stops counts the transitions that applied a cancel or a deadline's
+	// firing, the only ones that stop actions in flight: a worker reloads
+	// the job to see whether its action was stopped only when it changed.
+	Stops uint64 `json:"stops,omitempty"`
 	// The origin snapshot (version 1), kept for History.
 	OriginTag    string `json:"originTag"`
 	OriginChunks int    `json:"originChunks"`

@@ -80,6 +80,11 @@ type Runner struct {
 	stopped chan struct{}
 	running map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
 	lostQ   chan []job.Result
+
+	pendMu   sync.Mutex
+	pend     map[job.ID][]pendingResult // results waiting for their job's applier
+	applying map[job.ID]bool            // jobs with an applier running
+	appliers sync.WaitGroup
 }
 
 // New returns a runner. It does not start working until Run.
@@ -100,7 +105,8 @@ func New(o Options) (*Runner, error) {
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
-	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{}, lostQ: make(chan []job.Result, 64)}
+	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{}, lostQ: make(chan []job.Result, 64),
+		pend: map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = r.c.log
@@ -356,6 +362,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.lostLoop(ctx) })
 	wg.Go(func() { r.sessionLoop(ctx) })
 	r.workLoop(ctx)
+	r.appliers.Wait() // the results of the actions that ended are applied
 	wg.Wait()
 	return nil
 }

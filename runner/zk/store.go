@@ -281,6 +281,9 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 	sv := &save{s: s, j: j, zver: e.zver}
 	m := e.m
 	m.setJob(j)
+	if stopsActions(step) {
+		m.Stops++
+	}
 	m.SinceSteps++
 	m.SinceBytes += uint64(len(rec))
 	var snapOps []any
@@ -315,6 +318,17 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 		s.c.createOp(s.c.l.step(id, inc, j.Version()), rec, 0),
 	}, snapOps...)
 	return sv, nil
+}
+
+// stopsActions reports whether a step may have stopped actions in flight:
+// it applied a cancel or the firing of a deadline.
+func stopsActions(step job.Step) bool {
+	for _, r := range step.Results {
+		if r.ActionID == "@cancel" || strings.HasSuffix(r.ActionID, "@deadline") {
+			return true
+		}
+	}
+	return false
 }
 
 // size returns the bytes the save's ops carry.
@@ -465,22 +479,42 @@ func (s *Store) snapshot(ctx context.Context, id job.ID, inc, v uint64, tag stri
 	return j, nil
 }
 
-// steps reads the step records of versions from+1 to to.
+// steps reads the step records of versions from+1 to to, up to 16 reads
+// in flight at once (go-zookeeper pipelines requests on one connection).
 func (s *Store) steps(ctx context.Context, id job.ID, inc, from, to uint64) ([]job.Step, error) {
-	steps := make([]job.Step, 0, to-from)
-	for v := from + 1; v <= to; v++ {
+	n := int(to - from)
+	steps := make([]job.Step, n)
+	errs := make([]error, n)
+	read := func(i int) {
+		v := from + 1 + uint64(i)
 		rec, _, err := s.c.get(ctx, s.c.l.step(id, inc, v))
-		if err != nil {
-			if errors.Is(err, zk.ErrNoNode) {
-				return nil, fmt.Errorf("job %s: step v%d is %w: %w", id, v, errMissing, job.ErrCorrupt)
-			}
-			return nil, fmt.Errorf("job %s: load step v%d: %w", id, v, err)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			errs[i] = fmt.Errorf("job %s: step v%d is %w: %w", id, v, errMissing, job.ErrCorrupt)
+		case err != nil:
+			errs[i] = fmt.Errorf("job %s: load step v%d: %w", id, v, err)
+		default:
+			steps[i], errs[i] = job.DecodeStep(id, v, rec)
 		}
-		st, err := job.DecodeStep(id, v, rec)
+	}
+	if n == 1 {
+		read(0)
+	} else {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 16)
+		for i := range n {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				read(i)
+			})
+		}
+		wg.Wait()
+	}
+	for _, err := range errs {
 		if err != nil {
 			return nil, err
 		}
-		steps = append(steps, st)
 	}
 	return steps, nil
 }

@@ -41,14 +41,24 @@ type consumedKey struct{}
 
 // withConsumed returns ctx carrying the nodes that applying the results
 // of this Engine.Apply consumes.
-func withConsumed(ctx context.Context, c consumed) context.Context {
-	return context.WithValue(ctx, consumedKey{}, c)
+func withConsumed(ctx context.Context, cs []consumed) context.Context {
+	return context.WithValue(ctx, consumedKey{}, cs)
 }
 
-func consumedFrom(ctx context.Context) (consumed, bool) {
-	c, ok := ctx.Value(consumedKey{}).(consumed)
-	return c, ok
+func consumedFrom(ctx context.Context) []consumed {
+	cs, _ := ctx.Value(consumedKey{}).([]consumed)
+	return cs
 }
+
+// claimLost is the error of a commit that failed because the claim of
+// the i-th consumed action was lost.
+type claimLost struct {
+	i   int
+	err error
+}
+
+func (e *claimLost) Error() string { return fmt.Sprintf("%v: %v", errClaimLost, e.err) }
+func (e *claimLost) Unwrap() error { return errClaimLost }
 
 // entryData is a queue entry's data: what an operator reads, and what a
 // worker needs to decide whether it has a handler before it claims.
@@ -58,10 +68,21 @@ type entryData struct {
 	Action  string `json:"action"`
 	Claimed int    `json:"claimed,omitempty"` // claims so far
 	Worker  string `json:"worker,omitempty"`  // the last claimant
+	// Act is the action itself when it is small (maxEmbedded): a worker
+	// then claims it without loading the job.
+	Act *job.Action `json:"act,omitempty"`
 }
 
+// maxEmbedded bounds the encoded action an entry carries.
+const maxEmbedded = 16 << 10
+
 func entryOf(a job.Action) []byte {
-	b, _ := json.Marshal(entryData{Job: a.JobID, ID: a.ID, Action: a.Name})
+	ed := entryData{Job: a.JobID, ID: a.ID, Action: a.Name, Act: &a}
+	b, _ := json.Marshal(ed)
+	if len(b) > maxEmbedded {
+		ed.Act = nil
+		b, _ = json.Marshal(ed)
+	}
 	return b
 }
 
@@ -113,9 +134,10 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	default:
 		return nil
 	}
-	cons, hasCons := consumedFrom(ctx)
-	if hasCons {
-		ops = append(ops, cons.ops()...)
+	cons := consumedFrom(ctx)
+	consStart := len(ops)
+	for _, c := range cons {
+		ops = append(ops, c.ops()...)
 	}
 	base = len(ops)
 	queue := r.queueOps(tr.Actions, tr.Timers)
@@ -151,11 +173,11 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 			return sv.mapErr(failed, err)
 		case sv == nil && failed == 0 && errors.Is(err, zk.ErrNodeExists):
 			return fmt.Errorf("job %s: %w", id, store.ErrExists)
-		case hasCons && failed >= base-2 && failed < base:
+		case failed >= consStart && failed < base:
 			if sv != nil {
 				sv.abandon(ctx)
 			}
-			return fmt.Errorf("job %s: %w: %w", id, errClaimLost, err)
+			return fmt.Errorf("job %s: %w", id, &claimLost{i: (failed - consStart) / 2, err: err})
 		}
 		if sv != nil {
 			sv.abandon(ctx)
@@ -288,7 +310,7 @@ func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
 	})).Commit(ctx, tr); err != nil {
 		return err
 	}
-	if c, ok := consumedFrom(ctx); ok {
+	for _, c := range consumedFrom(ctx) {
 		t.r.release(ctx, c)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -26,7 +27,9 @@ func (r *Runner) workLoop(ctx context.Context) {
 	slots := make(chan struct{}, r.o.Workers)
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	skip := map[string]bool{} // entries this worker leaves alone (no handler, malformed)
+	var skipMu sync.Mutex
+	skip := map[string]bool{}     // entries this worker leaves alone (no handler, malformed)
+	inFlight := map[string]bool{} // entries being claimed or run here
 	var wait time.Duration
 	for ctx.Err() == nil {
 		if len(slots) == cap(slots) {
@@ -58,38 +61,58 @@ func (r *Runner) workLoop(ctx context.Context) {
 		}
 		sortEntries(names)
 		present := make(map[string]bool, len(names))
-		took := 0
+		for _, n := range names {
+			present[n] = true
+		}
+		skipMu.Lock()
+		for name := range skip {
+			if !present[name] {
+				delete(skip, name)
+			}
+		}
+		// Claim as many entries as there are free slots, each in its own
+		// goroutine: the claims' round trips overlap instead of queueing
+		// behind one another.
+		tried := 0
 		for _, name := range names {
-			present[name] = true
-			if len(slots) == cap(slots) || ctx.Err() != nil {
+			if ctx.Err() != nil || len(slots) == cap(slots) {
 				break
 			}
-			if taken[name] || skip[name] {
-				continue
-			}
-			c, a, ok := r.claim(ctx, name, skip)
-			if !ok {
+			if taken[name] || skip[name] || inFlight[name] {
 				continue
 			}
 			slots <- struct{}{}
-			took++
+			inFlight[name] = true
+			tried++
 			wg.Go(func() {
 				defer func() {
+					skipMu.Lock()
+					delete(inFlight, name)
+					skipMu.Unlock()
 					<-slots
 					select {
 					case freed <- struct{}{}:
 					default:
 					}
 				}()
-				r.perform(handlerCtx, c, a)
+				c, a, ok := r.claim(ctx, name, func() {
+					skipMu.Lock()
+					skip[name] = true
+					skipMu.Unlock()
+				})
+				if ok {
+					r.perform(handlerCtx, c, a)
+				}
 			})
 		}
-		for name := range skip {
-			if !present[name] {
-				delete(skip, name)
+		skipMu.Unlock()
+		if tried > 0 {
+			// Look again once a slot frees (or the queue changes).
+			select {
+			case <-freed:
+			case <-qch:
+			case <-ctx.Done():
 			}
-		}
-		if took > 0 {
 			wait = 0
 			continue
 		}
@@ -132,10 +155,10 @@ func (r *Runner) workLoop(ctx context.Context) {
 // claim returns false for an entry it did not claim or that needs no run
 // (a stale entry, deleted; an at-most-once action claimed before,
 // reported lost).
-func (r *Runner) claim(ctx context.Context, name string, skip map[string]bool) (consumed, job.Action, bool) {
+func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed, job.Action, bool) {
 	_, _, id, actionID, ok := entryKey(name)
 	if !ok {
-		skip[name] = true
+		skip()
 		r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
 		return consumed{}, job.Action{}, false
 	}
@@ -148,12 +171,12 @@ func (r *Runner) claim(ctx context.Context, name string, skip map[string]bool) (
 	}
 	var ed entryData
 	if err := json.Unmarshal(data, &ed); err != nil || ed.Job != id || ed.ID != actionID || ed.Action == "" {
-		skip[name] = true
+		skip()
 		r.log.Warn("queue entry with malformed data (not written by baton?): left alone", "entry", r.c.l.entry(name), "data", string(data))
 		return consumed{}, job.Action{}, false
 	}
 	if _, ok := r.o.Registry.Lookup(ed.Action); !ok {
-		skip[name] = true
+		skip()
 		r.log.Info("no handler here for this action: left in the queue for a worker that has one", "job", id, "action", actionID, "name", ed.Action)
 		return consumed{}, job.Action{}, false
 	}
@@ -172,28 +195,48 @@ func (r *Runner) claim(ctx context.Context, name string, skip map[string]bool) (
 		}
 		return consumed{}, job.Action{}, false
 	}
-	j, err := r.jobs().Load(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
-		r.release(ctx, c)
-		return consumed{}, job.Action{}, false
+	// A first claim of an entry that carries its action, of a job whose
+	// record says it is running and never stopped an action (a cancel, a
+	// deadline), runs without loading the job: the entry was created with
+	// the transition that made the action. Otherwise (claimed before: by
+	// a worker that died, handed it back, or could not apply its result,
+	// which may or may not be saved) the job is loaded to see whether it
+	// still waits for the action.
+	var a job.Action
+	mdata, _, err := r.c.get(ctx, r.c.l.job(id))
+	var m meta
+	if err == nil {
+		m, err = decodeMeta(id, mdata)
 	}
-	if err != nil {
-		r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
-		r.handBack(c)
-		sleep(ctx, r.c.backoff.Initial)
-		return consumed{}, job.Action{}, false
+	if err == nil && ed.Act != nil && claimedBefore == 0 && m.Stops == 0 && m.Status == job.StatusRunning.String() && ed.Act.JobID == id && ed.Act.ID == actionID {
+		a = *ed.Act
+	} else {
+		var j job.Job
+		if err == nil || errors.Is(err, zk.ErrNoNode) {
+			j, err = r.jobs().Load(ctx, id)
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
+			r.release(ctx, c)
+			return consumed{}, job.Action{}, false
+		}
+		if err != nil {
+			r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
+			r.handBack(c)
+			sleep(ctx, r.c.backoff.Initial)
+			return consumed{}, job.Action{}, false
+		}
+		i := slices.IndexFunc(j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
+		if i < 0 {
+			// Applied already, stopped, or the job ended: nothing to run.
+			r.release(ctx, c)
+			return consumed{}, job.Action{}, false
+		}
+		a = j.Outstanding()[i]
 	}
-	i := slices.IndexFunc(j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
-	if i < 0 {
-		// Applied already, stopped, or the job ended: nothing to run.
-		r.release(ctx, c)
-		return consumed{}, job.Action{}, false
-	}
-	a := j.Outstanding()[i]
 	if a.AtMostOnce && claimedBefore > 0 {
 		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
-		r.apply(ctx, c, runner.LostResult(a, time.Now()))
+		r.enqueue(context.WithoutCancel(ctx), c, runner.LostResult(a, time.Now()))
 		return consumed{}, job.Action{}, false
 	}
 	return c, a, true
@@ -223,25 +266,114 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action) {
 		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 		r.handBack(c)
 	default:
-		r.apply(context.WithoutCancel(ctx), c, res)
+		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res))
 	}
 }
 
-// apply applies a worker's result, deleting the entry and the claim in
+// MaxResultBytes bounds a result's output and error message together: a
+// larger result is reported as the action's failure, saying so, since no
+// ZooKeeper request could carry it.
+const MaxResultBytes = 512 << 10
+
+// bounded returns res, or, when it is too large to store, a failure of a
+// that says why.
+func bounded(a job.Action, res job.Result) job.Result {
+	if n := len(res.Output) + len(res.Error); n > MaxResultBytes {
+		f := a.Fail(fmt.Sprintf("result of %d bytes is over runner/zk's limit of %d (MaxResultBytes): keep large data outside ZooKeeper and return a reference", n, MaxResultBytes))
+		f.At, f.Final = res.At, true
+		return f
+	}
+	return res
+}
+
+// pendingResult is a result waiting to be applied with the entry and the
+// claim it consumes.
+type pendingResult struct {
+	c   consumed
+	res job.Result
+}
+
+// Bounds of one batch of results applied together.
+const (
+	maxBatch      = 256
+	maxBatchBytes = MaxResultBytes
+)
+
+// enqueue hands a result to its job's applier in this process, starting
+// one if none runs: the results of one job that end while a transition of
+// it is being written are applied together in the next, one multi-op
+// for all (and no conflict among this process's workers).
+func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
+	id := res.JobID
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	r.pend[id] = append(r.pend[id], pendingResult{c, res})
+	if r.applying[id] {
+		return
+	}
+	r.applying[id] = true
+	r.appliers.Go(func() { r.applyJob(ctx, id) })
+}
+
+// applyJob applies the pending results of job id, a batch at a time,
+// until none is left.
+func (r *Runner) applyJob(ctx context.Context, id job.ID) {
+	for {
+		r.pendMu.Lock()
+		all := r.pend[id]
+		if len(all) == 0 {
+			delete(r.pend, id)
+			delete(r.applying, id)
+			r.pendMu.Unlock()
+			return
+		}
+		n, size := 0, 0
+		for n < len(all) && n < maxBatch {
+			size += len(all[n].res.Output) + len(all[n].res.Error)
+			if n > 0 && size > maxBatchBytes {
+				break
+			}
+			n++
+		}
+		batch := slices.Clone(all[:n])
+		r.pend[id] = all[n:]
+		r.pendMu.Unlock()
+		r.apply(ctx, batch)
+	}
+}
+
+// apply applies results of one job, deleting their entries and claims in
 // the same multi-op.
-func (r *Runner) apply(ctx context.Context, c consumed, res job.Result) {
-	tr, err := r.eng.Apply(withConsumed(ctx, c), res.JobID, []job.Result{res})
+func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
+	id := batch[0].res.JobID
+	cs := make([]consumed, len(batch))
+	rs := make([]job.Result, len(batch))
+	for i, p := range batch {
+		cs[i], rs[i] = p.c, p.res
+	}
+	tr, err := r.eng.Apply(withConsumed(ctx, cs), id, rs)
+	var lost *claimLost
 	switch {
 	case err == nil && !tr.Changed():
-		r.release(ctx, c) // ignored (a duplicate, the job ended): done with
+		for _, c := range cs {
+			r.release(ctx, c) // ignored (duplicates, the job ended): done with
+		}
 	case err == nil, errors.Is(err, runner.ErrNotDispatched):
-	case errors.Is(err, errClaimLost):
-		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", res.JobID, "action", res.ActionID)
+	case errors.As(err, &lost) && lost.i < len(batch):
+		p := batch[lost.i]
+		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", id, "action", p.res.ActionID)
+		if rest := slices.Delete(slices.Clone(batch), lost.i, lost.i+1); len(rest) > 0 {
+			r.apply(ctx, rest)
+		}
 	case errors.Is(err, store.ErrNotFound):
-		r.release(ctx, c)
+		for _, c := range cs {
+			r.release(ctx, c)
+		}
 	default:
-		r.log.Error("applying a result failed: handing the action back, to run again", "job", res.JobID, "action", res.ActionID, "err", err)
-		r.handBack(c)
+		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
+		for _, c := range cs {
+			r.handBack(c)
+		}
 	}
 }
 
@@ -250,8 +382,10 @@ func (r *Runner) apply(ctx context.Context, c consumed, res job.Result) {
 // the job is gone), watching the job's node until ctx ends.
 func (r *Runner) watchStop(ctx context.Context, a job.Action, cancel context.CancelCauseFunc) {
 	var wait time.Duration
+	seen := uint64(0)
+	first := true
 	for ctx.Err() == nil {
-		_, _, ch, err := r.c.c.GetW(r.c.l.job(a.JobID))
+		data, _, ch, err := r.c.c.GetW(r.c.l.job(a.JobID))
 		if errors.Is(err, zk.ErrNoNode) {
 			cancel(runner.ErrStopped)
 			return
@@ -262,11 +396,19 @@ func (r *Runner) watchStop(ctx context.Context, a job.Action, cancel context.Can
 			continue
 		}
 		wait = 0
-		j, err := r.jobs().Load(ctx, a.JobID)
-		if err == nil && !slices.ContainsFunc(j.Outstanding(), func(o job.Action) bool { return o.ID == a.ID }) {
-			cancel(runner.ErrStopped)
-			return
+		// Only a cancel or a deadline stops an action, and they count in
+		// the record's Stops: load the job when that changed (or the job
+		// ended), not on every change.
+		m, merr := decodeMeta(a.JobID, data)
+		if merr != nil || m.Stops != seen || first && m.Stops > 0 || m.Status != job.StatusRunning.String() {
+			seen = m.Stops
+			j, err := r.jobs().Load(ctx, a.JobID)
+			if err == nil && !slices.ContainsFunc(j.Outstanding(), func(o job.Action) bool { return o.ID == a.ID }) {
+				cancel(runner.ErrStopped)
+				return
+			}
 		}
+		first = false
 		select {
 		case <-ch:
 		case <-ctx.Done():
