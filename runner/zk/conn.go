@@ -35,6 +35,12 @@ type Config struct {
 	// many steps (store.SnapshotDue); 0 writes one when the steps since the
 	// last weigh as much as it does.
 	SnapshotEvery uint64
+	// MaxJobBytes bounds a new job's encoded state (its workflow and
+	// payloads): ZooKeeper keeps all its data in memory, so large data
+	// belongs elsewhere, passed by reference. Default 8 MiB. (Outputs are
+	// bounded one by one, by MaxResultBytes: a job may grow past
+	// MaxJobBytes as its actions return.)
+	MaxJobBytes int
 	// Logger receives connection state changes and retries; nil discards.
 	Logger *slog.Logger
 }
@@ -42,8 +48,9 @@ type Config struct {
 // conn is a ZooKeeper session shared by a Store and the runners on it.
 type conn struct {
 	client
-	l     layout
-	every uint64
+	l      layout
+	every  uint64
+	maxJob int
 
 	mu        sync.Mutex
 	connected bool
@@ -84,6 +91,7 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 		client: client{c: zc, acl: zk.WorldACL(zk.PermAll), backoff: cfg.Backoff.withDefaults(), log: log},
 		l:      layout{root: root},
 		every:  cfg.SnapshotEvery,
+		maxJob: cmpOr(cfg.MaxJobBytes, 8<<20),
 		done:   make(chan struct{}),
 	}
 	first := make(chan struct{})
@@ -109,8 +117,11 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 	for _, p := range c.l.dirs() {
 		if err := c.ensure(ctx, p); err != nil {
 			zc.Close()
+			if errors.Is(err, zk.ErrNoAuth) && cfg.Auth == "" {
+				return nil, fmt.Errorf("zk: create %s: %w (the root is protected by credentials: set Config.Auth)", p, err)
+			}
 			if errors.Is(err, zk.ErrNoAuth) {
-				return nil, fmt.Errorf("zk: create %s: %w (the root belongs to other credentials: set Config.Auth)", p, err)
+				return nil, fmt.Errorf("zk: create %s: %w (the root belongs to other credentials than Config.Auth's)", p, err)
 			}
 			return nil, fmt.Errorf("zk: create %s: %w", p, err)
 		}
@@ -225,4 +236,11 @@ type zkLogger struct{ log *slog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
 	z.log.Debug("go-zookeeper: " + fmt.Sprintf(format, args...))
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
 }

@@ -1,8 +1,125 @@
 // Package zk runs baton on ZooKeeper: a Store that keeps jobs as znodes,
-// and (being written) distributed workers that claim actions from a queue
-// of znodes.
-//
-// This package is imported as zkrunner next to go-zookeeper's zk:
+// and a Runner whose workers, in any number of processes, claim actions
+// from a queue of znodes, run them, and apply their results. It is
+// imported as zkrunner next to go-zookeeper's own package:
 //
 //	import zkrunner "github.com/batonwf/baton/runner/zk"
+//
+//	st, err := zkrunner.Open(ctx, zkrunner.Config{Servers: []string{"127.0.0.1:2181"}})
+//	r, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg})
+//	go r.Run(ctx)
+//	err = r.Submit(ctx, "order-1", workflow)
+//	j, err := r.Wait(ctx, "order-1")
+//
+// # Layout
+//
+// Everything lives under one root (Config.Root, default /baton), in
+// nodes an operator reads with zkCli.sh:
+//
+//	/baton/jobs/ID                     the job's record: JSON (version, status,
+//	                                   progress, its newest snapshot); its znode
+//	                                   version is what a transition checks
+//	/baton/jobs/ID/i-INC               one incarnation of the job (16 hex digits)
+//	/baton/jobs/ID/i-INC/snap-V-TAG-K  chunk K (512 KiB at most) of the snapshot
+//	                                   at version V (job.Encode); the origin
+//	                                   (V=1) and the newest are kept
+//	/baton/jobs/ID/i-INC/step-V        the step record that made version V
+//	                                   (job.EncodeStep): the journal
+//	/baton/queue/a-RANK-TIME-LEN-ID-ACTION
+//	                                   an action waiting or running: RANK is
+//	                                   10000 minus its priority (5 digits),
+//	                                   TIME when it was queued (Unix ms, 13
+//	                                   digits), then its job and action ID
+//	                                   (LEN is the job ID's length); data: JSON
+//	                                   {job, id, action, claimed, worker, act}
+//	/baton/claims/ENTRY                ephemeral: the worker that runs ENTRY
+//	/baton/timers/t-DUE-LEN-ID-TIMER   a timer due at DUE (Unix ms, 13 digits)
+//	/baton/workers/NAME                ephemeral: a live worker (JSON: capacity,
+//	                                   actions it serves, host, pid)
+//	/baton/dispatching/ID              a transition too large for one request
+//	                                   whose queue entries are still being written
+//
+// Workers sort the queue's names and take the first: higher priorities
+// first, then the oldest. Nothing in the layout is ever evaluated: a
+// node's data is JSON or baton's own encodings, checked when read.
+//
+// # Transitions
+//
+// A transition (job.Restart's output) is written with ONE multi-op: set
+// the job's record at the znode version it was read at (the
+// compare-and-swap: of two writers of one version exactly one wins, and
+// the other reloads and finds its results applied), create the step
+// node, delete the queue entries and claims of the results it applies,
+// create the queue entries of the new actions and the nodes of the new
+// timers. A snapshot that is due is written in the same multi-op, or,
+// when larger than a request may be, in chunks written first that the
+// record then makes current (chunks of a write that lost are deleted).
+// A transition with more new actions than one request holds writes a
+// dispatching marker with the state and the rest of its entries after;
+// a runner that finds a marker older than 30 s dispatches the job again.
+//
+// # Workers
+//
+// A worker lists the queue (with a watch) and the claims, and claims
+// entries it has a handler for: one multi-op creates its ephemeral claim
+// and sets the entry's data (bumping its version, which then names this
+// claim). The first claim of an entry runs the action the entry carries;
+// an entry claimed before, or of a job that cancelled or ran out of a
+// deadline, is checked against the job first (and dropped if the job no
+// longer waits for it). The result is applied with the entry deleted at
+// the claimed version and the claim deleted, in the transition's
+// multi-op; results of one job that end together in one process are
+// applied together.
+//
+// A worker that dies loses its session, and with it its claims: another
+// worker claims the entry and runs the action again (actions run at
+// least once). A worker whose session expired while it ran an action
+// (stopped, partitioned) finds, when it applies the result, its claim
+// gone or the entry's version moved on: the multi-op fails and the
+// result is abandoned; the transition that a new claimant makes is the
+// only one. An at-most-once action whose entry was claimed before is not
+// run again: it is reported failed with kind lost.
+//
+// A running action's handler is cancelled with cause runner.ErrStopped
+// when its job no longer waits for it: in this process at once, in
+// others when their workers see the job's record count a new stop.
+// Actions whose name has no handler in a worker's registry stay in the
+// queue for a worker that has one (baton status lists what each worker
+// serves); a worker logs once that it leaves them.
+//
+// # Timers
+//
+// Every runner watches the timers node and, when a timer falls due,
+// applies its firing, then deletes the node. Two runners may fire one
+// timer; the reducer ignores the second firing.
+//
+// # Connection loss
+//
+// go-zookeeper neither takes contexts nor retries. Every request here is
+// retried with capped, jittered exponential back-off (Backoff: 100 ms,
+// x1.5, 10 s) until its context ends; every write is either idempotent or
+// guarded by a version, so a retry of a write that had in fact been
+// applied fails visibly and is treated as done or as a conflict. Watches
+// wake workers; the same back-off paces the polls that back them up.
+// Outages are logged once when they start and once when they end.
+//
+// # Sizes
+//
+// A result's output and error together are bounded by MaxResultBytes (a
+// larger one fails its action, saying so), a step record by MaxStepBytes,
+// and a new job's state by Config.MaxJobBytes (default 8 MiB), so that
+// every request stays under ZooKeeper's 1 MB jute.maxbuffer.
+//
+// # Security
+//
+// With Config.Auth ("user:password"), the connection authenticates with
+// that digest and every node baton creates carries an ACL granting all to
+// that identity alone: a client without it can neither read nor change
+// them.
+//
+// # Limits
+//
+// The queue is one parent node: zkCli.sh (the Java client) cannot list
+// more than about 50,000 entries with its default jute.maxbuffer.
+// go-zookeeper lists 150,000 in well under a second.
 package zk

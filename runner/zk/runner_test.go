@@ -1,11 +1,19 @@
 package zk_test
 
 import (
+	"context"
+	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/internal/zktest"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/runnertest"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
@@ -49,4 +57,106 @@ func TestConformance(t *testing.T) {
 		}
 		return r
 	})
+}
+
+// startRunner runs a runner on st until the test ends.
+func startRunner(t *testing.T, o zkrunner.Options) *zkrunner.Runner {
+	t.Helper()
+	r, err := zkrunner.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	t.Cleanup(func() {
+		_ = r.Close()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return r
+}
+
+// TestPriorityOrder: with one slot, a worker takes the actions of a par
+// highest priority first (then in name order), as the entry names say.
+func TestPriorityOrder(t *testing.T) {
+	srv := zktest.Start(t)
+	st := openStore(t, srv, zkrunner.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var mu sync.Mutex
+	var order []string
+	reg := runner.NewRegistry()
+	if err := reg.Register("note", func(ctx context.Context, a job.Action) ([]byte, error) {
+		mu.Lock()
+		order = append(order, string(a.Payload))
+		mu.Unlock()
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Submitted before any worker runs, so that all five wait together.
+	root := ast.Par(
+		ast.Act("note", "low").WithPriority(-5),
+		ast.Act("note", "zero"),
+		ast.Act("note", "top").WithPriority(1000),
+		ast.Act("note", "high").WithPriority(7),
+		ast.Act("note", "bottom").WithPriority(-1000),
+	)
+	if err := sub.Submit(ctx, "prio", root); err != nil {
+		t.Fatal(err)
+	}
+	startRunner(t, zkrunner.Options{Store: st, Registry: reg, Workers: 1})
+	j, err := sub.Wait(ctx, "prio")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status() != job.StatusSucceeded {
+		t.Fatalf("%s\n%s", j.Status(), job.Describe(j))
+	}
+	want := []string{`"top"`, `"high"`, `"zero"`, `"low"`, `"bottom"`}
+	if !slices.Equal(order, want) {
+		t.Errorf("ran %v, want %v", order, want)
+	}
+}
+
+// TestDigestACL: with credentials, baton's nodes carry a digest ACL: a
+// client without them can neither read a job nor write into the queue,
+// and a store without them cannot open the root; with them, all works.
+func TestDigestACL(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path("acl")
+	st := openStore(t, srv, zkrunner.Config{Root: root, Auth: "baton:s3cret"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	reg := runner.NewRegistry()
+	if err := reg.Register("noop", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	r := startRunner(t, zkrunner.Options{Store: st, Registry: reg})
+	if err := r.Submit(ctx, "secret", ast.Act("noop", 1)); err != nil {
+		t.Fatal(err)
+	}
+	if j, err := r.Wait(ctx, "secret"); err != nil || j.Status() != job.StatusSucceeded {
+		t.Fatalf("with credentials: %v %v", j.Status(), err)
+	}
+	c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
+	if _, _, err := c.Get(root + "/jobs/secret"); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("reading a job without credentials: %v, want ErrNoAuth", err)
+	}
+	if _, err := c.Create(root+"/queue/a-x", nil, 0, zk.WorldACL(zk.PermAll)); !errors.Is(err, zk.ErrNoAuth) {
+		t.Errorf("writing into the queue without credentials: %v, want ErrNoAuth", err)
+	}
+	if err := c.Delete(root+"/jobs/secret", -1); err == nil {
+		t.Errorf("deleting a job without credentials succeeded")
+	}
+	_, err := zkrunner.Open(ctx, zkrunner.Config{Servers: srv.Addrs(), Root: root, Auth: "baton:wrong"})
+	if err == nil {
+		t.Fatal("a store with the wrong password opened the root")
+	}
+	t.Logf("wrong password: %v", err)
 }

@@ -172,6 +172,9 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 // record.
 func (s *Store) createOps(ctx context.Context, j job.Job, enc []byte) ([]any, meta, func(context.Context, meta) error, error) {
 	id, inc := j.ID(), j.Incarnation()
+	if len(enc) > s.c.maxJob {
+		return nil, meta{}, nil, fmt.Errorf("job %s: its state is %d bytes encoded, over the limit of %d (Config.MaxJobBytes): keep large payloads outside ZooKeeper and pass references", id, len(enc), s.c.maxJob)
+	}
 	var m meta
 	m.setJob(j)
 	tag := newTag()
