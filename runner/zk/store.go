@@ -334,15 +334,7 @@ func stopsActions(step job.Step) bool {
 	return false
 }
 
-// size returns the bytes the save's ops carry.
-func (sv *save) size() int {
-	n := 0
-	for _, op := range sv.ops {
-		n += opSize(op)
-	}
-	return n
-}
-
+// opSize estimates the bytes an op adds to a multi-op request.
 func opSize(op any) int {
 	switch op := op.(type) {
 	case *zk.CreateRequest:
