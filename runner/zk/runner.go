@@ -79,7 +79,6 @@ type Runner struct {
 	stop    context.CancelFunc
 	stopped chan struct{}
 	running map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
-	lostQ   chan []job.Result
 
 	pendMu   sync.Mutex
 	pend     map[job.ID][]pendingResult // results waiting for their job's applier
@@ -105,7 +104,7 @@ func New(o Options) (*Runner, error) {
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
-	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{}, lostQ: make(chan []job.Result, 64),
+	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
 		pend: map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
 	r.log = o.Logger
 	if r.log == nil {
@@ -264,16 +263,6 @@ func (r *Runner) stopLocal(acts []job.Action) {
 	}
 }
 
-// reportLost hands at-most-once actions that cannot be run again to the
-// loop that applies their lost results.
-func (r *Runner) reportLost(rs []job.Result) {
-	select {
-	case r.lostQ <- rs:
-	default:
-		go func() { r.lostQ <- rs }()
-	}
-}
-
 // release deletes a claim and its entry, at the version claimed: the
 // action is done with (its result applied, or ignored), or not to be run.
 func (r *Runner) release(ctx context.Context, c consumed) {
@@ -359,7 +348,6 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { r.timerLoop(ctx) })
-	wg.Go(func() { r.lostLoop(ctx) })
 	wg.Go(func() { r.sessionLoop(ctx) })
 	r.workLoop(ctx)
 	r.appliers.Wait() // the results of the actions that ended are applied
@@ -424,20 +412,6 @@ func (r *Runner) resumeAll(ctx context.Context) {
 			return
 		}
 		q.After = infos[len(infos)-1].ID
-	}
-}
-
-// lostLoop applies the lost results of at-most-once actions.
-func (r *Runner) lostLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case rs := <-r.lostQ:
-			if err := r.Deliver(context.WithoutCancel(ctx), rs...); err != nil {
-				r.log.Error("reporting at-most-once actions lost", "err", err)
-			}
-		}
 	}
 }
 

@@ -160,3 +160,46 @@ func TestDigestACL(t *testing.T) {
 	}
 	t.Logf("wrong password: %v", err)
 }
+
+// TestResumeReportsLostWithoutRun: a runner that only resumes (no Run, as
+// baton resume --zk) reports an at-most-once action with no queue entry
+// lost, and the job goes on.
+func TestResumeReportsLostWithoutRun(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path("lost")
+	st := openStore(t, srv, zkrunner.Config{Root: root})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := zkrunner.New(zkrunner.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Submit(ctx, "once", ast.Act("log", "x").AtMostOnce()); err != nil {
+		t.Fatal(err)
+	}
+	c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
+	entries, _, err := c.Children(root + "/queue")
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("queue %v %v", entries, err)
+	}
+	if err := c.Delete(root+"/queue/"+entries[0], -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Resume(ctx, "once"); err != nil {
+		t.Fatal(err)
+	}
+	j, err := st.Load(ctx, "once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kind string
+	j.Walk(func(n job.NodeInfo) bool {
+		if n.Failure != nil {
+			kind = n.Failure.Kind
+		}
+		return true
+	})
+	if j.Status() != job.StatusFailed || kind != job.KindLost {
+		t.Errorf("after Resume: %s, failure kind %q; want failed, lost\n%s", j.Status(), kind, job.Describe(j))
+	}
+}

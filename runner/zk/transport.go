@@ -275,7 +275,11 @@ func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Tim
 		return fmt.Errorf("dispatch: %w", err)
 	}
 	if len(lost) > 0 {
-		r.reportLost(lost)
+		// Applied here, not left to Run: a runner that only submits and
+		// resumes (baton resume --zk) must not drop them.
+		if err := r.Deliver(ctx, lost...); err != nil {
+			return fmt.Errorf("dispatch: report at-most-once actions lost: %w", err)
+		}
 	}
 	return nil
 }
