@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -175,12 +177,16 @@ func actionList(names []string) string {
 	return strings.Join(names, ",")
 }
 
-// claimList is "JOB/ACTION JOB/ACTION ...", at most maxClaimsShown of
-// them (job IDs hold no '/').
+// claimList is "JOB/ACTION JOB/ACTION ...", sorted, at most
+// maxClaimsShown of them (job IDs hold no '/').
 func claimList(cs []zkrunner.Claim) string {
 	if len(cs) == 0 {
 		return "-"
 	}
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b zkrunner.Claim) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Action, b.Action))
+	})
 	var parts []string
 	for i, cl := range cs {
 		if i == maxClaimsShown {
