@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/batonwf/baton/job"
+	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -12,7 +13,7 @@ func cancelCommand() command {
 	return command{
 		name:    "cancel",
 		summary: "cancel unfinished jobs",
-		usage:   "baton cancel [--store PATH] [--reason TEXT] JOB...",
+		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--reason TEXT] JOB...",
 		about: `
 Cancels each JOB: nothing new starts in it, the actions it was running are
 abandoned (their results, if they come, change nothing), and it ends
@@ -23,6 +24,10 @@ left to run says so: 'baton resume JOB' runs them and ends it.
 A job being run by another baton process cannot be cancelled from here
 while that process holds the store: interrupt it (Ctrl-C) first; its
 jobs are saved as they were.
+
+With --zk, the cancel is saved in ZooKeeper, and the workers running the
+job's actions stop them as soon as they see it; the workers run its
+finally blocks.
 
 Prints a line per job. Exit status: 0 if every job is cancelled (a job
 cancelled before included), 2 if a job was not found or had finished, or
@@ -35,6 +40,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	cmd := cancelCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
+	z := addZKFlags(fset, true)
 	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -45,21 +51,35 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
 	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
 	for _, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	st, path, err := c.openStore(*storeArg, readWrite)
+	js, code, err := c.openJobs(ctx, *storeArg, z, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
-		return storeExit(err)
+		return code
 	}
-	defer st.Close()
+	defer js.Close()
+	// With --zk, a runner that runs nothing saves the cancel and queues
+	// the finally blocks for the workers.
+	var zr *zkrunner.Runner
+	if js.zk != nil {
+		if zr, err = zkrunner.New(zkrunner.Options{Store: js.zk, Logger: runnerLogger(c.stderr)}); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		defer zr.Close()
+	}
+	path := js.where
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)
-		j, err := loadJob(ctx, st, path, id)
+		j, err := js.load(ctx, id)
 		if err != nil {
 			c.errorf("%v", err)
 			status = max(status, storeExit(err))
@@ -74,9 +94,26 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			status = max(status, exitError)
 			continue
 		}
+		if zr != nil {
+			if err := zr.Cancel(ctx, id, *reason); err != nil {
+				c.errorf("cancel job %s in %s: %v", id, path, err)
+				status = max(status, exitError)
+				continue
+			}
+			j, err := js.load(ctx, id)
+			switch {
+			case err != nil:
+				fmt.Fprintf(c.stdout, "job %s cancelled\n", id)
+			case j.Done():
+				fmt.Fprintf(c.stdout, "job %s cancelled: %s at v%d\n", id, j.Status(), j.Version())
+			default:
+				fmt.Fprintf(c.stdout, "job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled\n", id, j.Version())
+			}
+			continue
+		}
 		tr, err := job.Cancel(j, *reason)
 		if err == nil {
-			err = store.Commit(ctx, st, tr)
+			err = store.Commit(ctx, js.st, tr)
 		}
 		if err != nil {
 			c.errorf("cancel job %s in %s: %v", id, path, err)

@@ -13,11 +13,12 @@ func deleteCommand() command {
 	return command{
 		name:    "delete",
 		summary: "remove jobs and their history from the store",
-		usage:   "baton delete [--store PATH] JOB...",
+		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH]] JOB...",
 		about: `
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
-the same ID is a new job (its actions get new idempotency keys). Prints a
+the same ID is a new job (its actions get new idempotency keys). With --zk,
+the workers drop the queue entries of a deleted job and stop its actions. Prints a
 line per job. Exit status: 0 if every job was deleted, 2 if one was not
 found or bad usage, 3 if the store is damaged or fails.`,
 		run: (*cli).delete,
@@ -28,6 +29,7 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	cmd := deleteCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
+	z := addZKFlags(fset, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -35,17 +37,21 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
 	for _, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	st, path, err := c.openStore(*storeArg, readWrite)
+	js, code, err := c.openJobs(ctx, *storeArg, z, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
-		return storeExit(err)
+		return code
 	}
-	defer st.Close()
+	defer js.Close()
+	st, path := js.st, js.where
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)

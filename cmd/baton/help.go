@@ -44,6 +44,11 @@ func (c *cli) mainUsage(w io.Writer) {
 try/rescue/finally blocks. Jobs are kept in a store file, so an interrupted
 job can be finished later with 'baton resume'.
 
+With --zk HOST:PORT[,...], jobs are kept in ZooKeeper instead: 'baton submit'
+queues them, 'baton worker' processes (any number, on any machines) run
+them, and status, history, inspect, resume, cancel and delete take --zk
+(with --root and --auth) in place of --store.
+
 usage: baton COMMAND [flags] [arguments]
 
 Commands:
@@ -56,7 +61,8 @@ Run 'baton COMMAND --help' for the usage and flags of a command.
 
 Built-in actions: log, sleep, fail, http.get (see 'baton run --help').
 Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
-3 the store is damaged, full, failing or in use, 130 interrupted (the job
-stays in the store; finish it with 'baton resume').
+3 the store is damaged, full, failing or in use (or ZooKeeper cannot be
+reached), 130 interrupted (the job stays in the store; finish it with
+'baton resume').
 `)
 }

@@ -16,7 +16,7 @@ func historyCommand() command {
 	return command{
 		name:    "history",
 		summary: "show the steps of a job: the results each one applied",
-		usage:   "baton history [--store PATH] JOB",
+		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH]] JOB",
 		about: `
 Shows every version of JOB: how it was created, then for each step the
 results it applied (action, ok or failed with the message, output cut to
@@ -29,6 +29,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	cmd := historyCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
+	z := addZKFlags(fset, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -36,24 +37,27 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
 	id := job.ID(pos[0])
 	if err := checkID(id); err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
-	st, path, err := c.openStore(*storeArg, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
-		return storeExit(err)
+		return code
 	}
-	defer st.Close()
-	h, err := loadHistory(ctx, st, path, id)
+	defer js.Close()
+	h, err := js.history(ctx, id)
 	if err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
 	if err := writeHistory(c.stdout, h); err != nil {
-		c.errorf("job %s in %s: %v", id, path, err)
+		c.errorf("job %s in %s: %v", id, js.where, err)
 		return exitError
 	}
 	return exitOK

@@ -12,7 +12,7 @@ func inspectCommand() command {
 	return command{
 		name:    "inspect",
 		summary: "show a job as text, JSON, Graphviz dot or mermaid",
-		usage:   "baton inspect [--store PATH] [--format text|json|dot|mermaid] [--version V] JOB",
+		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--format text|json|dot|mermaid] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node
@@ -28,6 +28,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	cmd := inspectCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
+	z := addZKFlags(fset, true)
 	format := fset.String("format", "text", "output `FORMAT`: text, json, dot or mermaid")
 	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")
 	pos, code, ok := c.parse(cmd, fset, args)
@@ -36,6 +37,9 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		return code
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
+	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
 	}
 	render, ok := map[string]func(job.Job) (string, error){
 		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
@@ -51,26 +55,26 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	st, path, err := c.openStore(*storeArg, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
-		return storeExit(err)
+		return code
 	}
-	defer st.Close()
+	defer js.Close()
 
 	var j job.Job
 	if *version == 0 {
-		j, err = loadJob(ctx, st, path, id)
+		j, err = js.load(ctx, id)
 	} else {
 		var h store.History
-		if h, err = loadHistory(ctx, st, path, id); err == nil {
+		if h, err = js.history(ctx, id); err == nil {
 			first, last := h.Origin.Version(), h.Origin.Version()+uint64(len(h.Steps))
 			if *version < first || *version > last {
-				c.errorf("job %s in %s has versions %d to %d, not %d", id, path, first, last, *version)
+				c.errorf("job %s in %s has versions %d to %d, not %d", id, js.where, first, last, *version)
 				return exitError
 			}
 			j, err = h.At(*version)
-			err = jobError(err, path, id)
+			err = js.jobError(err, id)
 		}
 	}
 	if err != nil {

@@ -8,6 +8,13 @@
 //	baton history JOB                   the results each step applied
 //	baton inspect --format dot JOB      the tree as text, JSON, dot or mermaid
 //
+// With --zk HOST:PORT, jobs are kept in ZooKeeper instead, and run by any
+// number of worker processes on any machines:
+//
+//	baton worker --zk HOST:PORT         run the built-in actions until stopped
+//	baton submit --zk HOST:PORT FILE    submit a workflow, print its job ID
+//	baton status --zk HOST:PORT         the jobs, the live workers, the queue
+//
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
 // 2 bad usage, bad input or an error, 3 the store is damaged, full,
 // failing or in use, 130 interrupted.
@@ -72,7 +79,7 @@ type command struct {
 // commands returns every subcommand, in the order baton help lists them.
 // It is a function, not a variable, because help refers back to it.
 func commands() []command {
-	return []command{runCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
+	return []command{runCommand(), submitCommand(), workerCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
 }
 
 func lookup(name string) (command, bool) {

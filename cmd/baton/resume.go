@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner/inmem"
+	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -16,7 +17,7 @@ func resumeCommand() command {
 	return command{
 		name:    "resume",
 		summary: "finish unfinished jobs in the store",
-		usage:   "baton resume [--store PATH] [--workers N] [JOB...]",
+		usage:   "baton resume [--store PATH] [--workers N] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
 		about: `
 Runs unfinished jobs to their end: jobs interrupted by Ctrl-C or a crash
 continue where they stopped, without repeating actions whose results were
@@ -29,7 +30,14 @@ reported and left as it is; the others are resumed ('baton delete JOB'
 removes one for good). Prints a summary line per job. Exit status: 0 if
 all resumed jobs succeeded, 1 if any failed, 2 for bad usage or a named
 job that cannot be resumed, 3 if the store is damaged or fails, 130 when
-interrupted.`,
+interrupted.
+
+With --zk, it runs nothing itself: the workers run the jobs (see 'baton
+worker'). It queues again the actions of the jobs that have no queue entry
+(left out by a crash in the middle of a large step, or deleted by hand) and
+re-creates their missing timers, prints a line per job, and says whether a
+live worker is there to run them. Exit status: 0, or 2 if a named job was
+not found or cannot be resumed, 3 if ZooKeeper cannot be reached.`,
 		run: (*cli).resume,
 	}
 }
@@ -38,7 +46,8 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	cmd := resumeCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	workers := fset.Int("workers", 4, "run at most `N` actions at once")
+	z := addZKFlags(fset, true)
+	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -46,12 +55,21 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	case *workers < 1:
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
 	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
+	if z.on() && given(fset, "workers") {
+		return c.usageError(cmd, "--workers does not go with --zk: the workers run the jobs ('baton worker --workers N')")
+	}
 	named := make([]job.ID, len(pos))
 	for i, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
 		named[i] = job.ID(p)
+	}
+	if z.on() {
+		return c.resumeZK(ctx, z, named)
 	}
 	st, path, err := c.openStore(*storeArg, readWrite)
 	if err != nil {
@@ -205,4 +223,75 @@ func unfinished(ctx context.Context, st store.Store) ([]job.ID, error) {
 		}
 		q.After = infos[len(infos)-1].ID
 	}
+}
+
+// resumeZK is resume --zk: it dispatches again what the jobs named (or
+// every unfinished job) are missing in ZooKeeper's queue, for the workers
+// to run.
+func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
+	js, code, err := c.openJobs(ctx, "", z, readWrite)
+	if err != nil {
+		c.errorf("%v", err)
+		return code
+	}
+	defer js.Close()
+	ids := named
+	if len(named) == 0 {
+		if ids, err = unfinished(ctx, js.st); err != nil {
+			c.errorf("list jobs in %s: %v", js.where, err)
+			return storeExit(err)
+		}
+		if len(ids) == 0 {
+			fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", js.where)
+			return exitOK
+		}
+	}
+	status := exitOK
+	var run []job.ID
+	for _, id := range ids {
+		j, err := js.load(ctx, id)
+		switch {
+		case err != nil:
+			c.errorf("%v", err)
+			status = max(status, exitError)
+		case j.Done():
+			fmt.Fprintf(c.stdout, "job %s has already finished: %s\n", id, j.Status())
+		default:
+			run = append(run, id)
+		}
+	}
+	if len(run) == 0 {
+		return status
+	}
+	// A runner with no handlers: it queues, the workers run.
+	r, err := zkrunner.New(zkrunner.Options{Store: js.zk, NoResume: true, Logger: runnerLogger(c.stderr)})
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer r.Close()
+	before, _ := js.zk.Queued(ctx)
+	if err := r.Resume(ctx, run...); err != nil {
+		c.errorf("resume jobs in %s: %v", js.where, err)
+		return exitError
+	}
+	for _, id := range run {
+		if j, err := js.load(ctx, id); err == nil {
+			fmt.Fprintf(c.stdout, "job %s: %s, v%d; its actions are queued\n", id, stateOf(j), j.Version())
+		}
+	}
+	after, err := js.zk.Queued(ctx)
+	if err == nil {
+		fmt.Fprintf(c.stdout, "queue: %d entries before, %d now\n", before, after)
+	}
+	workers, err := js.zk.Workers(ctx)
+	switch {
+	case err != nil:
+		c.errorf("list workers in %s: %v", js.where, err)
+	case len(workers) == 0:
+		fmt.Fprintf(c.stdout, "no live workers in %s: the jobs wait until one starts ('baton worker %s')\n", js.where, js.hint)
+	default:
+		fmt.Fprintf(c.stdout, "%d live worker%s in %s run them\n", len(workers), plural(len(workers)), js.where)
+	}
+	return status
 }

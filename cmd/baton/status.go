@@ -1,11 +1,16 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/batonwf/baton/job"
+	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -13,13 +18,18 @@ func statusCommand() command {
 	return command{
 		name:    "status",
 		summary: "list the jobs in the store, or show one",
-		usage:   "baton status [--store PATH] [JOB]",
+		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [JOB]",
 		about: `
 Without JOB, lists every job in the store: ID, status, version and how many
 of its actions have settled, reading only what it shows (a job's size does
 not matter). With JOB, shows its tree with the state of every node. It only
 reads the store: it works while another baton runs jobs in it, and on a
-file it may not write.`,
+file it may not write.
+
+With --zk, the jobs are those in ZooKeeper (see 'baton worker'); without
+JOB it also lists the live workers, each with the actions it runs at once
+(BUSY), the actions it has handlers for and the job/action of each action
+it runs now, and the number of queue entries (actions waiting or running).`,
 		run: (*cli).status,
 	}
 }
@@ -28,6 +38,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	cmd := statusCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
+	z := addZKFlags(fset, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -35,21 +46,24 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one job ID, got %d arguments", len(pos))
 	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
 	if len(pos) == 1 {
 		if err := checkID(job.ID(pos[0])); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
 	}
-	st, path, err := c.openStore(*storeArg, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
-		return storeExit(err)
+		return code
 	}
-	defer st.Close()
+	defer js.Close()
 
 	if len(pos) == 1 {
-		j, err := loadJob(ctx, st, path, job.ID(pos[0]))
+		j, err := js.load(ctx, job.ID(pos[0]))
 		if err != nil {
 			c.errorf("%v", err)
 			return exitError
@@ -64,9 +78,9 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	q := store.Query{Limit: 1000}
 	n := 0
 	for {
-		infos, err := store.List(ctx, st, q)
+		infos, err := store.List(ctx, js.st, q)
 		if err != nil {
-			c.errorf("list jobs in %s: %v", path, err)
+			c.errorf("list jobs in %s: %v", js.where, err)
 			return storeExit(err)
 		}
 		for _, in := range infos {
@@ -86,12 +100,100 @@ func (c *cli) status(ctx context.Context, args []string) int {
 		q.After = infos[len(infos)-1].ID
 	}
 	if n == 0 {
-		fmt.Fprintf(c.stdout, "no jobs in %s\n", path)
-		return exitOK
+		fmt.Fprintf(c.stdout, "no jobs in %s\n", js.where)
 	}
 	if err := tw.Flush(); err != nil {
 		c.errorf("%v", err)
 		return exitError
 	}
+	if js.zk != nil {
+		if err := writeWorkers(ctx, c.stdout, js); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
 	return exitOK
+}
+
+// maxClaimsShown bounds the actions listed per worker by status.
+const maxClaimsShown = 8
+
+// writeWorkers prints the live workers of a ZooKeeper root and the size of
+// its queue:
+//
+//	WORKER  PID   BUSY  ACTIONS                  RUNNING
+//	w1      4242  1/4   fail,http.get,log,sleep  order-7/seq[1]#1
+//	queue: 3 entries (actions waiting or running)
+func writeWorkers(ctx context.Context, w io.Writer, js *jobStore) error {
+	workers, err := js.zk.Workers(ctx)
+	if err != nil {
+		return fmt.Errorf("list workers in %s: %v", js.where, err)
+	}
+	queued, err := js.zk.Queued(ctx)
+	if err != nil {
+		return fmt.Errorf("list the queue in %s: %v", js.where, err)
+	}
+	fmt.Fprintln(w)
+	if len(workers) == 0 {
+		fmt.Fprintf(w, "no live workers in %s (start one with 'baton worker %s')\n", js.where, js.hint)
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKER\tPID\tBUSY\tACTIONS\tRUNNING")
+		for _, wi := range workers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wi.Name, orDash(wi.PID), busy(wi), actionList(wi.Actions), claimList(wi.Running))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	entries := "entries"
+	if queued == 1 {
+		entries = "entry"
+	}
+	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)\n", queued, entries)
+	return nil
+}
+
+// busy is "RUNNING/CAPACITY", or the running count for a worker whose
+// announcement is gone (it is stopping).
+func busy(wi zkrunner.WorkerInfo) string {
+	if wi.Capacity == 0 {
+		return fmt.Sprintf("%d/-", len(wi.Running))
+	}
+	return fmt.Sprintf("%d/%d", len(wi.Running), wi.Capacity)
+}
+
+func orDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func actionList(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	return strings.Join(names, ",")
+}
+
+// claimList is "JOB/ACTION JOB/ACTION ...", sorted, at most
+// maxClaimsShown of them (job IDs hold no '/').
+func claimList(cs []zkrunner.Claim) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b zkrunner.Claim) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Action, b.Action))
+	})
+	var parts []string
+	for i, cl := range cs {
+		if i == maxClaimsShown {
+			parts = append(parts, fmt.Sprintf("(+%d more)", len(cs)-i))
+			break
+		}
+		parts = append(parts, string(cl.Job)+"/"+cl.Action)
+	}
+	return strings.Join(parts, " ")
 }

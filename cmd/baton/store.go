@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -173,30 +171,4 @@ func storeDir(dir string, create bool) error {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
 	return nil
-}
-
-// loadJob loads a job, with a message that names the job and the store.
-func loadJob(ctx context.Context, st store.Store, path string, id job.ID) (job.Job, error) {
-	j, err := st.Load(ctx, id)
-	return j, jobError(err, path, id)
-}
-
-// loadHistory loads a job's history, with a message that names the job and
-// the store.
-func loadHistory(ctx context.Context, st store.Store, path string, id job.ID) (store.History, error) {
-	h, err := store.LoadHistory(ctx, st, id)
-	return h, jobError(err, path, id)
-}
-
-// jobError names the job and the store in err, and says how to list the
-// jobs when there is no such job.
-func jobError(err error, path string, id job.ID) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("job %s not found in %s (run 'baton status --store %s' for the list)", id, path, path)
-	default:
-		return fmt.Errorf("job %s in %s: %w", id, path, err)
-	}
 }
