@@ -19,8 +19,10 @@ package job_test
 //     itself (the oracle knows the range, not the draw: it checks the
 //     reducer's due time is in it and adopts it). Its firing starts
 //     attempt N. A waiting leaf that a frozen par or dag, or an expired
-//     node, stops from starting gives up: it fails with its last failure,
-//     later than any other failure of the batch.
+//     node (itself included), stops from starting gives up: it fails with
+//     its last failure (or its own deadline), later than any other failure
+//     of the batch in which it gives up; in a later batch it is a failure
+//     like any other (doc.go: "fails after the failures of its batch").
 //   - A node with a deadline arms PATH@deadline when it starts, due at
 //     the job's clock then plus the deadline; it is pending while the
 //     node runs and has not expired. When it fires, the node expires:
@@ -78,18 +80,21 @@ type tNode struct {
 	settledStep        int  // the step at which it settled (-1: not yet)
 
 	// Leaves.
-	attempt  int
-	results  []timedOutcome // the results applied, oldest first
-	done     bool           // settled by a result, or gave up
-	gaveUp   bool
-	stopped  bool
-	waiting  bool
-	armed    bool  // its retry timer is armed
-	fired    bool  // and fired: the next attempt is to begin
-	failAt   int64 // At of the failed attempt it waits after (0: none)
-	due      int64 // the retry timer's due time, once known exactly
-	lo, hi   int64 // the range jitter allows for it
-	dueExact bool
+	attempt int
+	results []timedOutcome // the results applied, oldest first
+	done    bool           // settled by a result, or gave up
+	gaveUp  bool
+	// gaveUpStep is the step at which it gave up: only then is it
+	// reported after the failures that settle with it.
+	gaveUpStep int
+	stopped    bool
+	waiting    bool
+	armed      bool  // its retry timer is armed
+	fired      bool  // and fired: the next attempt is to begin
+	failAt     int64 // At of the failed attempt it waits after (0: none)
+	due        int64 // the retry timer's due time, once known exactly
+	lo, hi     int64 // the range jitter allows for it
+	dueExact   bool
 }
 
 // tTimer is a timer pending in the oracle.
@@ -283,8 +288,9 @@ func (n *tNode) derived() job.Status {
 // failure returns the node n's failure report (a failed leaf, or an
 // expired node) and how many others it counts. n must have failed.
 // Failures that settle in one step are reported a failure before a
-// give-up (a leaf that gave up its retries because of a freeze fails
-// after what froze it), then in tree order.
+// give-up of that step (a leaf that gave up its retries because of a
+// freeze, a deadline, its own included, or a cancel fails after the
+// failures of its batch), then in tree order.
 func (n *tNode) failure() (*tNode, int) {
 	if n.expired {
 		return n, 0
@@ -321,7 +327,7 @@ func (n *tNode) failure() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired {
+			if cause.gaveUp && cause.gaveUpStep == k.settledStep {
 				key[1] = 1
 			}
 			if best == nil || slices.Compare(key[:], bestKey[:]) < 0 {
@@ -359,7 +365,7 @@ func (n *tNode) failure1() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired {
+			if cause.gaveUp && cause.gaveUpStep == k.settledStep {
 				key[1] = 1
 			}
 			if first == nil || slices.Compare(key[:], firstKey[:]) < 0 {
@@ -497,7 +503,7 @@ func (o *tOracle) dispatch(n *tNode) {
 // giveUp fails the waiting leaf n with its last failure.
 func (o *tOracle) giveUp(n *tNode) {
 	n.waiting, n.armed, n.fired = false, false, false
-	n.done, n.gaveUp = true, true
+	n.done, n.gaveUp, n.gaveUpStep = true, true, o.step
 }
 
 // backoffRange returns the range of the wait before attempt next of the

@@ -494,7 +494,12 @@ func timedRandom(t *rapid.T, c timedCase, cancels, deadlines bool) timedChooser 
 			batch = append(batch, job.Result{JobID: propJobID, ActionID: tShowPath(p) + "#" + fmt.Sprint(rapid.IntRange(2, 6).Draw(t, "attempt")), Error: "x", At: v.now})
 		}
 		if rapid.IntRange(0, 7).Draw(t, "unknown") == 0 {
-			ids := []string{"nope#1", "par[9]@deadline", "root@retry#1", "root@retry#02", "x@y", "@", "root@cancel", "seq[0]@retry#", "@deadline"}
+			ids := []string{"nope#1", "par[9]@deadline", "root@retry#1", "root@retry#02", "x@y", "@", "root@cancel", "seq[0]@retry#"}
+			if deadlines {
+				// Not unknown: the root's deadline, which Restart also
+				// reads without "root". Only where deadlines may fire.
+				ids = append(ids, "@deadline")
+			}
 			batch = append(batch, job.Result{JobID: propJobID, ActionID: rapid.SampledFrom(ids).Draw(t, "id"), At: v.now})
 		}
 		if cancels && rapid.IntRange(0, 9).Draw(t, "cancel") == 0 {
