@@ -844,7 +844,7 @@ func (o *tOracle) apply(batch []job.Result) {
 }
 
 // tLess is the canonical order of a batch: node in tree order, attempt,
-// timer kind, error, output, kind, finality, time.
+// timer kind, error, output, kind, finality, time, ID as written.
 func tLess(nx, ny, ax, ay, kx, ky int, x, y job.Result) bool {
 	switch {
 	case nx != ny:
@@ -861,8 +861,10 @@ func tLess(nx, ny, ax, ay, kx, ky int, x, y job.Result) bool {
 		return x.Kind < y.Kind
 	case x.Final != y.Final:
 		return !x.Final
+	case !x.At.Equal(y.At):
+		return x.At.Before(y.At)
 	}
-	return x.At.Before(y.At)
+	return x.ActionID < y.ActionID
 }
 
 func (o *tOracle) tick(at time.Time) {
