@@ -72,12 +72,8 @@ func tePending(o *tOracle) []string {
 
 // teFailureOf returns the oracle's failure of node n, which failed.
 func teFailureOf(n *tNode) teFailure {
-	cause, others := n.failure()
-	if cause.expired {
-		return teFailure{cause.path, "", "deadline of " + cause.n.Deadline.String() + " exceeded", job.KindDeadline, others}
-	}
-	r := cause.last()
-	return teFailure{cause.path, cause.n.Action, r.Msg, r.Kind, others}
+	f := n.report()
+	return teFailure{f.Path, f.Action, f.Message, f.Kind, f.Others}
 }
 
 // TestTimedOracleExamples pins the timed oracle to hand-worked cases.
@@ -94,6 +90,7 @@ func TestTimedOracleExamples(t *testing.T) {
 		nodes   map[string]teFailure // failures of other nodes, by path
 		idle    []string             // nodes that never started
 		cancel  string
+		follows map[string]*job.Failure // the failure actions follow (Action.Failure), by ID
 	}{
 		{
 			// Attempts 4, initial 1s, multiplier 2, max 3s. Attempt 1
@@ -236,6 +233,8 @@ func TestTimedOracleExamples(t *testing.T) {
 			},
 			status:  job.StatusFailed,
 			failure: teFailure{"", "", "deadline of 10s exceeded", job.KindDeadline, 0},
+			// The body was stopped, not failed.
+			follows: map[string]*job.Failure{"finally#1": nil, "body.seq[1]#1": nil},
 		},
 		{
 			// The root's deadline (10s) fires first: a and c stop, the
@@ -268,11 +267,43 @@ func TestTimedOracleExamples(t *testing.T) {
 				{batch: []job.Result{teFail("par[1].finally#1", "cleanup failed", 3*time.Second)}},
 				{batch: []job.Result{job.CancelResult(propJobID, "late")}, ignored: []propIgnored{{"@cancel", job.IgnoredJobDone}}},
 			},
-			status: job.StatusCancelled,
-			cancel: "stop",
+			status:  job.StatusCancelled,
+			cancel:  "stop",
+			follows: map[string]*job.Failure{"par[1].finally#1": nil}, // the body was stopped
 			nodes: map[string]teFailure{
 				"par[1]": {"par[1].finally", "f", "cleanup failed", "", 0},
 				"par[2]": {"par[2]", "c", "flaky", "", 0},
+			},
+		},
+		{
+			// a fails, declined: the rescue follows it. b's seq runs out
+			// of time at 5s: b is stopped, the body fails by its deadline
+			// and the finally g follows that (a failure naming the node,
+			// no action). The rescue fails at 6s: the finally f follows
+			// the rescue's failure, which replaced the body's. f and g
+			// succeed together: both tries fail in one batch, the par
+			// reports the first in tree order, par[0] (the rescue's
+			// failure), counting par[1]'s.
+			name: "the failure a rescue and a finally follow",
+			tree: ast.Par(
+				ast.Try(a("a"), ast.Rescue(a("r")), ast.Finally(a("f"))),
+				ast.Try(ast.Seq(a("b")).WithDeadline(5*time.Second), ast.Finally(a("g")))),
+			first: teStep{started: []string{"par[0].body#1", "par[1].body.seq[0]#1"}, pending: []string{"par[1].body@deadline +5s"}},
+			steps: []teStep{
+				{batch: []job.Result{teFailKind("par[0].body#1", "declined", "card_declined", false, time.Second)},
+					started: []string{"par[0].rescue#1"}, pending: []string{"par[1].body@deadline +5s"}},
+				{batch: []job.Result{teFire("par[1].body@deadline", 5*time.Second)}, stops: []string{"par[1].body.seq[0]#1"}, started: []string{"par[1].finally#1"}},
+				{batch: []job.Result{teFail("par[0].rescue#1", "refund failed", 6*time.Second)}, started: []string{"par[0].finally#1"}},
+				{batch: []job.Result{teOK("par[0].finally#1", 7*time.Second), teOK("par[1].finally#1", 7*time.Second)}},
+			},
+			status:  job.StatusFailed,
+			failure: teFailure{"par[0].rescue", "r", "refund failed", "", 1},
+			follows: map[string]*job.Failure{
+				"par[0].body#1":        nil,
+				"par[0].rescue#1":      {Path: "par[0].body", Action: "a", Message: "declined", Kind: "card_declined"},
+				"par[1].finally#1":     {Path: "par[1].body", Message: "deadline of 5s exceeded", Kind: job.KindDeadline},
+				"par[0].finally#1":     {Path: "par[0].rescue", Action: "r", Message: "refund failed"},
+				"par[1].body.seq[0]#1": nil,
 			},
 		},
 		{
@@ -339,6 +370,16 @@ func TestTimedOracleExamples(t *testing.T) {
 				}
 				if got := teFailureOf(n); got != want {
 					t.Errorf("%s: failure %v, want %v", path, got, want)
+				}
+			}
+			for id, want := range tc.follows {
+				got, ok := o.follows[id]
+				if !ok {
+					t.Errorf("%s never started", id)
+					continue
+				}
+				if d := tDiff(want, got); d != "" {
+					t.Errorf("the failure %s follows (-want +oracle):\n%s", id, d)
 				}
 			}
 			for _, path := range tc.idle {

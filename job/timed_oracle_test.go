@@ -38,6 +38,11 @@ package job_test
 //     ignored as stopped, firings of timers not pending as such, a second
 //     cancel as a duplicate.
 //   - The clock is the latest At applied, from the start time on.
+//   - An action in a rescue carries the failure of the body it handles;
+//     one in a finally the failure its try carries when the finally
+//     starts (the rescue's if it failed, else the body's, a deadline's
+//     included, if the body failed), none if the body succeeded or was
+//     stopped or a rescue succeeded; other actions none (Action.Failure).
 
 import (
 	"fmt"
@@ -124,6 +129,11 @@ type tOracle struct {
 	armedR  []*tNode // retries armed
 	ignored []propIgnored
 	applied []job.Result
+
+	// follows is the failure every action started follows
+	// (Action.Failure), by ID: worked out once the step that started it
+	// has settled, from the tree as it stands then.
+	follows map[string]*job.Failure
 }
 
 func (o *tOracle) build(n *ast.Node, path string, parent *tNode) *tNode {
@@ -160,7 +170,7 @@ func (o *tOracle) build(n *ast.Node, path string, parent *tNode) *tNode {
 
 // tStart builds the oracle for c and starts the job at start.
 func tStart(c timedCase, start int64) *tOracle {
-	o := &tOracle{c: c, byPath: map[string]*tNode{}, clock: start}
+	o := &tOracle{c: c, byPath: map[string]*tNode{}, clock: start, follows: map[string]*job.Failure{}}
 	o.root = o.build(&c.Tree, "", nil)
 	o.beginStep()
 	o.enter(o.root, false)
@@ -656,13 +666,60 @@ func (o *tOracle) beginStep() {
 	o.started, o.stops, o.armedD, o.armedR, o.ignored, o.applied = nil, nil, nil, nil, nil, nil
 }
 
-// endStep records when nodes settled.
+// endStep records when nodes settled, then the failure each action the
+// step started follows.
 func (o *tOracle) endStep() {
 	for _, n := range o.nodes {
 		if n.settledStep < 0 && n.status().Settled() {
 			n.settledStep = o.step
 		}
 	}
+	for _, id := range o.started {
+		path, _, _ := job.SplitActionID(id)
+		o.follows[id] = o.byPath[path].followed()
+	}
+}
+
+// followed returns the failure the action of the leaf n follows (doc.go,
+// Data; docs/language.md, Failures): the nearest rescue or finally above
+// it decides. In a rescue, the failure of the body it handles. In a
+// finally, the failure the try carries when the finally starts: the
+// rescue's if it failed, the body's if the body failed (by a deadline
+// too) and no rescue ran (none, or it was cancelled); nothing if the
+// body succeeded or was cancelled (a deadline above it, a cancelled job),
+// or a rescue succeeded. Nothing outside every rescue and finally.
+func (n *tNode) followed() *job.Failure {
+	for c := n; c.parent != nil; c = c.parent {
+		t := c.parent
+		if t.kind != ast.KindTry || c == t.body {
+			continue
+		}
+		from := t.body
+		switch {
+		case c == t.rescue:
+		case t.body.status() != job.StatusFailed:
+			return nil
+		case t.rescue == nil || t.rescue.status() == job.StatusCancelled:
+		case t.rescue.status() == job.StatusFailed:
+			from = t.rescue
+		default:
+			return nil // the rescue handled it
+		}
+		f := from.report()
+		return &f
+	}
+	return nil
+}
+
+// report returns the failure of n, which failed, as job.Failure reports
+// it: the failed leaf's, or the expired node's deadline.
+func (n *tNode) report() job.Failure {
+	cause, others := n.failure()
+	if cause.expired {
+		return job.Failure{Path: cause.path, Message: "deadline of " + cause.n.Deadline.String() + " exceeded", Kind: job.KindDeadline, Others: others}
+	}
+	r := cause.last()
+	return job.Failure{Path: cause.path, Action: cause.n.Action, Message: propStoredMsg(r.Msg), Kind: propStoredMsg(r.Kind), Others: others}
 }
 
 // armedPending returns the timers armed in this step that are still
@@ -936,13 +993,8 @@ func (o *tOracle) states() []tState {
 			}
 		}
 		if st == job.StatusFailed {
-			cause, others := n.failure()
-			if cause.expired {
-				s.Failure = tFailureString(cause.path, "", "deadline of "+cause.n.Deadline.String()+" exceeded", job.KindDeadline, others)
-			} else {
-				r := cause.last()
-				s.Failure = tFailureString(cause.path, cause.n.Action, propStoredMsg(r.Msg), propStoredMsg(r.Kind), others)
-			}
+			f := n.report()
+			s.Failure = tFailureString(f.Path, f.Action, f.Message, f.Kind, f.Others)
 		}
 		ss = append(ss, s)
 	}

@@ -356,6 +356,11 @@ func timedCompare(t propT, o *tOracle, c timedCase, tr job.Transition, step int)
 	if diff := tDiff(started, propSortedIDs(tr.Actions)); diff != "" {
 		fail("actions", diff)
 	}
+	for _, a := range tr.Actions {
+		if diff := cmp.Diff(o.follows[a.ID], a.Failure); diff != "" {
+			fail("the failure "+a.ID+" follows", diff)
+		}
+	}
 	if diff := tDiff(o.stops, propIDs(tr.Stops)); diff != "" {
 		fail("stops", diff)
 	}
@@ -551,9 +556,9 @@ func timedSameRun(t propT, what string, a, b *timedRun) {
 }
 
 // TestTimedSchedules plays random timed workflows under random schedules
-// with the timed oracle in lockstep (states, actions, stops, timers armed
-// and pending with their due times, ignored results and why, clock,
-// progress) and checks Check, recovery and no mutation after every step;
+// with the timed oracle in lockstep (states, actions and the failure
+// each follows, stops, timers armed and pending with their due times,
+// ignored results and why, clock, progress) and checks Check, recovery and no mutation after every step;
 // then determinism (the same batches again), commutation (every batch of
 // results, firings and cancels permuted), Encode/Decode before every
 // Restart, Replay of the steps from the start and from a snapshot, and
