@@ -142,11 +142,12 @@
 // # Batches
 //
 // A batch of results is a set. Restart sorts it into a canonical order (by
-// node in tree order, then attempt, error, output, kind, finality and
-// time, so that of two results for one attempt the same one applies
-// whatever their order in the batch), records every result
-// that applies, lets the tree settle (a par hit by a failure in this batch
-// freezes now), and only then starts new nodes. So for par(seq(a, b), c)
+// node in tree order, then attempt, error, output, kind, finality, time
+// and the ID as written, the root's timers being read with or without
+// "root" ("root@deadline", "@deadline"), so that of two results for one
+// attempt the same one applies whatever their order in the batch), records
+// every result that applies, lets the tree settle (a par hit by a failure
+// in this batch freezes now), and only then starts new nodes. So for par(seq(a, b), c)
 // the batch {a: ok, c: failed} does not start b. What commutes, exactly:
 //
 //  1. permuting the results inside a batch changes nothing;

@@ -164,6 +164,7 @@ type oracleNode struct {
 	name                  string
 	action                string
 	inputs                []string      // act: the names of its inputs
+	parent                *oracleNode   // nil for the root
 	kids                  []*oracleNode // seq, par and dag
 	after                 []*oracleNode // child of a dag: the siblings it is after
 	body, rescue, finally *oracleNode   // try
@@ -186,6 +187,10 @@ type oracle struct {
 	ran    []string               // every dispatched action ID, in dispatch order
 	inputs map[string][]job.Input // the inputs of every dispatched action, by ID
 	bad    []string               // inputs read from a node that had not succeeded
+	// follows is the failure every dispatched action follows
+	// (Action.Failure), by ID: worked out once the step that started it
+	// has settled, from the tree as it stands then.
+	follows map[string]*job.Failure
 }
 
 func (o *oracle) build(n *ast.Node, path string) *oracleNode {
@@ -197,7 +202,9 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 		if p == nil {
 			return nil
 		}
-		return o.build(p, propJoin(path, edge))
+		k := o.build(p, propJoin(path, edge))
+		k.parent = on
+		return k
 	}
 	switch n.Kind {
 	case ast.KindAct:
@@ -225,11 +232,51 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 
 // oracleStart builds the oracle for c and starts the workflow.
 func oracleStart(c propCase) *oracle {
-	o := &oracle{c: c, leaves: map[string]*oracleNode{}, names: map[string]*oracleNode{}, inputs: map[string][]job.Input{}}
+	o := &oracle{c: c, leaves: map[string]*oracleNode{}, names: map[string]*oracleNode{}, inputs: map[string][]job.Input{}, follows: map[string]*job.Failure{}}
 	o.root = o.build(&c.Tree, "")
 	o.enter(o.root, false)
 	o.advance()
+	o.noteFollows(0)
 	return o
+}
+
+// noteFollows works out the failure each action dispatched since
+// o.ran[from] follows.
+func (o *oracle) noteFollows(from int) {
+	for _, id := range o.ran[from:] {
+		o.follows[id] = o.leaves[id].followed()
+	}
+}
+
+// followed returns the failure the action of the leaf n follows (doc.go,
+// Data; docs/language.md, Failures): the nearest rescue or finally above
+// it decides. In a rescue, the failure of the body it handles. In a
+// finally, the failure the try carries when the finally starts: the
+// rescue's if it failed, the body's if the body failed and no rescue ran
+// (none, or it was cancelled); nothing if the body succeeded or was
+// cancelled, or a rescue succeeded. Nothing outside every rescue and
+// finally.
+func (n *oracleNode) followed() *job.Failure {
+	for c := n; c.parent != nil; c = c.parent {
+		t := c.parent
+		if t.kind != ast.KindTry || c == t.body {
+			continue
+		}
+		from := t.body
+		switch {
+		case c == t.rescue:
+		case t.body.status() != job.StatusFailed:
+			return nil
+		case t.rescue == nil || t.rescue.status() == job.StatusCancelled:
+		case t.rescue.status() == job.StatusFailed:
+			from = t.rescue
+		default:
+			return nil // the rescue handled it
+		}
+		leaf, others := from.failure()
+		return &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
+	}
+	return nil
 }
 
 // children lists n's children in pre-order (try: body, rescue, finally).
@@ -562,6 +609,7 @@ func (o *oracle) deliver(id string) { o.deliverBatch([]string{id}) }
 // every result is recorded before anything starts.
 func (o *oracle) deliverBatch(ids []string) {
 	o.step++
+	mark := len(o.ran)
 	for _, id := range ids {
 		i := slices.Index(o.queue, id)
 		if i < 0 {
@@ -572,6 +620,7 @@ func (o *oracle) deliverBatch(ids []string) {
 		n.done, n.out, n.at = true, o.c.Outcomes[n.path], o.step
 	}
 	o.advance()
+	o.noteFollows(mark)
 }
 
 // states lists every node's state in pre-order, as propStates does for a job.
@@ -629,10 +678,11 @@ func TestOracleStatus(t *testing.T) {
 	})
 }
 
-// oracleCheckInputs fails unless every action in acts carries the inputs
-// the oracle gave it when it started it, and the oracle found every input
-// succeeded when it was read.
-func oracleCheckInputs(t propT, o *oracle, acts []job.Action) {
+// oracleCheckActions fails unless every action in acts carries the inputs
+// the oracle gave it when it started it and the failure the oracle says
+// it follows (Action.Failure), and the oracle found every input succeeded
+// when it was read.
+func oracleCheckActions(t propT, o *oracle, acts []job.Action) {
 	t.Helper()
 	if len(o.bad) > 0 {
 		t.Fatalf("the oracle read inputs that had not succeeded: %v\n%s", o.bad, o.c)
@@ -641,13 +691,21 @@ func oracleCheckInputs(t propT, o *oracle, acts []job.Action) {
 		if diff := cmp.Diff(o.inputs[a.ID], a.Inputs); diff != "" {
 			t.Fatalf("inputs of %s (-oracle +reducer):\n%s\n%s", a.ID, diff, o.c)
 		}
+		want, ok := o.follows[a.ID]
+		if !ok {
+			t.Fatalf("%s: the oracle did not start it\n%s", a.ID, o.c)
+		}
+		if diff := cmp.Diff(want, a.Failure); diff != "" {
+			t.Fatalf("the failure %s follows (-oracle +reducer):\n%s\n%s", a.ID, diff, o.c)
+		}
 	}
 }
 
 // TestOracleFIFO delivers results one at a time, oldest first, to the
 // reducer and to the oracle, each on its own: both must dispatch the same
-// actions, with the same inputs, in the same order and end with every node
-// in the same state, failures included.
+// actions, with the same inputs and following the same failures
+// (Action.Failure), in the same order and end with every node in the same
+// state, failures included.
 func TestOracleFIFO(t *testing.T) {
 	propCheck(t, func(t *rapid.T, shape propShape) {
 		c := propDrawAnyCase(t, shape)
@@ -662,7 +720,7 @@ func TestOracleFIFO(t *testing.T) {
 		var ran []string
 		for _, s := range run.Steps {
 			ran = append(ran, propIDs(s.Actions)...)
-			oracleCheckInputs(t, o, s.Actions)
+			oracleCheckActions(t, o, s.Actions)
 		}
 		if diff := cmp.Diff(o.ran, ran); diff != "" {
 			t.Fatalf("dispatched actions (-oracle +reducer):\n%s\n%s", diff, c)
@@ -675,7 +733,8 @@ func TestOracleFIFO(t *testing.T) {
 
 // TestOracleLockstep delivers results one at a time in random order to the
 // reducer and the oracle together, and compares the outstanding actions
-// and the state of every node after every step.
+// (with their inputs and the failure each follows) and the state of every
+// node after every step.
 func TestOracleLockstep(t *testing.T) {
 	propCheck(t, func(t *rapid.T, shape propShape) {
 		c := propDrawAnyCase(t, shape)
@@ -686,7 +745,7 @@ func TestOracleLockstep(t *testing.T) {
 			if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
 				t.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 			}
-			oracleCheckInputs(t, o, out)
+			oracleCheckActions(t, o, out)
 			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
 				t.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 			}
@@ -987,7 +1046,7 @@ func oracleBatchPlay(st oracleSeedT, sc oracleBatchScenario) {
 		if diff := cmp.Diff(want, propSortedIDs(out)); diff != "" {
 			st.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 		}
-		oracleCheckInputs(st, o, out)
+		oracleCheckActions(st, o, out)
 		if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
 			st.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
 		}

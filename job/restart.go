@@ -45,7 +45,7 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 // ignored. It never modifies j.
 //
 // The batch is a set, applied at once: results are put in a canonical order
-// (by node, then attempt, error, output, kind, finality and time), every
+// (by node, then attempt, error, output, kind, finality, time and ID), every
 // applicable one is recorded, then the tree settles, and only then are new
 // actions started. Results that cannot apply (unknown, never dispatched, stale, duplicate, or
 // arriving after the job finished) change nothing and are listed in
@@ -223,9 +223,10 @@ type keyed struct {
 }
 
 // compareKeyed orders a batch canonically: by node in tree order, then
-// attempt, timer kind, error, output, kind, finality and time, so that
-// of two results for one attempt (or two firings of one timer) the same
-// one applies whatever the order they came in.
+// attempt, timer kind, error, output, kind, finality, time and the ID as
+// written, so that of two results for one attempt (or two firings of one
+// timer, which the root's may spell with or without "root") the same one
+// applies whatever the order they came in.
 func compareKeyed(x, y keyed) int {
 	if c := cmp.Compare(x.node, y.node); c != 0 {
 		return c
@@ -239,8 +240,8 @@ func compareKeyed(x, y keyed) int {
 	return compareResults(x.r, y.r)
 }
 
-// compareResults orders results with the same ID by error, output, kind,
-// finality and time.
+// compareResults orders results for the same node by error, output, kind,
+// finality, time and ID.
 func compareResults(x, y *Result) int {
 	if c := strings.Compare(x.Error, y.Error); c != 0 {
 		return c
@@ -257,7 +258,10 @@ func compareResults(x, y *Result) int {
 		}
 		return 1
 	}
-	return x.At.Compare(y.At)
+	if c := x.At.Compare(y.At); c != 0 {
+		return c
+	}
+	return strings.Compare(x.ActionID, y.ActionID)
 }
 
 // engine carries one New or Restart: the job being built, the edit token

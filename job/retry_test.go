@@ -277,6 +277,10 @@ func TestBatchOrderTies(t *testing.T) {
 	final.Final = true
 	tr := r.apply(failAt(b, "y", t0))
 	tm := tr.Timers[0]
+	rootDeadline, err := job.New("r", ast.Par(ast.Act("a", 1), ast.Act("b", 2)).WithDeadline(time.Minute), job.StartedAt(t0))
+	if err != nil || len(rootDeadline.Timers) != 1 || rootDeadline.Timers[0].ID != "root@deadline" {
+		t.Fatalf("%v: timers %v", err, rootDeadline.Timers)
+	}
 	for _, tc := range []struct {
 		name string
 		from job.Job
@@ -286,6 +290,11 @@ func TestBatchOrderTies(t *testing.T) {
 		{"result kinds", r.tr.Job, early, declined},
 		{"result finality", r.tr.Job, early, final},
 		{"firing times", tr.Job, tm.Fire(tm.Due), tm.Fire(tm.Due.Add(time.Hour))},
+		// The root's timers are read with or without "root" ("@deadline"
+		// too): two spellings of one firing, at one time, are two results
+		// that differ only in their ID (found by TestTimedSchedules).
+		{"timer ID spellings", rootDeadline.Job, rootDeadline.Timers[0].Fire(t0.Add(time.Minute)),
+			job.Result{JobID: "r", ActionID: "@deadline", At: t0.Add(time.Minute)}},
 	} {
 		xy, err1 := job.Restart(tc.from, []job.Result{tc.x, tc.y})
 		yx, err2 := job.Restart(tc.from, []job.Result{tc.y, tc.x})

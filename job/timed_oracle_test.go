@@ -19,8 +19,10 @@ package job_test
 //     itself (the oracle knows the range, not the draw: it checks the
 //     reducer's due time is in it and adopts it). Its firing starts
 //     attempt N. A waiting leaf that a frozen par or dag, or an expired
-//     node, stops from starting gives up: it fails with its last failure,
-//     later than any other failure of the batch.
+//     node (itself included), stops from starting gives up: it fails with
+//     its last failure (or its own deadline), later than any other failure
+//     of the batch in which it gives up; in a later batch it is a failure
+//     like any other (doc.go: "fails after the failures of its batch").
 //   - A node with a deadline arms PATH@deadline when it starts, due at
 //     the job's clock then plus the deadline; it is pending while the
 //     node runs and has not expired. When it fires, the node expires:
@@ -36,6 +38,11 @@ package job_test
 //     ignored as stopped, firings of timers not pending as such, a second
 //     cancel as a duplicate.
 //   - The clock is the latest At applied, from the start time on.
+//   - An action in a rescue carries the failure of the body it handles;
+//     one in a finally the failure its try carries when the finally
+//     starts (the rescue's if it failed, else the body's, a deadline's
+//     included, if the body failed), none if the body succeeded or was
+//     stopped or a rescue succeeded; other actions none (Action.Failure).
 
 import (
 	"fmt"
@@ -78,18 +85,21 @@ type tNode struct {
 	settledStep        int  // the step at which it settled (-1: not yet)
 
 	// Leaves.
-	attempt  int
-	results  []timedOutcome // the results applied, oldest first
-	done     bool           // settled by a result, or gave up
-	gaveUp   bool
-	stopped  bool
-	waiting  bool
-	armed    bool  // its retry timer is armed
-	fired    bool  // and fired: the next attempt is to begin
-	failAt   int64 // At of the failed attempt it waits after (0: none)
-	due      int64 // the retry timer's due time, once known exactly
-	lo, hi   int64 // the range jitter allows for it
-	dueExact bool
+	attempt int
+	results []timedOutcome // the results applied, oldest first
+	done    bool           // settled by a result, or gave up
+	gaveUp  bool
+	// gaveUpStep is the step at which it gave up: only then is it
+	// reported after the failures that settle with it.
+	gaveUpStep int
+	stopped    bool
+	waiting    bool
+	armed      bool  // its retry timer is armed
+	fired      bool  // and fired: the next attempt is to begin
+	failAt     int64 // At of the failed attempt it waits after (0: none)
+	due        int64 // the retry timer's due time, once known exactly
+	lo, hi     int64 // the range jitter allows for it
+	dueExact   bool
 }
 
 // tTimer is a timer pending in the oracle.
@@ -119,6 +129,11 @@ type tOracle struct {
 	armedR  []*tNode // retries armed
 	ignored []propIgnored
 	applied []job.Result
+
+	// follows is the failure every action started follows
+	// (Action.Failure), by ID: worked out once the step that started it
+	// has settled, from the tree as it stands then.
+	follows map[string]*job.Failure
 }
 
 func (o *tOracle) build(n *ast.Node, path string, parent *tNode) *tNode {
@@ -155,7 +170,7 @@ func (o *tOracle) build(n *ast.Node, path string, parent *tNode) *tNode {
 
 // tStart builds the oracle for c and starts the job at start.
 func tStart(c timedCase, start int64) *tOracle {
-	o := &tOracle{c: c, byPath: map[string]*tNode{}, clock: start}
+	o := &tOracle{c: c, byPath: map[string]*tNode{}, clock: start, follows: map[string]*job.Failure{}}
 	o.root = o.build(&c.Tree, "", nil)
 	o.beginStep()
 	o.enter(o.root, false)
@@ -283,8 +298,9 @@ func (n *tNode) derived() job.Status {
 // failure returns the node n's failure report (a failed leaf, or an
 // expired node) and how many others it counts. n must have failed.
 // Failures that settle in one step are reported a failure before a
-// give-up in that step (a leaf that gave up its retries because of a
-// freeze fails after what froze it), then in tree order.
+// give-up of that step (a leaf that gave up its retries because of a
+// freeze, a deadline, its own included, or a cancel fails after the
+// failures of its batch), then in tree order.
 func (n *tNode) failure() (*tNode, int) {
 	if n.expired {
 		return n, 0
@@ -321,8 +337,8 @@ func (n *tNode) failure() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired && cause.settledStep == k.settledStep {
-				key[1] = 1 // gave up in this very step: after its failures
+			if cause.gaveUp && cause.gaveUpStep == k.settledStep {
+				key[1] = 1
 			}
 			if best == nil || slices.Compare(key[:], bestKey[:]) < 0 {
 				best, bestKey = cause, key
@@ -359,8 +375,8 @@ func (n *tNode) failure1() (*tNode, int) {
 			cause, others := k.failure()
 			total += 1 + others
 			key := [3]int{k.settledStep, 0, cause.index}
-			if cause.gaveUp && !cause.expired && cause.settledStep == k.settledStep {
-				key[1] = 1 // gave up in this very step: after its failures
+			if cause.gaveUp && cause.gaveUpStep == k.settledStep {
+				key[1] = 1
 			}
 			if first == nil || slices.Compare(key[:], firstKey[:]) < 0 {
 				first, firstKey = k, key
@@ -497,7 +513,7 @@ func (o *tOracle) dispatch(n *tNode) {
 // giveUp fails the waiting leaf n with its last failure.
 func (o *tOracle) giveUp(n *tNode) {
 	n.waiting, n.armed, n.fired = false, false, false
-	n.done, n.gaveUp = true, true
+	n.done, n.gaveUp, n.gaveUpStep = true, true, o.step
 }
 
 // backoffRange returns the range of the wait before attempt next of the
@@ -650,13 +666,60 @@ func (o *tOracle) beginStep() {
 	o.started, o.stops, o.armedD, o.armedR, o.ignored, o.applied = nil, nil, nil, nil, nil, nil
 }
 
-// endStep records when nodes settled.
+// endStep records when nodes settled, then the failure each action the
+// step started follows.
 func (o *tOracle) endStep() {
 	for _, n := range o.nodes {
 		if n.settledStep < 0 && n.status().Settled() {
 			n.settledStep = o.step
 		}
 	}
+	for _, id := range o.started {
+		path, _, _ := job.SplitActionID(id)
+		o.follows[id] = o.byPath[path].followed()
+	}
+}
+
+// followed returns the failure the action of the leaf n follows (doc.go,
+// Data; docs/language.md, Failures): the nearest rescue or finally above
+// it decides. In a rescue, the failure of the body it handles. In a
+// finally, the failure the try carries when the finally starts: the
+// rescue's if it failed, the body's if the body failed (by a deadline
+// too) and no rescue ran (none, or it was cancelled); nothing if the
+// body succeeded or was cancelled (a deadline above it, a cancelled job),
+// or a rescue succeeded. Nothing outside every rescue and finally.
+func (n *tNode) followed() *job.Failure {
+	for c := n; c.parent != nil; c = c.parent {
+		t := c.parent
+		if t.kind != ast.KindTry || c == t.body {
+			continue
+		}
+		from := t.body
+		switch {
+		case c == t.rescue:
+		case t.body.status() != job.StatusFailed:
+			return nil
+		case t.rescue == nil || t.rescue.status() == job.StatusCancelled:
+		case t.rescue.status() == job.StatusFailed:
+			from = t.rescue
+		default:
+			return nil // the rescue handled it
+		}
+		f := from.report()
+		return &f
+	}
+	return nil
+}
+
+// report returns the failure of n, which failed, as job.Failure reports
+// it: the failed leaf's, or the expired node's deadline.
+func (n *tNode) report() job.Failure {
+	cause, others := n.failure()
+	if cause.expired {
+		return job.Failure{Path: cause.path, Message: "deadline of " + cause.n.Deadline.String() + " exceeded", Kind: job.KindDeadline, Others: others}
+	}
+	r := cause.last()
+	return job.Failure{Path: cause.path, Action: cause.n.Action, Message: propStoredMsg(r.Msg), Kind: propStoredMsg(r.Kind), Others: others}
 }
 
 // armedPending returns the timers armed in this step that are still
@@ -839,7 +902,7 @@ func (o *tOracle) apply(batch []job.Result) {
 }
 
 // tLess is the canonical order of a batch: node in tree order, attempt,
-// timer kind, error, output, kind, finality, time.
+// timer kind, error, output, kind, finality, time, ID as written.
 func tLess(nx, ny, ax, ay, kx, ky int, x, y job.Result) bool {
 	switch {
 	case nx != ny:
@@ -856,8 +919,10 @@ func tLess(nx, ny, ax, ay, kx, ky int, x, y job.Result) bool {
 		return x.Kind < y.Kind
 	case x.Final != y.Final:
 		return !x.Final
+	case !x.At.Equal(y.At):
+		return x.At.Before(y.At)
 	}
-	return x.At.Before(y.At)
+	return x.ActionID < y.ActionID
 }
 
 func (o *tOracle) tick(at time.Time) {
@@ -929,13 +994,8 @@ func (o *tOracle) states() []tState {
 			}
 		}
 		if st == job.StatusFailed {
-			cause, others := n.failure()
-			if cause.expired {
-				s.Failure = tFailureString(cause.path, "", "deadline of "+cause.n.Deadline.String()+" exceeded", job.KindDeadline, others)
-			} else {
-				r := cause.last()
-				s.Failure = tFailureString(cause.path, cause.n.Action, propStoredMsg(r.Msg), propStoredMsg(r.Kind), others)
-			}
+			f := n.report()
+			s.Failure = tFailureString(f.Path, f.Action, f.Message, f.Kind, f.Others)
 		}
 		ss = append(ss, s)
 	}

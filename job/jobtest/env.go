@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -33,6 +34,9 @@ type Env struct {
 	steps    []job.Step            // steps[v-1] is the step that made version v
 	sent     map[string]job.Result // the last result sent for each action ID
 	out      map[string]job.Action // dispatched and not settled: the runner's view
+	asked    map[string]job.Timer  // every timer a transition asked for, the latest by ID
+	t0       time.Time             // the job's start time (new ... start=), or zero
+	failures bool                  // new ... failures=on: print the failure a rescue or finally follows
 }
 
 // Job returns the current job: the zero Job before the first new command.
@@ -66,15 +70,19 @@ func (e *Env) Run(c *Case) (string, error) {
 	switch name {
 	case "new":
 		err = e.cmdNew(&b, c, args)
-	case "ok", "fail", "batch":
+	case "ok", "fail", "fire", "batch":
 		if name == "batch" {
 			words = words[1:]
 		}
 		var results []job.Result
 		results, err = e.parseResults(words)
 		if err == nil {
-			err = e.send(&b, results)
+			err = e.send(&b, results, nil)
 		}
+	case "cancel":
+		err = e.cmdCancel(&b, words)
+	case "timers":
+		err = e.cmdTimers(&b, args)
 	case "dup":
 		err = e.cmdDup(&b, args)
 	case "crash":
@@ -98,10 +106,16 @@ func (e *Env) Run(c *Case) (string, error) {
 		if err = noArgs(args); err == nil {
 			root := e.j.Workflow()
 			enc, _ := ast.Encode(root)
-			fmt.Fprintf(&b, "dsl  %s\njson %s\n", FormatWorkflow(root), enc)
+			dsl := FormatWorkflow(root)
+			if back, err := ParseWorkflow(dsl); err != nil || !ast.Equal(back, root) {
+				// Retries, timeouts, deadlines and deliveries have no
+				// compact syntax.
+				dsl = "(none: the compact syntax cannot hold this workflow)"
+			}
+			fmt.Fprintf(&b, "dsl  %s\njson %s\n", dsl, enc)
 		}
 	default:
-		err = errors.New("unknown command (want new, ok, fail, batch, dup, crash, describe, history, replay, encode, output or workflow)")
+		err = errors.New("unknown command (want new, ok, fail, fire, cancel, batch, dup, crash, describe, history, replay, encode, output, timers or workflow)")
 	}
 	if err != nil {
 		var se *scriptError
@@ -120,11 +134,31 @@ func noArgs(args []word) error {
 	return nil
 }
 
-// cmdNew starts a job: new ID, with the workflow on the input lines, in
-// the compact syntax or, when it starts with '{', in the JSON form.
+// cmdNew starts a job: new ID [start=TIME] [failures=on], with the
+// workflow on the input lines, in the compact syntax or, when it starts
+// with '{', in the JSON form.
 func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
-	if len(args) != 1 {
-		return errors.New("usage: new ID, with the workflow on the following lines")
+	if len(args) == 0 {
+		return errors.New("usage: new ID [start=TIME] [failures=on], with the workflow on the following lines")
+	}
+	var opts []job.Option
+	var t0 time.Time
+	failures := false
+	for _, w := range args[1:] {
+		key, val, ok := w.option()
+		switch {
+		case ok && key == "start":
+			t, err := time.Parse(time.RFC3339Nano, val)
+			if err != nil {
+				return fmt.Errorf("start=%s: want an RFC 3339 time (2026-01-02T15:04:05Z)", val)
+			}
+			t0 = t.UTC()
+			opts = append(opts, job.StartedAt(t0))
+		case ok && key == "failures" && val == "on":
+			failures = true
+		default:
+			return fmt.Errorf("usage: new ID [start=TIME] [failures=on], got %q", w.s)
+		}
 	}
 	text := strings.Join(c.Input, "\n")
 	if strings.TrimSpace(text) == "" {
@@ -147,7 +181,7 @@ func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
 			return err
 		}
 	}
-	tr, err := job.New(job.ID(args[0].s), root)
+	tr, err := job.New(job.ID(args[0].s), root, opts...)
 	if err != nil {
 		fmt.Fprintf(b, "error: %v\n", err)
 		return nil
@@ -158,13 +192,21 @@ func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
 	e.steps = []job.Step{tr.Step}
 	e.sent = map[string]job.Result{}
 	e.out = map[string]job.Action{}
-	if j.Version() != 1 || tr.Step.Version != 1 || len(tr.Step.Results) > 0 || len(tr.Ignored) > 0 || !tr.Created() {
-		return fmt.Errorf("job.New returned version %d with step %+v, want version 1 and an empty step", j.Version(), tr.Step)
+	e.asked = map[string]job.Timer{}
+	e.t0, e.failures = t0, failures
+	if j.Version() != 1 || tr.Step.Version != 1 || len(tr.Step.Results) > 0 || len(tr.Ignored) > 0 || !tr.Created() || len(tr.Stops) > 0 {
+		return fmt.Errorf("job.New returned version %d with step %+v and %d stops, want version 1, an empty step and no stop", j.Version(), tr.Step, len(tr.Stops))
+	}
+	if !j.Clock().Equal(t0) {
+		return fmt.Errorf("job.New with start %v: clock %v", t0, j.Clock())
 	}
 	for _, a := range acts {
 		if err := e.dispatch(b, "dispatch", a, j); err != nil {
 			return err
 		}
+	}
+	if err := e.arm(b, job.Job{}, tr); err != nil {
+		return err
 	}
 	if err := e.verify(j); err != nil {
 		return err
@@ -175,50 +217,87 @@ func (e *Env) cmdNew(b *strings.Builder, c *Case, args []word) error {
 
 // parseResults reads clauses separated by ';':
 //
-//	ok ID [out=OUTPUT] [job=JOB] {ID [out=OUTPUT] [job=JOB]}
-//	fail ID [MESSAGE] [job=JOB]
+//	ok ID [out=OUTPUT] [at=TIME] [job=JOB] {ID [out=OUTPUT] [at=TIME] [job=JOB]}
+//	fail ID [MESSAGE] [kind=KIND] [final=true] [at=TIME] [job=JOB]
+//	fire TIMER [at=TIME] [job=JOB] {TIMER [at=TIME] [job=JOB]}
+//	cancel [REASON] [job=JOB]
 func (e *Env) parseResults(words []word) ([]job.Result, error) {
 	var results []job.Result
 	var clause []word
 	flush := func() error {
 		if len(clause) == 0 {
-			return errors.New("empty clause (want ok ID... or fail ID [MESSAGE])")
+			return errors.New("empty clause (want ok ID..., fail ID [MESSAGE], fire TIMER... or cancel [REASON])")
 		}
 		kind, rest := clause[0].s, clause[1:]
 		clause = nil
-		if kind != "ok" && kind != "fail" {
-			return fmt.Errorf("clause starts with %q (want ok or fail)", kind)
+		if kind != "ok" && kind != "fail" && kind != "fire" && kind != "cancel" {
+			return fmt.Errorf("clause starts with %q (want ok, fail, fire or cancel)", kind)
 		}
-		if len(rest) == 0 {
+		if len(rest) == 0 && kind != "cancel" {
 			return fmt.Errorf("%s needs an action ID", kind)
 		}
 		start := len(results)
+		if kind == "cancel" {
+			results = append(results, job.CancelResult(e.j.ID(), ""))
+		}
 		hasMsg := false
+		timed := map[int]bool{} // the firings given a time
 		for _, w := range rest {
 			key, val, isOpt := w.option()
+			last := len(results) - 1
 			switch {
 			case isOpt && len(results) == start:
 				return fmt.Errorf("option %s= before any action ID", key)
 			case isOpt && key == "job":
-				results[len(results)-1].JobID = job.ID(val)
+				results[last].JobID = job.ID(val)
+			case isOpt && key == "at" && kind != "cancel":
+				t, err := e.parseTime(val)
+				if err != nil {
+					return fmt.Errorf("at=%s: %v", val, err)
+				}
+				results[last].At = t
+				timed[last] = true
 			case isOpt && key == "out" && kind == "ok":
-				results[len(results)-1].Output = []byte(val)
-			case isOpt && kind == "ok":
-				return fmt.Errorf("unknown option %s= for ok (want out= or job=)", key)
+				results[last].Output = []byte(val)
+			case isOpt && key == "kind" && kind == "fail":
+				results[last].Kind = val
+			case isOpt && key == "final" && kind == "fail" && val == "true":
+				results[last].Final = true
 			case isOpt:
-				return fmt.Errorf("unknown option %s= for fail (want job=)", key)
-			case kind == "ok" || len(results) == start:
+				return fmt.Errorf("unknown option %s= for %s (want %s)", key, kind, map[string]string{
+					"ok": "out=, at= or job=", "fail": "kind=, final=true, at= or job=", "fire": "at= or job=", "cancel": "job="}[kind])
+			case kind == "cancel":
+				if hasMsg {
+					return fmt.Errorf("cancel takes one reason; quote a reason with spaces")
+				}
+				results[last].Error = w.s
+				hasMsg = true
+			case kind == "ok" || kind == "fire" || len(results) == start:
 				results = append(results, job.Result{JobID: e.j.ID(), ActionID: w.s})
 			case hasMsg:
 				return fmt.Errorf("fail takes one action ID and one message; quote a message with spaces")
 			default:
-				results[len(results)-1].Error = w.s
+				results[last].Error = w.s
 				hasMsg = true
 			}
 		}
-		if kind == "fail" {
+		switch kind {
+		case "fail":
 			if r := &results[len(results)-1]; r.Error == "" {
 				r.Error = "action failed"
+			}
+		case "fire":
+			// A runner fires a timer when it is due: by default at the
+			// due time of the timer of that ID that a transition asked for.
+			for i := start; i < len(results); i++ {
+				if timed[i] {
+					continue
+				}
+				tm, ok := e.asked[results[i].ActionID]
+				if !ok {
+					return fmt.Errorf("no transition asked for a timer %s; give its time with at=", results[i].ActionID)
+				}
+				results[i].At = tm.Due
 			}
 		}
 		return nil
@@ -238,6 +317,73 @@ func (e *Env) parseResults(words []word) ([]job.Result, error) {
 	return results, nil
 }
 
+// parseTime reads a time: "+DURATION" after the job's start (new ...
+// start=), an RFC 3339 time, or 0 for the zero time (a result that
+// carries none: the job's clock).
+func (e *Env) parseTime(s string) (time.Time, error) {
+	switch {
+	case s == "0":
+		return time.Time{}, nil
+	case strings.HasPrefix(s, "+"):
+		if e.t0.IsZero() {
+			return time.Time{}, errors.New("a time after the start needs a start time (new ID start=TIME)")
+		}
+		d, err := time.ParseDuration(s[1:])
+		if err != nil {
+			return time.Time{}, err
+		}
+		return e.t0.Add(d), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, errors.New("want +DURATION (after the start), an RFC 3339 time or 0")
+	}
+	return t.UTC(), nil
+}
+
+// formatTime writes t as parseTime reads it: after the job's start when
+// it has one (+1m30s), else in RFC 3339; 0 for the zero time.
+func (e *Env) formatTime(t time.Time) string {
+	switch {
+	case t.IsZero():
+		return "0"
+	case e.t0.IsZero():
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	d := t.Sub(e.t0)
+	if d < 0 {
+		return t.UTC().Format(time.RFC3339Nano)
+	}
+	return "+" + d.String()
+}
+
+// cmdCancel cancels the job with job.Cancel: cancel [REASON]. Cancel must
+// be Restart with job.CancelResult, which send checks (sameStep).
+func (e *Env) cmdCancel(b *strings.Builder, words []word) error {
+	results, err := e.parseResults(words)
+	if err != nil {
+		return err
+	}
+	if len(results) != 1 || results[0].JobID != e.j.ID() {
+		return errors.New("usage: cancel [REASON] (as a clause of batch to cancel among other results)")
+	}
+	reason := results[0].Error
+	return e.send(b, results, func(j job.Job) (job.Transition, error) { return job.Cancel(j, reason) })
+}
+
+// cmdTimers prints the job's clock and the timers it waits for
+// (job.Timers), as a runner taking the job over would arm them.
+func (e *Env) cmdTimers(b *strings.Builder, args []word) error {
+	if err := noArgs(args); err != nil {
+		return err
+	}
+	fmt.Fprintf(b, "clock %s\n", e.formatTime(e.j.Clock()))
+	for _, tm := range e.j.Timers() {
+		fmt.Fprintf(b, "timer %s due %s\n", tm.ID, e.formatTime(tm.Due))
+	}
+	return nil
+}
+
 // cmdDup sends again, in one batch, the last result sent for each ID.
 func (e *Env) cmdDup(b *strings.Builder, args []word) error {
 	if len(args) == 0 {
@@ -251,18 +397,21 @@ func (e *Env) cmdDup(b *strings.Builder, args []word) error {
 		}
 		results = append(results, r)
 	}
-	return e.send(b, results)
+	return e.send(b, results, nil)
 }
 
-// send gives results to Restart as one batch, prints what happened and
-// checks the contracts.
-func (e *Env) send(b *strings.Builder, results []job.Result) error {
+// send gives results to Restart as one batch (or to restart, when not
+// nil: a cancel), prints what happened and checks the contracts.
+func (e *Env) send(b *strings.Builder, results []job.Result, restart func(job.Job) (job.Transition, error)) error {
 	prev := e.j
 	before, err := job.Encode(prev)
 	if err != nil {
 		return err
 	}
-	tr, rerr := job.Restart(prev, slices.Clone(results))
+	if restart == nil {
+		restart = func(j job.Job) (job.Transition, error) { return job.Restart(j, slices.Clone(results)) }
+	}
+	tr, rerr := restart(prev)
 	next, acts := tr.Job, tr.Actions
 	if after, _ := job.Encode(prev); !bytes.Equal(before, after) {
 		return errors.New("job.Restart modified its input job")
@@ -272,15 +421,15 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	}
 	if rerr != nil {
 		fmt.Fprintf(b, "error: %v\n", rerr)
-		if len(acts) > 0 || tr.Changed() {
-			return fmt.Errorf("job.Restart returned an error with a transition (step %+v, %d actions); want nothing applied", tr.Step, len(acts))
+		if len(acts) > 0 || tr.Changed() || len(tr.Timers)+len(tr.Stops) > 0 {
+			return fmt.Errorf("job.Restart returned an error with a transition (step %+v, %d actions, %d timers, %d stops); want nothing applied", tr.Step, len(acts), len(tr.Timers), len(tr.Stops))
 		}
 		e.status(b)
 		return nil
 	}
 	for _, ig := range tr.Ignored {
 		// As Ignored.String, with the result written as a script clause.
-		fmt.Fprintf(b, "ignored %s: %s", formatResult(ig.Result), ig.Reason)
+		fmt.Fprintf(b, "ignored %s: %s", e.formatResult(ig.Result), ig.Reason)
 		if ig.Detail != "" {
 			fmt.Fprintf(b, " (%s)", oneLine(ig.Detail))
 		}
@@ -299,6 +448,9 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 			return fmt.Errorf("job.Restart applied %d and ignored %d of %d results", len(st.Results), len(tr.Ignored), len(results))
 		}
 		for _, r := range st.Results {
+			if isTimer(r.ActionID) {
+				continue // a firing or a cancel: no action
+			}
 			if _, ok := e.out[r.ActionID]; !ok {
 				return fmt.Errorf("job.Restart applied a result for %s, which is not outstanding", r.ActionID)
 			}
@@ -307,8 +459,8 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	} else {
 		after, _ := job.Encode(next)
 		switch {
-		case len(acts) > 0:
-			return fmt.Errorf("job.Restart applied no result but returned %d actions", len(acts))
+		case len(acts)+len(tr.Timers)+len(tr.Stops) > 0:
+			return fmt.Errorf("job.Restart applied no result but returned %d actions, %d timers and %d stops", len(acts), len(tr.Timers), len(tr.Stops))
 		case len(tr.Ignored) != len(results):
 			return fmt.Errorf("job.Restart applied no result but ignored %d of %d", len(tr.Ignored), len(results))
 		case tr.Step.Version != 0 || len(tr.Step.Results) > 0:
@@ -322,6 +474,19 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 		if err := e.dispatch(b, "dispatch", a, next); err != nil {
 			return err
 		}
+	}
+	// Stops after the dispatches: the firings of a batch apply after its
+	// results, so an action a batch starts may be stopped by the same batch.
+	for _, a := range tr.Stops {
+		o, ok := e.out[a.ID]
+		if !ok || !sameActions([]job.Action{a}, []job.Action{o}) {
+			return fmt.Errorf("job.Restart stops %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
+		}
+		delete(e.out, a.ID)
+		fmt.Fprintf(b, "stop %s %s\n", a.ID, a.Name)
+	}
+	if err := e.arm(b, prev, tr); err != nil {
+		return err
 	}
 	if err := e.verify(next); err != nil {
 		return err
@@ -338,9 +503,66 @@ func (e *Env) send(b *strings.Builder, results []job.Result) error {
 	return nil
 }
 
+// isTimer reports whether id names a timer or the cancel, not an action:
+// only they hold an '@', which no path does.
+func isTimer(id string) bool { return strings.Contains(id, "@") }
+
+// arm prints the timers the transition tr (from the job prev, the zero
+// Job for New) asks for ("timer ID due TIME") and those it withdrew
+// ("withdrawn ID": pending before, not now, and not fired by this step),
+// and checks that the timers pending are those pending before, less
+// those fired or withdrawn, plus those asked for.
+func (e *Env) arm(b *strings.Builder, prev job.Job, tr job.Transition) error {
+	now := map[string]job.Timer{}
+	for _, tm := range tr.Job.Timers() {
+		now[tm.ID] = tm
+	}
+	asked := map[string]bool{}
+	for _, tm := range tr.Timers {
+		if tm.JobID != tr.Job.ID() {
+			return fmt.Errorf("timer %v of another job", tm)
+		}
+		if p, ok := now[tm.ID]; !ok || p != tm {
+			return fmt.Errorf("the transition asks for %v, which the job does not wait for (Timers: %v)", tm, tr.Job.Timers())
+		}
+		if asked[tm.ID] {
+			return fmt.Errorf("the transition asks for %s twice", tm.ID)
+		}
+		asked[tm.ID] = true
+		e.asked[tm.ID] = tm
+		fmt.Fprintf(b, "timer %s due %s\n", tm.ID, e.formatTime(tm.Due))
+	}
+	fired := map[string]bool{}
+	for _, r := range tr.Step.Results {
+		fired[r.ActionID] = true
+	}
+	was := map[string]bool{}
+	if prev.ID() != "" {
+		for _, tm := range prev.Timers() {
+			was[tm.ID] = true
+			p, ok := now[tm.ID]
+			switch {
+			case ok && !asked[tm.ID] && p != tm:
+				return fmt.Errorf("the timer %s moved from %v to %v without the transition asking for it", tm.ID, tm.Due, p.Due)
+			case ok && fired[tm.ID] && !asked[tm.ID]:
+				return fmt.Errorf("the timer %s fired, and the job still waits for it", tm.ID)
+			case !ok && !fired[tm.ID]:
+				fmt.Fprintf(b, "withdrawn %s\n", tm.ID)
+			}
+		}
+	}
+	for id := range now {
+		if !was[id] && !asked[id] {
+			return fmt.Errorf("the job waits for %s, which no transition asked for", id)
+		}
+	}
+	return nil
+}
+
 // sameStep checks that the step is deterministic and a set: the batch in
-// reverse order, and the recorded step alone, give the same job and the
-// same actions.
+// reverse order, and the recorded step alone, give the same job, the same
+// actions, timers and stops (a cancel given through job.Cancel is thus
+// checked to be Restart with its job.CancelResult).
 func sameStep(prev job.Job, tr job.Transition, results []job.Result) error {
 	next, acts := tr.Job, tr.Actions
 	want, _ := job.Encode(next)
@@ -361,6 +583,9 @@ func sameStep(prev job.Job, tr job.Transition, results []job.Result) error {
 		if !sameActions(a, acts) {
 			return fmt.Errorf("job.Restart with %s gives other actions: %v, want %v", try.what, a, acts)
 		}
+		if !slices.Equal(again.Timers, tr.Timers) || !sameActions(again.Stops, tr.Stops) {
+			return fmt.Errorf("job.Restart with %s gives other timers or stops: %v %v, want %v %v", try.what, again.Timers, again.Stops, tr.Timers, tr.Stops)
+		}
 	}
 	return nil
 }
@@ -368,7 +593,8 @@ func sameStep(prev job.Job, tr job.Transition, results []job.Result) error {
 func sameActions(a, b []job.Action) bool {
 	return slices.EqualFunc(a, b, func(x, y job.Action) bool {
 		return x.JobID == y.JobID && x.Incarnation == y.Incarnation && x.ID == y.ID && x.Name == y.Name && x.Attempt == y.Attempt && bytes.Equal(x.Payload, y.Payload) &&
-			slices.EqualFunc(x.Inputs, y.Inputs, func(p, q job.Input) bool { return p.Name == q.Name && bytes.Equal(p.Output, q.Output) })
+			slices.EqualFunc(x.Inputs, y.Inputs, func(p, q job.Input) bool { return p.Name == q.Name && bytes.Equal(p.Output, q.Output) }) &&
+			x.Timeout == y.Timeout && x.AtMostOnce == y.AtMostOnce && (x.Failure == nil) == (y.Failure == nil) && (x.Failure == nil || *x.Failure == *y.Failure)
 	})
 }
 
@@ -399,6 +625,13 @@ func (e *Env) cmdCrash(b *strings.Builder, args []word) error {
 	acts := d.Outstanding()
 	for _, a := range acts {
 		fmt.Fprintf(b, "redispatch %s\n", describeAction(a))
+		e.follows(b, a)
+	}
+	if !slices.Equal(d.Timers(), e.j.Timers()) || !d.Clock().Equal(e.j.Clock()) {
+		return fmt.Errorf("the decoded job waits for %v at %v, the stored one for %v at %v", d.Timers(), d.Clock(), e.j.Timers(), e.j.Clock())
+	}
+	for _, tm := range d.Timers() {
+		fmt.Fprintf(b, "rearm %s due %s\n", tm.ID, e.formatTime(tm.Due))
 	}
 	if err := e.verify(r); err != nil {
 		return err
@@ -448,22 +681,39 @@ func (e *Env) cmdHistory(b *strings.Builder, args []word) error {
 		}
 		clauses := make([]string, len(st.Results))
 		for i, r := range st.Results {
-			clauses[i] = formatResult(r)
+			clauses[i] = e.formatResult(r)
 		}
 		fmt.Fprintf(b, "v%d %s\n", st.Version, strings.Join(clauses, "; "))
 	}
 	return nil
 }
 
-func formatResult(r job.Result) string {
+// formatResult writes r as a clause that parseResults reads back as r: a
+// firing with its time always (at=0 for none), other results with theirs
+// when they carry one.
+func (e *Env) formatResult(r job.Result) string {
 	var s string
-	if r.Failed() {
+	switch {
+	case r.ActionID == job.CancelResult("", "").ActionID:
+		return "cancel " + quoteArg(r.Error)
+	case isTimer(r.ActionID):
+		return "fire " + quoteArg(r.ActionID) + " at=" + e.formatTime(r.At)
+	case r.Failed():
 		s = "fail " + quoteArg(r.ActionID) + " " + quoteArg(r.Error)
-	} else {
+		if r.Kind != "" {
+			s += " " + quoteValue("kind", r.Kind)
+		}
+		if r.Final {
+			s += " final=true"
+		}
+	default:
 		s = "ok " + quoteArg(r.ActionID)
 		if len(r.Output) > 0 {
 			s += " " + quoteValue("out", string(r.Output))
 		}
+	}
+	if !r.At.IsZero() {
+		s += " at=" + e.formatTime(r.At)
 	}
 	return s
 }
@@ -517,9 +767,50 @@ func (e *Env) dispatch(b *strings.Builder, verb string, a job.Action, j job.Job)
 	if p, attempt, err := job.SplitActionID(a.ID); err != nil || attempt != a.Attempt || a.Path() != p {
 		return fmt.Errorf("action %s has attempt %d and path %q: %v", a.ID, a.Attempt, a.Path(), err)
 	}
+	if a.Failure != nil && !inHandler(a.Path()) {
+		return fmt.Errorf("action %s, in no rescue or finally, carries the failure %v", a.ID, a.Failure)
+	}
 	e.out[a.ID] = a
 	fmt.Fprintf(b, "%s %s\n", verb, describeAction(a))
+	e.follows(b, a)
 	return nil
+}
+
+// inHandler reports whether the node at path is in a try's rescue or
+// finally.
+func inHandler(path string) bool {
+	for p := path; p != ""; {
+		_, written, rest, _ := ast.CutEdge(p)
+		if written == ast.PartRescue || written == ast.PartFinally {
+			return true
+		}
+		p = rest
+	}
+	return false
+}
+
+// follows prints, with failures=on, the failure an action in a rescue or
+// a finally follows (Action.Failure): "  follows PATH (ACTION): MESSAGE
+// [KIND]", or "  follows nothing".
+func (e *Env) follows(b *strings.Builder, a job.Action) {
+	if !e.failures || !inHandler(a.Path()) {
+		return
+	}
+	if a.Failure == nil {
+		b.WriteString("  follows nothing\n")
+		return
+	}
+	fmt.Fprintf(b, "  follows %s\n", failureText(*a.Failure))
+}
+
+// failureText writes f as Failure.String does, its kind, if any, in
+// brackets before its message, as job.Describe writes a failed leaf's:
+// "par[1] (charge): [card_declined] declined (and 1 more failure)".
+func failureText(f job.Failure) string {
+	if f.Kind != "" {
+		f.Message = "[" + f.Kind + "] " + f.Message
+	}
+	return oneLine(f.String())
 }
 
 // describeAction renders an action: ID, name, inputs, payload.
@@ -543,6 +834,12 @@ func describeAction(a job.Action) string {
 	}
 	if len(a.Payload) > 0 {
 		s += " " + oneLine(string(a.Payload))
+	}
+	if a.Timeout > 0 {
+		s += " timeout=" + a.Timeout.String()
+	}
+	if a.AtMostOnce {
+		s += " at-most-once"
 	}
 	return s
 }
@@ -644,11 +941,19 @@ func settledLine(n job.NodeInfo) string {
 	s += ": " + n.Status.String()
 	switch {
 	case n.Kind == ast.KindAct && n.Status == job.StatusFailed:
-		s += ": " + oneLine(n.Error)
+		s += ": "
+		msg := n.Error
+		if n.Failure != nil && n.Failure.Kind != "" {
+			s += "[" + oneLine(n.Failure.Kind) + "] "
+			if n.Failure.Action == "" {
+				msg = n.Failure.Message // the leaf's own deadline ran out
+			}
+		}
+		s += oneLine(msg)
 	case n.Kind == ast.KindAct && len(n.Output) > 0:
 		s += " -> " + oneLine(string(n.Output))
 	case n.Failure != nil:
-		s += " at " + oneLine(n.Failure.String())
+		s += " at " + failureText(*n.Failure)
 	}
 	return s
 }
@@ -703,6 +1008,17 @@ func (e *Env) verify(j job.Job) error {
 	}
 	if j.Done() && len(acts) > 0 {
 		return fmt.Errorf("the job is %s with %d actions outstanding", j.Status(), len(acts))
+	}
+	for _, tm := range j.Timers() {
+		if asked, ok := e.asked[tm.ID]; !ok || asked != tm {
+			return fmt.Errorf("the job waits for %v, which no transition asked for", tm)
+		}
+	}
+	if j.Done() && len(j.Timers()) > 0 {
+		return fmt.Errorf("the job is %s and waits for %v", j.Status(), j.Timers())
+	}
+	if _, ok := j.Cancelled(); j.Done() && ok != (j.Status() == job.StatusCancelled) {
+		return fmt.Errorf("the job ended %s, cancelled %v", j.Status(), ok)
 	}
 	return nil
 }

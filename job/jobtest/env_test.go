@@ -67,6 +67,18 @@ func TestRunErrors(t *testing.T) {
 		{"new j1\n----\n", "t.txt:1: new: no workflow"},
 		{"new\nlog a\n----\n", "t.txt:1: new: usage"},
 		{"new j1\nlog a\n----\n\ndescribe\nmore\n----\n", "t.txt:5: describe takes no input lines"},
+		// Time, kinds, firings and cancels.
+		{"new j1 start=yesterday\nlog a\n----\n", "t.txt:1: new: start=yesterday: want an RFC 3339 time"},
+		{"new j1 failures=yes\nlog a\n----\n", `t.txt:1: new: usage: new ID [start=TIME] [failures=on], got "failures=yes"`},
+		{"new j1\nlog a\n----\n\nok root#1 at=+1s\n----\n", "t.txt:5: ok: at=+1s: a time after the start needs a start time"},
+		{"new j1 start=2026-01-01T00:00:00Z\nlog a\n----\n\nok root#1 at=soon\n----\n", "t.txt:5: ok: at=soon: want +DURATION"},
+		{"new j1\nlog a\n----\n\nfail root#1 x final=yes\n----\n", "t.txt:5: fail: unknown option final= for fail (want kind=, final=true, at= or job=)"},
+		{"new j1\nlog a\n----\n\nok root#1 kind=x\n----\n", "t.txt:5: ok: unknown option kind= for ok"},
+		{"new j1\nlog a\n----\n\nfire root@deadline\n----\n", "t.txt:5: fire: no transition asked for a timer root@deadline; give its time with at="},
+		{"new j1\nlog a\n----\n\nfire\n----\n", "t.txt:5: fire: fire needs an action ID"},
+		{"new j1\nlog a\n----\n\ncancel a b\n----\n", "t.txt:5: cancel: cancel takes one reason"},
+		{"new j1\nlog a\n----\n\ncancel x; cancel y\n----\n", "t.txt:5: cancel: usage: cancel [REASON]"},
+		{"new j1\nlog a\n----\n\ntimers now\n----\n", `t.txt:5: timers: takes no arguments, got "now"`},
 	} {
 		_, err := run(t, &jobtest.Env{}, tc.script)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -166,5 +178,64 @@ nope: no output
 	}
 	if _, err := run(t, &jobtest.Env{}, "new j1\nlog\n----\n\noutput\n----\n"); err == nil || !strings.Contains(err.Error(), "usage: output NAME [NAME...]") {
 		t.Errorf("output with no name: error %v", err)
+	}
+}
+
+// TestTimedHistoryReadsBack: history writes firings, cancels, kinds,
+// finality and times so that the history pasted back as batches makes the
+// same job, step for step.
+func TestTimedHistoryReadsBack(t *testing.T) {
+	const workflow = `{"version": 1, "root": {"par": [
+  {"act": "a", "retry": {"attempts": 3, "initial": "1s", "jitter": 0.5}},
+  {"act": "b", "retry": {"attempts": 3, "initial": "1s"}},
+  {"try": {"act": "c"}, "finally": {"act": "f"}, "deadline": "1m"}]}}`
+	script := "new j1 start=2026-01-01T00:00:00Z\n" + workflow + `
+----
+
+batch fail par[0]#1 "two words" kind=k at=+1s; ok par[2].body#1 out={"n":1} at=+2s
+----
+
+fire par[0]@retry#2
+----
+
+fail par[1]#1 x kind=card_declined final=true at=2026-01-01T00:00:03.5Z
+----
+
+batch cancel "stop it"; fail par[0]#2 y
+----
+`
+	env := &jobtest.Env{}
+	if _, err := run(t, env, script); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := run(t, env, "history\n----\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// par[0] fails at +1s and waits 1s × 1.3709767761220015, its jitter's
+	// factor (FNV-1a over "j1\x00par[0]\x00" + "2", splitmix64, worked
+	// out outside Go): the firing is at +2.370976776s.
+	want := `v1 new j1
+v2 fail par[0]#1 "two words" kind=k at=+1s; ok par[2].body#1 out={"n":1} at=+2s
+v3 fire par[0]@retry#2 at=+2.370976776s
+v4 fail par[1]#1 x kind=card_declined final=true at=+3.5s
+v5 fail par[0]#2 y; cancel "stop it"
+`
+	if hist != want {
+		t.Fatalf("history:\n%s\nwant:\n%s", hist, want)
+	}
+	replay := "new j1 start=2026-01-01T00:00:00Z\n" + workflow + "\n----\n"
+	for _, l := range strings.Split(strings.TrimSuffix(hist, "\n"), "\n")[1:] {
+		_, step, _ := strings.Cut(l, " ")
+		replay += "\nbatch " + step + "\n----\n"
+	}
+	replayed := &jobtest.Env{}
+	if _, err := run(t, replayed, replay); err != nil {
+		t.Fatal(err)
+	}
+	a, _ := job.Encode(env.Job())
+	b, _ := job.Encode(replayed.Job())
+	if string(a) != string(b) || env.Job().Version() != 5 {
+		t.Errorf("the history does not replay to the same job:\n%s\nwant:\n%s", job.Describe(replayed.Job()), job.Describe(env.Job()))
 	}
 }
