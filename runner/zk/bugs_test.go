@@ -1,0 +1,256 @@
+package zk_test
+
+// Runner bugs, each shown by a test named TestBug...: these tests fail
+// until the bug is fixed (see their docs for the reproduction).
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/internal/zktest"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	zkrunner "github.com/batonwf/baton/runner/zk"
+)
+
+// cutProxy is a TCP proxy in front of a real ZooKeeper server that, once
+// armed with a string, waits for a request holding it, forwards that
+// request to the server, and then swallows the server's replies and cuts
+// the connection 300 ms later: the request is applied but its client
+// never hears so (what a leader dying after a commit does). Connections
+// after the cut pass through.
+type cutProxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	armed  []byte
+	cuts   int
+	conns  []net.Conn
+	closed bool
+}
+
+func newCutProxy(t *testing.T, target string) *cutProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &cutProxy{ln: ln, target: target}
+	go p.accept()
+	t.Cleanup(p.close)
+	return p
+}
+
+func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *cutProxy) arm(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.armed = []byte(s)
+}
+
+func (p *cutProxy) cutCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cuts
+}
+
+// fire reports whether data (after tail, the end of the previous chunk)
+// holds the armed string, and disarms it if so.
+func (p *cutProxy) fire(tail, data []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed == nil || !bytes.Contains(append(tail, data...), p.armed) {
+		return false
+	}
+	p.armed = nil
+	p.cuts++
+	return true
+}
+
+func (p *cutProxy) track(c ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conns = append(p.conns, c...)
+	return true
+}
+
+func (p *cutProxy) close() {
+	p.mu.Lock()
+	p.closed = true
+	conns := p.conns
+	p.mu.Unlock()
+	p.ln.Close()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+func (p *cutProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		s, err := net.Dial("tcp", p.target)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		if !p.track(c, s) {
+			c.Close()
+			s.Close()
+			return
+		}
+		go p.pipe(c, s)
+	}
+}
+
+func (p *cutProxy) pipe(c, s net.Conn) {
+	var cut atomic.Bool
+	go func() { // server -> client, swallowed once cut
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := s.Read(buf)
+			if n > 0 && !cut.Load() {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		c.Close()
+		s.Close()
+	}()
+	buf := make([]byte, 64<<10)
+	var tail []byte
+	for {
+		n, err := c.Read(buf)
+		if n > 0 && !cut.Load() {
+			chunk := buf[:n]
+			fired := p.fire(tail, chunk)
+			if fired {
+				cut.Store(true)
+			}
+			if _, werr := s.Write(chunk); werr != nil {
+				break
+			}
+			if fired {
+				time.AfterFunc(300*time.Millisecond, func() { c.Close(); s.Close() })
+			}
+			tail = append(tail[:0], chunk[max(0, n-256):]...)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if !cut.Load() {
+		c.Close()
+		s.Close()
+	}
+}
+
+// TestBugLostClaimReplyOrphansAction: a worker's claim of a queue entry
+// (the multi-op that creates its ephemeral claim node and bumps the
+// entry's version) is applied by ZooKeeper, but the reply is lost with
+// the connection (here a proxy cuts it; in TestFailoverLeaderKilled the
+// leader dies). The client keeps its session, and client.do retries the
+// multi-op: it fails with ErrNodeExists, on the claim node the first
+// attempt created, and Runner.claim gives the entry up silently. The claim
+// node stays, owned by the worker's live session: no worker (not even its
+// owner) ever runs the action, and the job waits until that worker's
+// session ends. (Runner.announce handles the same case for the worker node
+// by checking the node's EphemeralOwner; claim should do the same, or
+// read the entry's version and worker.)
+func TestBugLostClaimReplyOrphansAction(t *testing.T) {
+	srv := zktest.Start(t)
+	root := freshRoot(srv.Root())
+	proxy := newCutProxy(t, srv.Addr())
+	logs := &logBuf{}
+	var runs atomic.Int64
+	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
+	startRunner(t, zkrunner.Options{Store: st, Name: "w", Logger: logs.logger(),
+		Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
+			runs.Add(1)
+			return nil, nil
+		}})})
+	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
+	sub := submitter(t, subSt)
+	proxy.arm("/claims/a-")
+	const id = job.ID("orphan")
+	if err := sub.Submit(context.Background(), id, ast.Act("step", nil)); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 20*time.Second, "the proxy cuts the worker's claim", func() bool { return proxy.cutCount() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	j, err := sub.Wait(ctx, id)
+	if err != nil {
+		ws, _ := subSt.Workers(context.Background())
+		var holders []string
+		for _, w := range ws {
+			for _, c := range w.Running {
+				holders = append(holders, fmt.Sprintf("%s holds %s/%s", w.Name, c.Job, c.Action))
+			}
+		}
+		t.Fatalf("the job did not finish within 10 s of the lost claim reply: the action ran %d times; claims: %s; the worker's session is alive (reachable again, new_session=false: %d); its claim retries: %s",
+			runs.Load(), strings.Join(holders, ", "), logs.count("zookeeper reachable again", "new_session=false"),
+			strings.Join(logs.lines("op=\"claim a-"), " | "))
+	}
+	if j.Status() != job.StatusSucceeded || runs.Load() != 1 {
+		t.Errorf("job ended %s with the action run %d times; want succeeded, once", j.Status(), runs.Load())
+	}
+}
+
+// TestBugResultOverMaxStepBytesRunsAgainForever: a handler's output over
+// MaxStepBytes (768 KiB; 1 MB, then 50 MB) cannot be saved: the step
+// record is refused ("over the limit of 786432 ... results too large").
+// The runner should then fail the action with an error naming the limit,
+// so that the job ends; it hands the action back instead
+// ("applying a result failed: handing the action back, to run again"),
+// and the action runs again and again: the job never ends.
+func TestBugResultOverMaxStepBytesRunsAgainForever(t *testing.T) {
+	srv := zktest.Start(t)
+	for _, size := range []int{1 << 20, 50 << 20} {
+		t.Run(fmt.Sprintf("%dMB", size>>20), func(t *testing.T) {
+			e := newBadEnv(t, srv)
+			const id = job.ID("bigresult")
+			if err := e.sub.Submit(context.Background(), id, ast.Act("big", size)); err != nil {
+				t.Fatal(err)
+			}
+			poll(t, 20*time.Second, "the step is refused", func() bool {
+				return e.logs.count("over the limit of", fmt.Sprint(zkrunner.MaxStepBytes)) > 0
+			})
+			e.goodJob(t) // the worker serves other jobs meanwhile
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			j, err := e.sub.Wait(ctx, id)
+			if err != nil {
+				now, _ := e.sub.Status(context.Background(), id)
+				t.Fatalf("the job did not end within 10 s of the refused step: it is %s v%d; big ran %d times; the worker logged %d times %q, %d times %q",
+					now.Status(), now.Version(), e.bigRun.Load(), e.logs.count("over the limit of"), "over the limit of 786432",
+					e.logs.count("handing the action back, to run again"), "handing the action back, to run again")
+			}
+			f, _ := j.Failure()
+			if j.Status() != job.StatusFailed || !strings.Contains(f.String(), fmt.Sprint(zkrunner.MaxStepBytes)) {
+				t.Errorf("job ended %s (%s); want failed with an error naming the limit %d", j.Status(), f, zkrunner.MaxStepBytes)
+			}
+			if n := e.bigRun.Load(); n > 3 {
+				t.Errorf("big ran %d times", n)
+			}
+		})
+	}
+}
