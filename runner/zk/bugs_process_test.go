@@ -20,18 +20,16 @@ import (
 	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
-// TestBugStaleWorkerHandBackDeletesLiveClaim: a worker process is
+// TestStaleWorkerHandBackKeepsLiveClaim: a worker process is
 // SIGSTOPped past its session timeout while it runs an action; the test's
 // worker takes the action over (its own claim node, same path). The
 // process is continued and at once stopped (SIGTERM): its drain cancels
-// the stale handler, Runner.perform hands the action back, and handBack
-// deletes the claim node by path at any version (-1): the live worker's
-// claim. The entry is then free while the live worker still runs the
-// action, so a worker claims it again and runs it a second time at the
-// same moment. handBack (and release) should delete only a claim this
-// worker owns (check the claim's EphemeralOwner, or the entry's version
-// in the same multi-op).
-func TestBugStaleWorkerHandBackDeletesLiveClaim(t *testing.T) {
+// the stale handler, and Runner.perform hands the action back: handBack
+// deletes the claim only if the entry is still at the version its own
+// claim gave it, so the live worker's claim stays and the action does not
+// run twice at once. (handBack once deleted the claim node at any
+// version: the live worker's.)
+func TestStaleWorkerHandBackKeepsLiveClaim(t *testing.T) {
 	srv := zktest.Start(t)
 	root := freshRoot(srv.Root())
 	p := startWorkerProcess(t, srv, root, "proc", "") // its handler runs until its context ends

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -61,8 +63,10 @@ type client struct {
 
 // retryable reports whether err is the connection's, not the request's.
 func retryable(err error) bool {
+	var ne *net.OpError
 	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing)
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
+		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // do runs f until it succeeds, fails for a reason of its own, or ctx ends.

@@ -488,6 +488,12 @@ func TestServerDown30s(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped under -short: this test stops ZooKeeper for 30 s (about 45 s in all)")
 	}
+	if raceBuild {
+		// go-zookeeper v1.0.4 races with itself on reconnection (lastZxid,
+		// recvLoop against sendSetWatches; go-zookeeper/zk PR #35).
+		// scripts/test.sh runs this test again without -race.
+		t.Skip("skipped under -race: go-zookeeper v1.0.4 has a data race of its own when it reconnects; scripts/test.sh runs this test without -race")
+	}
 	srv := zktest.Start(t)
 	root := freshRoot(srv.Root())
 	const nJobs, k, outage = 20, 5, 30 * time.Second

@@ -273,8 +273,15 @@ func (r *Runner) release(ctx context.Context, c consumed) {
 }
 
 // handBack deletes only the claim: the entry stays for another worker.
+// It does so only while the entry is at the version this claim gave it: a
+// worker whose session expired meanwhile, and whose action another
+// worker claimed since, must not delete that worker's claim.
 func (r *Runner) handBack(c consumed) {
-	if err := r.c.delete(context.Background(), c.claim, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+	_, _, err := r.c.multi(context.Background(), "hand back "+c.claim, []any{
+		&zk.CheckVersionRequest{Path: c.entry, Version: c.ver},
+		&zk.DeleteRequest{Path: c.claim, Version: -1},
+	})
+	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 		r.log.Warn("could not hand back a claim", "claim", c.claim, "err", err)
 	}
 }
@@ -437,3 +444,18 @@ func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
 // sortEntries orders queue entry names as workers take them: by rank,
 // then time, then key (the name's order).
 func sortEntries(names []string) { slices.Sort(names) }
+
+// spread shuffles the first window entries of the highest rank among
+// themselves: workers that list the same queue then try different
+// entries first instead of racing for the same one, at the price of
+// taking entries of one priority only roughly oldest first.
+func spread(names []string, window int) {
+	if len(names) < 2 {
+		return
+	}
+	n := 0
+	for n < len(names) && n < window && len(names[n]) >= 7 && names[n][:7] == names[0][:7] {
+		n++
+	}
+	rand.Shuffle(n, func(i, j int) { names[i], names[j] = names[j], names[i] })
+}

@@ -59,8 +59,8 @@ func TestConformance(t *testing.T) {
 	})
 }
 
-// startRunner runs a runner on st until the test ends.
-func startRunner(t *testing.T, o zkrunner.Options) *zkrunner.Runner {
+// runRunner runs a runner on st until the test ends.
+func runRunner(t *testing.T, o zkrunner.Options) *zkrunner.Runner {
 	t.Helper()
 	r, err := zkrunner.New(o)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestPriorityOrder(t *testing.T) {
 	if err := sub.Submit(ctx, "prio", root); err != nil {
 		t.Fatal(err)
 	}
-	startRunner(t, zkrunner.Options{Store: st, Registry: reg, Workers: 1})
+	runRunner(t, zkrunner.Options{Store: st, Registry: reg, Workers: 1})
 	j, err := sub.Wait(ctx, "prio")
 	if err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestDigestACL(t *testing.T) {
 	if err := reg.Register("noop", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	r := startRunner(t, zkrunner.Options{Store: st, Registry: reg})
+	r := runRunner(t, zkrunner.Options{Store: st, Registry: reg})
 	if err := r.Submit(ctx, "secret", ast.Act("noop", 1)); err != nil {
 		t.Fatal(err)
 	}

@@ -354,7 +354,8 @@ func (sv *save) mapErr(failed int, err error) error {
 	id := sv.j.ID()
 	switch {
 	case failed == 0 && errors.Is(err, zk.ErrBadVersion), failed == 1 && errors.Is(err, zk.ErrNodeExists):
-		sv.s.forget(id)
+		// The cached version stays: it is older than the stored one, and
+		// the reload reads only the steps after it.
 		return fmt.Errorf("job %s: saving v%d: %w", id, sv.j.Version(), store.ErrConflict)
 	case failed == 0 && errors.Is(err, zk.ErrNoNode):
 		sv.s.forget(id)

@@ -60,6 +60,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 			taken[c] = true
 		}
 		sortEntries(names)
+		spread(names, 4*cap(slots))
 		present := make(map[string]bool, len(names))
 		for _, n := range names {
 			present[n] = true
@@ -189,6 +190,11 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		r.c.createOp(c.claim, []byte(r.o.Name), zk.FlagEphemeral),
 		&zk.SetDataRequest{Path: c.entry, Data: nd, Version: st.Version},
 	})
+	if err != nil && errors.Is(err, zk.ErrNodeExists) && r.ownClaim(ctx, c) {
+		// The claim was made, but its reply was lost with the connection
+		// and the retry found it: it is this worker's.
+		err = nil
+	}
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNoNode) {
 			r.log.Warn("claiming a queue entry", "entry", name, "err", err)
@@ -240,6 +246,17 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		return consumed{}, job.Action{}, false
 	}
 	return c, a, true
+}
+
+// ownClaim reports whether the claim c exists, belongs to this session,
+// and the entry is at the version the claim gave it.
+func (r *Runner) ownClaim(ctx context.Context, c consumed) bool {
+	_, cst, err := r.c.get(ctx, c.claim)
+	if err != nil || cst.EphemeralOwner != r.c.c.SessionID() {
+		return false
+	}
+	_, est, err := r.c.get(ctx, c.entry)
+	return err == nil && est.Version == c.ver
 }
 
 // perform runs a claimed action and applies its result.

@@ -1,0 +1,5 @@
+//go:build !race
+
+package zk_test
+
+const raceBuild = false
