@@ -157,8 +157,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 // a logger. Without ZooKeeper it returns an error saying how to install
 // it.
 func Launch(dir string, opts ...Option) (*Server, error) {
-	if missing := zooKeeperMissing(); missing != nil {
-		return nil, fmt.Errorf("zktest: ZooKeeper is not installed: %s (install it: %s)", strings.Join(missing, "; "), installHint)
+	if err := Available(); err != nil {
+		return nil, err
 	}
 	s, err := newServer(newConfig(opts), dir, 0)
 	if err != nil {
@@ -168,6 +168,15 @@ func Launch(dir string, opts ...Option) (*Server, error) {
 		return nil, fmt.Errorf("zktest: %w\n%s", err, s.logSince(nil))
 	}
 	return s, nil
+}
+
+// Available returns nil when Launch can start a server here, else an
+// error saying what is missing and how to install it.
+func Available() error {
+	if missing := zooKeeperMissing(); missing != nil {
+		return fmt.Errorf("zktest: ZooKeeper is not installed: %s (install it: %s)", strings.Join(missing, "; "), installHint)
+	}
+	return nil
 }
 
 // Close stops a server (SIGTERM, then SIGKILL after 5 s) and waits until

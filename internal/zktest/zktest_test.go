@@ -365,6 +365,13 @@ func TestMissingZooKeeper(t *testing.T) {
 	if !strings.Contains(failed, "ZOOKEEPER IS NOT INSTALLED") && !testing.Short() {
 		t.Errorf("StartEnsemble with BATON_REQUIRE_INTEGRATION=1: fail %q", failed)
 	}
+
+	if err := Available(); err == nil || !strings.Contains(err.Error(), installHint) {
+		t.Errorf("Available() = %v, want an error saying how to install ZooKeeper", err)
+	}
+	if s, err := Launch(t.TempDir()); err == nil || !strings.Contains(err.Error(), installHint) {
+		t.Errorf("Launch: %v, %v; want an error saying how to install ZooKeeper", s, err)
+	}
 }
 
 // With ZK_SERVERS, Start runs no process: the test gets a root of its own,
