@@ -92,6 +92,8 @@
 // transactions the server applied, failed ones included (a multi-op whose
 // version check fails still takes a zxid and is logged). zkraw and zkfloor
 // check the counting: exactly 2 per pair, exactly one per transition.
+// srvr's "Received" counts the requests the server got over the same
+// span: less the writes, that is the reads (sessions' pings included).
 // runner/zk's writes are broken down with its hooks (actions started:
 // successful claims; steps: committed transitions) and its log (each
 // "commit conflict; reloading" is a failed commit): the rest are claims

@@ -229,17 +229,16 @@ func (r *report) header() []string {
 	for _, sc := range r.Scenarios {
 		warm = append(warm, fmt.Sprintf("%s %d", sc.Name, sc.Warm))
 	}
-	out := []string{
-		"baton bench: " + r.Machine,
-		fmt.Sprintf("%d rounds; each round runs every engine once, interleaved, each in a fresh process; warm runs per process: %s; inmem workers %d, floor workers %d",
-			r.Rounds, strings.Join(warm, ", "), r.Workers, r.Workers),
-		"cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds",
+	out := []string{"baton bench: " + r.Machine}
+	if r.hasOthers() {
+		out = append(out, fmt.Sprintf("%d rounds; each round runs every engine once, interleaved, each in a fresh process; warm runs per process: %s; inmem workers %d, floor workers %d",
+			r.Rounds, strings.Join(warm, ", "), r.Workers, r.Workers))
 	}
 	if r.hasZK() {
-		out = append(out, fmt.Sprintf("zk engines: %s; %d rounds (the first %d of the others'), %d warm runs per process; %d slots per connection (runner/zk Workers per Runner)",
+		out = append(out, fmt.Sprintf("zk engines: %s; %d rounds, interleaved with the other engines (in their first %d), each in a fresh process; %d warm runs per process; %d slots per connection (runner/zk Workers per Runner)",
 			r.ZKServer, r.ZKRounds, r.ZKRounds, r.ZKWarm, r.ZKSlots))
 	}
-	return out
+	return append(out, "cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds")
 }
 
 // legend describes the engines measured.

@@ -75,6 +75,7 @@ const zkSession = 10 * time.Second
 // zkStats are what a ZooKeeper engine counted over one run.
 type zkStats struct {
 	Writes    int64  `json:"writes"`              // transactions the server applied (zxid delta)
+	Requests  int64  `json:"requests"`            // requests it received, reads and writes (srvr's Received delta)
 	Started   int64  `json:"started,omitempty"`   // actions started (runner/zk: claims that succeeded)
 	Conflicts int64  `json:"conflicts,omitempty"` // runner/zk: commits that lost the compare-and-swap
 	Warnings  int64  `json:"warnings,omitempty"`  // runner/zk: log records at Warn or above
@@ -158,7 +159,7 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 		ids[i] = job.ID(fmt.Sprintf("%s-%d-%d", sc.Name, run, i))
 	}
 	c0 := counters.Snapshot()
-	z0, err := zxid(o.ZK)
+	z0, err := srvr(o.ZK)
 	if err != nil {
 		return sample{}, err
 	}
@@ -172,10 +173,10 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 	wg.Wait()
 	s := m.stop()
 
-	z1, zerr := settledZxid(o.ZK)
+	z1, zerr := settledSrvr(o.ZK)
 	c1 := counters.Snapshot()
 	s.Steps = c1.Steps - c0.Steps
-	s.ZK = &zkStats{Writes: z1 - z0, Started: c1.ActionsStarted - c0.ActionsStarted,
+	s.ZK = &zkStats{Writes: z1.Zxid - z0.Zxid, Requests: z1.Received - z0.Received, Started: c1.ActionsStarted - c0.ActionsStarted,
 		Conflicts: logs.conflicts.Load(), Warnings: logs.warnings.Load()}
 	if w := logs.first.Load(); w != nil {
 		s.ZK.Warning = *w
@@ -339,7 +340,7 @@ func runZKFloor(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ 
 		wq = append(wq, write{job: int32(j), path: paths[j], data: floorRecord(p.stage, p.left, int(r.idx), r.out), version: p.version})
 	}
 	settle()
-	z0, err := zxid(o.ZK)
+	z0, err := srvr(o.ZK)
 	if err != nil {
 		return sample{}, err
 	}
@@ -410,9 +411,9 @@ func runZKFloor(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ 
 	}
 	s := m.stop()
 
-	z1, zerr := settledZxid(o.ZK)
+	z1, zerr := settledSrvr(o.ZK)
 	s.Steps = steps
-	s.ZK = &zkStats{Writes: z1 - z0}
+	s.ZK = &zkStats{Writes: z1.Zxid - z0.Zxid, Requests: z1.Received - z0.Received}
 	return s, errors.Join(append(errs, zerr)...)
 }
 
@@ -468,7 +469,7 @@ func runZKRaw(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sa
 	errs := make([]error, n)
 	acl := zk.WorldACL(zk.PermAll)
 	settle()
-	z0, err := zxid(o.ZK)
+	z0, err := srvr(o.ZK)
 	if err != nil {
 		return sample{}, err
 	}
@@ -496,8 +497,8 @@ func runZKRaw(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sa
 	wg.Wait()
 	s := m.stop()
 
-	z1, zerr := settledZxid(o.ZK)
-	s.ZK = &zkStats{Writes: z1 - z0}
+	z1, zerr := settledSrvr(o.ZK)
+	s.ZK = &zkStats{Writes: z1.Zxid - z0.Zxid, Requests: z1.Received - z0.Received}
 	return s, errors.Join(append(errs, zerr, ctx.Err())...)
 }
 
@@ -621,47 +622,70 @@ func (c *zkConn) deleteTree(p string) error {
 	return nil
 }
 
-// zxid returns the server's last zxid, from the four-letter command srvr
-// ("Zxid: 0x..."). Its low 32 bits count the transactions of the leader's
-// epoch, so the difference of two readings in one epoch is the number of
-// writes the server applied between them (failed writes included: a
-// write that fails, a multi-op whose version check fails, still gets its
-// zxid).
-func zxid(servers []string) (int64, error) {
-	out, err := zktest.FourLetter(servers[0], "srvr")
-	if err != nil {
-		return 0, fmt.Errorf("srvr: %w", err)
-	}
-	for _, line := range strings.Split(out, "\n") {
-		if v, ok := strings.CutPrefix(line, "Zxid: "); ok {
-			z, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
-			if err != nil {
-				return 0, fmt.Errorf("srvr: Zxid %q: %w", v, err)
-			}
-			return z, nil
-		}
-	}
-	return 0, fmt.Errorf("srvr of %s has no Zxid line: %q", servers[0], out)
+// srvrCounts are the counters of the server's srvr four-letter command
+// that a run reads.
+type srvrCounts struct {
+	// Zxid is the last zxid ("Zxid: 0x..."). Its low 32 bits count the
+	// transactions of the leader's epoch, so the difference of two
+	// readings in one epoch is the number of writes the server applied
+	// between them (failed writes included: a write that fails, a
+	// multi-op whose version check fails, still gets its zxid).
+	Zxid int64
+	// Received counts the requests the server received ("Received: N"),
+	// reads and writes, and sessions' pings.
+	Received int64
 }
 
-// settledZxid returns the zxid once it has not moved for 100ms (at most
-// 5 s): writes that the run set off and that land after its clock stopped
-// (a superseded snapshot deleted after the last step) are counted too.
-func settledZxid(servers []string) (int64, error) {
-	last, err := zxid(servers)
+// srvr reads the server's counters.
+func srvr(servers []string) (srvrCounts, error) {
+	out, err := zktest.FourLetter(servers[0], "srvr")
 	if err != nil {
-		return 0, err
+		return srvrCounts{}, fmt.Errorf("srvr: %w", err)
+	}
+	var c srvrCounts
+	found := 0
+	for _, line := range strings.Split(out, "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if !ok || k != "Zxid" && k != "Received" {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
+		if err != nil {
+			return srvrCounts{}, fmt.Errorf("srvr: %s %q: %w", k, v, err)
+		}
+		if k == "Zxid" {
+			c.Zxid = n
+		} else {
+			c.Received = n
+		}
+		found++
+	}
+	if found != 2 {
+		return srvrCounts{}, fmt.Errorf("srvr of %s lacks its Zxid or Received line: %q", servers[0], out)
+	}
+	return c, nil
+}
+
+// settledSrvr reads the server's counters once the zxid has not moved for
+// 100ms (at most 5 s): writes that the run set off and that land after
+// its clock stopped (a superseded snapshot deleted after the last step)
+// are counted too.
+func settledSrvr(servers []string) (srvrCounts, error) {
+	last, err := srvr(servers)
+	if err != nil {
+		return srvrCounts{}, err
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for still := time.Now(); time.Since(still) < 100*time.Millisecond && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
-		z, err := zxid(servers)
+		c, err := srvr(servers)
 		if err != nil {
-			return 0, err
+			return srvrCounts{}, err
 		}
-		if z != last {
-			last, still = z, time.Now()
+		if c.Zxid != last.Zxid {
+			still = time.Now()
 		}
+		last = c
 	}
 	return last, nil
 }
@@ -760,6 +784,7 @@ func zkVersion(servers []string) (string, error) {
 	for _, line := range strings.Split(out, "\n") {
 		if v, ok := strings.CutPrefix(line, "Zookeeper version: "); ok {
 			v, _, _ = strings.Cut(v, ",")
+			v, _, _ = strings.Cut(v, "-${") // Debian's build leaves a placeholder: 3.8.0-${mvngit.commit.id}
 			return strings.TrimSpace(v), nil
 		}
 	}

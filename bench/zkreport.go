@@ -20,12 +20,22 @@ const (
 
 const (
 	zkNote = "ZooKeeper engines, warm runs (medians over rounds): actions per second (zkraw: create+delete pairs), the server's writes per action " +
-		"counted from its zxid against the theory, time over zkfloor with the same connections (paired by round), the raw write rate " +
+		"counted from its zxid against the theory, the other requests it received per action (reads, and pings), time over zkfloor with the same connections (paired by round), the raw write rate " +
 		"(zkraw, same connections) and the check: actions/s at least half of that rate divided by writes per action:"
 	zkWritesNote = "runner/zk's writes per action, counted and broken down: claims (one multi-op per action started), transitions " +
 		"(multi-ops committed, a job's creation included), failed commits (a compare-and-swap lost to another worker: reloaded and " +
 		"retried), and the rest (claims lost to another worker, superseded snapshots deleted, entries released); re-runs: handler calls beyond one per action (actions handed back and run again):"
 )
+
+// hasOthers reports whether an engine other than the ZooKeeper ones ran.
+func (r *report) hasOthers() bool {
+	for _, e := range r.Engines {
+		if e.ZK == 0 {
+			return true
+		}
+	}
+	return false
+}
 
 func (r *report) hasZK() bool {
 	for _, e := range r.Engines {
@@ -40,6 +50,15 @@ func (r *report) hasZK() bool {
 // divided by the scenario's actions.
 func (c *cell) perAction(f func(sample) float64) float64 {
 	return median(c.warm(f)) / float64(c.Scenario.Actions())
+}
+
+// readsOf is the requests a run's server received that were not writes:
+// reads (and watches set with them), and the sessions' pings.
+func readsOf(s sample) float64 {
+	if s.ZK == nil {
+		return math.NaN()
+	}
+	return float64(s.ZK.Requests - s.ZK.Writes)
 }
 
 func zkOf(f func(zkStats) int64) func(sample) float64 {
@@ -114,7 +133,7 @@ func (r *report) xZKFloor(c *cell) (float64, bool) {
 func (r *report) zkTable() *table {
 	t := &table{
 		Header: []string{"scenario", "engine", "conns", "warm", "warm min-max", "actions/s", "writes/action", "theory",
-			"x zkfloor", "raw writes/s", "half raw/wpa", "check"},
+			"reads/action", "x zkfloor", "raw writes/s", "half raw/wpa", "check"},
 		Left: 2,
 	}
 	for _, c := range r.Cells {
@@ -134,7 +153,7 @@ func (r *report) zkTable() *table {
 		t.add(c.Scenario.Label(), c.Engine.Name, fmt.Sprint(c.Engine.ZK),
 			fmtDur(dur(median(warm))), fmtSpread(warm),
 			fmtFloat(c.rate(actionsOf(c.Scenario))),
-			fmtFloat(c.perAction(writesOf)), fmtFloat(zkTheory(c)), x, rawW, need, check)
+			fmtFloat(c.perAction(writesOf)), fmtFloat(zkTheory(c)), fmtFloat(c.perAction(readsOf)), x, rawW, need, check)
 	}
 	if len(t.Rows) == 0 {
 		return nil
