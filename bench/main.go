@@ -94,6 +94,16 @@
 // check the counting: exactly 2 per pair, exactly one per transition.
 // srvr's "Received" counts the requests the server got over the same
 // span: less the writes, that is the reads (sessions' pings included).
+//
+// With one worker, runner/zk's count is the theory's. With several, it
+// is more, for two reasons the breakdown shows: every worker lists the
+// queue and claims entries in the same order (by name), so workers race
+// for the same entry and the losers' claims fail, a write each ("rest");
+// and the results of one job applied by several workers at once conflict
+// on its record's compare-and-swap, a failed write each, reloaded and
+// retried ("failed commits"), and a worker that still conflicts after
+// runner.EngineOptions' retries hands its action back to be run again
+// ("re-runs").
 // runner/zk's writes are broken down with its hooks (actions started:
 // successful claims; steps: committed transitions) and its log (each
 // "commit conflict; reloading" is a failed commit): the rest are claims
