@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/batonwf/baton/internal/zktest"
 )
 
 // TestMain lets the test binary serve as the driver's child: the driver
@@ -427,6 +429,91 @@ func BenchmarkHandler(b *testing.B) {
 	for b.Loop() {
 		if _, err := floorHandler(context.Background(), p); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestZKEngines runs every ZooKeeper engine once on small scenarios a to
+// c against a real server, and checks the handler's work and the writes
+// counted from the zxid: exact for zkraw and zkfloor, at least a claim
+// and a transition per action and a creation per job for runner/zk.
+func TestZKEngines(t *testing.T) {
+	srv := zktest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	o := runOpts{Workers: 2, Dir: t.TempDir(), ZK: srv.Addrs(), ZKRoot: srv.Path("bench"), Slots: 4}
+	for _, sc := range smallScenarios()[:3] {
+		for _, e := range zkEngines() {
+			s, err := measureRun(ctx, e, sc, 0, o)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", sc.Label(), e.Name, err)
+			}
+			if s.ZK == nil || s.Wall <= 0 {
+				t.Fatalf("%s on %s: %+v, want ZooKeeper counts and a positive time", sc.Label(), e.Name, s)
+			}
+			acts, jobs, w := int64(sc.Actions()), int64(sc.Jobs), s.ZK.Writes
+			t.Logf("%s on %s: %v, %d writes and %d requests for %d actions, %d steps, %d conflicts, %d calls",
+				sc.Label(), e.Name, s.Wall, w, s.ZK.Requests, acts, s.Steps, s.ZK.Conflicts, s.Calls)
+			if srv.External() {
+				continue // other clients write too: the counts are not this run's alone
+			}
+			switch e.ZKKind {
+			case kindZKRaw:
+				if w != 2*acts || s.ZK.Requests < w {
+					t.Errorf("%s on %s: %d writes of %d requests, want %d writes", sc.Label(), e.Name, w, s.ZK.Requests, 2*acts)
+				}
+			case kindZKFloor:
+				if w != acts+jobs || s.Steps != acts+jobs {
+					t.Errorf("%s on %s: %d writes and %d steps, want %d", sc.Label(), e.Name, w, s.Steps, acts+jobs)
+				}
+			case kindZK:
+				if s.ZK.Started < acts || s.Steps < acts+jobs || w < s.ZK.Started+s.Steps || w > 20*acts {
+					t.Errorf("%s on %s: %d writes, %d started, %d steps; want a claim and a transition per action and a creation per job at least",
+						sc.Label(), e.Name, w, s.ZK.Started, s.Steps)
+				}
+			}
+		}
+	}
+	kids, _, err := zktest.Connect(t, srv.Addrs(), 4*time.Second).Children(o.ZKRoot)
+	if err != nil || len(kids) > 0 {
+		t.Errorf("left under %s: %q, %v; want nothing", o.ZKRoot, kids, err)
+	}
+}
+
+// TestZKDriver runs the driver with the ZooKeeper engines on a given
+// server, and checks their table, targets and the scenario they skip.
+func TestZKDriver(t *testing.T) {
+	srv := zktest.Start(t)
+	var out, errOut bytes.Buffer
+	args := []string{"-zk", srv.ConnString(), "-zkroot", srv.Path("bench"), "-only", "c,d", "-scale", "0.01",
+		"-zkrounds", "2", "-zkwarm", "1", "-zkslots", "2", "-zkmax", "100", "-q",
+		"-engines", "zk1,zkfloor1,zkraw1"}
+	if err := mainErr(args, &out, &errOut); err != nil {
+		t.Fatalf("mainErr: %v\nstderr:\n%s", err, errOut.String())
+	}
+	rows := tableRows(t, out.String(), false)
+	zk := rows["conns"]
+	if len(zk) != 3 {
+		t.Fatalf("%d rows in the zk table, want 3:\n%s", len(zk), out.String())
+	}
+	for _, row := range zk {
+		positiveNum(t, row, "actions/s", row["actions/s"])
+		positiveNum(t, row, "writes/action", row["writes/action"])
+		positiveNum(t, row, "raw writes/s", row["raw writes/s"])
+		if row["engine"] != "zkraw1" {
+			positiveNum(t, row, "x zkfloor", row["x zkfloor"])
+			if row["check"] != "met" && row["check"] != "NOT met" {
+				t.Errorf("%s check %q", row["engine"], row["check"])
+			}
+		}
+	}
+	if w := rows["writes/action"]; len(w) != 1 || w[0]["engine"] != "zk1" {
+		t.Errorf("writes breakdown: %v, want a row for zk1", w)
+	}
+	for _, want := range []string{"2 rounds", "runner/zk at most 4 ZooKeeper writes per action", "within 4x of zkfloor",
+		"scenario d not run on zk1, zkfloor1, zkraw1: 1,000 actions, more than -zkmax 100"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

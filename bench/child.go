@@ -28,7 +28,10 @@ type childSpec struct {
 	Engine     string   `json:"engine"`
 	Warm       int      `json:"warm"`
 	Workers    int      `json:"workers"`
-	Dir        string   `json:"dir"` // for durable files; the child makes a directory in it
+	Dir        string   `json:"dir"`               // for durable files; the child makes a directory in it
+	ZK         []string `json:"zk,omitempty"`      // the ZooKeeper engines' server
+	ZKRoot     string   `json:"zkroot,omitempty"`  // where their runs make their nodes
+	ZKSlots    int      `json:"zkslots,omitempty"` // their concurrency per connection
 	CPUProfile string   `json:"cpuprofile,omitempty"`
 	MemProfile string   `json:"memprofile,omitempty"`
 }
@@ -94,7 +97,10 @@ func runChild(ctx context.Context, sp childSpec) (res childResult, err error) {
 		defer pprof.StopCPUProfile()
 	}
 
-	o := runOpts{Workers: sp.Workers, Dir: dir}
+	o := runOpts{Workers: sp.Workers, Dir: dir, ZK: sp.ZK, ZKRoot: sp.ZKRoot, Slots: sp.ZKSlots}
+	if e.ZK > 0 && (len(o.ZK) == 0 || o.ZKRoot == "" || o.Slots < 1) {
+		return res, fmt.Errorf("engine %s needs a ZooKeeper server, a root and slots: got %q, %q, %d", e.Name, o.ZK, o.ZKRoot, o.Slots)
+	}
 	res = childResult{Scenario: sp.Scenario.Name, Engine: e.Name}
 	for run := range 1 + sp.Warm {
 		s, err := measureRun(ctx, e, sp.Scenario, run, o)

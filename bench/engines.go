@@ -1,8 +1,8 @@
 package main
 
-// This file is everything that calls baton's runner and stores: the
-// "memory" and "bolt" engines. The rest of the program does not import
-// them.
+// This file and zk.go are everything that calls baton's runners and
+// stores: the "memory" and "bolt" engines here, the ZooKeeper ones there.
+// The rest of the program does not import them.
 
 import (
 	"context"
@@ -114,8 +114,14 @@ func runBaton(ctx context.Context, sc scenario, run, workers int, st store.Store
 	return s, errors.Join(errs...)
 }
 
+// submitWaiter is a runner: runner/inmem's or runner/zk's.
+type submitWaiter interface {
+	Submit(ctx context.Context, id job.ID, root ast.Node) error
+	Wait(ctx context.Context, id job.ID) (job.Job, error)
+}
+
 // submitWait submits a job, waits for it, and checks that it succeeded.
-func submitWait(ctx context.Context, r *inmem.Runner, id job.ID, wf ast.Node) error {
+func submitWait(ctx context.Context, r submitWaiter, id job.ID, wf ast.Node) error {
 	if err := r.Submit(ctx, id, wf); err != nil {
 		return err
 	}

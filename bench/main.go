@@ -6,6 +6,8 @@
 //	go run ./bench -only b -engines floor,memory -rounds 9
 //	go run ./bench -only b -engines memory -rounds 1 -warm 300 -cpuprofile b.prof
 //	                                    profile one scenario (go tool pprof -top)
+//	go run ./bench -engines zk1,zk2,zk4,zkfloor1,zkfloor2,zkfloor4,zkraw1,zkraw2,zkraw4 -only a,b,c
+//	                                    the ZooKeeper engines alone (see below)
 //
 // # Scenarios
 //
@@ -46,6 +48,77 @@
 // bolt on d included: it saves a few dozen large steps there, so a run
 // takes well under a second (d gets fewer warm runs, see below).
 //
+// # ZooKeeper engines
+//
+// The ZooKeeper engines run against one standalone server that the
+// program starts for the run (Debian's zookeeper package, through
+// internal/zktest's Launch, with ZooKeeper's defaults of forceSync=yes,
+// every write fsynced before it is acknowledged, and tickTime=2000; its
+// data in a directory under -dir), or against the server given with -zk.
+// Each of their runs makes its nodes under a fresh node below -zkroot and
+// deletes them after, outside the clock. Each comes with 1, 2 and 4
+// connections:
+//
+//   - zk1, zk2, zk4: runner/zk with 1, 2 or 4 worker Runners in the
+//     child, each with its own Store (its own ZooKeeper session) and
+//     -zkslots Workers (default 8: as many actions at once per Runner),
+//     all on one root. Job i is submitted and awaited through Runner i
+//     mod N. Each action costs a claim (one multi-op) and its share of
+//     the transition that applies its result (one multi-op per result),
+//     and each job a creation: 2 + jobs/actions writes per action.
+//   - zkfloor1, zkfloor2, zkfloor4: the minimal reducer loop on
+//     ZooKeeper, the floor of any engine that keeps its jobs there. Each
+//     job is one znode, created when the job starts; one goroutine walks
+//     the jobs' shapes in memory as the floor does, reads nothing from
+//     ZooKeeper, and writes each transition with one setData at the
+//     version it last wrote. Actions reach N x -zkslots worker goroutines
+//     on a channel and their results come back on another, with no
+//     ZooKeeper write (the workers are in the loop's process); each result
+//     is applied by a transition of its own, one write in flight per job,
+//     writes of different jobs at once through N x -zkslots writer
+//     goroutines over N connections; a stage's next actions go out once
+//     the write that ended it succeeded. The znode holds the job's
+//     progress and the result just applied (about a hundred bytes): a
+//     floor of writes, not an engine that could resume. 1 + jobs/actions
+//     writes per action.
+//   - zkraw1, zkraw2, zkraw4: the server's raw write rate: one
+//     create+delete pair of a node of about 100 bytes per action of the
+//     scenario, from N connections, each a synchronous client (one request
+//     at a time). Its actions/s are pairs per second; 2 writes per pair.
+//
+// Every run of them counts the server's writes: it reads the zxid (srvr's
+// "Zxid: 0x...") before the clock starts and once it has settled after
+// the run (unchanged for 100ms), and the difference is the number of
+// transactions the server applied, failed ones included (a multi-op whose
+// version check fails still takes a zxid and is logged). zkraw and zkfloor
+// check the counting: exactly 2 per pair, exactly one per transition.
+// srvr's "Received" counts the requests the server got over the same
+// span: less the writes, that is the reads (sessions' pings included).
+//
+// With one worker, runner/zk's count is the theory's. With several, it
+// is more, for two reasons the breakdown shows: every worker lists the
+// queue and claims entries in the same order (by name), so workers race
+// for the same entry and the losers' claims fail, a write each ("rest");
+// and the results of one job applied by several workers at once conflict
+// on its record's compare-and-swap, a failed write each, reloaded and
+// retried ("failed commits"), and a worker that still conflicts after
+// runner.EngineOptions' retries hands its action back to be run again
+// ("re-runs").
+// runner/zk's writes are broken down with its hooks (actions started:
+// successful claims; steps: committed transitions) and its log (each
+// "commit conflict; reloading" is a failed commit): the rest are claims
+// lost to another worker and housekeeping. runner/zk may run an action
+// more than once (a worker hands an action back when it cannot apply its
+// result), so its check after each run wants every action run and counts
+// the calls beyond one per action.
+//
+// They are slow (every action is one or more fsynced writes): they get
+// -zkrounds rounds (default 3: they run in the scenario's first three
+// rounds) and -zkwarm warm runs per process (default 2), and skip
+// scenarios of more than -zkmax actions (default 10,000, so d is left
+// out, saying why). When ZooKeeper is not installed and the engines were
+// not named with -engines, they are left out, saying so.
+//
 // # How it measures
 //
 // Every measured run happens in a fresh process: the program (the
@@ -82,13 +155,22 @@
 // ratios (paired) and the ratio of the medians, warm and cold: memory over
 // floor on every scenario, bolt over memory on a, and bolt over
 // bboltcommit and over fsync on b. A third gives bolt's fsyncs and bytes
-// per step.
+// per step. With the ZooKeeper engines, a fourth gives for each of them
+// and each scenario: the warm time, actions per second, writes per action
+// counted against the theory, the time over zkfloor with as many
+// connections (paired by round), and the check of the throughput against
+// the raw write rate: actions/s at least half of zkraw's writes/s (same
+// connections) divided by the engine's writes per action. A fifth breaks
+// runner/zk's writes down. The targets checked for runner/zk: at most 4
+// writes per action, within 4x of zkfloor on a to c, and that throughput.
 //
 // Other flags: -only and -engines pick scenarios and engines; -workers
 // sets the runner's Workers and the floor's worker count (default 2 per
 // CPU); -scale multiplies the scenarios' sizes (for quick checks); -dir
 // is where the durable engines make their files (a tmpfs there makes
-// fsync free); -q drops the progress lines on stderr. -cpuprofile and
+// fsync free); -q drops the progress lines on stderr; -zk, -zkroot,
+// -zkslots, -zkrounds, -zkwarm and -zkmax set up the ZooKeeper engines
+// (see above). -cpuprofile and
 // -memprofile are passed to the child of the first round of each
 // scenario and engine, and cover its cold and warm runs; with more than
 // one scenario or engine, the file name gets "-<scenario>-<engine>" before
@@ -133,9 +215,17 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of a child process (see the package doc) to this file")
 	memprofile := fs.String("memprofile", "", "write an allocation profile of a child process to this file")
 	quiet := fs.Bool("q", false, "do not print progress to stderr")
+	zkAddr := fs.String("zk", "", "host:port[,host:port] of a ZooKeeper server for the zk engines; empty starts one (forceSync on) for the run")
+	zkRoot := fs.String("zkroot", zkBenchRoot, "the node under which each run of the zk engines makes its own, deleted after it")
+	zkSlots := fs.Int("zkslots", 8, "the zk engines' concurrency per connection: runner/zk's Workers per Runner, the zkfloor and zkraw goroutines per connection")
+	zkRounds := fs.Int("zkrounds", 3, "rounds for the zk engines (they are slow)")
+	zkWarm := fs.Int("zkwarm", 2, "warm runs per process for the zk engines")
+	zkMax := fs.Int("zkmax", 10_000, "the zk engines skip scenarios of more actions than this (d has 100,000)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	enginesGiven := false
+	fs.Visit(func(f *flag.Flag) { enginesGiven = enginesGiven || f.Name == "engines" })
 	switch {
 	case fs.NArg() > 0:
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
@@ -149,6 +239,16 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-workers %d: want at least 1", *workers)
 	case !(*scale > 0):
 		return fmt.Errorf("-scale %v: want more than 0", *scale)
+	case *zkSlots < 1:
+		return fmt.Errorf("-zkslots %d: want at least 1", *zkSlots)
+	case *zkRounds < 1:
+		return fmt.Errorf("-zkrounds %d: want at least 1", *zkRounds)
+	case *zkWarm < 1:
+		return fmt.Errorf("-zkwarm %d: want at least 1", *zkWarm)
+	case *zkMax < 1:
+		return fmt.Errorf("-zkmax %d: want at least 1", *zkMax)
+	case !strings.HasPrefix(*zkRoot, "/") || strings.HasSuffix(*zkRoot, "/"):
+		return fmt.Errorf("-zkroot %q: want an absolute node path such as %s", *zkRoot, zkBenchRoot)
 	}
 	scs, err := pickScenarios(defaultScenarios(), *only)
 	if err != nil {
@@ -171,9 +271,17 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	cfg := config{
 		Exe: exe, Scenarios: scs, Engines: engs, Rounds: *rounds, Workers: *workers, Dir: *dir,
 		CPUProfile: *cpuprofile, MemProfile: *memprofile, Notes: stderr,
+		ZKSlots: *zkSlots, ZKRounds: *zkRounds, ZKWarm: *zkWarm, ZKMax: *zkMax, ZKRoot: *zkRoot,
 	}
 	if !*quiet {
 		cfg.Progress = stderr
+	}
+	if cfg.needsZK() {
+		stop, err := cfg.startZK(*zkAddr, !enginesGiven)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	rep, err := run(context.Background(), cfg)
 	if err != nil {
@@ -231,34 +339,100 @@ type config struct {
 	MemProfile string
 	Progress   io.Writer // progress lines; nil for none
 	Notes      io.Writer // where profiles went; nil for nowhere
+
+	// The ZooKeeper engines': the server (ZK, described by ZKServer), the
+	// node their runs make theirs under, their concurrency per connection,
+	// rounds and warm runs, and the largest scenario they run.
+	ZK       []string
+	ZKServer string
+	ZKRoot   string
+	ZKSlots  int
+	ZKRounds int
+	ZKWarm   int
+	ZKMax    int
+	ZKNotes  []string // engines dropped, and why
 }
 
-// run measures every scenario: for each, Rounds rounds, each running
-// every engine that applies once, in its own child process.
+// rounds is how many rounds e is measured in.
+func (cfg *config) rounds(e engine) int {
+	if e.ZK > 0 {
+		return cfg.ZKRounds
+	}
+	return cfg.Rounds
+}
+
+// warm is how many warm runs a child of e makes on sc.
+func (cfg *config) warm(e engine, sc scenario) int {
+	if e.ZK > 0 {
+		return cfg.ZKWarm
+	}
+	return sc.Warm
+}
+
+// zkSkip says why the ZooKeeper engine e is not measured on sc, or "".
+func (cfg *config) zkSkip(e engine, sc scenario) string {
+	if e.ZK > 0 && sc.Actions() > cfg.ZKMax {
+		return fmt.Sprintf("%s actions, more than -zkmax %s: at the hundreds of actions per second one server takes "+
+			"(two or more fsynced writes each), a run would take minutes, not the minute a run may take; -zkmax %d runs it",
+			fmtCount(int64(sc.Actions())), fmtCount(int64(cfg.ZKMax)), sc.Actions())
+	}
+	return ""
+}
+
+// measured reports whether e is measured on sc.
+func (cfg *config) measured(e engine, sc scenario) bool {
+	return e.appliesTo(sc) && cfg.zkSkip(e, sc) == ""
+}
+
+// run measures every scenario: for each, as many rounds as its engines
+// have (Rounds, ZKRounds for the ZooKeeper engines), each running every
+// engine that applies and has rounds left once, in its own child process.
 func run(ctx context.Context, cfg config) (*report, error) {
-	rep := &report{Machine: machine(), Rounds: cfg.Rounds, Workers: cfg.Workers, Scenarios: cfg.Scenarios}
+	rep := &report{Machine: machine(), Rounds: cfg.Rounds, Workers: cfg.Workers, Scenarios: cfg.Scenarios,
+		ZKServer: cfg.ZKServer, ZKSlots: cfg.ZKSlots, ZKRounds: cfg.ZKRounds, ZKWarm: cfg.ZKWarm}
+	rep.Notes = append(rep.Notes, cfg.ZKNotes...)
 	start := time.Now()
 	pairs := 0
 	for _, sc := range cfg.Scenarios {
+		var skipped []string
+		var why string
 		for _, e := range cfg.Engines {
-			if e.appliesTo(sc) {
+			if cfg.measured(e, sc) {
 				pairs++
+			} else if w := cfg.zkSkip(e, sc); w != "" && e.appliesTo(sc) {
+				skipped, why = append(skipped, e.Name), w
+			}
+		}
+		if len(skipped) > 0 {
+			note := fmt.Sprintf("scenario %s not run on %s: %s", sc.Name, strings.Join(skipped, ", "), why)
+			rep.Notes = append(rep.Notes, note)
+			if cfg.Progress != nil {
+				fmt.Fprintln(cfg.Progress, note)
 			}
 		}
 	}
 	for _, sc := range cfg.Scenarios {
 		var cells []*cell
+		rounds := 0
 		for _, e := range cfg.Engines {
-			if e.appliesTo(sc) {
+			if cfg.measured(e, sc) {
 				cells = append(cells, &cell{Scenario: sc, Engine: e})
+				rounds = max(rounds, cfg.rounds(e))
 			}
 		}
 		if len(cells) == 0 {
 			continue
 		}
-		for round := range cfg.Rounds {
+		for round := range rounds {
 			for _, c := range cells {
-				sp := childSpec{Scenario: sc, Engine: c.Engine.Name, Warm: sc.Warm, Workers: cfg.Workers, Dir: cfg.Dir}
+				n := cfg.rounds(c.Engine)
+				if round >= n {
+					continue
+				}
+				sp := childSpec{Scenario: sc, Engine: c.Engine.Name, Warm: cfg.warm(c.Engine, sc), Workers: cfg.Workers, Dir: cfg.Dir}
+				if c.Engine.ZK > 0 {
+					sp.ZK, sp.ZKRoot, sp.ZKSlots = cfg.ZK, cfg.ZKRoot, cfg.ZKSlots
+				}
 				if round == 0 {
 					sp.CPUProfile = profileName(cfg.CPUProfile, pairs, sc, c.Engine)
 					sp.MemProfile = profileName(cfg.MemProfile, pairs, sc, c.Engine)
@@ -275,9 +449,13 @@ func run(ctx context.Context, cfg config) (*report, error) {
 					}
 				}
 				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "%s round %d/%d  %-13s cold %-8s warm %-8s  (%s)\n",
-						sc.Name, round+1, cfg.Rounds, c.Engine.Name, fmtDur(res.Cold.Wall),
-						fmtDur(time.Duration(medianOf(res.Warm, wallOf))), time.Since(start).Round(time.Second))
+					extra := ""
+					if res.Cold.ZK != nil {
+						extra = fmt.Sprintf(" writes/action %s", fmtFloat(medianOf(res.Warm, writesOf)/float64(sc.Actions())))
+					}
+					fmt.Fprintf(cfg.Progress, "%s round %d/%d  %-13s cold %-8s warm %-8s%s  (%s)\n",
+						sc.Name, round+1, n, c.Engine.Name, fmtDur(res.Cold.Wall),
+						fmtDur(time.Duration(medianOf(res.Warm, wallOf))), extra, time.Since(start).Round(time.Second))
 				}
 			}
 		}

@@ -70,6 +70,14 @@ type report struct {
 	Scenarios []scenario
 	Engines   []engine // measured, in order, for the legend
 	Cells     []*cell  // by scenario, then engine
+
+	// The ZooKeeper engines' server and settings; notes on what was not
+	// run.
+	ZKServer string
+	ZKSlots  int
+	ZKRounds int
+	ZKWarm   int
+	Notes    []string
 }
 
 func (r *report) addEngine(e engine) {
@@ -221,12 +229,16 @@ func (r *report) header() []string {
 	for _, sc := range r.Scenarios {
 		warm = append(warm, fmt.Sprintf("%s %d", sc.Name, sc.Warm))
 	}
-	return []string{
-		"baton bench: " + r.Machine,
-		fmt.Sprintf("%d rounds; each round runs every engine once, interleaved, each in a fresh process; warm runs per process: %s; inmem workers %d, floor workers %d",
-			r.Rounds, strings.Join(warm, ", "), r.Workers, r.Workers),
-		"cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds",
+	out := []string{"baton bench: " + r.Machine}
+	if r.hasOthers() {
+		out = append(out, fmt.Sprintf("%d rounds; each round runs every engine once, interleaved, each in a fresh process; warm runs per process: %s; inmem workers %d, floor workers %d",
+			r.Rounds, strings.Join(warm, ", "), r.Workers, r.Workers))
 	}
+	if r.hasZK() {
+		out = append(out, fmt.Sprintf("zk engines: %s; %d rounds, interleaved with the other engines (in their first %d), each in a fresh process; %d warm runs per process; %d slots per connection (runner/zk Workers per Runner)",
+			r.ZKServer, r.ZKRounds, r.ZKRounds, r.ZKWarm, r.ZKSlots))
+	}
+	return append(out, "cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds")
 }
 
 // legend describes the engines measured.
@@ -260,7 +272,17 @@ func (r *report) text(w io.Writer) {
 		fmt.Fprintln(w, storeNote)
 		t.text(w)
 	}
-	for _, sec := range [][]string{r.targets(), r.legend()} {
+	if t := r.zkTable(); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, zkNote)
+		t.text(w)
+	}
+	if t := r.zkWritesTable(); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, zkWritesNote)
+		t.text(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.Notes, r.legend()} {
 		if len(sec) > 0 {
 			fmt.Fprintln(w)
 		}
@@ -283,7 +305,15 @@ func (r *report) markdown(w io.Writer) {
 		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(storeNote[:1]), storeNote[1:])
 		t.markdown(w)
 	}
-	for _, sec := range [][]string{r.targets(), r.legend()} {
+	if t := r.zkTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(zkNote[:1]), zkNote[1:])
+		t.markdown(w)
+	}
+	if t := r.zkWritesTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(zkWritesNote[:1]), zkWritesNote[1:])
+		t.markdown(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.Notes, r.legend()} {
 		if len(sec) > 0 {
 			fmt.Fprintln(w)
 		}

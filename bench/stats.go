@@ -47,8 +47,11 @@ type ratio struct {
 	OfMedian float64 // median of num over median of den
 }
 
-// compare returns how num compares with den, paired by round.
+// compare returns how num compares with den, paired by round: over the
+// rounds both have (an engine with fewer rounds ran in the first ones).
 func compare(num, den []float64) ratio {
+	n := min(len(num), len(den))
+	num, den = num[:n], den[:n]
 	rs := pairedRatios(num, den)
 	lo, hi := spread(rs)
 	return ratio{Paired: median(rs), Lo: lo, Hi: hi, OfMedian: median(num) / median(den)}

@@ -5,7 +5,9 @@
 // by its own process ID when the test ends. Connect opens a client session
 // with github.com/go-zookeeper/zk and closes it at the end of the test.
 //
-// It is a test-support package: only _test.go files import it.
+// It is a test-support package: _test.go files import it, and so does the
+// benchmark program (bench), which starts its server outside any test with
+// Launch and stops it with Close.
 //
 // # What a server is
 //

@@ -44,7 +44,12 @@ func StartEnsemble(t testing.TB, n int, opts ...Option) *Ensemble {
 	base := t.TempDir()
 	e := &Ensemble{t: t}
 	for i := range n {
-		e.nodes = append(e.nodes, newServer(t, cfg, filepath.Join(base, fmt.Sprintf("node%d", i+1)), i+1))
+		s, err := newServer(cfg, filepath.Join(base, fmt.Sprintf("node%d", i+1)), i+1)
+		if err != nil {
+			t.Fatalf("zktest: %v", err)
+		}
+		s.t = t
+		e.nodes = append(e.nodes, s)
 	}
 	t.Cleanup(e.cleanup)
 	begin := time.Now()

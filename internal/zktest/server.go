@@ -47,6 +47,7 @@ type config struct {
 	heap      string
 	jvmFlags  []string
 	extra     [][2]string
+	logf      func(format string, args ...any) // Launch's logger; nil for none
 }
 
 func newConfig(opts []Option) config {
@@ -82,10 +83,18 @@ func Config(key, value string) Option {
 	return func(c *config) { c.extra = append(c.extra, [2]string{key, value}) }
 }
 
+// Logf gives a server that Launch starts a logger for what Start would
+// log to the test (ports taken and tried again, SIGKILLs). Start ignores
+// it: its server logs to the test.
+func Logf(f func(format string, args ...any)) Option {
+	return func(c *config) { c.logf = f }
+}
+
 // Server is a ZooKeeper server a test started (or, with ZK_SERVERS, one it
-// was pointed at). Its methods are safe for concurrent use.
+// was pointed at), or one that Launch started outside a test. Its methods
+// are safe for concurrent use.
 type Server struct {
-	t        testing.TB
+	t        testing.TB // nil for a server from Launch
 	cfg      config
 	external bool
 	root     string
@@ -123,13 +132,74 @@ func Start(t testing.TB, opts ...Option) *Server {
 		return startExternal(t, addrs)
 	}
 	requireZooKeeper(t)
-	s := newServer(t, newConfig(opts), t.TempDir(), 0)
+	s, err := newServer(newConfig(opts), t.TempDir(), 0)
+	if err != nil {
+		t.Fatalf("zktest: %v", err)
+	}
+	s.t = t
 	t.Cleanup(s.cleanup)
 	begin := time.Now()
+	if err := s.startStandalone(); err != nil {
+		t.Fatalf("zktest: %v", err)
+	}
+	t.Logf("zktest: standalone ZooKeeper %s ready in %v (pid %d)", s.Addr(), time.Since(begin).Round(time.Millisecond), s.PID())
+	s.root = makeRoot(t, s.Addrs())
+	return s
+}
+
+// Launch starts a standalone ZooKeeper server outside a test (a program
+// such as the benchmark's needs one): like Start, on a free 127.0.0.1
+// port, with its zoo.cfg, data directory and server.log in dir (made if
+// missing), and returns once it serves (at most 30 s). The caller stops
+// it with Close; if the program dies first, the kernel kills the server
+// (Linux's parent-death signal). ZK_SERVERS plays no part, and the server
+// has no Root (Root returns ""): the caller picks its nodes. Logf gives it
+// a logger. Without ZooKeeper it returns an error saying how to install
+// it.
+func Launch(dir string, opts ...Option) (*Server, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	s, err := newServer(newConfig(opts), dir, 0)
+	if err != nil {
+		return nil, fmt.Errorf("zktest: %w", err)
+	}
+	if err := s.startStandalone(); err != nil {
+		return nil, fmt.Errorf("zktest: %w\n%s", err, s.logSince(nil))
+	}
+	return s, nil
+}
+
+// Available returns nil when Launch can start a server here, else an
+// error saying what is missing and how to install it.
+func Available() error {
+	if missing := zooKeeperMissing(); missing != nil {
+		return fmt.Errorf("zktest: ZooKeeper is not installed: %s (install it: %s)", strings.Join(missing, "; "), installHint)
+	}
+	return nil
+}
+
+// Close stops a server (SIGTERM, then SIGKILL after 5 s) and waits until
+// it has exited; an error if it could not. It is how the caller of Launch
+// stops its server; stopping a stopped server does nothing.
+func (s *Server) Close() error {
+	if s.external {
+		return nil
+	}
+	s.stop(stopGrace)
+	if p := s.running(); p != nil {
+		return fmt.Errorf("zktest: %s (pid %d) still runs", s.name(), p.cmd.Process.Pid)
+	}
+	return nil
+}
+
+// startStandalone picks a port and starts the server on it, picking again
+// when another process took the port first.
+func (s *Server) startStandalone() error {
 	for attempt := 1; ; attempt++ {
 		ports, err := pickPorts(1)
 		if err != nil {
-			t.Fatalf("zktest: %v", err)
+			return err
 		}
 		s.setPort(ports[0])
 		p, err := s.launch()
@@ -137,31 +207,28 @@ func Start(t testing.TB, opts ...Option) *Server {
 			err = s.waitReady(p, readyTimeout)
 		}
 		if err == nil {
-			break
+			return nil
 		}
 		s.kill()
 		if errors.Is(err, errPortTaken) && attempt < startAttempts {
-			t.Logf("zktest: %v; trying other ports", err)
+			s.logf("zktest: %v; trying other ports", err)
 			continue
 		}
-		t.Fatalf("zktest: standalone server on %s: %v (its log follows)", s.Addr(), err)
+		return fmt.Errorf("standalone server on %s: %w (its log follows)", s.Addr(), err)
 	}
-	t.Logf("zktest: standalone ZooKeeper %s ready in %v (pid %d)", s.Addr(), time.Since(begin).Round(time.Millisecond), s.PID())
-	s.root = makeRoot(t, s.Addrs())
-	return s
 }
 
-func newServer(t testing.TB, cfg config, dir string, id int) *Server {
-	s := &Server{t: t, cfg: cfg, dir: dir, id: id,
+func newServer(cfg config, dir string, id int) (*Server, error) {
+	s := &Server{cfg: cfg, dir: dir, id: id,
 		dataDir: filepath.Join(dir, "data"),
 		logPath: filepath.Join(dir, "server.log"),
 	}
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
-		t.Fatalf("zktest: %v", err)
+		return nil, err
 	}
 	if id > 0 {
 		if err := os.WriteFile(filepath.Join(s.dataDir, "myid"), []byte(strconv.Itoa(id)+"\n"), 0o644); err != nil {
-			t.Fatalf("zktest: %v", err)
+			return nil, err
 		}
 	}
 	log4j := "log4j.rootLogger=INFO, CONSOLE\n" +
@@ -169,9 +236,47 @@ func newServer(t testing.TB, cfg config, dir string, id int) *Server {
 		"log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout\n" +
 		"log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t] %c{1}: %m%n\n"
 	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(log4j), 0o644); err != nil {
-		t.Fatalf("zktest: %v", err)
+		return nil, err
 	}
-	return s
+	return s, nil
+}
+
+// logf logs to the test, or to Launch's logger.
+func (s *Server) logf(format string, args ...any) {
+	switch {
+	case s.t != nil:
+		s.t.Helper()
+		s.t.Logf(format, args...)
+	case s.cfg.logf != nil:
+		s.cfg.logf(format, args...)
+	}
+}
+
+// errorf fails the test, or logs to Launch's logger.
+func (s *Server) errorf(format string, args ...any) {
+	if s.t != nil {
+		s.t.Helper()
+		s.t.Errorf(format, args...)
+		return
+	}
+	s.logf(format, args...)
+}
+
+// fatalf fails the test; a server from Launch has no test, and these
+// methods (Restart, Launch) are not for it: it panics.
+func (s *Server) fatalf(format string, args ...any) {
+	if s.t == nil {
+		panic(fmt.Sprintf(format, args...))
+	}
+	s.t.Helper()
+	s.t.Fatalf(format, args...)
+}
+
+// helper marks the caller as a test helper, when there is a test.
+func (s *Server) helper() {
+	if s.t != nil {
+		s.t.Helper()
+	}
 }
 
 func (s *Server) setPort(port int) {
@@ -382,14 +487,14 @@ func (s *Server) Mode() (string, error) { return srvrMode(s.Addr()) }
 // Stop sends the server SIGTERM, then SIGKILL if it still runs after 5 s,
 // and waits until it has exited. Stopping a stopped server does nothing.
 func (s *Server) Stop() {
-	s.t.Helper()
+	s.helper()
 	s.skipIfExternal("Stop")
 	s.stop(stopGrace)
 }
 
 // Kill sends the server SIGKILL and waits until it has exited.
 func (s *Server) Kill() {
-	s.t.Helper()
+	s.helper()
 	s.skipIfExternal("Kill")
 	s.kill()
 }
@@ -399,7 +504,7 @@ func (s *Server) Kill() {
 // ensemble: until it leads or follows, which needs a quorum). It fails the
 // test if it cannot, so it must be called from the test's goroutine.
 func (s *Server) Restart() {
-	s.t.Helper()
+	s.helper()
 	s.skipIfExternal("Restart")
 	s.stop(stopGrace)
 	begin := time.Now()
@@ -409,19 +514,19 @@ func (s *Server) Restart() {
 	}
 	if err != nil {
 		s.kill()
-		s.t.Fatalf("zktest: restart of %s: %v (its log follows)", s.name(), err)
+		s.fatalf("zktest: restart of %s: %v (its log follows)", s.name(), err)
 	}
-	s.t.Logf("zktest: %s restarted in %v (pid %d)", s.name(), time.Since(begin).Round(time.Millisecond), s.PID())
+	s.logf("zktest: %s restarted in %v (pid %d)", s.name(), time.Since(begin).Round(time.Millisecond), s.PID())
 }
 
 // Launch starts a stopped server again on the same port with the same data
 // directory and returns at once; WaitReady waits for it. (Restart does
 // both; Launch lets a test bring several nodes of an ensemble back at once.)
 func (s *Server) Launch() {
-	s.t.Helper()
+	s.helper()
 	s.skipIfExternal("Launch")
 	if _, err := s.launch(); err != nil {
-		s.t.Fatalf("zktest: launch of %s: %v", s.name(), err)
+		s.fatalf("zktest: launch of %s: %v", s.name(), err)
 	}
 }
 
@@ -439,8 +544,8 @@ func (s *Server) WaitReady(timeout time.Duration) error {
 }
 
 func (s *Server) skipIfExternal(what string) {
-	s.t.Helper()
 	if s.external {
+		s.t.Helper()
 		s.t.Skipf("zktest: ZK_SERVERS is set (%s): %s needs a server this test started itself", s.ConnString(), what)
 	}
 }
@@ -463,7 +568,7 @@ func (s *Server) stop(grace time.Duration) {
 	select {
 	case <-p.done:
 	case <-time.After(grace):
-		s.t.Logf("zktest: %s still runs %v after SIGTERM: SIGKILL", s.name(), grace)
+		s.logf("zktest: %s still runs %v after SIGTERM: SIGKILL", s.name(), grace)
 		s.kill()
 	}
 }
@@ -477,7 +582,7 @@ func (s *Server) kill() {
 	select {
 	case <-p.done:
 	case <-time.After(killWait):
-		s.t.Errorf("zktest: %s (pid %d) has not exited %v after SIGKILL", s.name(), p.cmd.Process.Pid, killWait)
+		s.errorf("zktest: %s (pid %d) has not exited %v after SIGKILL", s.name(), p.cmd.Process.Pid, killWait)
 	}
 }
 
@@ -517,9 +622,9 @@ func (s *Server) cleanup() {
 	}
 }
 
-// requireZooKeeper skips (or fails) the test when ZooKeeper cannot run here.
-func requireZooKeeper(t testing.TB) {
-	t.Helper()
+// zooKeeperMissing says what ZooKeeper needs that is missing here; nil
+// if it can run.
+func zooKeeperMissing() []string {
 	var missing []string
 	if _, err := exec.LookPath(javaBin); err != nil {
 		missing = append(missing, "java ("+javaBin+") is not on PATH")
@@ -527,6 +632,13 @@ func requireZooKeeper(t testing.TB) {
 	if _, err := os.Stat(zkJar); err != nil {
 		missing = append(missing, zkJar+" does not exist")
 	}
+	return missing
+}
+
+// requireZooKeeper skips (or fails) the test when ZooKeeper cannot run here.
+func requireZooKeeper(t testing.TB) {
+	t.Helper()
+	missing := zooKeeperMissing()
 	if missing == nil {
 		return
 	}

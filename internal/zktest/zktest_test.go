@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -364,6 +365,13 @@ func TestMissingZooKeeper(t *testing.T) {
 	if !strings.Contains(failed, "ZOOKEEPER IS NOT INSTALLED") && !testing.Short() {
 		t.Errorf("StartEnsemble with BATON_REQUIRE_INTEGRATION=1: fail %q", failed)
 	}
+
+	if err := Available(); err == nil || !strings.Contains(err.Error(), installHint) {
+		t.Errorf("Available() = %v, want an error saying how to install ZooKeeper", err)
+	}
+	if s, err := Launch(t.TempDir()); err == nil || !strings.Contains(err.Error(), installHint) {
+		t.Errorf("Launch: %v, %v; want an error saying how to install ZooKeeper", s, err)
+	}
 }
 
 // With ZK_SERVERS, Start runs no process: the test gets a root of its own,
@@ -416,6 +424,57 @@ func TestZKServers(t *testing.T) {
 }
 
 // Start, Connect, Stop and Restart leave no goroutine behind.
+// Launch starts a server without a test: it serves with the options
+// given, logs to the logger given, has no root, and Close stops it.
+func TestLaunch(t *testing.T) {
+	if externalServers() != nil {
+		t.Skip("ZK_SERVERS is set: Launch starts a server of its own, which this test needs not")
+	}
+	requireZooKeeper(t)
+	var logged []string
+	s, err := Launch(t.TempDir(), ForceSync(true), TickTime(time.Second),
+		Logf(func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = s.Close()
+		}
+	})
+	if mode, err := s.Mode(); err != nil || mode != "standalone" {
+		t.Fatalf("Mode() = %q, %v; want standalone", mode, err)
+	}
+	if s.Root() != "" || s.External() {
+		t.Errorf("Root() = %q, External() = %v; want none and false", s.Root(), s.External())
+	}
+	conf, err := FourLetter(s.Addr(), "conf")
+	if err != nil || !strings.Contains(conf, "tickTime=1000") {
+		t.Errorf("conf = %q, %v; want tickTime=1000", conf, err)
+	}
+	cfg, err := os.ReadFile(filepath.Join(s.dir, "zoo.cfg"))
+	if err != nil || !strings.Contains(string(cfg), "forceSync=yes\n") {
+		t.Errorf("zoo.cfg = %q, %v; want forceSync=yes", cfg, err)
+	}
+	c := Connect(t, s.Addrs(), 4*time.Second)
+	if _, err := c.Create("/launched", []byte("x"), 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.PID()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stopped = true
+	if s.Running() || syscall.Kill(pid, 0) == nil {
+		t.Errorf("after Close: Running() = %v, process %d exists", s.Running(), pid)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	t.Logf("logged: %q", logged)
+}
+
 func TestNoGoroutineLeak(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Run("use", func(t *testing.T) {
