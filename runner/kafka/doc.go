@@ -89,10 +89,11 @@
 // State topic: every record carries the header baton-token (16 hex
 // digits: the claim it was written under, see Ownership). Keys:
 //
-//	JOB                           the job's head: JSON {"v":1,"incarnation":HEX,
-//	                              "version":V,"status":"running","settled":S,
-//	                              "total":T,"dispatched":true}; a null value
-//	                              (tombstone) deletes the job
+//	JOB                           the job's head, written once the actions of a
+//	                              transition are dispatched: JSON {"v":1,
+//	                              "incarnation":HEX,"version":V,"status":"running",
+//	                              "settled":S,"total":T,"dispatched":true}; a null
+//	                              value (tombstone) deletes the job
 //	JOB/s/VVVVVVVVVVVVVVVVVVVV/TOKEN  the step that made version V (20 digits):
 //	                              job.EncodeStep's record
 //	JOB/n/VVVVVVVVVVVVVVVVVVVV/TOKEN/K  chunk K of the snapshot at version V
@@ -145,13 +146,14 @@
 // job, and for each job runs Engine.Apply (load from the cache,
 // job.Restart, Transport.Commit), which:
 //
-//	W1  writes the state: the step (and a snapshot, when due) and the head
-//	    with "dispatched":false, to state partition p, acks from all
-//	    in-sync replicas, and waits for them; then updates the cache;
+//	W1  writes the state: the step (and a snapshot, when due) to state
+//	    partition p, acks from all in-sync replicas, and waits for them;
+//	    then updates the cache;
 //	W2  publishes the stop notices (best effort);
 //	W3  produces the new actions to their topics, acks from all, and
 //	    waits; arms the new timers;
-//	W4  rewrites the head with "dispatched":true (not waited for).
+//	W4  writes the job's head at the new version, "dispatched":true (not
+//	    waited for).
 //
 // Then, once every job of the batch has been through W1-W4,
 //
@@ -164,8 +166,8 @@
 //     results are ignored as duplicates and Apply dispatches the job's
 //     actions that may not have been dispatched; if it did not, they
 //     apply then.
-//   - after W1, before or during W3: the state says "dispatched":false.
-//     The next owner's recovery dispatches the actions that the job's
+//   - after W1, before or during W3: no head says the new version was
+//     dispatched. The next owner's recovery dispatches the actions that the job's
 //     latest step made (those of earlier steps were dispatched before the
 //     latest step was written: a restarter handles one job's transitions
 //     one after another and finishes W3 of one before W1 of the next),
