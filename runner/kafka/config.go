@@ -113,9 +113,13 @@ func checkPrefix(p string) error {
 }
 
 // Topic and group names.
-func (c *Config) restarterTopic() string { return c.Prefix + ".restarter" }
-func (c *Config) stateTopic() string     { return c.Prefix + ".state" }
-func (c *Config) stopsTopic() string     { return c.Prefix + ".stops" }
+func (c *Config) restarterTopic() string         { return c.Prefix + ".restarter" }
+func (c *Config) stateTopic() string             { return c.Prefix + ".state" }
+func (c *Config) stopsTopic() string             { return c.Prefix + ".stops" }
+func (c *Config) actionTopic(name string) string { return c.Prefix + ".action." + name }
+func (c *Config) actionPrefix() string           { return c.Prefix + ".action." }
+func (c *Config) restarterGroup() string         { return c.Prefix + ".restarters" }
+func (c *Config) workerGroup() string            { return c.Prefix + ".workers" }
 
 // transport returns a new kafka-go transport: one per writer and client,
 // since a shared one can hold stale metadata of a topic. kafka-go does not
@@ -128,6 +132,17 @@ func (c *Config) transport() *kafka.Transport {
 		ClientID:    c.ClientID,
 		TLS:         c.TLS,
 		SASL:        c.SASL,
+	}
+}
+
+// dialer returns the dialer of consumer groups and readers.
+func (c *Config) dialer() *kafka.Dialer {
+	return &kafka.Dialer{
+		ClientID:      c.ClientID,
+		Timeout:       5 * time.Second,
+		DualStack:     true,
+		TLS:           c.TLS,
+		SASLMechanism: c.SASL,
 	}
 }
 
@@ -153,4 +168,20 @@ func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Wri
 		Transport:              c.transport(),
 		AllowAutoTopicCreation: false,
 	}
+}
+
+// reader returns a reader of one partition, from offset.
+func (c *Config) reader(topic string, partition int, maxBytes int) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        c.Brokers,
+		Topic:          topic,
+		Partition:      partition,
+		Dialer:         c.dialer(),
+		MinBytes:       1,
+		MaxBytes:       max(maxBytes+messageOverhead, 1<<20) * 4,
+		MaxWait:        250 * time.Millisecond,
+		ReadBackoffMin: 20 * time.Millisecond,
+		ReadBackoffMax: time.Second,
+		MaxAttempts:    3,
+	})
 }

@@ -198,7 +198,10 @@
 // once that process's restarter has applied it (the result skips the
 // round trip through the topic; if the partition changes hands meanwhile,
 // it goes through the topic). Either way it is durable before the action
-// is acknowledged. Submit, Cancel and Deliver are delivered the same way.
+// is acknowledged. A delivery that fails is tried again; it counts as done
+// when the job as stored no longer waits for the result (the write that
+// failed for the restarter had landed). Submit, Cancel and Deliver are
+// delivered the same way, and return once applied (or in the topic).
 //
 // # Timers
 //

@@ -339,6 +339,12 @@ func (s *Store) readState(ctx context.Context, part int, from int64, fn func(off
 	if err != nil {
 		return from, err
 	}
+	return s.readRange(ctx, topic, part, from, end, fn)
+}
+
+// readRange reads topic/part from offset from to offset end, calling fn
+// for each record, and returns the offset after the last one.
+func (s *Store) readRange(ctx context.Context, topic string, part int, from, end int64, fn func(off int64, m kafka.Message)) (int64, error) {
 	empty := 0
 	for from < end {
 		if err := ctx.Err(); err != nil {
@@ -386,7 +392,7 @@ func (s *Store) readState(ctx context.Context, part int, from int64, fn func(off
 			// Nothing between from and the end but what compaction
 			// removed: after a few empty answers, the read is over.
 			if empty++; empty >= 3 {
-				s.log.Debug("state partition: nothing left to read before its end", "partition", part, "from", from, "end", end)
+				s.log.Debug("nothing left to read before the partition's end", "topic", topic, "partition", part, "from", from, "end", end)
 				from = end
 			}
 		}

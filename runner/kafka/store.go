@@ -150,6 +150,14 @@ func (s *Store) notify() {
 	s.mu.Unlock()
 }
 
+// changes returns a channel closed at the next change this Store sees: a
+// write of its own, or a read that found something new.
+func (s *Store) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
 // ClaimAll makes this Store the owner of every partition: it claims each
 // and rebuilds it. It is for a process that runs alone, with no restarter
 // group (tests, tools): after a failed write it claims the partition again
@@ -217,6 +225,17 @@ func (s *Store) claimLocked(ctx context.Context, p *partition) (uint64, []job.ID
 	slices.Sort(ids)
 	s.log.Debug("claimed state partition", "partition", p.id, "jobs", len(p.jobs), "unfinished", len(ids))
 	return tok, ids, nil
+}
+
+// release gives partition part up, if this Store still holds it under
+// token: its jobs are forgotten, and read again when asked for.
+func (s *Store) release(part int, token uint64) {
+	p := s.parts[part]
+	p.mu.lock(context.Background())
+	defer p.mu.unlock()
+	if p.token == token {
+		p.reset()
+	}
 }
 
 // dirty reports whether partition part needs claiming again.

@@ -50,6 +50,10 @@ func (a *admin) specs() (restarter, state, stops topicSpec) {
 	return
 }
 
+func (a *admin) actionSpec(name string) topicSpec {
+	return topicSpec{name: a.cfg.actionTopic(name), partitions: a.cfg.ActionPartitions, configs: map[string]string{"cleanup.policy": "delete"}}
+}
+
 // ensure creates the topics that do not exist and checks all of them, and
 // returns what it learned of each, in order.
 func (a *admin) ensure(ctx context.Context, specs ...topicSpec) ([]topicInfo, error) {
