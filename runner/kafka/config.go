@@ -183,5 +183,15 @@ func (c *Config) reader(topic string, partition int, maxBytes int) *kafka.Reader
 		ReadBackoffMin: 20 * time.Millisecond,
 		ReadBackoffMax: time.Second,
 		MaxAttempts:    3,
+		ErrorLogger:    c.kafkaLog(topic, partition),
+	})
+}
+
+// kafkaLog returns a logger for kafka-go's errors about a reader of
+// topic/partition: kafka-go retries them, so they are logged at debug
+// level.
+func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		c.Logger.Debug("kafka-go: "+fmt.Sprintf(format, args...), "topic", topic, "partition", partition)
 	})
 }

@@ -99,9 +99,10 @@
 //	JOB/n/VVVVVVVVVVVVVVVVVVVV/TOKEN/K  chunk K of the snapshot at version V
 //	                              (job.Encode), with the header baton-chunks (the
 //	                              count); version 1 is the origin
-//	/claim/P/TOKEN                a restarter's claim on partition P (header
-//	                              baton-partition: P); value JSON {"v":1,
-//	                              "partition":P,"owner":NAME,"at":TIME}
+//	/claim/P/TOKEN                a restarter's claim on partition P (headers
+//	                              baton-partition: P, baton-epoch: ERA.GEN.SEQ);
+//	                              value JSON {"v":1,"partition":P,"owner":NAME,
+//	                              "epoch":"ERA.GEN.SEQ","at":TIME}
 //
 // A job's steps and its origin are kept (they are its history); a snapshot
 // is written when store.SnapshotDue says so, and the one it supersedes is
@@ -130,8 +131,15 @@
 // A restarter that lost p without knowing it (paused past its session
 // timeout: a zombie) may still write. Every state record carries the token
 // of its writer's claim, and a record counts only if its token is that of
-// the newest claim before it in the partition: the new owner's claim
-// fences every later record of the old one. Since the new owner reads the
+// the claim that counts at that point of the partition: the one of the
+// highest epoch read so far. A claim's epoch is the generation of the
+// restarter group that assigned the partition (the coordinator only ever
+// raises it), then a count of the owner's claims in that generation; so
+// the new owner's claim fences every later record of the old one, and a
+// late copy of an old claim (kafka-go retries a write whose caller gave
+// up, and it may land after a newer claim) takes nothing back. (When the
+// group was deleted and its generations start again from 1, a restarter
+// assigned a partition starts a new era, which outranks the old ones.) Since the new owner reads the
 // partition up to its own claim, it has seen every record that counts
 // from before it; and it never writes over a version it has not seen.
 // Offset commits are fenced by the group itself (a commit of an old

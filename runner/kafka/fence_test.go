@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
+
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
@@ -46,13 +48,14 @@ func succeed(t *testing.T, j job.Job, actionID string, out string) job.Transitio
 // TestFencing: a restarter that lost its partition without knowing it (a
 // zombie) writes a step after the new owner's claim; the write "succeeds"
 // for it, but counts for nobody: the new owner, a later reader and the
-// history all see the new owner's step.
+// history all see the new owner's step, even after a late copy of the old
+// claim lands.
 func TestFencing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	prefix := testPrefix(t)
 	a := openTestStore(t, prefix, 1)
-	if _, _, err := a.claim(ctx, 0); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "j", ast.Par(ast.Act("x", 1), ast.Act("y", 2)))
@@ -61,7 +64,7 @@ func TestFencing(t *testing.T) {
 	}
 
 	b := openTestStore(t, prefix, 1)
-	_, ids, err := b.claim(ctx, 0)
+	_, ids, err := b.claim(ctx, 0, 2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +82,14 @@ func TestFencing(t *testing.T) {
 	}
 	owner := succeed(t, j, "par[1]#1", `"from the owner"`)
 	if err := b.Save(ctx, owner.Job, owner.Step); err != nil {
+		t.Fatal(err)
+	}
+
+	// A late copy of the old owner's claim (a producer's retry that
+	// lands after the new claim) outranks nothing.
+	late := kafka.Message{Key: []byte(claimKey(0, a.parts[0].token)), Value: []byte(`{"v":1}`), Headers: []kafka.Header{
+		{Key: hdrPartition, Value: []byte("0")}, tokenHeader(a.parts[0].token), {Key: hdrEpoch, Value: []byte(epoch{0, 1, 0}.String())}}}
+	if err := a.w.WriteMessages(ctx, late); err != nil {
 		t.Fatal(err)
 	}
 
@@ -115,7 +126,7 @@ func TestSuspects(t *testing.T) {
 	defer cancel()
 	prefix := testPrefix(t)
 	a := openTestStore(t, prefix, 1)
-	if _, _, err := a.claim(ctx, 0); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "s", ast.Seq(ast.Par(ast.Act("x", 1), ast.Act("y", 2)), ast.Act("z", 3)))
@@ -140,7 +151,7 @@ func TestSuspects(t *testing.T) {
 		t.Errorf("after v3: suspects %v all %v, want seq[1]#1 (the step's new action)", ids, all)
 	}
 	b := openTestStore(t, prefix, 1)
-	if _, _, err := b.claim(ctx, 0); err != nil {
+	if _, _, err := b.claim(ctx, 0, 2, true); err != nil {
 		t.Fatal(err)
 	}
 	if ids, all, _ := b.suspects("s"); all || !maps.Equal(ids, map[string]bool{"seq[1]#1": true}) {
@@ -149,7 +160,7 @@ func TestSuspects(t *testing.T) {
 	b.markDispatched("s", 3)
 	b.bg.Wait()
 	c := openTestStore(t, prefix, 1)
-	if _, _, err := c.claim(ctx, 0); err != nil {
+	if _, _, err := c.claim(ctx, 0, 3, true); err != nil {
 		t.Fatal(err)
 	}
 	if ids, all, _ := c.suspects("s"); all || len(ids) != 0 {
@@ -163,7 +174,7 @@ func TestReclaimAfterFailedWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a := openTestStore(t, testPrefix(t), 1)
-	if _, _, err := a.claim(ctx, 0); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "r", ast.Act("x", 1))
@@ -191,7 +202,7 @@ func TestReclaimAfterFailedWrite(t *testing.T) {
 	if !a.dirty(0) {
 		t.Fatal("the partition is not dirty")
 	}
-	if _, _, err := a.claim(ctx, 0); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
 		t.Fatal(err)
 	}
 	if j, err := a.Load(ctx, "r"); err != nil || j.Version() != 1 {

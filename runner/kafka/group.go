@@ -25,7 +25,7 @@ type member struct {
 	// when the group has committed none). gctx ends with the generation;
 	// ctx with the member. serve must return soon after either ends: the
 	// next generation starts only once every serve of this one returned.
-	serve func(ctx, gctx context.Context, c committer, topic string, part int, offset int64)
+	serve func(ctx, gctx context.Context, c committer, gen int32, topic string, part int, offset int64)
 }
 
 // GroupTiming tunes the consumer groups of a Runner.
@@ -103,7 +103,7 @@ func (m *member) run(ctx context.Context) {
 			for _, pa := range parts {
 				n++
 				gen.Start(func(gctx context.Context) {
-					m.serve(ctx, gctx, genCommitter{gen}, topic, pa.ID, pa.Offset)
+					m.serve(ctx, gctx, genCommitter{gen}, gen.ID, topic, pa.ID, pa.Offset)
 				})
 			}
 		}

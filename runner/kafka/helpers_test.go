@@ -2,6 +2,9 @@ package kafka_test
 
 import (
 	"context"
+	"log/slog"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +14,19 @@ import (
 // testConfig returns a configuration with small partition counts under a
 // fresh prefix, on the tests' brokers.
 func testConfig(t testing.TB) kafkarunner.Config {
-	return kafkarunner.Config{Brokers: kafkarunner.Brokers(), Prefix: kafkarunner.NewPrefix(t), Partitions: 4, ActionPartitions: 2}
+	cfg := kafkarunner.Config{Brokers: kafkarunner.Brokers(), Prefix: kafkarunner.NewPrefix(t), Partitions: 4, ActionPartitions: 2}
+	if os.Getenv("KAFKA_TEST_LOG") != "" {
+		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return cfg
+}
+
+// testWriter writes a test's logs (KAFKA_TEST_LOG=1).
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
 }
 
 // openStore opens a store on cfg, closed when the test ends.

@@ -14,7 +14,50 @@ import (
 const (
 	hdrToken  = "baton-token"  // the claim the record was written under
 	hdrChunks = "baton-chunks" // a snapshot chunk: how many chunks the snapshot has
+	hdrEpoch  = "baton-epoch"  // a claim: its epoch, "ERA.GENERATION.SEQ"
 )
+
+// epoch orders claims: a claim counts only if its epoch is above every
+// claim before it in the partition, so a claim written late (a producer's
+// retry of an old owner's claim, landing after a newer one) never takes
+// the partition back. Gen is the restarter group's generation that
+// assigned the partition, which the coordinator only ever raises; Seq
+// counts the claims of one owner in one generation (it claims again after
+// a failed write); Era is raised when the generation numbers start again
+// (the group was deleted and made anew).
+type epoch struct {
+	era, gen, seq uint64
+}
+
+func (e epoch) less(f epoch) bool {
+	if e.era != f.era {
+		return e.era < f.era
+	}
+	if e.gen != f.gen {
+		return e.gen < f.gen
+	}
+	return e.seq < f.seq
+}
+
+func (e epoch) String() string {
+	return strconv.FormatUint(e.era, 10) + "." + strconv.FormatUint(e.gen, 10) + "." + strconv.FormatUint(e.seq, 10)
+}
+
+func parseEpoch(s string) (epoch, bool) {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 {
+		return epoch{}, false
+	}
+	var n [3]uint64
+	for i, p := range parts {
+		v, err := strconv.ParseUint(p, 10, 64)
+		if err != nil {
+			return epoch{}, false
+		}
+		n[i] = v
+	}
+	return epoch{n[0], n[1], n[2]}, true
+}
 
 // recKind is what a state record is, read from its key.
 type recKind uint8

@@ -24,7 +24,8 @@ type partition struct {
 	mu     chanMutex
 	token  uint64 // this Store's claim on the partition; 0: not owned
 	dirty  bool   // a write under token failed: the cache may be wrong
-	fence  uint64 // the token of the newest claim read
+	fence  uint64 // the token of the claim that counts (the highest epoch read)
+	epoch  epoch  // its epoch
 	next   int64  // the next offset to read
 	jobs   map[job.ID]*entry
 	gather map[chunkID]*gathering // snapshot chunks being gathered
@@ -96,7 +97,7 @@ type snapshot struct {
 }
 
 func (p *partition) reset() {
-	p.token, p.dirty, p.fence, p.next = 0, false, 0, 0
+	p.token, p.dirty, p.fence, p.next, p.epoch = 0, false, 0, 0, epoch{}
 	p.jobs = map[job.ID]*entry{}
 	p.gather = map[chunkID]*gathering{}
 }
@@ -132,12 +133,18 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 	tokHdr, _ := header(m, hdrToken)
 	tok, terr := parseInc(tokHdr)
 	if k.kind == recClaim {
-		if m.Value != nil && (terr != nil || tok != k.token) {
-			s.log.Warn("claim record whose token header does not match its key: skipped", "partition", p.id, "offset", off)
-			return
-		}
-		if m.Value != nil {
-			p.fence = k.token
+		eh, _ := header(m, hdrEpoch)
+		ep, ok := parseEpoch(eh)
+		switch {
+		case m.Value == nil:
+		case !ok || terr != nil || tok != k.token:
+			s.log.Warn("claim record with bad headers: skipped", "partition", p.id, "offset", off)
+		case p.fence == 0 || p.epoch.less(ep):
+			p.fence, p.epoch = k.token, ep
+			s.log.Debug("claim read", "partition", p.id, "offset", off, "token", hexInc(k.token), "epoch", ep)
+		default:
+			s.log.Debug("claim read that an earlier one outranks: it does not count", "partition", p.id, "offset", off,
+				"token", hexInc(k.token), "epoch", ep, "counting", p.epoch)
 		}
 		return
 	}
@@ -145,7 +152,8 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 		// Written under a claim that a newer one fenced, or before any
 		// claim: it does not count.
 		s.stats.fenced.Add(1)
-		s.log.Debug("state record fenced: written under a superseded claim", "partition", p.id, "offset", off, "key", string(m.Key))
+		s.log.Debug("state record fenced: written under a superseded claim", "partition", p.id, "offset", off, "key", string(m.Key),
+			"token", tokHdr, "claim", hexInc(p.fence))
 		return
 	}
 	pj := pend[k.id]

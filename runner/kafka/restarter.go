@@ -38,6 +38,7 @@ type input struct {
 type loop struct {
 	r     *Runner
 	part  int
+	gen   int32
 	token uint64
 
 	mu      sync.Mutex
@@ -169,7 +170,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // serveRestarter is the restarter's serve: it claims the partition,
 // rebuilds its jobs, recovers them, and applies the partition's inputs
 // until the generation or the runner ends.
-func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, topic string, part int, offset int64) {
+func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int32, topic string, part int, offset int64) {
 	live, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stopLive := context.AfterFunc(gctx, cancel)
@@ -180,7 +181,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, topic st
 	var ids []job.ID
 	for wait := time.Duration(0); ; wait = backoff(wait) {
 		var err error
-		if tok, ids, err = r.st.claim(live, part); err == nil {
+		if tok, ids, err = r.st.claim(live, part, gen, true); err == nil {
 			break
 		}
 		if live.Err() != nil {
@@ -192,7 +193,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, topic st
 		}
 	}
 	defer func() { r.st.release(part, tok) }()
-	l := &loop{r: r, part: part, token: tok, armed: map[timerKey]bool{}, wake: make(chan struct{}, 1)}
+	l := &loop{r: r, part: part, gen: gen, token: tok, armed: map[timerKey]bool{}, wake: make(chan struct{}, 1)}
 	r.mu.Lock()
 	r.loops[part] = l
 	r.mu.Unlock()
@@ -277,6 +278,9 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, topic st
 			return // not applied: the messages are read again by the next owner
 		}
 		if last >= 0 {
+			if len(ins) > 0 && r.crashes(crashApplied, ins[len(ins)-1].in.id) || r.isKilled() {
+				return
+			}
 			if err := c.commit(topic, part, last+1); err != nil {
 				log.Warn("committing the restarter partition's offset (the generation ended?)", "offset", last+1, "err", err)
 				return
@@ -368,7 +372,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 			return false
 		}
 		if r.st.dirty(l.part) {
-			tok, ids, err := r.st.claim(ctx, l.part)
+			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false)
 			if err != nil {
 				log.Warn("claiming the state partition again", "err", err)
 				continue

@@ -82,6 +82,63 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks observes actions and steps; may be nil.
 	Hooks *runner.Hooks
+
+	// crash, if set, is asked at each crash point (package doc: W1, W3,
+	// C, and a worker's after running and after delivering) whether the
+	// runner dies there: if so, it is killed at once (kill). For tests.
+	crash func(point string, id job.ID) bool
+}
+
+// Crash points.
+const (
+	crashSaved      = "saved"      // a transition's state is written (W1), its actions not dispatched
+	crashDispatched = "dispatched" // its actions are produced (W3), the head not written (W4)
+	crashApplied    = "applied"    // a batch is applied, its offset not committed (C)
+	crashRan        = "ran"        // an action ran, its result is not delivered
+	crashDelivered  = "delivered"  // its result is delivered, its offset not committed
+)
+
+// errKilled is returned where the runner was killed at a crash point.
+var errKilled = errors.New("kafka: the runner was killed here (a crash point)")
+
+// crashes reports whether the runner dies at point, and kills it if so.
+func (r *Runner) crashes(point string, id job.ID) bool {
+	if r.o.crash == nil || !r.o.crash(point, id) {
+		return false
+	}
+	r.log.Info("crash point reached: the runner dies", "point", point, "job", id)
+	r.kill()
+	return true
+}
+
+// kill stops the runner at once, as a crash would: its writers and its
+// store are closed, so nothing more is written; the actions in flight are
+// handed back; no offset is committed. Run returns soon after.
+func (r *Runner) kill() {
+	r.mu.Lock()
+	if r.killed {
+		r.mu.Unlock()
+		return
+	}
+	r.killed = true
+	stop := r.stop
+	r.mu.Unlock()
+	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+		_ = w.Close()
+	}
+	_ = r.st.Close()
+	if r.w != nil {
+		r.w.drop()
+	}
+	if stop != nil {
+		stop()
+	}
+}
+
+func (r *Runner) isKilled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.killed
 }
 
 // Errors of the runner.
@@ -110,6 +167,7 @@ type Runner struct {
 	mu      sync.Mutex
 	started bool
 	closed  bool
+	killed  bool
 	stop    context.CancelFunc
 	stopped chan struct{}
 	loops   map[int]*loop // the restarter partitions this runner owns
@@ -395,8 +453,14 @@ func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond fun
 		switch {
 		case err == nil && cond(j):
 			return nil
-		case err != nil && !(absentOK && errors.Is(err, store.ErrNotFound)):
+		case err == nil, absentOK && errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, job.ErrCorrupt), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
 			return err
+		default:
+			// The cluster is out of reach, or a partition changes hands:
+			// try again.
+			r.log.Debug("waiting for a job: loading it failed; trying again", "job", id, "err", err)
+			wait = max(wait, 50*time.Millisecond)
 		}
 		t := time.NewTimer(wait)
 		select {

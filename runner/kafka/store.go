@@ -174,7 +174,7 @@ func (s *Store) ClaimAll(ctx context.Context) error {
 		if err := p.mu.lock(ctx); err != nil {
 			return err
 		}
-		_, _, err := s.claimLocked(ctx, p)
+		_, _, err := s.claimLocked(ctx, p, 0, true)
 		p.mu.unlock()
 		if err != nil {
 			return err
@@ -183,10 +183,13 @@ func (s *Store) ClaimAll(ctx context.Context) error {
 	return nil
 }
 
-// claim makes this Store the owner of partition part: it writes a claim
-// with a fresh token, reads the partition from its start to past the
-// claim, and returns the token and the IDs of the unfinished jobs, sorted.
-func (s *Store) claim(ctx context.Context, part int) (uint64, []job.ID, error) {
+// claim makes this Store the owner of partition part, which generation
+// gen of the restarter group assigned it (fresh: just now; else it claims
+// again after a failed write): it reads the partition to its end, writes
+// a claim with a fresh token and an epoch above every claim read, reads
+// on past its claim, and returns the token and the IDs of the unfinished
+// jobs, sorted.
+func (s *Store) claim(ctx context.Context, part int, gen int32, fresh bool) (uint64, []job.ID, error) {
 	if err := s.usable(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -195,16 +198,41 @@ func (s *Store) claim(ctx context.Context, part int) (uint64, []job.ID, error) {
 		return 0, nil, err
 	}
 	defer p.mu.unlock()
-	return s.claimLocked(ctx, p)
+	return s.claimLocked(ctx, p, gen, fresh)
 }
 
-func (s *Store) claimLocked(ctx context.Context, p *partition) (uint64, []job.ID, error) {
+// claimLocked claims p; gen 0 means no group (ClaimAll).
+func (s *Store) claimLocked(ctx context.Context, p *partition, gen int32, fresh bool) (uint64, []job.ID, error) {
 	p.reset()
+	if err := s.catchUp(ctx, p); err != nil {
+		p.reset()
+		return 0, nil, fmt.Errorf("kafka: claim state partition %d: %w", p.id, err)
+	}
+	last := p.epoch
+	ep := epoch{era: last.era, gen: uint64(gen)}
+	switch g := uint64(gen); {
+	case gen == 0:
+		ep = epoch{last.era, last.gen, last.seq + 1}
+	case g > last.gen:
+	case g == last.gen:
+		ep.seq = last.seq + 1
+	case fresh:
+		// A live generation below one recorded: the group was deleted
+		// and made anew, and counts its generations from 1 again.
+		s.log.Warn("the restarter group's generation is below one recorded in the state partition (the group was made anew?): starting a new era",
+			"partition", p.id, "generation", gen, "recorded", last)
+		ep = epoch{era: last.era + 1, gen: g}
+	default:
+		p.reset()
+		return 0, nil, fmt.Errorf("kafka: claim state partition %d again: %w: generation %d is over (the partition was claimed in generation %d)",
+			p.id, ErrNotOwner, gen, last.gen)
+	}
 	tok := rand.Uint64() | 1
-	v, _ := json.Marshal(claimMsg{V: wireFormat, Partition: p.id, Owner: s.name, At: time.Now().UTC()})
+	v, _ := json.Marshal(claimMsg{V: wireFormat, Partition: p.id, Owner: s.name, Epoch: ep.String(), At: time.Now().UTC()})
 	m := kafka.Message{Key: []byte(claimKey(p.id, tok)), Value: v, Headers: []kafka.Header{
-		{Key: hdrPartition, Value: []byte(strconv.Itoa(p.id))}, tokenHeader(tok)}}
+		{Key: hdrPartition, Value: []byte(strconv.Itoa(p.id))}, tokenHeader(tok), {Key: hdrEpoch, Value: []byte(ep.String())}}}
 	if err := s.w.WriteMessages(ctx, m); err != nil {
+		p.reset()
 		return 0, nil, fmt.Errorf("kafka: claim state partition %d: %w", p.id, err)
 	}
 	if err := s.catchUp(ctx, p); err != nil {
@@ -213,7 +241,7 @@ func (s *Store) claimLocked(ctx context.Context, p *partition) (uint64, []job.ID
 	}
 	if p.fence != tok {
 		p.reset()
-		return 0, nil, fmt.Errorf("kafka: claim state partition %d: %w: another restarter claimed it meanwhile", p.id, ErrNotOwner)
+		return 0, nil, fmt.Errorf("kafka: claim state partition %d: %w: a claim of a higher epoch was read", p.id, ErrNotOwner)
 	}
 	p.token = tok
 	var ids []job.ID
@@ -257,7 +285,7 @@ func (s *Store) owned(ctx context.Context, p *partition) error {
 	s.mu.Unlock()
 	switch {
 	case all:
-		_, _, err := s.claimLocked(ctx, p)
+		_, _, err := s.claimLocked(ctx, p, 0, false)
 		return err
 	case p.dirty:
 		return fmt.Errorf("state partition %d: %w", p.id, ErrReclaim)
@@ -630,10 +658,11 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	}
 	part := partitionOf(id, s.nparts)
 	var (
-		fence  uint64
-		origin map[uint64]*gathering // by token
-		first  *gathering            // the first origin read whole
-		steps  map[uint64][]byte
+		fence      uint64
+		fenceEpoch epoch
+		origin     map[uint64]*gathering // by token
+		first      *gathering            // the first origin read whole
+		steps      map[uint64][]byte
 	)
 	resetJob := func() { origin, first, steps = map[uint64]*gathering{}, nil, map[uint64][]byte{} }
 	resetJob()
@@ -645,8 +674,9 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 		tokHdr, _ := header(m, hdrToken)
 		tok, terr := parseInc(tokHdr)
 		if k.kind == recClaim {
-			if m.Value != nil && terr == nil && tok == k.token {
-				fence = tok
+			eh, _ := header(m, hdrEpoch)
+			if ep, ok := parseEpoch(eh); ok && m.Value != nil && terr == nil && tok == k.token && (fence == 0 || fenceEpoch.less(ep)) {
+				fence, fenceEpoch = tok, ep
 			}
 			return
 		}

@@ -27,12 +27,18 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		return err
 	}
 	id := tr.Job.ID()
+	if r.crashes(crashSaved, id) {
+		return errKilled
+	}
 	if len(tr.Stops) > 0 {
 		r.stopActions(ctx, tr.Job, tr.Stops)
 	}
 	held, err := r.dispatch(ctx, tr.Actions)
 	if err != nil {
 		return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
+	}
+	if r.crashes(crashDispatched, id) {
+		return errKilled
 	}
 	r.arm(tr.Timers)
 	if !held {

@@ -366,6 +366,7 @@ type claimMsg struct {
 	V         int       `json:"v"`
 	Partition int       `json:"partition"`
 	Owner     string    `json:"owner"`
+	Epoch     string    `json:"epoch"`
 	At        time.Time `json:"at"`
 }
 

@@ -172,7 +172,7 @@ func (t *tracker) wait() <-chan struct{} {
 }
 
 // serve runs the actions of one partition of an action topic.
-func (w *worker) serve(ctx, gctx context.Context, c committer, topic string, part int, offset int64) {
+func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic string, part int, offset int64) {
 	r := w.r
 	live, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -192,6 +192,9 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, topic string, par
 
 	t := newTracker()
 	commit := func() {
+		if r.isKilled() {
+			return
+		}
 		if n := t.frontier(); n >= 0 {
 			if err := c.commit(topic, part, n); err != nil {
 				log.Debug("committing an action partition's offset", "offset", n, "err", err)
@@ -366,8 +369,9 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 		<-w.sem
 		ended := false
 		switch {
+		case err == nil && r.crashes(crashRan, a.JobID):
 		case err == nil:
-			ended = w.deliver(a, w.fit(a, res))
+			ended = w.deliver(a, w.fit(a, res)) && !r.crashes(crashDelivered, a.JobID)
 		case stopped:
 			ended = true // its result would be ignored: nothing to deliver
 		}
