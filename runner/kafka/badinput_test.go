@@ -17,9 +17,9 @@ import (
 )
 
 // produce writes raw messages, as a stock tool would.
-func produce(t *testing.T, topic string, msgs ...kafka.Message) {
+func produce(t *testing.T, brokers []string, topic string, msgs ...kafka.Message) {
 	t.Helper()
-	w := &kafka.Writer{Addr: kafka.TCP(kafkarunner.Brokers()...), Topic: topic, Balancer: &kafka.Murmur2Balancer{},
+	w := &kafka.Writer{Addr: kafka.TCP(brokers...), Topic: topic, Balancer: &kafka.Murmur2Balancer{},
 		BatchTimeout: time.Millisecond, RequiredAcks: kafka.RequireAll, Transport: &kafka.Transport{MetadataTTL: 500 * time.Millisecond}}
 	defer w.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -56,7 +56,7 @@ func TestMalformedMessages(t *testing.T) {
 		kafka.Message{Key: nil, Value: []byte(`{}`)},
 		kafka.Message{Key: []byte("ghost"), Value: []byte(`{"v":1,"type":"result","action":"root#1","output":1}`)},
 	)
-	produce(t, restarter, junk...)
+	produce(t, cfg.Brokers, restarter, junk...)
 	for _, id := range []job.ID{"a", "b", "c", "d", "e"} {
 		if err := r.Submit(ctx, id, fanJob()); err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestMalformedMessages(t *testing.T) {
 		}
 	}
 	// The action topic exists now.
-	produce(t, cfg.Prefix+".action.noop", kafka.Message{Key: []byte("x/root#1"), Value: []byte("garbage")})
+	produce(t, cfg.Brokers, cfg.Prefix+".action.noop", kafka.Message{Key: []byte("x/root#1"), Value: []byte("garbage")})
 	waitFor(t, "the malformed messages are counted", func() bool {
 		s := r.Stats()
 		return s.Malformed >= 17 && s.UnknownJobs >= 1 && s.MalformedActions >= 1

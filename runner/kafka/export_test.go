@@ -1,13 +1,40 @@
 package kafka
 
 import (
+	"os"
+	"sync"
 	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/job"
 )
 
-// Brokers returns the brokers the package's tests use (TestMain).
-func Brokers() []string { return testBrokers }
+// ClusterFor returns brokers for one test: KAFKA_BROKERS when set, else
+// those of an in-process cluster of the test's own (the same for every
+// call in the test), closed when it ends: the package's shared one would
+// carry every earlier test's topics and groups.
+func ClusterFor(t testing.TB) []string {
+	if os.Getenv("KAFKA_BROKERS") != "" {
+		return testBrokers
+	}
+	if addrs, ok := clusters.Load(t); ok {
+		return addrs.([]string)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := c.ListenAddrs()
+	clusters.Store(t, addrs)
+	t.Cleanup(func() {
+		clusters.Delete(t)
+		c.Close()
+	})
+	return addrs
+}
+
+var clusters sync.Map // testing.TB -> []string
 
 // NewPrefix returns a topic prefix no other test uses.
 func NewPrefix(t testing.TB) string { return testPrefix(t) }

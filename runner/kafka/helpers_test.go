@@ -12,9 +12,9 @@ import (
 )
 
 // testConfig returns a configuration with small partition counts under a
-// fresh prefix, on the tests' brokers.
+// fresh prefix, on a cluster of the test's own (ClusterFor).
 func testConfig(t testing.TB) kafkarunner.Config {
-	cfg := kafkarunner.Config{Brokers: kafkarunner.Brokers(), Prefix: kafkarunner.NewPrefix(t), Partitions: 4, ActionPartitions: 2}
+	cfg := kafkarunner.Config{Brokers: kafkarunner.ClusterFor(t), Prefix: kafkarunner.NewPrefix(t), Partitions: 4, ActionPartitions: 2}
 	if os.Getenv("KAFKA_TEST_LOG") != "" {
 		cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

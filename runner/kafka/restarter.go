@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -192,8 +193,8 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 			return
 		}
 	}
-	defer func() { r.st.release(part, tok) }()
 	l := &loop{r: r, part: part, gen: gen, token: tok, armed: map[timerKey]bool{}, wake: make(chan struct{}, 1)}
+	defer func() { r.st.release(part, l.token) }() // the token of its last claim: it may claim again
 	r.mu.Lock()
 	r.loops[part] = l
 	r.mu.Unlock()
@@ -351,20 +352,23 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 		var failed []job.ID
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, r.o.Appliers)
+		rests := map[job.ID][]input{}
 		for _, id := range todo {
 			sem <- struct{}{}
+			ins := byJob[id]
 			wg.Go(func() {
 				defer func() { <-sem }()
-				rest, err := r.applyJob(ctx, l, log, id, byJob[id])
-				byJob[id] = rest
+				rest, err := r.applyJob(ctx, l, log, id, ins)
+				mu.Lock()
+				rests[id] = rest
 				if err != nil {
-					mu.Lock()
 					failed = append(failed, id)
-					mu.Unlock()
 				}
+				mu.Unlock()
 			})
 		}
 		wg.Wait()
+		maps.Copy(byJob, rests)
 		if len(failed) == 0 {
 			return true
 		}
