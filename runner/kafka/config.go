@@ -195,3 +195,13 @@ func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
 		c.Logger.Debug("kafka-go: "+fmt.Sprintf(format, args...), "topic", topic, "partition", partition)
 	})
 }
+
+// closeWriter closes w and the connections of its transport (a writer
+// closes only a transport it made itself).
+func closeWriter(w *kafka.Writer) error {
+	err := w.Close()
+	if t, ok := w.Transport.(*kafka.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	return err
+}

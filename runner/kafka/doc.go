@@ -118,11 +118,10 @@
 // only it changes them, so the transitions of one job never race. When it
 // is assigned p, the restarter
 //
-//  1. claims p: it writes a claim record with a fresh random token to
-//     state partition p;
-//  2. rebuilds p: it reads state partition p from its start to past its
-//     claim, and keeps every job of p in memory (the cache Load answers
-//     from);
+//  1. rebuilds p: it reads state partition p from its start, and keeps
+//     every job of p in memory (the cache Load answers from);
+//  2. claims p: it writes a claim record with a fresh random token and an
+//     epoch above every claim it read, then reads on to past its claim;
 //  3. recovers the unfinished jobs of p (Engine.Recover): it dispatches
 //     again the actions that may not have been dispatched, and arms the
 //     jobs' timers;
@@ -307,4 +306,10 @@
 //   - A restarter that was paused past its session timeout and wakes up
 //     may still produce actions and results (never state that counts)
 //     until it notices; they are duplicates the reducer ignores.
+//   - A crash between a transition's state write and the acknowledgement
+//     of the action whose result it applied runs that action again (its
+//     second result is ignored): the two are separate writes.
+//   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
+//     partition taken over then dispatch what they lack only when their
+//     results are delivered again.
 package kafka

@@ -124,7 +124,7 @@ func (r *Runner) kill() {
 	stop := r.stop
 	r.mu.Unlock()
 	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
-		_ = w.Close()
+		_ = closeWriter(w)
 	}
 	_ = r.st.Close()
 	if r.w != nil {
@@ -306,7 +306,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	stopRestarter()
 	rwg.Wait()
 	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
-		_ = w.Close()
+		_ = closeWriter(w)
 	}
 	return nil
 }

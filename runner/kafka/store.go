@@ -794,7 +794,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.bg.Wait()
-	err := s.w.Close()
+	err := closeWriter(s.w)
 	if t, ok := s.cl.Transport.(*kafka.Transport); ok {
 		t.CloseIdleConnections()
 	}
