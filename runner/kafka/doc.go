@@ -309,6 +309,11 @@
 //   - A crash between a transition's state write and the acknowledgement
 //     of the action whose result it applied runs that action again (its
 //     second result is ignored): the two are separate writes.
+//   - A worker paused past its session timeout while it held an
+//     at-most-once action it had not yet claimed may claim and run it
+//     after the partition's new owner read past it: at most once holds
+//     for workers that notice they lost their partitions.
+//   - Only the owner of a job's partition deletes it (Store.Delete).
 //   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
 //     partition taken over then dispatch what they lack only when their
 //     results are delivered again.
