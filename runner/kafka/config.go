@@ -1,0 +1,207 @@
+package kafka
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// Config says how to reach the cluster and how baton's topics are named
+// and made. Open takes it; every runner on a store shares it.
+type Config struct {
+	// Brokers are the bootstrap addresses ("host:port"); required.
+	Brokers []string
+	// Prefix names every topic and group ("PREFIX.restarter", ...);
+	// default "baton". 1 to 40 bytes of letters, digits, '.', '_' and '-'.
+	Prefix string
+	// Partitions is the partition count of the restarter and state topics
+	// when Open creates them; default 12. Existing topics keep theirs.
+	Partitions int
+	// ActionPartitions is the partition count of an action topic when it
+	// is created; default 6.
+	ActionPartitions int
+	// ReplicationFactor of the topics baton creates; default -1, the
+	// broker's default.
+	ReplicationFactor int
+	// MaxMessageBytes bounds every message baton produces (key, value and
+	// headers); default 1,000,000. Open lowers it to fit the topics'
+	// max.message.bytes.
+	MaxMessageBytes int
+	// SnapshotEvery, when > 0, writes a job's snapshot at least every so
+	// many steps, besides store.SnapshotDue's rule by size.
+	SnapshotEvery uint64
+	// TLS, if set, encrypts every connection (kafka-go's Dialer.TLS and
+	// Transport.TLS).
+	TLS *tls.Config
+	// SASL, if set, authenticates every connection (kafka-go's
+	// Dialer.SASLMechanism and Transport.SASL).
+	SASL sasl.Mechanism
+	// ClientID is sent to the brokers; default "baton".
+	ClientID string
+	// Timeout bounds each request to the cluster (admin requests, fetches
+	// of the state); default 10s. Writes are bounded by their contexts.
+	Timeout time.Duration
+	// Logger receives the store's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// maxPrefix bounds Config.Prefix so that "PREFIX.action.NAME" stays under
+// Kafka's 249 bytes for every action name.
+const maxPrefix = 249 - len(".action.") - ast.MaxActionName
+
+// messageOverhead is what a record costs besides its key, value and
+// headers in a record batch of one (the batch header and the record's
+// own fields), rounded up.
+const messageOverhead = 128
+
+func (c *Config) fill() error {
+	if len(c.Brokers) == 0 {
+		return errors.New("kafka: Config.Brokers is empty")
+	}
+	if c.Prefix == "" {
+		c.Prefix = "baton"
+	}
+	if err := checkPrefix(c.Prefix); err != nil {
+		return err
+	}
+	if c.Partitions <= 0 {
+		c.Partitions = 12
+	}
+	if c.ActionPartitions <= 0 {
+		c.ActionPartitions = 6
+	}
+	if c.ReplicationFactor == 0 {
+		c.ReplicationFactor = -1
+	}
+	if c.MaxMessageBytes <= 0 {
+		c.MaxMessageBytes = 1_000_000
+	}
+	if c.MaxMessageBytes < 4096 {
+		return fmt.Errorf("kafka: Config.MaxMessageBytes is %d; at least 4096 are needed", c.MaxMessageBytes)
+	}
+	if c.ClientID == "" {
+		c.ClientID = "baton"
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+func checkPrefix(p string) error {
+	if len(p) > maxPrefix {
+		return fmt.Errorf("kafka: prefix %q is %d bytes long (at most %d, so that every action topic name fits in 249)", p, len(p), maxPrefix)
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("kafka: prefix %q has %q at byte %d (allowed: letters, digits, '.', '_', '-')", p, c, i)
+		}
+	}
+	return nil
+}
+
+// Topic and group names.
+func (c *Config) restarterTopic() string         { return c.Prefix + ".restarter" }
+func (c *Config) stateTopic() string             { return c.Prefix + ".state" }
+func (c *Config) stopsTopic() string             { return c.Prefix + ".stops" }
+func (c *Config) actionTopic(name string) string { return c.Prefix + ".action." + name }
+func (c *Config) actionPrefix() string           { return c.Prefix + ".action." }
+func (c *Config) restarterGroup() string         { return c.Prefix + ".restarters" }
+func (c *Config) workerGroup() string            { return c.Prefix + ".workers" }
+
+// transport returns a new kafka-go transport: one per writer and client,
+// since a shared one can hold stale metadata of a topic. kafka-go does not
+// refresh metadata on "not leader for partition": a short MetadataTTL
+// does.
+func (c *Config) transport() *kafka.Transport {
+	return &kafka.Transport{
+		DialTimeout: 5 * time.Second,
+		MetadataTTL: 500 * time.Millisecond,
+		ClientID:    c.ClientID,
+		TLS:         c.TLS,
+		SASL:        c.SASL,
+	}
+}
+
+// dialer returns the dialer of consumer groups and readers.
+func (c *Config) dialer() *kafka.Dialer {
+	return &kafka.Dialer{
+		ClientID:      c.ClientID,
+		Timeout:       5 * time.Second,
+		DualStack:     true,
+		TLS:           c.TLS,
+		SASLMechanism: c.SASL,
+	}
+}
+
+func (c *Config) addr() net.Addr { return kafka.TCP(c.Brokers...) }
+
+// client returns an admin and fetch client.
+func (c *Config) client() *kafka.Client {
+	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport()}
+}
+
+// writer returns a synchronous writer whose acks come from every in-sync
+// replica. topic "" lets each message name its topic.
+func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Writer {
+	return &kafka.Writer{
+		Addr:                   c.addr(),
+		Topic:                  topic,
+		Balancer:               b,
+		BatchTimeout:           time.Millisecond,
+		BatchBytes:             int64(maxBytes + messageOverhead),
+		RequiredAcks:           kafka.RequireAll,
+		WriteBackoffMin:        20 * time.Millisecond,
+		WriteBackoffMax:        500 * time.Millisecond,
+		Transport:              c.transport(),
+		AllowAutoTopicCreation: false,
+	}
+}
+
+// reader returns a reader of one partition, from offset.
+func (c *Config) reader(topic string, partition int, maxBytes int) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
+		Brokers:        c.Brokers,
+		Topic:          topic,
+		Partition:      partition,
+		Dialer:         c.dialer(),
+		MinBytes:       1,
+		MaxBytes:       max(maxBytes+messageOverhead, 1<<20) * 4,
+		MaxWait:        250 * time.Millisecond,
+		ReadBackoffMin: 20 * time.Millisecond,
+		ReadBackoffMax: time.Second,
+		MaxAttempts:    3,
+		ErrorLogger:    c.kafkaLog(topic, partition),
+	})
+}
+
+// kafkaLog returns a logger for kafka-go's errors about a reader of
+// topic/partition: kafka-go retries them, so they are logged at debug
+// level.
+func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		c.Logger.Debug("kafka-go: "+fmt.Sprintf(format, args...), "topic", topic, "partition", partition)
+	})
+}
+
+// closeWriter closes w and the connections of its transport (a writer
+// closes only a transport it made itself).
+func closeWriter(w *kafka.Writer) error {
+	err := w.Close()
+	if t, ok := w.Transport.(*kafka.Transport); ok {
+		t.CloseIdleConnections()
+	}
+	return err
+}

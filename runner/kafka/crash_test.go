@@ -1,0 +1,233 @@
+package kafka_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+
+	kafkarunner "github.com/batonwf/baton/runner/kafka"
+)
+
+// counter is a registry whose "noop" handler counts its runs by action
+// key.
+type counter struct {
+	reg  *runner.Registry
+	mu   sync.Mutex
+	runs map[string]int
+}
+
+func newCounter(t testing.TB) *counter {
+	c := &counter{reg: runner.NewRegistry(), runs: map[string]int{}}
+	if err := c.reg.Register("noop", func(ctx context.Context, a job.Action) ([]byte, error) {
+		c.mu.Lock()
+		c.runs[a.Key()]++
+		c.mu.Unlock()
+		return []byte(`"ok"`), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// running is a runner run until stopped or the test ends.
+type running struct {
+	*kafkarunner.Runner
+	done chan error
+}
+
+func start(t testing.TB, o kafkarunner.Options) *running {
+	t.Helper()
+	r, err := kafkarunner.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr := &running{Runner: r, done: make(chan error, 1)}
+	go func() { rr.done <- r.Run(context.Background()) }()
+	t.Cleanup(func() { rr.stop(t) })
+	return rr
+}
+
+// stop closes the runner and checks that Run returns, and returns nil.
+func (r *running) stop(t testing.TB) {
+	t.Helper()
+	_ = r.Close()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		r.done <- nil
+	case <-time.After(20 * time.Second):
+		t.Errorf("Run did not return 20s after Close")
+	}
+}
+
+// fanJob is the workflow the crash tests run: a par of three, then one
+// more, in a sequence.
+func fanJob() ast.Node {
+	return ast.Seq(ast.Par(ast.Act("noop", "a"), ast.Act("noop", "b"), ast.Act("noop", "c")), ast.Act("noop", "d"))
+}
+
+// checkHistory checks that job j's history, read from st, has every
+// step once (versions follow one another, every action's result applied
+// in one step) and replays to j byte for byte.
+func checkHistory(t testing.TB, ctx context.Context, st *kafkarunner.Store, j job.Job) {
+	t.Helper()
+	h, err := st.History(ctx, j.ID())
+	if err != nil {
+		t.Errorf("history of %s: %v", j.ID(), err)
+		return
+	}
+	v := h.Origin.Version()
+	seen := map[string]uint64{}
+	for _, s := range h.Steps {
+		if s.Version != v+1 {
+			t.Errorf("job %s: step v%d after v%d", j.ID(), s.Version, v)
+		}
+		v = s.Version
+		for _, r := range s.Results {
+			if prev, ok := seen[r.ActionID]; ok {
+				t.Errorf("job %s: %s applied in step v%d and again in v%d", j.ID(), r.ActionID, prev, s.Version)
+			}
+			seen[r.ActionID] = s.Version
+		}
+	}
+	latest, err := h.Latest()
+	if err != nil {
+		t.Errorf("job %s: replay: %v", j.ID(), err)
+		return
+	}
+	a, _ := job.Encode(latest)
+	b, _ := job.Encode(j)
+	if !bytes.Equal(a, b) {
+		t.Errorf("job %s: the history replays to v%d %s, not v%d %s", j.ID(), latest.Version(), latest.Status(), j.Version(), j.Status())
+	}
+}
+
+// submitAll submits n fan jobs through client, in parallel, and returns
+// their IDs and a channel that gets the submits' errors, closed when all
+// returned.
+func submitAll(ctx context.Context, client *running, n int, prefix string) ([]job.ID, <-chan error) {
+	return submitAllWith(ctx, client, n, prefix, fanJob)
+}
+
+// pausedFanJob is fanJob with a pause before the last action.
+func pausedFanJob() ast.Node {
+	return ast.Seq(ast.Par(ast.Act("noop", "a"), ast.Act("pause", nil), ast.Act("noop", "c")), ast.Act("noop", "d"))
+}
+
+// submitAllWith is submitAll of the workflows mk makes.
+func submitAllWith(ctx context.Context, client *running, n int, prefix string, mk func() ast.Node) ([]job.ID, <-chan error) {
+	ids := make([]job.ID, n)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range ids {
+		ids[i] = job.ID(fmt.Sprintf("%s-%03d", prefix, i))
+		wg.Go(func() {
+			if err := client.Submit(ctx, ids[i], mk()); err != nil {
+				errs <- fmt.Errorf("submit %s: %w", ids[i], err)
+			}
+		})
+	}
+	go func() { wg.Wait(); close(errs) }()
+	return ids, errs
+}
+
+// finishAll waits for every job and checks each succeeded, ran every
+// action at least once, and has an exact history.
+func finishAll(t *testing.T, ctx context.Context, client *running, st *kafkarunner.Store, c *counter, ids []job.ID) (extra int) {
+	t.Helper()
+	for _, id := range ids {
+		j, err := client.Wait(ctx, id)
+		if err != nil {
+			stored, lerr := st.Load(context.Background(), id)
+			t.Fatalf("job %s did not finish: %v; stored: %v %v", id, err, stored, lerr)
+		}
+		if j.Status() != job.StatusSucceeded {
+			t.Errorf("job %s: %s\n%s", id, j.Status(), job.Describe(j))
+		}
+		checkHistory(t, ctx, st, j)
+		c.mu.Lock()
+		for _, p := range []string{"seq[0].par[0]", "seq[0].par[1]", "seq[0].par[2]", "seq[1]"} {
+			n, counted := c.runs[string(id)+"/"+p+"#1"]
+			if !counted && p == "seq[0].par[1]" && j.Status() == job.StatusSucceeded {
+				continue // pausedFanJob's pause, not counted
+			}
+			if n == 0 {
+				t.Errorf("job %s: %s never ran, yet the job succeeded", id, p)
+			}
+			extra += max(n-1, 0)
+		}
+		c.mu.Unlock()
+	}
+	return extra
+}
+
+// TestCrashPoints kills a runner at each crash point of the package doc
+// while 20 jobs run, in a process of its own (its own Store), and starts
+// another in its place: every job completes, each job's history holds
+// every step once, every action ran (some twice: at least once).
+//
+// The restarter points (saved, dispatched, applied) kill a restarter
+// while a worker process goes on; the worker points (ran, delivered) kill
+// a worker while a restarter process goes on. Results cross processes
+// through the restarter topic.
+func TestCrashPoints(t *testing.T) {
+	for _, tc := range []struct {
+		point  string
+		worker bool
+	}{
+		{kafkarunner.CrashSaved, false},
+		{kafkarunner.CrashDispatched, false},
+		{kafkarunner.CrashApplied, false},
+		{kafkarunner.CrashRan, true},
+		{kafkarunner.CrashDelivered, true},
+	} {
+		t.Run(tc.point, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cfg := testConfig(t)
+			c := newCounter(t)
+			var hits atomic.Int64
+			died := make(chan struct{})
+			var once sync.Once
+			crash := func(point string, id job.ID) bool {
+				if point != tc.point || hits.Add(1) != 7 {
+					return false
+				}
+				once.Do(func() { close(died) })
+				return true
+			}
+			victimRole, survivorRole := kafkarunner.RoleRestarter, kafkarunner.RoleWorker
+			if tc.worker {
+				victimRole, survivorRole = kafkarunner.RoleWorker, kafkarunner.RoleRestarter
+			}
+			start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: survivorRole, DrainTimeout: time.Second})
+			victim := start(t, kafkarunner.WithCrash(kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: victimRole, DrainTimeout: -1}, crash))
+			clientStore := openStore(t, cfg)
+			client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
+
+			ids, errs := submitAll(ctx, client, 20, "crash")
+			select {
+			case <-died:
+			case <-time.After(time.Minute):
+				t.Fatalf("the crash point %s was not reached", tc.point)
+			}
+			victim.stop(t)
+			start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: victimRole, DrainTimeout: time.Second})
+			for err := range errs {
+				t.Error(err)
+			}
+			extra := finishAll(t, ctx, client, clientStore, c, ids)
+			t.Logf("crash at %s: %d extra runs of actions (at least once)", tc.point, extra)
+		})
+	}
+}

@@ -1,0 +1,320 @@
+// Package kafka runs baton on Kafka, as the seed designed it: a restarter
+// topic keyed by job ID receives new jobs and results, one topic per action
+// name receives the actions to run, and the jobs' state lives in a
+// compacted topic. It is imported as kafkarunner next to kafka-go's own
+// package:
+//
+//	import kafkarunner "github.com/batonwf/baton/runner/kafka"
+//
+//	st, err := kafkarunner.Open(ctx, kafkarunner.Config{Brokers: []string{"127.0.0.1:9092"}})
+//	r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg})
+//	go r.Run(ctx)
+//	err = r.Submit(ctx, "order-1", workflow)
+//	j, err := r.Wait(ctx, "order-1")
+//
+// A Runner is a restarter (it owns partitions of the restarter topic and
+// makes the transitions of their jobs), a worker (it runs the handlers of
+// its Registry), or both (Options.Role). Any number of each, in any number
+// of processes, may share a prefix.
+//
+// The loop is runner.Engine's, unchanged: the restarter feeds results to
+// Engine.Apply, and its runner.Transport saves the transition, then
+// dispatches; taking partitions over is Engine.Recover of their jobs.
+//
+// # Topics
+//
+// Every topic is named under a prefix (Config.Prefix, default "baton"):
+//
+//	PREFIX.restarter     new jobs, results and cancels; key: the job ID;
+//	                     Config.Partitions partitions; cleanup.policy=delete
+//	PREFIX.state         the jobs' state; as many partitions as the restarter
+//	                     topic; cleanup.policy=compact
+//	PREFIX.action.NAME   the actions named NAME; key: JOB/ACTION-ID;
+//	                     Config.ActionPartitions partitions; cleanup.policy=delete
+//	PREFIX.stops         notices that tell workers to stop actions; 1 partition;
+//	                     cleanup.policy=delete, retention.ms=3600000
+//
+// and two consumer groups: PREFIX.restarters (the restarter topic) and
+// PREFIX.workers (the action topics; each worker subscribes to the topics
+// of the names its Registry has handlers for). Open creates the topics
+// that are missing, with these configurations, and checks those that
+// exist: a state topic that is not compacted, or whose partition count
+// differs from the restarter topic's, is an error. An action topic is
+// created when its first action is dispatched or its first worker starts.
+// Topics are always created explicitly, never by the broker's automatic
+// creation.
+//
+// A job's records all go to the same partition number p in the restarter
+// and the state topic: p is the murmur2 hash of the job ID modulo the
+// partition count, as Kafka's Java producer partitions a key, so a stock
+// producer writing a result keyed by the job ID reaches the right
+// partition. A state record's key starts with the job ID and a '/' (which
+// a job ID never holds), and only that part is hashed. An action's
+// partition is the hash of its whole key.
+//
+// # Message formats
+//
+// Every value is JSON with a format number "v" (1), readable with stock
+// tools (kafka-console-consumer --property print.key=true), except the
+// state topic's step records and snapshots, which are baton's store
+// encodings. Bytes that are not valid JSON (an output, an input) are
+// written base64 under a key ending in "_b64". Times are RFC 3339 with
+// nanoseconds.
+//
+// Restarter topic, key JOB:
+//
+//	{"v":1,"type":"submit","incarnation":"00ab…(16 hex)","started":TIME,"workflow":WORKFLOW}
+//	{"v":1,"type":"result","incarnation":HEX,"action":"seq[0]#1","output":JSON,
+//	 "error":"…","kind":"…","final":true,"at":TIME}
+//	{"v":1,"type":"cancel","reason":"…"}
+//
+// WORKFLOW is ast.Encode's document. "incarnation" on a result is the
+// incarnation of the job the action belonged to: a result for a job since
+// deleted and submitted again under its ID is ignored. A timer's firing
+// is a result with the timer's ID as "action" (it never travels through
+// the topic: see Timers).
+//
+// Action topics, key JOB/ACTION-ID:
+//
+//	{"v":1,"type":"action","job":JOB,"incarnation":HEX,"id":"seq[0]#1","name":"email.send",
+//	 "attempt":1,"payload":JSON,"inputs":[{"name":"…","output":JSON}],
+//	 "timeout_ns":N,"at_most_once":true,"priority":P,"failure":{…}}
+//	{"v":1,"type":"claimed","job":JOB,"incarnation":HEX,"id":"seq[0]#1","offset":N,"worker":NAME}
+//
+// The second is a worker's claim on an at-most-once action (see At most
+// once). Stops topic, key JOB:
+//
+//	{"v":1,"type":"stop","incarnation":HEX,"actions":["par[0]#1",…]}
+//
+// State topic: every record carries the header baton-token (16 hex
+// digits: the claim it was written under, see Ownership). Keys:
+//
+//	JOB                           the job's head, written once the actions of a
+//	                              transition are dispatched: JSON {"v":1,
+//	                              "incarnation":HEX,"version":V,"status":"running",
+//	                              "settled":S,"total":T,"dispatched":true}; a null
+//	                              value (tombstone) deletes the job
+//	JOB/s/VVVVVVVVVVVVVVVVVVVV/TOKEN  the step that made version V (20 digits):
+//	                              job.EncodeStep's record
+//	JOB/n/VVVVVVVVVVVVVVVVVVVV/TOKEN/K  chunk K of the snapshot at version V
+//	                              (job.Encode), with the header baton-chunks (the
+//	                              count); version 1 is the origin
+//	/claim/P/TOKEN                a restarter's claim on partition P (headers
+//	                              baton-partition: P, baton-epoch: ERA.GEN.SEQ);
+//	                              value JSON {"v":1,"partition":P,"owner":NAME,
+//	                              "epoch":"ERA.GEN.SEQ","at":TIME}
+//
+// A job's steps and its origin are kept (they are its history); a snapshot
+// is written when store.SnapshotDue says so, and the one it supersedes is
+// deleted by tombstones, except the origin. Compaction keeps the newest
+// head of each job and drops what tombstones delete; the token in the keys
+// of steps and chunks keeps a record that a fenced writer wrote under the
+// same version from replacing the valid one.
+//
+// # Ownership
+//
+// The restarters share the restarter topic's partitions through their
+// consumer group: the one assigned partition p owns the jobs of p, and
+// only it changes them, so the transitions of one job never race. When it
+// is assigned p, the restarter
+//
+//  1. rebuilds p: it reads state partition p from its start, and keeps
+//     every job of p in memory (the cache Load answers from);
+//  2. claims p: it writes a claim record with a fresh random token and an
+//     epoch above every claim it read, then reads on to past its claim;
+//  3. recovers the unfinished jobs of p (Engine.Recover): it dispatches
+//     again the actions that may not have been dispatched, and arms the
+//     jobs' timers;
+//  4. reads restarter partition p from the group's committed offset.
+//
+// A restarter that lost p without knowing it (paused past its session
+// timeout: a zombie) may still write. Every state record carries the token
+// of its writer's claim, and a record counts only if its token is that of
+// the claim that counts at that point of the partition: the one of the
+// highest epoch read so far. A claim's epoch is the generation of the
+// restarter group that assigned the partition (the coordinator only ever
+// raises it), then a count of the owner's claims in that generation; so
+// the new owner's claim fences every later record of the old one, and a
+// late copy of an old claim (kafka-go retries a write whose caller gave
+// up, and it may land after a newer claim) takes nothing back. (When the
+// group was deleted and its generations start again from 1, a restarter
+// assigned a partition starts a new era, which outranks the old ones.) Since the new owner reads the
+// partition up to its own claim, it has seen every record that counts
+// from before it; and it never writes over a version it has not seen.
+// Offset commits are fenced by the group itself (a commit of an old
+// generation is refused). A restarter whose state write fails does not
+// trust its cache: it claims the partition again and rebuilds it.
+//
+// # Transitions: write order, commit order
+//
+// kafka-go has no transactions, so nothing here is atomic across records.
+// The order of the writes makes a crash at any point lose nothing. A
+// restarter takes a batch of messages from its partition, groups them by
+// job, and for each job runs Engine.Apply (load from the cache,
+// job.Restart, Transport.Commit), which:
+//
+//	W1  writes the state: the step (and a snapshot, when due) to state
+//	    partition p, acks from all in-sync replicas, and waits for them;
+//	    then updates the cache;
+//	W2  publishes the stop notices (best effort);
+//	W3  produces the new actions to their topics, acks from all, and
+//	    waits; arms the new timers;
+//	W4  writes the job's head at the new version, "dispatched":true (not
+//	    waited for).
+//
+// Then, once every job of the batch has been through W1-W4,
+//
+//	C   commits the restarter partition's offset past the batch.
+//
+// A crash (or a write that fails) at each point:
+//
+//   - before W1 completes: the offset is not committed, so the batch is
+//     read again by whoever owns p next. If the state write landed, its
+//     results are ignored as duplicates and Apply dispatches the job's
+//     actions that may not have been dispatched; if it did not, they
+//     apply then.
+//   - after W1, before or during W3: no head says the new version was
+//     dispatched. The next owner's recovery dispatches the actions that the job's
+//     latest step made (those of earlier steps were dispatched before the
+//     latest step was written: a restarter handles one job's transitions
+//     one after another and finishes W3 of one before W1 of the next),
+//     and the redelivered results are ignored.
+//   - after W3, before W4: the same; the actions are produced twice, and a
+//     worker may run them twice, which at-least-once delivery allows (the
+//     second result is ignored).
+//   - after W4, before C: the redelivered results are ignored and nothing
+//     is dispatched again.
+//   - after C: nothing to do.
+//
+// Duplicates are harmless because the reducer ignores a result it has
+// applied (job.IgnoredDuplicate) and the restarter saves nothing then; a
+// step is written once per version, since only the owner writes and its
+// cache compares versions before every write (store.ErrConflict).
+//
+// A worker takes an action from its partition, runs it, delivers the
+// result, and only then acknowledges the action (commits the offset of
+// the longest run of finished actions of that partition):
+//
+//   - a crash before the result is delivered: the offset is not committed,
+//     and the worker that gets the partition next runs the action again;
+//   - after the result is delivered, before the commit: the action runs
+//     again and its second result is ignored.
+//
+// A result is delivered when it is in the restarter topic (acks from all)
+// or, when the worker runs in the process that owns the job's partition,
+// once that process's restarter has applied it (the result skips the
+// round trip through the topic; if the partition changes hands meanwhile,
+// it goes through the topic). Either way it is durable before the action
+// is acknowledged. A delivery that fails is tried again; it counts as done
+// when the job as stored no longer waits for the result (the write that
+// failed for the restarter had landed). Submit, Cancel and Deliver are
+// delivered the same way, and return once applied (or in the topic).
+//
+// # Timers
+//
+// The reducer asks for timers with absolute due times (retries, deadlines).
+// They are part of the job's state (job.Job.Timers), so nothing about them
+// is written anywhere else: the restarter that owns the job arms them in
+// memory when it commits the transition that asked for them, and again
+// when it recovers the job after taking the partition over (a rebalance, a
+// crash). When a timer is due, the firing (job.Timer.Fire) is applied in
+// the partition's loop like a result. A timer armed twice, or fired by two
+// restarters around a rebalance, is fired twice; the reducer ignores the
+// second firing. A timer is never fired early; it fires late by as long as
+// the partition had no owner.
+//
+// # Stops
+//
+// A transition that stops actions (a deadline ran out, the job was
+// cancelled: job.Transition.Stops) publishes a notice to the stops topic
+// after its state is written. Every worker reads the stops topic from its
+// end when it starts, and cancels the handlers it runs for the actions
+// named, with cause runner.ErrStopped; an action whose notice came before
+// it was taken is skipped. Stopping is a courtesy: the reducer ignores a
+// stopped action's result, so a notice lost or read late loses nothing.
+//
+// # At most once
+//
+// On Kafka, an action whose worker may have run it cannot be told apart
+// from one that never ran. A restarter that dispatches again an
+// at-most-once action that may have been dispatched (recovery, or a
+// redelivered result) does not produce it: it reports it failed with kind
+// job.KindLost (runner.LostResult), as runner.Transport.Dispatch says, and
+// the leaf's retry policy decides.
+//
+// A worker, before it runs an at-most-once action, appends a claimed
+// record to the action's partition and waits for it to be acknowledged. A
+// worker that takes the partition over and finds an at-most-once action
+// among the messages it reads again reads the partition to its end first:
+// if the action was claimed, it reports it lost instead of running it. So
+// an at-most-once action is never run twice; but one whose worker was still
+// running it when the partition moved (a worker rebalance) is reported
+// lost too, and its late result is ignored.
+//
+// # Sizes
+//
+// Config.MaxMessageBytes (default 1,000,000, and never more than the
+// topics' max.message.bytes allow) bounds every message, checked before
+// it is produced:
+//
+//   - Submit refuses a workflow too large for one message, saying so;
+//   - an action too large for one message (a large payload, large inputs)
+//     is not produced: it fails, Final, with a message saying why;
+//   - a result too large is replaced by a failure saying so;
+//   - the restarter applies at most as many results in one step as fit in
+//     one state record; a snapshot larger than a record is split into
+//     chunks.
+//
+// # Bad input
+//
+// A malformed message on the restarter topic (not JSON, an unknown type, a
+// key that is not a job ID) is skipped, logged and counted (Stats), and its
+// offset committed: it never stalls its partition. So is a result for a job
+// the partition does not hold. A result for an unknown action of a known
+// job is ignored by the reducer (job.IgnoredUnknown). A malformed action
+// message is skipped and counted by the worker. A state record that does
+// not decode makes its job broken (Load reports it, naming the record);
+// the other jobs of the partition are unaffected. Actions whose name no
+// worker serves stay in their topic; Store.Queues shows them.
+//
+// # Reading the state
+//
+// The Store implements store.Store, store.Lister, store.Historian and
+// store.Deleter. The owner of a partition answers from its cache and is
+// the only one that writes it (Create, Save, Delete on a partition this
+// process does not own fail with ErrNotOwner). Any other Load or List
+// reads the partition from where it last stopped to its current end, then
+// answers: it sees every transition written before it was called. History
+// reads the job's partition from its start.
+//
+// # Security
+//
+// Config.TLS and Config.SASL are handed to kafka-go's Dialer (consumer
+// groups and readers) and Transport (writers and admin requests).
+//
+// # Limits
+//
+//   - A job's history stays in the state topic until the job is deleted;
+//     a restarter that takes a partition over reads all of it (reading is
+//     fast; replay starts at each job's newest snapshot), and keeps every
+//     job of its partitions in memory.
+//   - One consumer group serves every action topic: a worker joining or
+//     leaving pauses every action for the rebalance (about a second).
+//   - A worker commits an action's offset only when every earlier action of
+//     its partition has ended: a long action holds back the commits (not
+//     the work) of the ones after it, and a crash runs those again.
+//   - A restarter that was paused past its session timeout and wakes up
+//     may still produce actions and results (never state that counts)
+//     until it notices; they are duplicates the reducer ignores.
+//   - A crash between a transition's state write and the acknowledgement
+//     of the action whose result it applied runs that action again (its
+//     second result is ignored): the two are separate writes.
+//   - A worker paused past its session timeout while it held an
+//     at-most-once action it had not yet claimed may claim and run it
+//     after the partition's new owner read past it: at most once holds
+//     for workers that notice they lost their partitions.
+//   - Only the owner of a job's partition deletes it (Store.Delete).
+//   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
+//     partition taken over then dispatch what they lack only when their
+//     results are delivered again.
+package kafka

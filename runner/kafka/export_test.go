@@ -1,0 +1,59 @@
+package kafka
+
+import (
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/batonwf/baton/job"
+)
+
+// ClusterFor returns brokers for one test: KAFKA_BROKERS when set, else
+// those of an in-process cluster of the test's own (the same for every
+// call in the test), closed when it ends: the package's shared one would
+// carry every earlier test's topics and groups.
+func ClusterFor(t testing.TB) []string {
+	if os.Getenv("KAFKA_BROKERS") != "" {
+		return testBrokers
+	}
+	if addrs, ok := clusters.Load(t); ok {
+		return addrs.([]string)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := c.ListenAddrs()
+	clusters.Store(t, addrs)
+	t.Cleanup(func() {
+		clusters.Delete(t)
+		c.Close()
+	})
+	return addrs
+}
+
+var clusters sync.Map // testing.TB -> []string
+
+// NewPrefix returns a topic prefix no other test uses.
+func NewPrefix(t testing.TB) string { return testPrefix(t) }
+
+// WithCrash returns o with a crash hook: at each crash point the runner
+// asks f whether it dies there.
+func WithCrash(o Options, f func(point string, id job.ID) bool) Options {
+	o.crash = f
+	return o
+}
+
+// Crash points, for tests.
+const (
+	CrashSaved      = crashSaved
+	CrashDispatched = crashDispatched
+	CrashApplied    = crashApplied
+	CrashRan        = crashRan
+	CrashDelivered  = crashDelivered
+)
+
+// Kill kills the runner as a crash would.
+func (r *Runner) Kill() { r.kill() }

@@ -1,0 +1,531 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// Role is what a Runner does.
+type Role uint8
+
+// Roles. The zero Role is RoleAll.
+const (
+	RoleAll       Role = iota // restarter and worker
+	RoleRestarter             // owns restarter partitions and makes transitions; runs no action
+	RoleWorker                // runs actions; makes no transition
+	RoleClient                // neither: submits, cancels, delivers and waits
+)
+
+var roleNames = [...]string{"all", "restarter", "worker", "client"}
+
+func (r Role) String() string {
+	if int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+func (r Role) restarts() bool { return r == RoleAll || r == RoleRestarter }
+func (r Role) works() bool    { return r == RoleAll || r == RoleWorker }
+
+// Options configures a Runner.
+type Options struct {
+	// Store is the Kafka store: its configuration names the topics and
+	// groups, and the restarter claims its partitions through it; required.
+	Store *Store
+	// Jobs, if set, is the store jobs are loaded from and saved to instead
+	// of Store: a wrapper of it (tests inject crashes through one).
+	Jobs store.Store
+	// Registry holds the handlers a worker runs; it subscribes to the
+	// action topics of their names. With a Registry, Submit refuses
+	// workflows naming actions it has no handler for.
+	Registry *runner.Registry
+	// Role says whether the runner is a restarter, a worker, both (the
+	// default) or neither.
+	Role Role
+	// Name names the runner in claims and logs; default HOST-PID-RANDOM.
+	Name string
+	// Workers bounds how many actions run at once; default 8.
+	Workers int
+	// Appliers bounds how many jobs of one partition's batch the restarter
+	// applies at once; default 8.
+	Appliers int
+	// MaxBatch bounds the messages a restarter takes in one batch, and the
+	// results of one job applied in one step; default 1024.
+	MaxBatch int
+	// ActionTimeout bounds each action; 0 means no limit.
+	ActionTimeout time.Duration
+	// DrainTimeout is how long actions in flight may finish once Run's
+	// context ends; default 10s; negative hands them back at once.
+	DrainTimeout time.Duration
+	// NoResume keeps a restarter from recovering the jobs of a partition
+	// it takes over (their outstanding actions are then dispatched again
+	// only when their results are delivered again). For tests.
+	NoResume bool
+	// Groups tunes the consumer groups.
+	Groups GroupTiming
+	// Logger receives the runner's logs; nil uses the store's.
+	Logger *slog.Logger
+	// Hooks observes actions and steps; may be nil.
+	Hooks *runner.Hooks
+
+	// crash, if set, is asked at each crash point (package doc: W1, W3,
+	// C, and a worker's after running and after delivering) whether the
+	// runner dies there: if so, it is killed at once (kill). For tests.
+	crash func(point string, id job.ID) bool
+}
+
+// Crash points.
+const (
+	crashSaved      = "saved"      // a transition's state is written (W1), its actions not dispatched
+	crashDispatched = "dispatched" // its actions are produced (W3), the head not written (W4)
+	crashApplied    = "applied"    // a batch is applied, its offset not committed (C)
+	crashRan        = "ran"        // an action ran, its result is not delivered
+	crashDelivered  = "delivered"  // its result is delivered, its offset not committed
+)
+
+// errKilled is returned where the runner was killed at a crash point.
+var errKilled = errors.New("kafka: the runner was killed here (a crash point)")
+
+// crashes reports whether the runner dies at point, and kills it if so.
+func (r *Runner) crashes(point string, id job.ID) bool {
+	if r.o.crash == nil || !r.o.crash(point, id) {
+		return false
+	}
+	r.log.Info("crash point reached: the runner dies", "point", point, "job", id)
+	r.kill()
+	return true
+}
+
+// kill stops the runner at once, as a crash would: its writers and its
+// store are closed, so nothing more is written; the actions in flight are
+// handed back; no offset is committed. Run returns soon after.
+func (r *Runner) kill() {
+	r.mu.Lock()
+	if r.killed {
+		r.mu.Unlock()
+		return
+	}
+	r.killed = true
+	stop := r.stop
+	r.mu.Unlock()
+	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+		_ = closeWriter(w)
+	}
+	_ = r.st.Close()
+	if r.w != nil {
+		r.w.drop()
+	}
+	if stop != nil {
+		stop()
+	}
+}
+
+func (r *Runner) isKilled() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.killed
+}
+
+// Errors of the runner.
+var (
+	ErrClosed  = errors.New("kafka: runner closed")
+	ErrRunning = errors.New("kafka: Run already called")
+)
+
+// Runner runs baton on Kafka: as a restarter it owns partitions of the
+// restarter topic and makes the transitions of their jobs; as a worker it
+// runs the actions of its Registry's names; and it submits, cancels,
+// delivers results and waits for jobs. Its methods are safe for concurrent
+// use.
+type Runner struct {
+	o     Options
+	st    *Store
+	cfg   *Config
+	log   *slog.Logger
+	eng   *runner.Engine
+	tp    transport
+	rw    *kafka.Writer // the restarter topic
+	aw    *kafka.Writer // the action topics
+	sw    *kafka.Writer // the stops topic
+	stats counters
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	killed  bool
+	stop    context.CancelFunc
+	stopped chan struct{}
+	loops   map[int]*loop // the restarter partitions this runner owns
+
+	w *worker
+}
+
+type counters struct {
+	malformed, unknownJobs, stale, malformedActions, lost, oversized atomic.Int64
+}
+
+// Stats counts what a Runner skipped or turned into failures.
+type Stats struct {
+	Malformed        int64 // restarter messages that are not baton's, skipped
+	UnknownJobs      int64 // results and cancels for jobs their partition does not hold, skipped
+	Stale            int64 // results for an earlier incarnation of their job, ignored
+	MalformedActions int64 // action messages a worker could not read, skipped
+	Lost             int64 // at-most-once actions reported lost
+	Oversized        int64 // actions and results too large for a message, failed
+	Fenced           int64 // state records read that a newer claim fenced
+}
+
+// Stats returns the runner's counts so far.
+func (r *Runner) Stats() Stats {
+	return Stats{
+		Malformed: r.stats.malformed.Load(), UnknownJobs: r.stats.unknownJobs.Load(), Stale: r.stats.stale.Load(),
+		MalformedActions: r.stats.malformedActions.Load(), Lost: r.stats.lost.Load(), Oversized: r.stats.oversized.Load(),
+		Fenced: r.st.stats.fenced.Load(),
+	}
+}
+
+// New returns a runner. It does not start working until Run.
+func New(o Options) (*Runner, error) {
+	if o.Store == nil {
+		return nil, errors.New("kafka: Options.Store is required")
+	}
+	if o.Role > RoleClient {
+		return nil, fmt.Errorf("kafka: unknown role %d", o.Role)
+	}
+	if o.Workers <= 0 {
+		o.Workers = 8
+	}
+	if o.Appliers <= 0 {
+		o.Appliers = 8
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1024
+	}
+	if o.DrainTimeout == 0 {
+		o.DrainTimeout = 10 * time.Second
+	}
+	o.Groups.fill()
+	if o.Name == "" {
+		host, _ := os.Hostname()
+		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
+	}
+	st := o.Store
+	r := &Runner{o: o, st: st, cfg: &st.cfg, stopped: make(chan struct{}), loops: map[int]*loop{}}
+	r.log = o.Logger
+	if r.log == nil {
+		r.log = st.log
+	}
+	r.log = r.log.With("runner", o.Name)
+	r.tp = transport{r}
+	eng, err := runner.NewEngine(runner.EngineOptions{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
+	if err != nil {
+		return nil, err
+	}
+	r.eng = eng
+	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit)
+	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit)
+	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit)
+	if o.Role.works() && o.Registry != nil {
+		r.w = newWorker(r)
+	}
+	return r, nil
+}
+
+// jobs returns the store jobs are loaded from and saved to.
+func (r *Runner) jobs() store.Store {
+	if r.o.Jobs != nil {
+		return r.o.Jobs
+	}
+	return r.st
+}
+
+func (r *Runner) usable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Run works (as a restarter, a worker or both, as Options.Role says) until
+// ctx ends or Close is called, and returns nil then: the worker stops
+// taking actions, lets those in flight finish (DrainTimeout), commits what
+// ended, and leaves its group; then the restarter finishes its batch,
+// commits, and leaves its group.
+func (r *Runner) Run(ctx context.Context) error {
+	r.mu.Lock()
+	switch {
+	case r.started:
+		r.mu.Unlock()
+		return ErrRunning
+	case r.closed:
+		r.mu.Unlock()
+		return nil
+	}
+	r.started = true
+	ctx, cancel := context.WithCancel(ctx)
+	r.stop = cancel
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.closed = true
+		r.mu.Unlock()
+		close(r.stopped)
+	}()
+	defer cancel()
+
+	restarterCtx, stopRestarter := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRestarter()
+	var rwg sync.WaitGroup
+	if r.o.Role.restarts() {
+		m := &member{cfg: r.cfg, group: r.cfg.restarterGroup(), topics: []string{r.cfg.restarterTopic()}, log: r.log,
+			timing: r.o.Groups, serve: r.serveRestarter}
+		rwg.Go(func() { m.run(restarterCtx) })
+	}
+	if r.w != nil {
+		r.w.run(ctx) // returns once ctx ended and the actions in flight are over
+	} else {
+		<-ctx.Done()
+	}
+	stopRestarter()
+	rwg.Wait()
+	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+		_ = closeWriter(w)
+	}
+	return nil
+}
+
+// Close stops Run, if it runs, and waits for it to return. It does not
+// close the store.
+func (r *Runner) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	started, stop := r.started, r.stop
+	r.mu.Unlock()
+	if started {
+		stop()
+		<-r.stopped
+	}
+	return nil
+}
+
+// Submit starts job id: it checks the workflow (and, with a Registry, that
+// every action has a handler), hands it to the restarter that owns the
+// job's partition through the restarter topic, and returns once the job
+// is stored. An ID in use is an error wrapping store.ErrExists. Submit
+// waits for a restarter: with none running it returns when ctx ends.
+func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if err := id.Check(); err != nil {
+		return err
+	}
+	if r.o.Registry != nil {
+		if missing := r.o.Registry.Missing(root); len(missing) > 0 {
+			return fmt.Errorf("job %s: %w: %q (registered: %q)", id, runner.ErrUnknownActions, missing, r.o.Registry.Names())
+		}
+	}
+	inc := rand.Uint64() | 1
+	started := time.Now()
+	if _, err := job.New(id, root, job.WithIncarnation(inc), job.StartedAt(started)); err != nil {
+		return err
+	}
+	m, err := submitMessage(id, inc, started, root)
+	if err != nil {
+		return err
+	}
+	if n := size(m); n > r.st.limit {
+		return fmt.Errorf("job %s: the workflow is %d bytes as a message, over the limit of %d bytes (MaxMessageBytes, the topics' max.message.bytes)",
+			id, n, r.st.limit)
+	}
+	in, _ := decodeInbound(m.Key, m.Value)
+	if err := r.send(ctx, []input{{in: in, offset: -1}}, []kafka.Message{m}); err != nil && !errors.Is(err, store.ErrExists) {
+		return fmt.Errorf("job %s: submit: %w", id, err)
+	}
+	var got job.Job
+	err = r.waitFor(ctx, id, true, func(j job.Job) bool { got = j; return true })
+	if err != nil {
+		return fmt.Errorf("job %s: submit: %w", id, err)
+	}
+	if got.Incarnation() != inc {
+		return fmt.Errorf("%w: %s", store.ErrExists, id)
+	}
+	return nil
+}
+
+// Deliver hands in results as if a worker had sent them. It returns once
+// they are applied, or durable in the restarter topic.
+func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	ins := make([]input, 0, len(results))
+	msgs := make([]kafka.Message, 0, len(results))
+	for _, res := range results {
+		if err := res.JobID.Check(); err != nil {
+			return err
+		}
+		m := resultMessage(res, 0)
+		if n := size(m); n > r.st.limit {
+			return fmt.Errorf("job %s: result of %s is %d bytes as a message, over the limit of %d", res.JobID, res.ActionID, n, r.st.limit)
+		}
+		ins = append(ins, input{in: inbound{id: res.JobID, kind: typeResult, result: res}, offset: -1})
+		msgs = append(msgs, m)
+	}
+	return r.send(ctx, ins, msgs)
+}
+
+// Cancel cancels job id with reason and returns once the cancel is saved.
+// Cancelling a cancelled job is not an error; a finished job is one
+// wrapping runner.ErrFinished, a missing one store.ErrNotFound.
+func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	if err := r.usable(); err != nil {
+		return err
+	}
+	if reason == "" {
+		return fmt.Errorf("job %s: cancel needs a reason", id)
+	}
+	j, err := r.jobs().Load(ctx, id)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	if _, ok := j.Cancelled(); ok {
+		return nil
+	}
+	if j.Done() {
+		return fmt.Errorf("job %s: cancel: %w (%s)", id, runner.ErrFinished, j.Status())
+	}
+	m := cancelMessage(id, reason)
+	if n := size(m); n > r.st.limit {
+		return fmt.Errorf("job %s: the cancel's reason is too long (%d bytes as a message, over %d)", id, n, r.st.limit)
+	}
+	in := input{in: inbound{id: id, kind: typeCancel, result: job.CancelResult(id, reason)}, offset: -1}
+	if err := r.send(ctx, []input{in}, []kafka.Message{m}); err != nil {
+		return fmt.Errorf("job %s: cancel: %w", id, err)
+	}
+	return r.waitFor(ctx, id, false, func(j job.Job) bool {
+		_, ok := j.Cancelled()
+		return ok || j.Done()
+	})
+}
+
+// Status returns the job as stored.
+func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
+	return r.jobs().Load(ctx, id)
+}
+
+// Wait blocks until job id has finished, whichever restarter finished it,
+// and returns it.
+func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
+	var got job.Job
+	err := r.waitFor(ctx, id, false, func(j job.Job) bool { got = j; return j.Done() })
+	return got, err
+}
+
+// waitFor loads job id until cond holds, waking when the store sees a
+// change and polling (more slowly as time goes) for the changes made in
+// other processes. A missing job is an error unless absentOK.
+func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond func(job.Job) bool) error {
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		ch := r.st.changes()
+		j, err := r.jobs().Load(ctx, id)
+		switch {
+		case err == nil && cond(j):
+			return nil
+		case err == nil, absentOK && errors.Is(err, store.ErrNotFound):
+		case errors.Is(err, store.ErrNotFound), errors.Is(err, job.ErrCorrupt), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
+			return err
+		default:
+			// The cluster is out of reach, or a partition changes hands:
+			// try again.
+			r.log.Debug("waiting for a job: loading it failed; trying again", "job", id, "err", err)
+			wait = max(wait, 50*time.Millisecond)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("job %s: wait: %w", id, ctx.Err())
+		}
+		t.Stop()
+	}
+}
+
+// send delivers inputs: those of jobs whose partition this runner owns to
+// the partition's loop, waiting for them to be applied; the others, and
+// those the loop gave back, to the restarter topic (msgs[i] is ins[i] as a
+// message). It returns the first error of an input applied here.
+func (r *Runner) send(ctx context.Context, ins []input, msgs []kafka.Message) error {
+	var remote []kafka.Message
+	var acks []chan error
+	var errs []error
+	for i, in := range ins {
+		l := r.loopFor(in.in.id)
+		if l == nil {
+			remote = append(remote, msgs[i])
+			continue
+		}
+		in.ack = make(chan error, 1)
+		if !l.hand(in) {
+			remote = append(remote, msgs[i])
+			continue
+		}
+		acks = append(acks, in.ack)
+		// Wait for each before the next: the results of one job apply in
+		// the order given.
+		select {
+		case err := <-in.ack:
+			acks = acks[:len(acks)-1]
+			if errors.Is(err, errLoopGone) {
+				remote = append(remote, msgs[i])
+			} else if err != nil {
+				errs = append(errs, err)
+			}
+		case <-ctx.Done():
+			return fmt.Errorf("kafka: %w", ctx.Err())
+		}
+	}
+	if len(remote) > 0 {
+		if err := r.rw.WriteMessages(ctx, remote...); err != nil {
+			errs = append(errs, fmt.Errorf("kafka: write to %s: %w", r.cfg.restarterTopic(), writeError(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeError returns the first error of a kafka.WriteErrors (errors.Is
+// does not see into one), or err.
+func writeError(err error) error {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if e != nil {
+				return e
+			}
+		}
+	}
+	return err
+}
