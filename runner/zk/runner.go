@@ -80,6 +80,8 @@ type Runner struct {
 	stopped chan struct{}
 	running map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
 
+	work *work
+
 	pendMu   sync.Mutex
 	pend     map[job.ID][]pendingResult // results waiting for their job's applier
 	applying map[job.ID]bool            // jobs with an applier running
@@ -105,7 +107,8 @@ func New(o Options) (*Runner, error) {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
-		pend: map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
+		pend: map[job.ID][]pendingResult{}, applying: map[job.ID]bool{},
+		work: &work{slots: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1)}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = r.c.log

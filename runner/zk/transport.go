@@ -76,8 +76,13 @@ type entryData struct {
 // maxEmbedded bounds the encoded action an entry carries.
 const maxEmbedded = 16 << 10
 
-func entryOf(a job.Action) []byte {
+// entryOf is the data of action a's queue entry; worker names the worker
+// that claims it as the entry is created, or is empty.
+func entryOf(a job.Action, worker string) []byte {
 	ed := entryData{Job: a.JobID, ID: a.ID, Action: a.Name, Act: &a}
+	if worker != "" {
+		ed.Claimed, ed.Worker = 1, worker
+	}
 	b, _ := json.Marshal(ed)
 	if len(b) > maxEmbedded {
 		ed.Act = nil
@@ -140,10 +145,20 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		ops = append(ops, c.ops()...)
 	}
 	base = len(ops)
-	queue := r.queueOps(tr.Actions, tr.Timers)
+	// The new actions this worker has free slots for are claimed by this
+	// very multi-op and run here: no claim request, no listing of the
+	// queue, and no other worker racing for them.
+	mine := r.reserve(tr.Actions)
+	now := time.Now().UnixMilli()
+	queue := r.queueOps(tr.Actions, tr.Timers, mine, now)
 	size := 0
 	for _, op := range ops {
 		size += opSize(op)
+	}
+	if mine != nil && size+queueSize(queue) > maxMulti {
+		r.unreserve(mine)
+		mine = nil
+		queue = r.queueOps(tr.Actions, tr.Timers, nil, now)
 	}
 	first := queue
 	var rest []any
@@ -167,6 +182,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	ops = append(ops, first...)
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
 	if _, failed, err := r.c.multi(ctx, what, ops); err != nil {
+		r.unreserve(mine)
 		switch {
 		case sv != nil && failed >= 0 && failed < len(sv.ops):
 			sv.abandon(ctx)
@@ -187,8 +203,15 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	if sv != nil {
 		sv.done(ctx, sv.old)
 	} else if err := cr(ctx, m); err != nil {
+		// The job's record is unfinished: leave the actions to whichever
+		// worker finds them once it is.
+		for _, c := range r.ownConsumed(tr.Actions, mine, now) {
+			r.handBack(c)
+		}
+		r.unreserve(mine)
 		return err
 	}
+	r.runOwn(tr.Actions, mine, now)
 	if len(rest) > 0 {
 		if err := r.createAll(ctx, rest); err != nil {
 			return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
@@ -200,17 +223,26 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	return nil
 }
 
-// queueOps returns the creates of the queue entries of acts and of the
-// timer nodes of ts. At-most-once actions come first, so that a
+// queueOps returns the creates of the queue entries of acts, queued at
+// now (Unix milliseconds), and of the timer nodes of ts. The entries of
+// the actions mine marks are created claimed by this worker, each with
+// its ephemeral claim. At-most-once actions come first, so that a
 // transition split in parts (Commit) queues them in its first.
-func (r *Runner) queueOps(acts []job.Action, ts []job.Timer) []any {
-	now := time.Now().UnixMilli()
+func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine []bool, now int64) []any {
 	var ops []any
 	for _, once := range []bool{true, false} {
-		for _, a := range acts {
-			if a.AtMostOnce == once {
-				ops = append(ops, r.c.createOp(r.c.l.entry(entryName(a, now)), entryOf(a), 0))
+		for i, a := range acts {
+			if a.AtMostOnce != once {
+				continue
 			}
+			name := entryName(a, now)
+			if mine != nil && mine[i] {
+				ops = append(ops,
+					r.c.createOp(r.c.l.entry(name), entryOf(a, r.o.Name), 0),
+					r.c.createOp(r.c.l.claim(name), []byte(r.o.Name), zk.FlagEphemeral))
+				continue
+			}
+			ops = append(ops, r.c.createOp(r.c.l.entry(name), entryOf(a, ""), 0))
 		}
 	}
 	for _, tm := range ts {
@@ -271,7 +303,7 @@ func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Tim
 			todo = append(todo, a)
 		}
 	}
-	if err := r.createAll(ctx, r.queueOps(todo, ts)); err != nil {
+	if err := r.createAll(ctx, r.queueOps(todo, ts, nil, time.Now().UnixMilli())); err != nil {
 		return fmt.Errorf("dispatch: %w", err)
 	}
 	if len(lost) > 0 {
@@ -310,7 +342,7 @@ type saveThenQueue struct {
 func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
 	defer t.r.stopLocal(tr.Stops)
 	if err := runner.SaveThenDispatch(t.st, runner.DispatchFunc(func(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-		return t.r.createAll(ctx, t.r.queueOps(acts, ts))
+		return t.r.createAll(ctx, t.r.queueOps(acts, ts, nil, time.Now().UnixMilli()))
 	})).Commit(ctx, tr); err != nil {
 		return err
 	}

@@ -16,6 +16,130 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
+// work is the state of a runner's work loop that commits share: the
+// slots actions run in, and whether a commit may claim the actions it
+// creates for this worker (see transport.Commit).
+type work struct {
+	slots chan struct{} // one token per action claimed or running here
+	freed chan struct{} // signalled when a slot frees
+
+	mu   sync.Mutex
+	open bool            // the loop runs: commits may claim for it
+	ctx  context.Context // the handlers' context
+	wg   sync.WaitGroup  // the actions started by commits
+	// best is the best (lowest) rank of an entry waiting unclaimed, as
+	// the loop last listed the queue: a commit claims only actions of at
+	// least that priority, so that it never runs its own actions ahead of
+	// more urgent ones that wait.
+	best int
+}
+
+// free gives a slot back.
+func (w *work) free() {
+	<-w.slots
+	select {
+	case w.freed <- struct{}{}:
+	default:
+	}
+}
+
+// noRank is past every entry's rank: no entry waits.
+const noRank = 1 << 30
+
+// reserve picks among acts, the new actions of a transition, those this
+// worker claims in the transition's own multi-op and runs without going
+// through the queue: the ones it has a handler for, at least as urgent
+// as any entry that waits unclaimed, as many as it has free slots, most
+// urgent first. It takes a slot for each and returns which it took (nil
+// for none); the caller gives them back with unreserve if the transition
+// fails, or starts them with runOwn once it is written.
+func (r *Runner) reserve(acts []job.Action) []bool {
+	w := r.work
+	if r.o.Registry == nil || len(acts) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.open || len(w.slots) == cap(w.slots) {
+		return nil
+	}
+	order := make([]int, len(acts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		return rank(actionPriority(acts[a])) - rank(actionPriority(acts[b]))
+	})
+	var mine []bool
+	for _, i := range order {
+		a := acts[i]
+		if rank(actionPriority(a)) > w.best {
+			break
+		}
+		if _, ok := r.o.Registry.Lookup(a.Name); !ok {
+			continue
+		}
+		select {
+		case w.slots <- struct{}{}:
+		default:
+			return mine
+		}
+		if mine == nil {
+			mine = make([]bool, len(acts))
+		}
+		mine[i] = true
+		w.wg.Add(1)
+	}
+	return mine
+}
+
+// unreserve gives back the slots reserve took for a transition that was
+// not written.
+func (r *Runner) unreserve(mine []bool) {
+	for _, m := range mine {
+		if m {
+			r.work.free()
+			r.work.wg.Done()
+		}
+	}
+}
+
+// runOwn runs the actions a written transition claimed for this worker,
+// in the slots reserve took: their entries and claims exist, made by the
+// same multi-op as the job's new state, so the entry is at version 0 and
+// the claim is this session's.
+func (r *Runner) runOwn(acts []job.Action, mine []bool, queuedMs int64) {
+	w := r.work
+	w.mu.Lock()
+	ctx := w.ctx
+	w.mu.Unlock()
+	cs := r.ownConsumed(acts, mine, queuedMs)
+	for i, c := range cs {
+		if c.entry == "" {
+			continue
+		}
+		a := acts[i]
+		go func() {
+			defer w.wg.Done()
+			defer w.free()
+			r.perform(ctx, c, a)
+		}()
+	}
+}
+
+// ownConsumed returns, at the index of each action mine marks, the entry
+// and claim the transition made for it (the zero consumed elsewhere).
+func (r *Runner) ownConsumed(acts []job.Action, mine []bool, queuedMs int64) []consumed {
+	cs := make([]consumed, len(mine))
+	for i, m := range mine {
+		if m {
+			name := entryName(acts[i], queuedMs)
+			cs[i] = consumed{entry: r.c.l.entry(name), ver: 0, claim: r.c.l.claim(name)}
+		}
+	}
+	return cs
+}
+
 // workLoop claims and runs actions until ctx ends, then drains.
 func (r *Runner) workLoop(ctx context.Context) {
 	if r.o.Registry == nil {
@@ -24,8 +148,11 @@ func (r *Runner) workLoop(ctx context.Context) {
 	}
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelHandlers()
-	slots := make(chan struct{}, r.o.Workers)
-	freed := make(chan struct{}, 1)
+	w := r.work
+	slots, freed := w.slots, w.freed
+	w.mu.Lock()
+	w.open, w.ctx, w.best = true, handlerCtx, noRank
+	w.mu.Unlock()
 	var wg sync.WaitGroup
 	var skipMu sync.Mutex
 	skip := map[string]bool{}     // entries this worker leaves alone (no handler, malformed)
@@ -71,6 +198,17 @@ func (r *Runner) workLoop(ctx context.Context) {
 				delete(skip, name)
 			}
 		}
+		best := noRank
+		for _, name := range names {
+			if !taken[name] && !skip[name] {
+				if rk, _, _, _, ok := entryKey(name); ok {
+					best = min(best, rk)
+				}
+			}
+		}
+		w.mu.Lock()
+		w.best = best
+		w.mu.Unlock()
 		// Claim as many entries as there are free slots, each in its own
 		// goroutine: the claims' round trips overlap instead of queueing
 		// behind one another.
@@ -90,11 +228,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 					skipMu.Lock()
 					delete(inFlight, name)
 					skipMu.Unlock()
-					<-slots
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
+					w.free()
 				}()
 				c, a, ok := r.claim(ctx, name, func() {
 					skipMu.Lock()
@@ -133,8 +267,12 @@ func (r *Runner) workLoop(ctx context.Context) {
 		}
 		t.Stop()
 	}
+	// No commit claims for this worker any more; wait for those that did.
+	w.mu.Lock()
+	w.open = false
+	w.mu.Unlock()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() { wg.Wait(); w.wg.Wait(); close(done) }()
 	if r.o.DrainTimeout > 0 {
 		t := time.NewTimer(r.o.DrainTimeout)
 		select {
