@@ -76,7 +76,10 @@ const zkSession = 10 * time.Second
 type zkStats struct {
 	Writes    int64  `json:"writes"`              // transactions the server applied (zxid delta)
 	Requests  int64  `json:"requests"`            // requests it received, reads and writes (srvr's Received delta)
-	Started   int64  `json:"started,omitempty"`   // actions started (runner/zk: claims that succeeded)
+	Started   int64  `json:"started,omitempty"`   // actions started (runner/zk: handler calls)
+	Claims    int64  `json:"claims,omitempty"`    // runner/zk: claim multi-ops that won
+	Lost      int64  `json:"lost,omitempty"`      // runner/zk: claim multi-ops another worker won
+	Own       int64  `json:"own,omitempty"`       // runner/zk: actions claimed by the transition that made them
 	Conflicts int64  `json:"conflicts,omitempty"` // runner/zk: commits that lost the compare-and-swap
 	Warnings  int64  `json:"warnings,omitempty"`  // runner/zk: log records at Warn or above
 	Warning   string `json:"warning,omitempty"`   // the first of them
@@ -159,6 +162,10 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 		ids[i] = job.ID(fmt.Sprintf("%s-%d-%d", sc.Name, run, i))
 	}
 	c0 := counters.Snapshot()
+	r0 := make([]zkrunner.Stats, n)
+	for i, r := range runners {
+		r0[i] = r.Stats()
+	}
 	z0, err := srvr(o.ZK)
 	if err != nil {
 		return sample{}, err
@@ -176,7 +183,15 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 	z1, zerr := settledSrvr(o.ZK)
 	c1 := counters.Snapshot()
 	s.Steps = c1.Steps - c0.Steps
+	var r1 zkrunner.Stats
+	for i, r := range runners {
+		st := r.Stats()
+		r1.Claims += st.Claims - r0[i].Claims
+		r1.ClaimsLost += st.ClaimsLost - r0[i].ClaimsLost
+		r1.ClaimedInTransition += st.ClaimedInTransition - r0[i].ClaimedInTransition
+	}
 	s.ZK = &zkStats{Writes: z1.Zxid - z0.Zxid, Requests: z1.Received - z0.Received, Started: c1.ActionsStarted - c0.ActionsStarted,
+		Claims: r1.Claims, Lost: r1.ClaimsLost, Own: r1.ClaimedInTransition,
 		Conflicts: logs.conflicts.Load(), Warnings: logs.warnings.Load()}
 	if w := logs.first.Load(); w != nil {
 		s.ZK.Warning = *w

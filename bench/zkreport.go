@@ -22,7 +22,8 @@ const (
 	zkNote = "ZooKeeper engines, warm runs (medians over rounds): actions per second (zkraw: create+delete pairs), the server's writes per action " +
 		"counted from its zxid against the theory, the other requests it received per action (reads, and pings), time over zkfloor with the same connections (paired by round), the raw write rate " +
 		"(zkraw, same connections) and the check: actions/s at least half of that rate divided by writes per action:"
-	zkWritesNote = "runner/zk's writes per action, counted and broken down: claims (one multi-op per action started), transitions " +
+	zkWritesNote = "runner/zk's writes per action, counted and broken down: claims from the queue (one multi-op each; those another worker won are counted in the rest), " +
+		"claimed in transitions (actions the transition that made them claimed for its worker: no write of their own), transitions " +
 		"(multi-ops committed, a job's creation included), failed commits (a compare-and-swap lost to another worker: reloaded and " +
 		"retried), and the rest (claims lost to another worker, superseded snapshots deleted, entries released); re-runs: handler calls beyond one per action (actions handed back and run again):"
 )
@@ -86,7 +87,10 @@ func actionsOf(sc scenario) func(sample) float64 {
 }
 
 // zkTheory is the writes per action the engine's design makes: runner/zk
-// a claim and a transition per action and a creation per job; zkfloor a
+// at most a claim and a transition per action and a creation per job (an
+// action that the transition making it claims for its worker takes no
+// claim of its own, and results applied together share a transition, so
+// runs go below it); zkfloor a
 // transition per action and a creation per job; zkraw a create and a
 // delete per pair.
 func zkTheory(c *cell) float64 {
@@ -164,7 +168,7 @@ func (r *report) zkTable() *table {
 // zkWritesTable breaks runner/zk's writes down; nil if it did not run.
 func (r *report) zkWritesTable() *table {
 	t := &table{
-		Header: []string{"scenario", "engine", "writes/action", "claims", "transitions", "failed commits", "rest", "steps/job", "re-runs"},
+		Header: []string{"scenario", "engine", "writes/action", "claims", "claimed in transitions", "transitions", "failed commits", "lost claims", "rest", "steps/job", "re-runs"},
 		Left:   2,
 	}
 	for _, c := range r.Cells {
@@ -172,17 +176,19 @@ func (r *report) zkWritesTable() *table {
 			continue
 		}
 		writes := c.perAction(writesOf)
-		claims := c.perAction(zkOf(func(z zkStats) int64 { return z.Started }))
+		claims := c.perAction(zkOf(func(z zkStats) int64 { return z.Claims }))
+		own := c.perAction(zkOf(func(z zkStats) int64 { return z.Own }))
+		lost := c.perAction(zkOf(func(z zkStats) int64 { return z.Lost }))
 		trans := c.perAction(stepsOf)
 		failed := c.perAction(zkOf(func(z zkStats) int64 { return z.Conflicts }))
 		rest := c.perAction(func(s sample) float64 {
 			if s.ZK == nil {
 				return math.NaN()
 			}
-			return float64(s.ZK.Writes - s.ZK.Started - s.Steps - s.ZK.Conflicts)
+			return float64(s.ZK.Writes - s.ZK.Claims - s.ZK.Lost - s.Steps - s.ZK.Conflicts)
 		})
-		t.add(c.Scenario.Label(), c.Engine.Name, fmtFloat(writes), fmtFloat(claims), fmtFloat(trans), fmtFloat(failed),
-			fmtFloat(rest), fmtFloat(median(c.warm(stepsOf))/float64(c.Scenario.Jobs)),
+		t.add(c.Scenario.Label(), c.Engine.Name, fmtFloat(writes), fmtFloat(claims), fmtFloat(own), fmtFloat(trans), fmtFloat(failed),
+			fmtFloat(lost), fmtFloat(rest), fmtFloat(median(c.warm(stepsOf))/float64(c.Scenario.Jobs)),
 			fmtFloat(median(c.warm(func(s sample) float64 { return float64(s.Calls) - float64(c.Scenario.Actions()) }))))
 	}
 	if len(t.Rows) == 0 {

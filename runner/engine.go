@@ -135,11 +135,39 @@ func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 //
 // Errors name the job. A result for another job is an error wrapping
 // job.ErrWrongJob; a missing job wraps store.ErrNotFound.
+//
+// With a store that implements Cache, the first attempt starts from the
+// job the store holds in memory, with no read: when that copy is stale,
+// the commit's compare-and-swap fails, and Apply loads the job and tries
+// again; when the results change nothing on it, Apply loads the job and
+// looks again before it concludes anything.
 func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (job.Transition, error) {
 	if len(results) == 0 {
 		return job.Transition{}, fmt.Errorf("job %s: Apply with no results (Recover dispatches a job's outstanding actions)", id)
 	}
+	cache, _ := e.o.Store.(Cache)
 	for attempt := 0; ; attempt++ {
+		if cache != nil {
+			if j, ok := cache.Cached(id); ok {
+				cache = nil // once
+				if tr, err := job.Restart(j, results); err == nil && tr.Changed() {
+					err = e.o.Transport.Commit(ctx, tr)
+					switch {
+					case err == nil:
+						e.reportIgnored(ctx, id, tr.Ignored)
+						e.committed(ctx, tr)
+						return tr, nil
+					case errors.Is(err, ErrNotDispatched):
+						e.reportIgnored(ctx, id, tr.Ignored)
+						e.committed(ctx, tr)
+						return tr, fmt.Errorf("job %s: %w", id, err)
+					case !errors.Is(err, store.ErrConflict):
+						return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
+					}
+				}
+				// Stale, or nothing to commit: load, and decide on that.
+			}
+		}
 		j, err := e.o.Store.Load(ctx, id)
 		if err != nil {
 			return job.Transition{}, fmt.Errorf("job %s: load: %w", id, err)
@@ -167,10 +195,31 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 			return tr, fmt.Errorf("job %s: %w", id, err)
 		case errors.Is(err, store.ErrConflict) && attempt < e.o.ConflictRetries && ctx.Err() == nil:
 			e.log.LogAttrs(ctx, slog.LevelDebug, "commit conflict; reloading", slog.String("job", string(id)), slog.Int("attempt", attempt+1))
+			// Appliers in other processes that keep colliding on one job
+			// take turns: from the second conflict on, each waits a
+			// random while, longer each time (up to 64 ms).
+			if attempt > 0 {
+				d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 6)))
+				t := time.NewTimer(d)
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+				}
+				t.Stop()
+			}
 			continue
 		}
 		return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
 	}
+}
+
+// Cache is implemented by a store that keeps in memory the jobs it last
+// loaded or saved. Cached returns that copy without reading anything; it
+// may be stale (another process saved the job since), and a transition
+// made from a stale copy must fail to save with store.ErrConflict, as any
+// compare-and-swap store's does. Engine.Apply starts from it.
+type Cache interface {
+	Cached(id job.ID) (job.Job, bool)
 }
 
 // ErrFinished is wrapped by the error Cancel returns for a job that has

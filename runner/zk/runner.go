@@ -9,7 +9,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -73,14 +75,17 @@ type Runner struct {
 	eng *runner.Engine
 	log *slog.Logger
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	stop    context.CancelFunc
-	stopped chan struct{}
-	running map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
+	mu       sync.Mutex
+	started  bool
+	closed   bool
+	stop     context.CancelFunc
+	stopped  chan struct{}
+	running  map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
+	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
+	watchers sync.WaitGroup
 
-	work *work
+	work  *work
+	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
 	pendMu   sync.Mutex
 	pend     map[job.ID][]pendingResult // results waiting for their job's applier
@@ -107,7 +112,8 @@ func New(o Options) (*Runner, error) {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
-		pend: map[job.ID][]pendingResult{}, applying: map[job.ID]bool{},
+		watches: map[job.ID]*jobWatch{},
+		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{},
 		work: &work{slots: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1)}}
 	r.log = o.Logger
 	if r.log == nil {
@@ -142,6 +148,22 @@ func (r *Runner) usable() error {
 		return ErrClosed
 	}
 	return nil
+}
+
+// Stats are a runner's counters since it was made.
+type Stats struct {
+	// Claims counts the actions claimed from the queue, each with a
+	// multi-op of its own; ClaimsLost the claim multi-ops another worker
+	// won.
+	Claims, ClaimsLost int64
+	// ClaimedInTransition counts the actions that the transition creating
+	// them claimed for this worker: they took no request of their own.
+	ClaimedInTransition int64
+}
+
+// Stats returns the runner's counters.
+func (r *Runner) Stats() Stats {
+	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
 }
 
 // Submit starts job id: it stores the job and queues its first actions in
@@ -204,36 +226,46 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // Wait blocks until job id has finished, whichever worker finished it,
-// and returns it. It watches the job's node, so it wakes when the job
-// changes.
+// and returns it. It watches the job's record, and loads the job only
+// once the record says it ended.
 func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	var wait time.Duration
+	var last time.Time
 	for {
-		j, err := r.jobs().Load(ctx, id)
-		if err != nil {
-			return job.Job{}, err
-		}
-		if j.Done() {
-			return j, nil
-		}
 		var ch <-chan zk.Event
-		err = r.c.do(ctx, "watch job "+string(id), func() (err error) {
-			var st *zk.Stat
+		var m meta
+		pace(ctx, &last)
+		err := r.c.do(ctx, "watch job "+string(id), func() (err error) {
 			var data []byte
-			data, st, ch, err = r.c.c.GetW(r.c.l.job(id))
+			data, _, ch, err = r.c.c.GetW(r.c.l.job(id))
 			if err == nil {
-				if m, merr := decodeMeta(id, data); merr == nil && m.Version != j.Version() {
-					ch = nil // changed meanwhile: load again at once
-				}
-				_ = st
+				m, err = decodeMeta(id, data)
 			}
 			return err
 		})
-		if err != nil {
+		switch {
+		case r.o.Jobs != nil && (err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, job.ErrCorrupt)):
+			// The jobs are in another store: the record is only a signal.
+			j, err := r.jobs().Load(ctx, id)
+			if err != nil {
+				return job.Job{}, err
+			}
+			if j.Done() {
+				return j, nil
+			}
+		case errors.Is(err, zk.ErrNoNode):
+			return job.Job{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+		case err != nil && !errors.Is(err, job.ErrCorrupt):
 			return job.Job{}, fmt.Errorf("job %s: wait: %w", id, err)
-		}
-		if ch == nil {
-			continue
+		case err != nil || m.Status != job.StatusRunning.String():
+			// Ended, or a record Load has the last word on.
+			j, err := r.jobs().Load(ctx, id)
+			if err != nil {
+				return job.Job{}, err
+			}
+			if j.Done() {
+				return j, nil
+			}
 		}
 		// The watch is the signal; a slow poll backs it up (a watch can be
 		// lost with the connection).
@@ -361,6 +393,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.sessionLoop(ctx) })
 	r.workLoop(ctx)
 	r.appliers.Wait() // the results of the actions that ended are applied
+	r.stopWatchers()
+	r.watchers.Wait()
 	wg.Wait()
 	return nil
 }
@@ -444,21 +478,62 @@ func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
 	}
 }
 
-// sortEntries orders queue entry names as workers take them: by rank,
-// then time, then key (the name's order).
-func sortEntries(names []string) { slices.Sort(names) }
-
-// spread shuffles the first window entries of the highest rank among
-// themselves: workers that list the same queue then try different
-// entries first instead of racing for the same one, at the price of
-// taking entries of one priority only roughly oldest first.
-func spread(names []string, window int) {
-	if len(names) < 2 {
-		return
+// order arranges queue entry names in the order this worker tries them:
+// by rank (priority) first; within a rank, the entries of jobs this
+// process holds in its cache (own reports those: it submitted them or
+// applied their results) before the others, each group oldest first.
+// Jobs thus stick to the worker that has them at hand, which reads less
+// and collides less with other workers' transitions (the idea of
+// atributo's sticky allocation), while a worker with nothing of its own
+// takes anyone's. Each group starts at a random one of its first window
+// entries (those before it come after its end), so that workers listing
+// the same queue walk different parts of it instead of racing for the
+// same entries; order within a priority is thus only roughly oldest
+// first.
+func order(names []string, own func(job.ID) bool, window int) {
+	type key struct {
+		name string
+		rank string // "a-RRRRR"
+		mine bool
 	}
-	n := 0
-	for n < len(names) && n < window && len(names[n]) >= 7 && names[n][:7] == names[0][:7] {
-		n++
+	ks := make([]key, len(names))
+	for i, n := range names {
+		k := key{name: n}
+		if len(n) >= 7 {
+			k.rank = n[:7]
+		}
+		if _, _, id, _, ok := entryKey(n); ok {
+			k.mine = own(id)
+		}
+		ks[i] = k
 	}
-	rand.Shuffle(n, func(i, j int) { names[i], names[j] = names[j], names[i] })
+	slices.SortFunc(ks, func(a, b key) int {
+		if c := strings.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if a.mine != b.mine {
+			if a.mine {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	for i := 0; i < len(ks); {
+		j := i
+		for j < len(ks) && ks[j].rank == ks[i].rank && ks[j].mine == ks[i].mine {
+			j++
+		}
+		if n := min(j-i, window); n > 1 {
+			g := ks[i:j]
+			off := rand.IntN(n)
+			slices.Reverse(g[:off])
+			slices.Reverse(g[off:])
+			slices.Reverse(g)
+		}
+		i = j
+	}
+	for i, k := range ks {
+		names[i] = k.name
+	}
 }

@@ -115,6 +115,17 @@ func (s *Store) recall(id job.ID) (cached, bool) {
 	return e, ok
 }
 
+// Cached returns the job as this store last loaded or saved it, without
+// reading ZooKeeper; it may be stale (runner.Cache): a transition made
+// from a stale copy fails to save with store.ErrConflict.
+func (s *Store) Cached(id job.ID) (job.Job, bool) {
+	e, ok := s.recall(id)
+	if !ok || e.m.Version == 0 {
+		return job.Job{}, false
+	}
+	return e.j, true
+}
+
 func (s *Store) forget(id job.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -211,7 +211,11 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		r.unreserve(mine)
 		return err
 	}
-	r.runOwn(tr.Actions, mine, now)
+	stops := m.Stops
+	if sv != nil {
+		stops = sv.m.Stops
+	}
+	r.runOwn(tr.Actions, mine, now, stops)
 	if len(rest) > 0 {
 		if err := r.createAll(ctx, rest); err != nil {
 			return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)

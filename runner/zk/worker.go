@@ -108,7 +108,7 @@ func (r *Runner) unreserve(mine []bool) {
 // in the slots reserve took: their entries and claims exist, made by the
 // same multi-op as the job's new state, so the entry is at version 0 and
 // the claim is this session's.
-func (r *Runner) runOwn(acts []job.Action, mine []bool, queuedMs int64) {
+func (r *Runner) runOwn(acts []job.Action, mine []bool, queuedMs int64, stops uint64) {
 	w := r.work
 	w.mu.Lock()
 	ctx := w.ctx
@@ -119,10 +119,11 @@ func (r *Runner) runOwn(acts []job.Action, mine []bool, queuedMs int64) {
 			continue
 		}
 		a := acts[i]
+		r.stats.claimedInTransition.Add(1)
 		go func() {
 			defer w.wg.Done()
 			defer w.free()
-			r.perform(ctx, c, a)
+			r.perform(ctx, c, a, stops)
 		}()
 	}
 }
@@ -157,66 +158,87 @@ func (r *Runner) workLoop(ctx context.Context) {
 	var skipMu sync.Mutex
 	skip := map[string]bool{}     // entries this worker leaves alone (no handler, malformed)
 	inFlight := map[string]bool{} // entries being claimed or run here
-	var wait time.Duration
+	// The last listing of the queue: its entries in the order they are
+	// tried, which of them were claimed (here or by others) when it was
+	// made, and whether it is stale (the queue or the claims changed
+	// since, or the poll fell due). A slot that frees takes the next
+	// entry of the listing; the queue is listed again only once it is
+	// stale or used up.
+	var (
+		names    []string
+		taken    map[string]bool
+		next     int
+		stale    = true
+		lastList time.Time
+		qch      <-chan zk.Event
+		cch      <-chan zk.Event
+		wait     time.Duration
+	)
 	for ctx.Err() == nil {
 		if len(slots) == cap(slots) {
 			select {
 			case <-freed:
+			case <-qch:
+				qch, stale = nil, true
+			case <-cch:
+				cch, stale = nil, true
 			case <-ctx.Done():
 			}
 			continue
 		}
-		var names, claims []string
-		var qch, cch <-chan zk.Event
-		err := r.c.do(ctx, "list the queue", func() (err error) {
-			names, _, qch, err = r.c.c.ChildrenW(r.c.l.queue())
-			if err == nil {
-				claims, _, cch, err = r.c.c.ChildrenW(r.c.l.claims())
+		if stale {
+			pace(ctx, &lastList)
+			var claims []string
+			err := r.c.do(ctx, "list the queue", func() (err error) {
+				names, _, qch, err = r.c.c.ChildrenW(r.c.l.queue())
+				if err == nil {
+					claims, _, cch, err = r.c.c.ChildrenW(r.c.l.claims())
+				}
+				return err
+			})
+			if err != nil {
+				if ctx.Err() == nil {
+					r.log.Error("listing the queue", "err", err)
+					sleep(ctx, r.c.backoff.Max)
+				}
+				continue
 			}
-			return err
-		})
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Error("listing the queue", "err", err)
-				sleep(ctx, r.c.backoff.Max)
+			stale, next = false, 0
+			taken = make(map[string]bool, len(claims))
+			for _, c := range claims {
+				taken[c] = true
 			}
-			continue
-		}
-		taken := make(map[string]bool, len(claims))
-		for _, c := range claims {
-			taken[c] = true
-		}
-		sortEntries(names)
-		spread(names, 4*cap(slots))
-		present := make(map[string]bool, len(names))
-		for _, n := range names {
-			present[n] = true
-		}
-		skipMu.Lock()
-		for name := range skip {
-			if !present[name] {
-				delete(skip, name)
+			order(names, func(id job.ID) bool { _, ok := r.st.recall(id); return ok }, 16*cap(slots))
+			present := make(map[string]bool, len(names))
+			for _, n := range names {
+				present[n] = true
 			}
-		}
-		best := noRank
-		for _, name := range names {
-			if !taken[name] && !skip[name] {
-				if rk, _, _, _, ok := entryKey(name); ok {
-					best = min(best, rk)
+			skipMu.Lock()
+			for name := range skip {
+				if !present[name] {
+					delete(skip, name)
 				}
 			}
+			best := noRank
+			for _, name := range names {
+				if !taken[name] && !skip[name] {
+					if rk, _, _, _, ok := entryKey(name); ok {
+						best = min(best, rk)
+					}
+				}
+			}
+			skipMu.Unlock()
+			w.mu.Lock()
+			w.best = best
+			w.mu.Unlock()
 		}
-		w.mu.Lock()
-		w.best = best
-		w.mu.Unlock()
 		// Claim as many entries as there are free slots, each in its own
 		// goroutine: the claims' round trips overlap instead of queueing
 		// behind one another.
 		tried := 0
-		for _, name := range names {
-			if ctx.Err() != nil || len(slots) == cap(slots) {
-				break
-			}
+		skipMu.Lock()
+		for ; next < len(names) && ctx.Err() == nil && len(slots) < cap(slots); next++ {
+			name := names[next]
 			if taken[name] || skip[name] || inFlight[name] {
 				continue
 			}
@@ -230,39 +252,38 @@ func (r *Runner) workLoop(ctx context.Context) {
 					skipMu.Unlock()
 					w.free()
 				}()
-				c, a, ok := r.claim(ctx, name, func() {
+				c, a, stops, ok := r.claim(ctx, name, func() {
 					skipMu.Lock()
 					skip[name] = true
 					skipMu.Unlock()
 				})
 				if ok {
-					r.perform(handlerCtx, c, a)
+					r.perform(handlerCtx, c, a, stops)
 				}
 			})
 		}
 		skipMu.Unlock()
 		if tried > 0 {
-			// Look again once a slot frees (or the queue changes).
-			select {
-			case <-freed:
-			case <-qch:
-			case <-ctx.Done():
-			}
 			wait = 0
-			continue
 		}
-		// Nothing to take: wait for the queue or the claims to change (a
-		// new entry, a worker gone), a slot, or the poll that backs up
-		// the watches.
-		wait = r.c.backoff.next(wait)
+		// Wait for a slot to free (the listing may hold more to take), the
+		// queue or the claims to change (a new entry, a worker gone), or
+		// the poll that backs up the watches while nothing is taken.
+		if tried == 0 {
+			wait = r.c.backoff.next(wait)
+		}
 		t := time.NewTimer(wait)
+		if tried > 0 {
+			t.Stop()
+		}
 		select {
 		case <-qch:
-			wait = 0
+			qch, stale, wait = nil, true, 0
 		case <-cch:
-			wait = 0
+			cch, stale, wait = nil, true, 0
 		case <-freed:
 		case <-t.C:
+			stale = true
 		case <-ctx.Done():
 		}
 		t.Stop()
@@ -294,30 +315,30 @@ func (r *Runner) workLoop(ctx context.Context) {
 // claim returns false for an entry it did not claim or that needs no run
 // (a stale entry, deleted; an at-most-once action claimed before,
 // reported lost).
-func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed, job.Action, bool) {
+func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed, job.Action, uint64, bool) {
 	_, _, id, actionID, ok := entryKey(name)
 	if !ok {
 		skip()
 		r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
 	data, st, err := r.c.get(ctx, r.c.l.entry(name))
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
 			r.log.Warn("reading a queue entry", "entry", name, "err", err)
 		}
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
 	var ed entryData
 	if err := json.Unmarshal(data, &ed); err != nil || ed.Job != id || ed.ID != actionID || ed.Action == "" {
 		skip()
 		r.log.Warn("queue entry with malformed data (not written by baton?): left alone", "entry", r.c.l.entry(name), "data", string(data))
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
 	if _, ok := r.o.Registry.Lookup(ed.Action); !ok {
 		skip()
 		r.log.Info("no handler here for this action: left in the queue for a worker that has one", "job", id, "action", actionID, "name", ed.Action)
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
 	claimedBefore := ed.Claimed
 	ed.Claimed++
@@ -336,9 +357,12 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, zk.ErrNodeExists) && !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNoNode) {
 			r.log.Warn("claiming a queue entry", "entry", name, "err", err)
+		} else {
+			r.stats.claimsLost.Add(1)
 		}
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
+	r.stats.claims.Add(1)
 	// A first claim of an entry that carries its action, of a job whose
 	// record says it is running and never stopped an action (a cancel, a
 	// deadline), runs without loading the job: the entry was created with
@@ -346,12 +370,24 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	// a worker that died, handed it back, or could not apply its result,
 	// which may or may not be saved) the job is loaded to see whether it
 	// still waits for the action.
+	//
+	// The record is this process's copy when it has one (it made or
+	// applied the job's last transition it knows of): if that copy is
+	// stale and a cancel or a deadline stopped the action since, the
+	// job's stop watcher, which reads the record, stops the handler.
 	var a job.Action
-	mdata, _, err := r.c.get(ctx, r.c.l.job(id))
 	var m meta
-	if err == nil {
-		m, err = decodeMeta(id, mdata)
+	err = nil
+	if e, ok := r.st.recall(id); ok && e.m.Version > 0 && r.o.Jobs == nil {
+		m = e.m
+	} else {
+		var mdata []byte
+		mdata, _, err = r.c.get(ctx, r.c.l.job(id))
+		if err == nil {
+			m, err = decodeMeta(id, mdata)
+		}
 	}
+	merr := err
 	if err == nil && ed.Act != nil && claimedBefore == 0 && m.Stops == 0 && m.Status == job.StatusRunning.String() && ed.Act.JobID == id && ed.Act.ID == actionID {
 		a = *ed.Act
 	} else {
@@ -362,28 +398,32 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		if errors.Is(err, store.ErrNotFound) {
 			r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
 			r.release(ctx, c)
-			return consumed{}, job.Action{}, false
+			return consumed{}, job.Action{}, 0, false
 		}
 		if err != nil {
 			r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
 			r.handBack(c)
 			sleep(ctx, r.c.backoff.Initial)
-			return consumed{}, job.Action{}, false
+			return consumed{}, job.Action{}, 0, false
 		}
 		i := slices.IndexFunc(j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
 		if i < 0 {
 			// Applied already, stopped, or the job ended: nothing to run.
 			r.release(ctx, c)
-			return consumed{}, job.Action{}, false
+			return consumed{}, job.Action{}, 0, false
 		}
 		a = j.Outstanding()[i]
 	}
 	if a.AtMostOnce && claimedBefore > 0 {
 		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
 		r.enqueue(context.WithoutCancel(ctx), c, runner.LostResult(a, time.Now()))
-		return consumed{}, job.Action{}, false
+		return consumed{}, job.Action{}, 0, false
 	}
-	return c, a, true
+	stops := uint64(unknownStops)
+	if merr == nil {
+		stops = m.Stops
+	}
+	return c, a, stops, true
 }
 
 // ownClaim reports whether the claim c exists, belongs to this session,
@@ -398,17 +438,18 @@ func (r *Runner) ownClaim(ctx context.Context, c consumed) bool {
 }
 
 // perform runs a claimed action and applies its result.
-func (r *Runner) perform(ctx context.Context, c consumed, a job.Action) {
+// stops is the stop count of the job's record the claim was checked
+// against (unknownStops if none was): see watchStops.
+func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops uint64) {
 	key := keyName(a.JobID, a.ID)
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	r.mu.Lock()
 	r.running[key] = cancel
 	r.mu.Unlock()
-	watchCtx, stopWatch := context.WithCancel(actx)
-	go r.watchStop(watchCtx, a, cancel)
+	r.watchStops(a, stops, cancel)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks})
-	stopWatch()
+	r.unwatchStops(a)
 	stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
 	r.mu.Lock()
 	delete(r.running, key)
@@ -528,46 +569,6 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
 		for _, c := range cs {
 			r.handBack(c)
-		}
-	}
-}
-
-// watchStop cancels the handler of a with cause runner.ErrStopped when its
-// job no longer waits for it (a deadline ran out, the job was cancelled,
-// the job is gone), watching the job's node until ctx ends.
-func (r *Runner) watchStop(ctx context.Context, a job.Action, cancel context.CancelCauseFunc) {
-	var wait time.Duration
-	seen := uint64(0)
-	first := true
-	for ctx.Err() == nil {
-		data, _, ch, err := r.c.c.GetW(r.c.l.job(a.JobID))
-		if errors.Is(err, zk.ErrNoNode) {
-			cancel(runner.ErrStopped)
-			return
-		}
-		if err != nil {
-			wait = r.c.backoff.next(wait)
-			sleep(ctx, wait)
-			continue
-		}
-		wait = 0
-		// Only a cancel or a deadline stops an action, and they count in
-		// the record's Stops: load the job when that changed (or the job
-		// ended), not on every change.
-		m, merr := decodeMeta(a.JobID, data)
-		if merr != nil || m.Stops != seen || first && m.Stops > 0 || m.Status != job.StatusRunning.String() {
-			seen = m.Stops
-			j, err := r.jobs().Load(ctx, a.JobID)
-			if err == nil && !slices.ContainsFunc(j.Outstanding(), func(o job.Action) bool { return o.ID == a.ID }) {
-				cancel(runner.ErrStopped)
-				return
-			}
-		}
-		first = false
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return
 		}
 	}
 }
