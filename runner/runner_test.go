@@ -390,3 +390,84 @@ func TestMissing(t *testing.T) {
 		t.Errorf("Missing = %q, want a, b", got)
 	}
 }
+
+// staleCache is a store whose cache holds a job as it was some versions
+// ago (runner.Cache): what another process's commits leave behind.
+type staleCache struct {
+	store.Store
+	old    job.Job
+	cached int
+}
+
+func (s *staleCache) Cached(id job.ID) (job.Job, bool) {
+	s.cached++
+	return s.old, s.old.ID() == id
+}
+
+// TestEngineStaleCache: Apply starts from a store's cached copy, and when
+// that copy is stale it reaches the same outcome as from a fresh load: a
+// result for an action the copy does not know yet is applied, not ignored;
+// a result the copy would apply is applied once, on the stored job.
+func TestEngineStaleCache(t *testing.T) {
+	ctx := context.Background()
+	wf := ast.Seq(ast.Act("log", "a"), ast.Act("log", "b"), ast.Act("log", "c"))
+	for _, tc := range []struct {
+		name string
+		// steps applied to the stored job after the cached copy was taken
+		ahead int
+	}{{"current", 0}, {"one behind", 1}, {"two behind", 2}} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := store.NewMemory()
+			tr, _ := job.New("j", wf)
+			if err := mem.Create(ctx, tr.Job); err != nil {
+				t.Fatal(err)
+			}
+			st := &staleCache{Store: mem, old: tr.Job}
+			var ignored []job.Ignored
+			hooks := &runner.Hooks{Ignored: func(_ job.ID, ig job.Ignored) { ignored = append(ignored, ig) }}
+			d := &collect{}
+			eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(mem, d), Hooks: hooks})
+			// Move the stored job on without the cache seeing it.
+			next := tr.Actions[0]
+			for range tc.ahead {
+				j, _ := mem.Load(ctx, "j")
+				tr2, err := job.Restart(j, []job.Result{next.Succeed(nil)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := mem.Save(ctx, tr2.Job, tr2.Step); err != nil {
+					t.Fatal(err)
+				}
+				next = tr2.Actions[0]
+			}
+			got, err := eng.Apply(ctx, "j", []job.Result{next.Succeed([]byte(`"x"`))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.cached != 1 {
+				t.Errorf("Cached called %d times, want 1", st.cached)
+			}
+			if len(ignored) != 0 {
+				t.Errorf("results reported ignored: %+v", ignored)
+			}
+			j, _ := mem.Load(ctx, "j")
+			if j.Version() != uint64(tc.ahead)+2 || got.Job.Version() != j.Version() {
+				t.Errorf("stored v%d, Apply returned v%d; want v%d", j.Version(), got.Job.Version(), tc.ahead+2)
+			}
+			settled, _ := j.Progress()
+			if settled != tc.ahead+1 {
+				t.Errorf("%d actions settled, want %d\n%s", settled, tc.ahead+1, job.Describe(j))
+			}
+			// The same result again: ignored as the stored job says (a
+			// duplicate, or the job is done), never as the stale copy
+			// would (an action it does not know).
+			st.old = tr.Job
+			if _, err := eng.Apply(ctx, "j", []job.Result{next.Succeed([]byte(`"x"`))}); err != nil {
+				t.Fatal(err)
+			}
+			if len(ignored) != 1 || ignored[0].Reason == job.IgnoredUnknown {
+				t.Errorf("the result again: ignored %+v, want it ignored once, not as unknown", ignored)
+			}
+		})
+	}
+}
