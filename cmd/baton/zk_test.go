@@ -316,8 +316,8 @@ func TestZKErrors(t *testing.T) {
 		contains(t, "stderr", r.stderr, "baton: "+cmd+": --zk is empty", "usage: baton "+cmd)
 	}
 	for args, want := range map[string]string{
-		"worker":                               "worker: --zk is required",
-		"submit f.json":                        "submit: --zk is required",
+		"worker":                               "worker: --zk or --kafka is required",
+		"submit f.json":                        "submit: --zk or --kafka is required",
 		"status --root /x":                     "status: --root needs --zk",
 		"cancel --auth a:b j":                  "cancel: --auth needs --zk",
 		"status --zk a,,b":                     `status: --zk "a,,b" has an empty server address`,
