@@ -174,7 +174,7 @@ func (k *kafkaFlags) tlsConfig() (*tls.Config, error) {
 	if *k.tlsCA != "" {
 		pem, err := os.ReadFile(*k.tlsCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-ca: %v", pathErr(err))
+			return nil, fmt.Errorf("--tls-ca %s: %v", *k.tlsCA, pathErr(err))
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
@@ -188,9 +188,17 @@ func (k *kafkaFlags) tlsConfig() (*tls.Config, error) {
 	case *k.tlsKey == "":
 		return nil, errors.New("--tls-cert needs --tls-key: the certificate's private key")
 	default:
-		cert, err := tls.LoadX509KeyPair(*k.tlsCert, *k.tlsKey)
+		certPEM, err := os.ReadFile(*k.tlsCert)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %v", *k.tlsCert, *k.tlsKey, pathErr(err))
+			return nil, fmt.Errorf("--tls-cert %s: %v", *k.tlsCert, pathErr(err))
+		}
+		keyPEM, err := os.ReadFile(*k.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key %s: %v", *k.tlsKey, pathErr(err))
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %v", *k.tlsCert, *k.tlsKey, strings.TrimPrefix(err.Error(), "tls: "))
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -331,9 +339,21 @@ func (k *kafkaFlags) failed(ctx context.Context, what string, err error) error {
 		return &storeError{fmt.Sprintf("%s: no answer to %s within %v (is it Kafka? does it want --tls or --sasl? --connect-timeout sets the wait)",
 			k.where(), what, *k.connect), err}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-		return &storeError{fmt.Sprintf("%s: the broker closed the connection during %s (does it want --tls or --sasl, or not?): %s", k.where(), what, msg), err}
+		return &storeError{fmt.Sprintf("%s: the broker closed the connection during %s (%s): %s", k.where(), what, k.securityHint(), msg), err}
 	}
 	return &storeError{fmt.Sprintf("%s: %s: %s", k.where(), what, msg), err}
+}
+
+// securityHint says what to check of TLS and SASL when a broker hangs up.
+func (k *kafkaFlags) securityHint() string {
+	h := "does it want --tls? "
+	if k.cfg.TLS != nil {
+		h = "does it take TLS? "
+	}
+	if k.cfg.SASL == nil {
+		return h + "does it want --sasl?"
+	}
+	return h + "are --sasl, --sasl-user and $" + kafkaPasswordEnv + " right?"
 }
 
 // close closes the store and the connections.
