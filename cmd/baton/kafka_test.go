@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -189,7 +190,7 @@ func TestKafka(t *testing.T) {
 		contains(t, "stdout", r.stdout, "job mail-1 cancelled")
 		eventually(t, 20*time.Second, "job mail-1 cancelled after its finally block", func() (bool, string) {
 			r := baton(t, kafkaArgs(p, "status", "mail-1")...)
-			return strings.Contains(r.stdout, "job mail-1 v") && strings.Contains(r.stdout, ": cancelled"), r.stdout + r.stderr
+			return regexp.MustCompile(`(?m)^job mail-1 v\d+: cancelled`).MatchString(r.stdout), r.stdout + r.stderr
 		})
 		contains(t, "worker stdout", w.out.String(), "body.seq[0]#1: drafted\n", "finally#1: cleanup\n")
 		r = baton(t, kafkaArgs(p, "cancel", "mail-1", "nosuch")...).want(t, exitError)
@@ -200,6 +201,26 @@ func TestKafka(t *testing.T) {
 			t.Fatalf("in-process worker: exit status %d\n%s", code, w.errOut.String())
 		}
 		contains(t, "worker stderr", w.errOut.String(), "baton worker w2: stopped\n")
+	})
+
+	t.Run("SubmitBeforeAnyRestarter", func(t *testing.T) {
+		const p = "early"
+		// With no restarter, submit says so and waits; interrupted, it
+		// leaves the job in the restarter topic, and the first worker to
+		// start runs it.
+		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"early bird"}}`)
+		s := startInProcess(t, "no restarter runs in "+where(p)+" (group early.restarters has no member): the job waits in topic early.restarter until one starts",
+			kafkaArgs(p, "submit", wf, "--id", "early-1")...)
+		if code := s.stop(t); code != exitInterrupted {
+			t.Fatalf("interrupted submit: exit status %d, want %d\n%s", code, exitInterrupted, s.errOut.String())
+		}
+		contains(t, "submit stderr", s.errOut.String(), "interrupted: job early-1 may or may not have been submitted: see 'baton status --kafka "+addr+" --prefix early early-1'")
+		w := startInProcess(t, "baton worker w4: serving ", kafkaArgs(p, "worker", "--name", "w4")...)
+		eventually(t, 20*time.Second, "job early-1 run by the worker started after it", func() (bool, string) {
+			r := baton(t, kafkaArgs(p, "status", "early-1")...)
+			return strings.Contains(r.stdout, "job early-1 v2: succeeded"), r.stdout + r.stderr
+		})
+		contains(t, "worker stdout", w.out.String(), "root#1: early bird\n")
 	})
 
 	t.Run("PrefixWithoutTopics", func(t *testing.T) {
