@@ -72,7 +72,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	// With --zk, a runner that runs nothing saves the cancel and queues
 	// the finally blocks for the workers; with --kafka, one hands the
 	// cancel to the restarter that owns the job.
-	var zr canceller
+	var cr canceller
 	switch {
 	case js.zk != nil:
 		r, err := zkrunner.New(zkrunner.Options{Store: js.zk, Logger: runnerLogger(c.stderr)})
@@ -81,7 +81,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			return exitError
 		}
 		defer r.Close()
-		zr = r
+		cr = r
 	case js.kafka != nil && js.kafka.st != nil:
 		r, stop, err := js.kafka.canceller(ctx, c.stderr)
 		if err != nil {
@@ -89,7 +89,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			return exitError
 		}
 		defer stop()
-		zr = r
+		cr = r
 	}
 	path := js.where
 	status := exitOK
@@ -110,8 +110,8 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			status = max(status, exitError)
 			continue
 		}
-		if zr != nil {
-			if err := zr.Cancel(ctx, id, *reason); err != nil {
+		if cr != nil {
+			if err := cr.Cancel(ctx, id, *reason); err != nil {
 				c.errorf("cancel job %s in %s: %v", id, path, err)
 				status = max(status, exitError)
 				continue

@@ -488,7 +488,8 @@ func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name 
 	return exitOK
 }
 
-// skipped lists the nonzero counts of s: "2 malformed restarter messages, 1 oversized".
+// skipped lists the nonzero counts of s: "malformed restarter messages: 2,
+// at-most-once actions reported lost: 1".
 func skipped(s kafkarunner.Stats) string {
 	var parts []string
 	for _, n := range []struct {
@@ -501,7 +502,7 @@ func skipped(s kafkarunner.Stats) string {
 		{s.Fenced, "state records fenced by a newer claim"},
 	} {
 		if n.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n.n, n.what))
+			parts = append(parts, fmt.Sprintf("%s: %d", n.what, n.n))
 		}
 	}
 	return strings.Join(parts, ", ")

@@ -117,6 +117,14 @@ func TestKafka(t *testing.T) {
 		const p = "run"
 		w := startWorkerProc(t, "w1", kafkaArgs(p, "worker", "--name", "w1"))
 		contains(t, "worker stderr", w.stderr.String(), "baton worker w1: serving fail, http.get, log, sleep (4 at once) on "+where(p)+", as a restarter and a worker\n")
+		// A message that is not baton's, on hello-1's partition of the
+		// restarter topic: the restarter skips it (before the job, which
+		// comes after it) and the worker counts it when it stops.
+		junk := &kafka.Writer{Addr: kafka.TCP(addr), Topic: p + ".restarter", Balancer: &kafka.Murmur2Balancer{}, RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+		if err := junk.WriteMessages(context.Background(), kafka.Message{Key: []byte("hello-1"), Value: []byte("not json")}); err != nil {
+			t.Fatal(err)
+		}
+		junk.Close()
 		hello := writeWorkflow(t, "hello.json", helloJSON)
 		r := baton(t, kafkaArgs(p, "submit", hello, "--id", "hello-1", "--wait")...).want(t, exitOK)
 		if !strings.HasPrefix(r.stdout, "hello-1\n") {
@@ -162,7 +170,9 @@ func TestKafka(t *testing.T) {
 		if code := w.stop(t); code != exitOK {
 			t.Fatalf("worker exit status %d after SIGTERM", code)
 		}
-		contains(t, "worker stderr", w.stderr.String(), "baton worker w1: stopping: finishing the actions in flight", "baton worker w1: stopped\n")
+		contains(t, "worker stderr", w.stderr.String(), "malformed message on the restarter topic: skipped",
+			"baton worker w1: stopping: finishing the actions in flight",
+			"baton worker w1: skipped or failed on the way: malformed restarter messages: 1\n", "baton worker w1: stopped\n")
 		r = baton(t, kafkaArgs(p, "status")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "WARNING: no restarter runs (group run.restarters has no member): new jobs, results and cancels wait in topic run.restarter")
 	})
