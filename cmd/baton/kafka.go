@@ -289,11 +289,31 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	}
 	cfg := k.cfg
 	cfg.Logger = log
-	if kj.st, err = kafkarunner.Open(cctx, cfg); err != nil {
-		kj.tr.CloseIdleConnections()
-		return nil, k.failed(cctx, "opening the topics", err)
+	for {
+		kj.st, err = kafkarunner.Open(cctx, cfg)
+		if err == nil {
+			return kj, nil
+		}
+		// kafka-go says a broker is not available when its first
+		// metadata request did not finish in time (a slow TLS or SASL
+		// handshake, a loaded machine): try again while the wait lasts.
+		if !errors.Is(err, kafka.BrokerNotAvailable) || sleep(cctx, 200*time.Millisecond) != nil {
+			kj.tr.CloseIdleConnections()
+			return nil, k.failed(cctx, "opening the topics", err)
+		}
 	}
-	return kj, nil
+}
+
+// sleep waits for d, or returns ctx's error when it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // reach dials the brokers until one takes a connection, and says why none
@@ -336,8 +356,12 @@ func (k *kafkaFlags) failed(ctx context.Context, what string, err error) error {
 	msg := goMethod.ReplaceAllString(strings.TrimPrefix(err.Error(), "kafka: "), "")
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
-		return &storeError{fmt.Sprintf("%s: no answer to %s within %v (is it Kafka? does it want --tls or --sasl? --connect-timeout sets the wait)",
-			k.where(), what, *k.connect), err}
+		last := ""
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			last = "; the last error: " + msg
+		}
+		return &storeError{fmt.Sprintf("%s: no answer to %s within %v (is it Kafka? does it want --tls or --sasl? --connect-timeout sets the wait)%s",
+			k.where(), what, *k.connect, last), err}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 		return &storeError{fmt.Sprintf("%s: the broker closed the connection during %s (%s): %s", k.where(), what, k.securityHint(), msg), err}
 	}

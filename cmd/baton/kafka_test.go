@@ -15,11 +15,13 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // kafkaBroker starts an in-process Kafka broker (kfake: the real protocol,
@@ -58,6 +60,39 @@ func topics(t *testing.T, addr, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// messages counts the messages in topic on the broker at addr (its
+// partitions' end offsets: nothing is deleted in a test).
+func messages(t *testing.T, addr, topic string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	cl := &kafka.Client{Addr: kafka.TCP(addr), Transport: tr}
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{}}
+	for _, tp := range md.Topics {
+		for _, p := range tp.Partitions {
+			req.Topics[topic] = append(req.Topics[topic], kafka.LastOffsetOf(p.ID))
+		}
+	}
+	res, err := cl.ListOffsets(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	for _, po := range res.Topics[topic] {
+		if po.Error != nil {
+			t.Fatal(po.Error)
+		}
+		n += po.LastOffset
+	}
+	return n
 }
 
 // inProcess is a command run in-process until the test cancels it, as
@@ -187,7 +222,8 @@ func TestKafka(t *testing.T) {
 		if r.stdout != "mail-1\n" {
 			t.Errorf("stdout %q, want the job ID", r.stdout)
 		}
-		contains(t, "stderr", r.stderr, `baton: no worker in `+where(p)+` consumes the topic of "email.send" yet: the job waits for one`)
+		// (and of "log" too, should the worker not have joined its group yet)
+		contains(t, "stderr", r.stderr, `baton: no worker in `+where(p)+` consumes the topic of "email.send"`, " yet: the job waits for one")
 		eventually(t, 20*time.Second, "an email.send action queued with no consumer", func() (bool, string) {
 			r := baton(t, kafkaArgs(p, "status")...)
 			return r.code == exitOK && strings.Contains(r.stdout, "mail-1  running  2        1/3\n") &&
@@ -221,6 +257,12 @@ func TestKafka(t *testing.T) {
 		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"early bird"}}`)
 		s := startInProcess(t, "no restarter runs in "+where(p)+" (group early.restarters has no member): the job waits in topic early.restarter until one starts",
 			kafkaArgs(p, "submit", wf, "--id", "early-1")...)
+		// Interrupted once its message is in the topic (before, the job
+		// may not have been submitted, as submit says).
+		eventually(t, 20*time.Second, "the submit in early.restarter", func() (bool, string) {
+			n := messages(t, addr, "early.restarter")
+			return n == 1, fmt.Sprintf("%d messages", n)
+		})
 		if code := s.stop(t); code != exitInterrupted {
 			t.Fatalf("interrupted submit: exit status %d, want %d\n%s", code, exitInterrupted, s.errOut.String())
 		}
@@ -369,6 +411,33 @@ func TestKafkaTLSAndSASL(t *testing.T) {
 
 	if code := w.stop(t); code != exitOK {
 		t.Fatalf("worker: exit status %d\n%s", code, w.errOut.String())
+	}
+}
+
+// TestKafkaSlowBroker: a broker slow to answer metadata requests (as over
+// a slow TLS and SASL handshake) at first: kafka-go then says it is "not
+// available"; the command tries again within --connect-timeout, and starts.
+func TestKafkaSlowBroker(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	start := time.Now()
+	var slowed atomic.Int32
+	c.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if time.Since(start) < 2*time.Second {
+			slowed.Add(1)
+			c.SleepControl(func() { time.Sleep(700 * time.Millisecond) })
+		}
+		return nil, nil, false // then answered as usual
+	})
+	w := startInProcess(t, "baton worker w5: serving ", "worker", "--kafka", c.ListenAddrs()[0], "--name", "w5", "--connect-timeout", "20s")
+	if code := w.stop(t); code != exitOK {
+		t.Fatalf("worker: exit status %d\n%s", code, w.errOut.String())
+	}
+	if slowed.Load() < 3 {
+		t.Errorf("%d metadata requests were slowed; the test meant to slow the store's first", slowed.Load())
 	}
 }
 
