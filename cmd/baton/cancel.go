@@ -13,7 +13,7 @@ func cancelCommand() command {
 	return command{
 		name:    "cancel",
 		summary: "cancel unfinished jobs",
-		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--reason TEXT] JOB...",
+		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--reason TEXT] JOB...",
 		about: `
 Cancels each JOB: nothing new starts in it, the actions it was running are
 abandoned (their results, if they come, change nothing), and it ends
@@ -27,7 +27,10 @@ jobs are saved as they were.
 
 With --zk, the cancel is saved in ZooKeeper, and the workers running the
 job's actions stop them as soon as they see it; the workers run its
-finally blocks.
+finally blocks. With --kafka, the cancel goes to the restarter that owns
+the job, and is saved once it has applied it (with no restarter running,
+it says so and waits for one); the workers stop the job's actions and run
+its finally blocks.
 
 Prints a line per job. Exit status: 0 if every job is cancelled (a job
 cancelled before included), 2 if a job was not found or had finished, or
@@ -41,6 +44,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -51,7 +55,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	for _, p := range pos {
@@ -59,21 +63,33 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, readWrite)
+	js, code, err := c.openJobs(ctx, *storeArg, z, k, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
 		return code
 	}
 	defer js.Close()
 	// With --zk, a runner that runs nothing saves the cancel and queues
-	// the finally blocks for the workers.
-	var zr *zkrunner.Runner
-	if js.zk != nil {
-		if zr, err = zkrunner.New(zkrunner.Options{Store: js.zk, Logger: runnerLogger(c.stderr)}); err != nil {
+	// the finally blocks for the workers; with --kafka, one hands the
+	// cancel to the restarter that owns the job.
+	var cr canceller
+	switch {
+	case js.zk != nil:
+		r, err := zkrunner.New(zkrunner.Options{Store: js.zk, Logger: runnerLogger(c.stderr)})
+		if err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}
-		defer zr.Close()
+		defer r.Close()
+		cr = r
+	case js.kafka != nil && js.kafka.st != nil:
+		r, stop, err := js.kafka.canceller(ctx, c.stderr)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		defer stop()
+		cr = r
 	}
 	path := js.where
 	status := exitOK
@@ -94,8 +110,8 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			status = max(status, exitError)
 			continue
 		}
-		if zr != nil {
-			if err := zr.Cancel(ctx, id, *reason); err != nil {
+		if cr != nil {
+			if err := cr.Cancel(ctx, id, *reason); err != nil {
 				c.errorf("cancel job %s in %s: %v", id, path, err)
 				status = max(status, exitError)
 				continue
@@ -128,4 +144,10 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			id, tr.Job.Version(), path, id)
 	}
 	return status
+}
+
+// canceller cancels a job through a runner (ZooKeeper's, Kafka's), and
+// returns once the cancel is saved.
+type canceller interface {
+	Cancel(ctx context.Context, id job.ID, reason string) error
 }

@@ -20,7 +20,11 @@ for a job you give up on, a damaged one among them. A job made again under
 the same ID is a new job (its actions get new idempotency keys). With --zk,
 the workers drop the queue entries of a deleted job and stop its actions. Prints a
 line per job. Exit status: 0 if every job was deleted, 2 if one was not
-found or bad usage, 3 if the store is damaged or fails.`,
+found or bad usage, 3 if the store is damaged or fails.
+
+Not with --kafka: there only the restarter that owns a job's partition may
+delete the job (runner/kafka's Store.Delete), and this command is not one;
+cancel the job instead.`,
 		run: (*cli).delete,
 	}
 }
@@ -30,6 +34,7 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -37,15 +42,18 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
+	}
+	if k.on() {
+		return c.usageError(cmd, "not supported with --kafka: only the restarter that owns a job's partition may delete the job, and this command is not one (cancel the job instead: 'baton cancel %s JOB')", k.hint())
 	}
 	for _, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, readWrite)
+	js, code, err := c.openJobs(ctx, *storeArg, z, k, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
 		return code

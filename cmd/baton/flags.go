@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 )
 
@@ -67,4 +69,31 @@ func (c *cli) commandUsage(w io.Writer, cmd command, fs *flag.FlagSet) {
 // writes jobs.
 func storeFlag(fs *flag.FlagSet) *string {
 	return fs.String("store", "", "the store file `PATH`, in a directory that exists (default $BATON_STORE, the same; else $XDG_STATE_HOME/baton/baton.db or ~/.local/state/baton/baton.db, whose directory is made)")
+}
+
+// hostPorts splits the value of flag --name, a list of addresses separated
+// by commas, each HOST:PORT or HOST (defaultPort), into HOST:PORT
+// addresses. what names an address in messages: "server", "broker".
+func hostPorts(name, what, value, defaultPort string) ([]string, error) {
+	var out []string
+	for s := range strings.SplitSeq(value, ",") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			return nil, fmt.Errorf("--%s %q has an empty %s address", name, value, what)
+		}
+		host, port := s, defaultPort
+		if h, p, err := net.SplitHostPort(s); err == nil {
+			host, port = h, p
+		} else if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
+			return nil, fmt.Errorf("--%s: bad %s address %q: want HOST:PORT", name, what, s)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("--%s: bad port in %q: want a number from 1 to 65535", name, s)
+		}
+		if host == "" {
+			return nil, fmt.Errorf("--%s: no host in %q", name, s)
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out, nil
 }

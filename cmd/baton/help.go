@@ -49,6 +49,13 @@ queues them, 'baton worker' processes (any number, on any machines) run
 them, and status, history, inspect, resume, cancel and delete take --zk
 (with --root and --auth) in place of --store.
 
+With --kafka HOST:PORT[,...], jobs are kept in Kafka topics named under
+--prefix: 'baton submit' hands them to the restarters, 'baton worker'
+processes (each a restarter and a worker) run them, and status, history,
+inspect and cancel take --kafka in place of --store (resume and delete do
+not: the restarters resume jobs by themselves, and only they delete).
+TLS and SASL: --tls, --tls-ca, --tls-cert, --tls-key, --sasl, --sasl-user.
+
 usage: baton COMMAND [flags] [arguments]
 
 Commands:
@@ -61,8 +68,8 @@ Run 'baton COMMAND --help' for the usage and flags of a command.
 
 Built-in actions: log, sleep, fail, http.get (see 'baton run --help').
 Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
-3 the store is damaged, full, failing or in use (or ZooKeeper cannot be
-reached), 130 interrupted (the job stays in the store; finish it with
+3 the store is damaged, full, failing or in use (or ZooKeeper or Kafka
+cannot be reached), 130 interrupted (the job stays in the store; finish it with
 'baton resume').
 `)
 }

@@ -16,7 +16,7 @@ func historyCommand() command {
 	return command{
 		name:    "history",
 		summary: "show the steps of a job: the results each one applied",
-		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH]] JOB",
+		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB",
 		about: `
 Shows every version of JOB: how it was created, then for each step the
 results it applied (action, ok or failed with the message, output cut to
@@ -30,6 +30,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -37,7 +38,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	id := job.ID(pos[0])
@@ -45,7 +46,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return code

@@ -12,7 +12,7 @@ func inspectCommand() command {
 	return command{
 		name:    "inspect",
 		summary: "show a job as text, JSON, Graphviz dot or mermaid",
-		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--format text|json|dot|mermaid] [--version V] JOB",
+		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--format text|json|dot|mermaid] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node
@@ -29,6 +29,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	format := fset.String("format", "text", "output `FORMAT`: text, json, dot or mermaid")
 	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")
 	pos, code, ok := c.parse(cmd, fset, args)
@@ -38,7 +39,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	render, ok := map[string]func(job.Job) (string, error){
@@ -55,7 +56,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 		c.errorf("%v", err)
 		return exitError
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return code

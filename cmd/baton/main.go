@@ -15,9 +15,23 @@
 //	baton submit --zk HOST:PORT FILE    submit a workflow, print its job ID
 //	baton status --zk HOST:PORT         the jobs, the live workers, the queue
 //
+// With --kafka HOST:PORT, jobs are kept in Kafka topics (named under
+// --prefix), and run by any number of worker processes, each a restarter
+// (it makes the transitions of the jobs of its partitions) and a worker
+// (it runs actions):
+//
+//	baton worker --kafka HOST:PORT      run the built-in actions until stopped
+//	baton submit --kafka HOST:PORT FILE submit a workflow, print its job ID
+//	baton status --kafka HOST:PORT      the jobs, the restarters, the action
+//	                                    topics, and those no worker consumes
+//
+// history, inspect and cancel take --kafka too; resume and delete do not
+// (restarters resume jobs by themselves; only one deletes).
+//
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
 // 2 bad usage, bad input or an error, 3 the store is damaged, full,
-// failing or in use, 130 interrupted.
+// failing or in use (or ZooKeeper or Kafka cannot be reached), 130
+// interrupted.
 package main
 
 import (

@@ -37,7 +37,13 @@ worker'). It queues again the actions of the jobs that have no queue entry
 (left out by a crash in the middle of a large step, or deleted by hand) and
 re-creates their missing timers, prints a line per job, and says whether a
 live worker is there to run them. Exit status: 0, or 2 if a named job was
-not found or cannot be resumed, 3 if ZooKeeper cannot be reached.`,
+not found or cannot be resumed, 3 if ZooKeeper cannot be reached.
+
+Not with --kafka: there the restarters resume by themselves. One that
+starts, or takes a partition over from one that stopped, dispatches again
+what the unfinished jobs of the partition are missing; start or restart
+'baton worker --kafka'. ('baton status --kafka' shows actions waiting on a
+topic that no worker consumes.)`,
 		run: (*cli).resume,
 	}
 }
@@ -47,6 +53,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -55,8 +62,11 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	case *workers < 1:
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
+	}
+	if k.on() {
+		return c.usageError(cmd, "not with --kafka: there the restarters resume by themselves: one that starts, or takes a partition over, dispatches again what the unfinished jobs of the partition are missing (start or restart 'baton worker %s'; 'baton status %s' shows the queues)", k.hint(), k.hint())
 	}
 	if z.on() && given(fset, "workers") {
 		return c.usageError(cmd, "--workers does not go with --zk: the workers run the jobs ('baton worker --workers N')")
@@ -229,7 +239,7 @@ func unfinished(ctx context.Context, st store.Store) ([]job.ID, error) {
 // every unfinished job) are missing in ZooKeeper's queue, for the workers
 // to run.
 func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
-	js, code, err := c.openJobs(ctx, "", z, readWrite)
+	js, code, err := c.openJobs(ctx, "", z, nil, readWrite)
 	if err != nil {
 		c.errorf("%v", err)
 		return code

@@ -18,7 +18,7 @@ func statusCommand() command {
 	return command{
 		name:    "status",
 		summary: "list the jobs in the store, or show one",
-		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [JOB]",
+		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [JOB]",
 		about: `
 Without JOB, lists every job in the store: ID, status, version and how many
 of its actions have settled, reading only what it shows (a job's size does
@@ -29,7 +29,15 @@ file it may not write.
 With --zk, the jobs are those in ZooKeeper (see 'baton worker'); without
 JOB it also lists the live workers, each with the actions it runs at once
 (BUSY), the actions it has handlers for and the job/action of each action
-it runs now, and the number of queue entries (actions waiting or running).`,
+it runs now, and the number of queue entries (actions waiting or running).
+
+With --kafka, the jobs are those in the topic NAME.state under --prefix
+(status, history and inspect only read it, and make no topic: a prefix
+without topics has no jobs); without JOB it also shows how many
+restarters run, and each action topic with the actions queued in it (not
+yet taken, or not yet finished) and the workers that consume it. It warns
+of actions queued on a topic that no worker consumes: they wait until a
+worker with a handler for them starts.`,
 		run: (*cli).status,
 	}
 }
@@ -39,6 +47,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := addZKFlags(fset, true)
+	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -46,7 +55,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one job ID, got %d arguments", len(pos))
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	if len(pos) == 1 {
@@ -55,7 +64,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 			return exitError
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, readOnly)
+	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
 	if err != nil {
 		c.errorf("%v", err)
 		return code
@@ -108,6 +117,12 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	}
 	if js.zk != nil {
 		if err := writeWorkers(ctx, c.stdout, js); err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+	}
+	if js.kafka != nil {
+		if err := writeKafka(ctx, c.stdout, js); err != nil {
 			c.errorf("%v", err)
 			return exitError
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -15,8 +16,9 @@ import (
 func submitCommand() command {
 	return command{
 		name:    "submit",
-		summary: "submit a workflow file to ZooKeeper, for the workers to run",
-		usage:   "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--id ID] [--wait [--quiet]] FILE",
+		summary: "submit a workflow file to ZooKeeper or Kafka, for the workers to run",
+		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--id ID] [--wait [--quiet]] FILE\n" +
+			"       baton submit --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--id ID] [--wait [--quiet]] FILE",
 		about: `
 Stores the workflow in FILE (as for 'baton run'; - reads standard input) as
 a new job in ZooKeeper and queues its first actions for the workers ('baton
@@ -25,11 +27,17 @@ servers and root), then prints the job's ID. It runs no action itself, so
 it does not check that the actions have handlers; it says so when no live
 worker has a handler for one of them (the job then waits for one).
 
+With --kafka, it hands the job to the restarters ('baton worker --kafka'
+processes, or Go programs, on the same brokers and prefix) through the
+topic NAME.restarter, and returns once one of them has stored it: with no
+restarter running, it says so and waits for one. It says when no worker
+consumes the topic of one of the job's actions.
+
 With --wait, it follows the job with the same progress line as 'baton run',
 and prints the final tree and summary line. Exit status: 0 once submitted
 (with --wait: if the job succeeded), 1 if it failed or was cancelled (with
---wait), 2 for bad usage, a bad file or an error, 3 if ZooKeeper cannot be
-reached, 130 when interrupted (the job goes on: follow it with
+--wait), 2 for bad usage, a bad file or an error, 3 if ZooKeeper or Kafka
+cannot be reached, 130 when interrupted (the job goes on: follow it with
 'baton status').`,
 		run: (*cli).submit,
 	}
@@ -39,6 +47,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	cmd := submitCommand()
 	fset := flagSet(cmd)
 	z := addZKFlags(fset, false)
+	k := c.addKafkaFlags(fset, z, false)
 	idArg := fset.String("id", "", "the job `ID` (default: the file's base name, or stdin, and a UTC timestamp)")
 	wait := fset.Bool("wait", false, "wait for the job to finish, showing its progress, and exit with its outcome")
 	quiet := fset.Bool("quiet", false, "with --wait, print only the job ID and the summary line: no tree, no progress line")
@@ -49,7 +58,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
 	}
-	if err := z.check(true); err != nil {
+	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	file := pos[0]
@@ -58,7 +67,8 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 		source = "standard input"
 	}
 
-	// Everything about the input is checked before ZooKeeper is touched.
+	// Everything about the input is checked before ZooKeeper or Kafka is
+	// touched.
 	root, err := readWorkflow(file, c.stdin)
 	if err != nil {
 		c.errorf("%v", err)
@@ -75,6 +85,9 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	if err := checkID(id); err != nil {
 		c.errorf("%v", err)
 		return exitError
+	}
+	if k.on() {
+		return c.submitKafka(ctx, k, id, root, source, *wait, *quiet)
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)
@@ -119,12 +132,19 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	if !*wait {
 		return exitOK
 	}
+	return c.follow(ctx, con, r.Status, r.Wait, id, start, where, hint, *quiet)
+}
 
+// follow is submit --wait: it follows job id with the progress line
+// (status gives its state as stored) until wait returns it finished, and
+// prints the result. It returns the exit status.
+func (c *cli) follow(ctx context.Context, con *console, status, wait func(context.Context, job.ID) (job.Job, error),
+	id job.ID, start time.Time, where, hint string, quiet bool) int {
 	stopProgress := func() {}
-	if !*quiet {
-		stopProgress = c.showProgress(con, r.Status, id, start)
+	if !quiet {
+		stopProgress = c.showProgress(con, status, id, start)
 	}
-	j, err := r.Wait(ctx, id)
+	j, err := wait(ctx, id)
 	stopProgress()
 	took := c.now().Sub(start)
 	switch {
@@ -135,7 +155,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 		c.errorf("job %s in %s: %v", id, where, err)
 		return exitError
 	}
-	c.printResult(con, j, took, *quiet)
+	c.printResult(con, j, took, quiet)
 	if j.Status() != job.StatusSucceeded {
 		return exitFailed
 	}

@@ -20,8 +20,9 @@ const workerDrain = 10 * time.Second
 func workerCommand() command {
 	return command{
 		name:    "worker",
-		summary: "run the actions of jobs in ZooKeeper, until stopped",
-		usage:   "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--name NAME] [--workers N] [--timeout D] [--verbose]",
+		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
+		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--name NAME] [--workers N] [--timeout D] [--verbose]\n" +
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -32,13 +33,28 @@ actions of a worker that dies go to another once its ZooKeeper session
 expires (10s). On start it also queues again what the unfinished jobs are
 missing (as 'baton resume --zk' does).
 
+With --kafka, it works on the topics named under --prefix, and makes
+those that are missing (NAME.restarter, NAME.state, NAME.stops, and
+NAME.action.ACTION for each action it serves), as a restarter and a
+worker at once: the restarters share the jobs' partitions through the
+consumer group NAME.restarters and make the jobs' transitions; the workers
+share the action topics through NAME.workers and run the actions. Any
+number of them, on any machines, may share the brokers and prefix: when
+one stops (or dies, once its session times out: 10s), the others take its
+partitions over and dispatch again what its jobs were missing. --tls,
+--tls-ca, --tls-cert and --tls-key connect with TLS; --sasl and
+--sasl-user authenticate with SASL (PLAIN or SCRAM), with the password in
+$BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
+SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
+
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
 to standard output. On SIGINT or SIGTERM it stops claiming, lets the
 actions in flight finish for up to 10s and hands back those still running,
 then exits 0; a second signal stops it at once (the actions it held go
-back to the queue when its session expires). Exit status: 0 once stopped,
-2 for bad usage or an error, 3 if ZooKeeper cannot be reached.`,
+back to the queue when its session expires; with --kafka, its partitions
+go to the others then). Exit status: 0 once stopped, 2 for bad usage or an
+error, 3 if ZooKeeper or Kafka cannot be reached.`,
 		run: (*cli).worker,
 	}
 }
@@ -47,10 +63,11 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	cmd := workerCommand()
 	fset := flagSet(cmd)
 	z := addZKFlags(fset, false)
-	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (default: HOST-PID-RANDOM)")
+	k := c.addKafkaFlags(fset, z, false)
+	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (with --kafka: in logs and claims) (default: HOST-PID-RANDOM)")
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
-	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's client")
+	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -64,12 +81,15 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	case given(fset, "name") && *name == "":
 		return c.usageError(cmd, "--name must not be empty")
 	}
-	if err := z.check(true); err != nil {
+	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	if *name == "" {
 		host, _ := os.Hostname()
 		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
+	}
+	if k.on() {
+		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *verbose)
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"net"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -47,7 +45,7 @@ func addZKFlags(fs *flag.FlagSet, optional bool) *zkFlags {
 		servers: fs.String("zk", "", use),
 		root:    fs.String("root", defaultZKRoot, "with --zk, the ZooKeeper node `PATH` under which baton keeps its jobs, queue and workers"),
 		auth:    fs.String("auth", "", "with --zk, a digest credential `USER:PASSWORD`: baton's nodes are readable and writable with it only"),
-		connect: fs.Duration("connect-timeout", defaultZKConnect, "with --zk, how long to wait `D` for a ZooKeeper session before giving up"),
+		connect: fs.Duration("connect-timeout", defaultZKConnect, "with --zk or --kafka, how long to wait `D` for a ZooKeeper session, or for the Kafka brokers to answer, before giving up"),
 	}
 }
 
@@ -69,10 +67,13 @@ func (z *zkFlags) check(required bool) error {
 		if required {
 			return errors.New("--zk is required: the ZooKeeper servers, HOST:PORT[,HOST:PORT...]")
 		}
-		for _, name := range []string{"root", "auth", "connect-timeout"} {
+		for _, name := range []string{"root", "auth"} {
 			if given(z.fs, name) {
 				return fmt.Errorf("--%s needs --zk", name)
 			}
+		}
+		if given(z.fs, "connect-timeout") {
+			return errors.New("--connect-timeout needs --zk or --kafka")
 		}
 		return nil
 	}
@@ -100,27 +101,7 @@ func (z *zkFlags) serverList() ([]string, error) {
 	if strings.TrimSpace(*z.servers) == "" {
 		return nil, errors.New("--zk is empty: give the ZooKeeper servers, HOST:PORT[,HOST:PORT...]")
 	}
-	var out []string
-	for s := range strings.SplitSeq(*z.servers, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			return nil, fmt.Errorf("--zk %q has an empty server address", *z.servers)
-		}
-		host, port := s, "2181"
-		if h, p, err := net.SplitHostPort(s); err == nil {
-			host, port = h, p
-		} else if strings.Contains(s, ":") && !strings.HasPrefix(s, "[") {
-			return nil, fmt.Errorf("--zk: bad server address %q: want HOST:PORT", s)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("--zk: bad port in %q: want a number from 1 to 65535", s)
-		}
-		if host == "" {
-			return nil, fmt.Errorf("--zk: no host in %q", s)
-		}
-		out = append(out, net.JoinHostPort(host, port))
-	}
-	return out, nil
+	return hostPorts("zk", "server", *z.servers, "2181")
 }
 
 // where names the root on the servers, for messages: "ZooKeeper
@@ -196,20 +177,35 @@ func zkExit(err error) int {
 	return exitError
 }
 
-// jobStore is where a command finds its jobs: a store file, or ZooKeeper
-// with --zk.
+// jobStore is where a command finds its jobs: a store file, ZooKeeper
+// with --zk, or Kafka with --kafka.
 type jobStore struct {
-	st    store.Deleter   // the store: bolt or ZooKeeper
+	st    store.Deleter   // the store: bolt, ZooKeeper or Kafka
 	zk    *zkrunner.Store // the ZooKeeper store, nil for a file
-	where string          // how messages name it: the file, or the root on the servers
-	hint  string          // the flags that name it: "--store PATH" or "--zk HOST:PORT ..."
+	kafka *kafkaJobs      // the Kafka connection, nil unless --kafka
+	where string          // how messages name it: the file, the root on the servers, the prefix on the brokers
+	hint  string          // the flags that name it: "--store PATH", "--zk HOST:PORT ..." or "--kafka HOST:PORT ..."
 }
 
-func (js *jobStore) Close() error { return js.st.Close() }
+func (js *jobStore) Close() error {
+	if js.kafka != nil {
+		js.kafka.closeClient()
+	}
+	return js.st.Close()
+}
 
-// openJobs opens the store the flags choose: ZooKeeper with --zk, else the
-// store file (--store, with mode). The flags were checked.
-func (c *cli) openJobs(ctx context.Context, storeArg string, z *zkFlags, mode openMode) (*jobStore, int, error) {
+// openJobs opens the store the flags choose: ZooKeeper with --zk, Kafka
+// with --kafka (whose topics are not created: a command that finds none
+// sees no jobs), else the store file (--store, with mode). The flags were
+// checked.
+func (c *cli) openJobs(ctx context.Context, storeArg string, z *zkFlags, k *kafkaFlags, mode openMode) (*jobStore, int, error) {
+	if k.on() {
+		kj, err := k.open(ctx, runnerLogger(c.stderr), false)
+		if err != nil {
+			return nil, engineExit(err), err
+		}
+		return kj.jobs(), exitOK, nil
+	}
 	if z.on() {
 		st, err := z.open(ctx, runnerLogger(c.stderr))
 		if err != nil {

@@ -65,8 +65,15 @@ type proc struct {
 // its start line, and stops it (by its PID) when the test ends.
 func startWorker(t *testing.T, srv *zktest.Server, root, name string, args ...string) *proc {
 	t.Helper()
+	return startWorkerProc(t, name, append([]string{"worker", "--zk", srv.ConnString(), "--root", root, "--name", name}, args...))
+}
+
+// startWorkerProc starts 'baton ARGS...', a worker named name, as a
+// process, waits for its start line, and stops it (by its PID) when the
+// test ends.
+func startWorkerProc(t *testing.T, name string, args []string) *proc {
+	t.Helper()
 	p := &proc{done: make(chan struct{})}
-	args = append([]string{"worker", "--zk", srv.ConnString(), "--root", root, "--name", name}, args...)
 	p.cmd = exec.Command(batonBinary(t), args...)
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.SysProcAttr = sysProcAttr()
@@ -316,8 +323,8 @@ func TestZKErrors(t *testing.T) {
 		contains(t, "stderr", r.stderr, "baton: "+cmd+": --zk is empty", "usage: baton "+cmd)
 	}
 	for args, want := range map[string]string{
-		"worker":                               "worker: --zk is required",
-		"submit f.json":                        "submit: --zk is required",
+		"worker":                               "worker: --zk or --kafka is required",
+		"submit f.json":                        "submit: --zk or --kafka is required",
 		"status --root /x":                     "status: --root needs --zk",
 		"cancel --auth a:b j":                  "cancel: --auth needs --zk",
 		"status --zk a,,b":                     `status: --zk "a,,b" has an empty server address`,

@@ -1,0 +1,660 @@
+package main
+
+// The Kafka engine: the flags that put a command's jobs in Kafka
+// (--kafka), and what the commands do there. runner/kafka and kafka-go are
+// used in this file only; the commands call the functions here.
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/sasl"
+	"github.com/segmentio/kafka-go/sasl/plain"
+	"github.com/segmentio/kafka-go/sasl/scram"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	kafkarunner "github.com/batonwf/baton/runner/kafka"
+	"github.com/batonwf/baton/store"
+)
+
+// Defaults and names of the Kafka flags.
+const (
+	defaultKafkaPrefix = "baton"
+	defaultKafkaPort   = "9092"
+	// kafkaPasswordEnv holds the SASL password (never on the command
+	// line, where other users of the machine could read it).
+	kafkaPasswordEnv = "BATON_KAFKA_PASSWORD"
+	// maxKafkaPrefix is runner/kafka's bound on a prefix: every action
+	// topic's name, PREFIX.action.NAME, fits in Kafka's 249 bytes.
+	maxKafkaPrefix = 249 - len(".action.") - ast.MaxActionName
+)
+
+// kafkaOnly are the flags that mean something only with --kafka.
+var kafkaOnly = []string{"prefix", "tls", "tls-ca", "tls-cert", "tls-key", "sasl", "sasl-user"}
+
+// kafkaFlags are the flags that put a command's jobs in Kafka, on topics
+// named under a prefix, instead of in a store file or ZooKeeper.
+type kafkaFlags struct {
+	fs       *flag.FlagSet
+	getenv   func(string) string
+	brokers  *string
+	prefix   *string
+	tls      *bool
+	tlsCA    *string
+	tlsCert  *string
+	tlsKey   *string
+	sasl     *string
+	saslUser *string
+	connect  *time.Duration // --connect-timeout, shared with the ZooKeeper flags
+
+	cfg kafkarunner.Config // made by check
+}
+
+// addKafkaFlags adds --kafka, --prefix and the TLS and SASL flags to fs,
+// which has the ZooKeeper flags already (--connect-timeout is theirs and
+// serves both). With optional, --kafka is an alternative to --store too.
+func (c *cli) addKafkaFlags(fs *flag.FlagSet, z *zkFlags, optional bool) *kafkaFlags {
+	use := "the Kafka brokers `HOST:PORT[,HOST:PORT...]` whose topics hold the jobs and their actions (see 'baton worker'); instead of --zk"
+	if optional {
+		use = strings.TrimSuffix(use, "--zk") + "--store or --zk"
+	}
+	return &kafkaFlags{
+		fs:       fs,
+		getenv:   c.getenv,
+		brokers:  fs.String("kafka", "", use),
+		prefix:   fs.String("prefix", defaultKafkaPrefix, "with --kafka, the `NAME` that baton's topics and consumer groups are named under (NAME.restarter, NAME.state, NAME.action.ACTION, ...)"),
+		tls:      fs.Bool("tls", false, "with --kafka, connect with TLS, trusting the system's certificate authorities"),
+		tlsCA:    fs.String("tls-ca", "", "with --kafka, connect with TLS, trusting the certificate authorities in the PEM `FILE` (not the system's)"),
+		tlsCert:  fs.String("tls-cert", "", "with --kafka, connect with TLS and present the client certificate in the PEM `FILE` (with --tls-key)"),
+		tlsKey:   fs.String("tls-key", "", "with --kafka, the PEM `FILE` of the private key of --tls-cert"),
+		sasl:     fs.String("sasl", "", "with --kafka, authenticate with SASL `MECHANISM` (plain, scram-sha-256 or scram-sha-512) as --sasl-user, with the password in $"+kafkaPasswordEnv),
+		saslUser: fs.String("sasl-user", "", "with --kafka and --sasl, the SASL user `NAME`"),
+		connect:  z.connect,
+	}
+}
+
+// on reports whether --kafka was given (the command works on Kafka).
+func (k *kafkaFlags) on() bool { return k != nil && given(k.fs, "kafka") }
+
+// checkEngines checks the flags that say where the jobs are: a store file
+// (--store), ZooKeeper (--zk) or Kafka (--kafka), for a usage error. Only
+// one of them, each with its own flags only; required says --zk or
+// --kafka must be given (the commands that have no store file). With
+// --kafka it makes the configuration (reading the TLS files).
+func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
+	if !k.on() {
+		for _, name := range kafkaOnly {
+			if given(k.fs, name) {
+				return fmt.Errorf("--%s needs --kafka", name)
+			}
+		}
+		if required && !z.on() {
+			return errors.New("--zk or --kafka is required: the ZooKeeper servers or the Kafka brokers, HOST:PORT[,HOST:PORT...]")
+		}
+		return z.check(required)
+	}
+	switch {
+	case z.on():
+		return errors.New("--kafka and --zk exclude each other: the jobs are either in Kafka or in ZooKeeper")
+	case given(k.fs, "store"):
+		return errors.New("--kafka and --store exclude each other: the jobs are either in Kafka or in a store file")
+	}
+	for _, name := range []string{"root", "auth"} {
+		if given(k.fs, name) {
+			return fmt.Errorf("--%s needs --zk; it does not go with --kafka", name)
+		}
+	}
+	return k.check()
+}
+
+// check checks --kafka and its flags, and makes the configuration.
+func (k *kafkaFlags) check() error {
+	if strings.TrimSpace(*k.brokers) == "" {
+		return errors.New("--kafka is empty: give the Kafka brokers, HOST:PORT[,HOST:PORT...]")
+	}
+	brokers, err := hostPorts("kafka", "broker", *k.brokers, defaultKafkaPort)
+	if err != nil {
+		return err
+	}
+	if err := checkPrefix(*k.prefix); err != nil {
+		return err
+	}
+	if *k.connect <= 0 {
+		return fmt.Errorf("--connect-timeout must be positive, got %v", *k.connect)
+	}
+	cfg := kafkarunner.Config{Brokers: brokers, Prefix: *k.prefix}
+	if cfg.TLS, err = k.tlsConfig(); err != nil {
+		return err
+	}
+	if cfg.SASL, err = k.saslMechanism(); err != nil {
+		return err
+	}
+	k.cfg = cfg
+	return nil
+}
+
+// checkPrefix checks --prefix as runner/kafka does, to say so before
+// anything connects.
+func checkPrefix(p string) error {
+	if p == "" || len(p) > maxKafkaPrefix {
+		return fmt.Errorf("--prefix %q: want 1 to %d bytes (every topic name must fit in 249)", p, maxKafkaPrefix)
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("--prefix %q has %q at byte %d: a topic name allows letters, digits, '.', '_' and '-'", p, c, i)
+		}
+	}
+	return nil
+}
+
+// tlsConfig returns the TLS configuration the TLS flags ask for, or nil.
+func (k *kafkaFlags) tlsConfig() (*tls.Config, error) {
+	if !*k.tls && *k.tlsCA == "" && *k.tlsCert == "" && *k.tlsKey == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if *k.tlsCA != "" {
+		pem, err := os.ReadFile(*k.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca %s: %v", *k.tlsCA, pathErr(err))
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", *k.tlsCA)
+		}
+	}
+	switch {
+	case *k.tlsCert == "" && *k.tlsKey == "":
+	case *k.tlsCert == "":
+		return nil, errors.New("--tls-key needs --tls-cert: the client certificate it is the key of")
+	case *k.tlsKey == "":
+		return nil, errors.New("--tls-cert needs --tls-key: the certificate's private key")
+	default:
+		certPEM, err := os.ReadFile(*k.tlsCert)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert %s: %v", *k.tlsCert, pathErr(err))
+		}
+		keyPEM, err := os.ReadFile(*k.tlsKey)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-key %s: %v", *k.tlsKey, pathErr(err))
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %v", *k.tlsCert, *k.tlsKey, strings.TrimPrefix(err.Error(), "tls: "))
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// saslMechanism returns the SASL mechanism the SASL flags ask for, or nil.
+func (k *kafkaFlags) saslMechanism() (sasl.Mechanism, error) {
+	if *k.sasl == "" {
+		if given(k.fs, "sasl-user") {
+			return nil, errors.New("--sasl-user needs --sasl: the mechanism, plain, scram-sha-256 or scram-sha-512")
+		}
+		if given(k.fs, "sasl") {
+			return nil, errors.New("--sasl is empty: want plain, scram-sha-256 or scram-sha-512")
+		}
+		return nil, nil
+	}
+	if *k.saslUser == "" {
+		return nil, fmt.Errorf("--sasl %s needs --sasl-user: the user to authenticate as", *k.sasl)
+	}
+	password := k.getenv(kafkaPasswordEnv)
+	if password == "" {
+		return nil, fmt.Errorf("--sasl %s: the password is not set: put it in $%s", *k.sasl, kafkaPasswordEnv)
+	}
+	switch strings.ToLower(*k.sasl) {
+	case "plain":
+		return plain.Mechanism{Username: *k.saslUser, Password: password}, nil
+	case "scram-sha-256":
+		return scram.Mechanism(scram.SHA256, *k.saslUser, password)
+	case "scram-sha-512":
+		return scram.Mechanism(scram.SHA512, *k.saslUser, password)
+	}
+	return nil, fmt.Errorf("--sasl %q: unknown mechanism (want plain, scram-sha-256 or scram-sha-512)", *k.sasl)
+}
+
+// where names the prefix on the brokers, for messages: "Kafka
+// 127.0.0.1:9092 under prefix baton".
+func (k *kafkaFlags) where() string {
+	return fmt.Sprintf("Kafka %s under prefix %s", strings.Join(k.cfg.Brokers, ","), *k.prefix)
+}
+
+// hint is the flags that name the same topics again, for the commands a
+// message suggests. The password is never on the command line.
+func (k *kafkaFlags) hint() string {
+	h := "--kafka " + *k.brokers
+	if *k.prefix != defaultKafkaPrefix {
+		h += " --prefix " + *k.prefix
+	}
+	if *k.tls {
+		h += " --tls"
+	}
+	for _, f := range []struct{ name, value string }{{"tls-ca", *k.tlsCA}, {"tls-cert", *k.tlsCert}, {"tls-key", *k.tlsKey}, {"sasl", *k.sasl}, {"sasl-user", *k.saslUser}} {
+		if f.value != "" {
+			h += " --" + f.name + " " + f.value
+		}
+	}
+	return h
+}
+
+// kafkaJobs is a command's connection to the topics under a prefix.
+type kafkaJobs struct {
+	f  *kafkaFlags
+	st *kafkarunner.Store // nil when the prefix has no topics and the command only reads
+	tr *kafka.Transport
+	cl *kafka.Client // for what the store does not say: the restarter group's members
+}
+
+// open connects to the brokers, waiting at most --connect-timeout for
+// them to answer, and opens the store on the prefix's topics. With create,
+// the topics that do not exist are created (worker, submit); without, a
+// prefix whose topics do not exist gives kafkaJobs without a store, and
+// nothing is created: a typo in --prefix must not leave topics behind.
+func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*kafkaJobs, error) {
+	cctx, cancel := context.WithTimeout(ctx, *k.connect)
+	defer cancel()
+	if err := k.reach(cctx); err != nil {
+		return nil, err
+	}
+	kj := &kafkaJobs{f: k, tr: &kafka.Transport{DialTimeout: *k.connect, ClientID: "baton", TLS: k.cfg.TLS, SASL: k.cfg.SASL}}
+	kj.cl = &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Timeout: *k.connect, Transport: kj.tr}
+	md, err := kj.cl.Metadata(cctx, &kafka.MetadataRequest{})
+	if err != nil {
+		kj.tr.CloseIdleConnections()
+		return nil, k.failed(cctx, "a metadata request", err)
+	}
+	if !create && !slices.ContainsFunc(md.Topics, func(t kafka.Topic) bool { return t.Name == *k.prefix+".state" }) {
+		return kj, nil
+	}
+	cfg := k.cfg
+	cfg.Logger = log
+	for {
+		kj.st, err = kafkarunner.Open(cctx, cfg)
+		if err == nil {
+			return kj, nil
+		}
+		// kafka-go says a broker is not available when its first
+		// metadata request did not finish in time (a slow TLS or SASL
+		// handshake, a loaded machine): try again while the wait lasts.
+		if !errors.Is(err, kafka.BrokerNotAvailable) || sleep(cctx, 200*time.Millisecond) != nil {
+			kj.tr.CloseIdleConnections()
+			return nil, k.failed(cctx, "opening the topics", err)
+		}
+	}
+}
+
+// sleep waits for d, or returns ctx's error when it ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reach dials the brokers until one takes a connection, and says why none
+// did: whether anything listens is the first thing to know, and kafka-go
+// reports a refused connection as a broker that is "not available".
+func (k *kafkaFlags) reach(ctx context.Context) error {
+	var first error
+	for _, b := range k.cfg.Brokers {
+		var d net.Dialer
+		conn, err := d.DialContext(ctx, "tcp", b)
+		if err == nil {
+			conn.Close()
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	brokers := strings.Join(k.cfg.Brokers, ",")
+	if ctx.Err() != nil {
+		return &storeError{fmt.Sprintf("cannot reach Kafka at %s: no connection within %v (is it running? --connect-timeout sets the wait)", brokers, *k.connect), ctx.Err()}
+	}
+	var dns *net.DNSError
+	if errors.As(first, &dns) {
+		return &storeError{fmt.Sprintf("cannot reach Kafka at %s: %v", brokers, dns), first}
+	}
+	var oe *net.OpError
+	if errors.As(first, &oe) {
+		first = oe.Err // "connect: connection refused", without the address said already
+	}
+	return &storeError{fmt.Sprintf("cannot reach Kafka at %s: %v (is it running?)", brokers, first), first}
+}
+
+// goMethod is the Go method name kafka-go puts before its errors.
+var goMethod = regexp.MustCompile(`kafka\.\(\*\w+\)\.\w+: `)
+
+// failed is the error of a request to brokers that took a connection: an
+// answer too slow, or a refusal (TLS, SASL, a broker that is not Kafka).
+func (k *kafkaFlags) failed(ctx context.Context, what string, err error) error {
+	msg := goMethod.ReplaceAllString(strings.TrimPrefix(err.Error(), "kafka: "), "")
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded):
+		last := ""
+		if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			last = "; the last error: " + msg
+		}
+		return &storeError{fmt.Sprintf("%s: no answer to %s within %v (is it Kafka? does it want --tls or --sasl? --connect-timeout sets the wait)%s",
+			k.where(), what, *k.connect, last), err}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		return &storeError{fmt.Sprintf("%s: the broker closed the connection during %s (%s): %s", k.where(), what, k.securityHint(), msg), err}
+	}
+	return &storeError{fmt.Sprintf("%s: %s: %s", k.where(), what, msg), err}
+}
+
+// securityHint says what to check of TLS and SASL when a broker hangs up.
+func (k *kafkaFlags) securityHint() string {
+	h := "does it want --tls? "
+	if k.cfg.TLS != nil {
+		h = "does it take TLS? "
+	}
+	if k.cfg.SASL == nil {
+		return h + "does it want --sasl?"
+	}
+	return h + "are --sasl, --sasl-user and $" + kafkaPasswordEnv + " right?"
+}
+
+// close closes the store and the connections.
+func (kj *kafkaJobs) close() {
+	if kj.st != nil {
+		kj.st.Close()
+	}
+	kj.closeClient()
+}
+
+func (kj *kafkaJobs) closeClient() { kj.tr.CloseIdleConnections() }
+
+// jobs is the jobStore of the prefix: its Kafka store, or an empty one
+// when its topics do not exist.
+func (kj *kafkaJobs) jobs() *jobStore {
+	var st store.Deleter = store.NewMemory()
+	if kj.st != nil {
+		st = kj.st
+	}
+	return &jobStore{st: st, kafka: kj, where: kj.f.where(), hint: kj.f.hint()}
+}
+
+// restarterGroup is the consumer group of the restarters (runner/kafka's
+// package doc names it).
+func (kj *kafkaJobs) restarterGroup() string { return *kj.f.prefix + ".restarters" }
+
+// restarters counts the members of the restarter group.
+func (kj *kafkaJobs) restarters(ctx context.Context) (int, error) {
+	res, err := kj.cl.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{kj.restarterGroup()}})
+	if err != nil {
+		return 0, fmt.Errorf("describe group %s: %w", kj.restarterGroup(), err)
+	}
+	n := 0
+	for _, g := range res.Groups {
+		if g.Error != nil {
+			return 0, fmt.Errorf("describe group %s: %w", g.GroupID, g.Error)
+		}
+		n += len(g.Members)
+	}
+	return n, nil
+}
+
+// warnNoRestarter says, on w, when no restarter runs: submits and cancels
+// then wait for one. It says nothing when it cannot tell.
+func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what string) {
+	if n, err := kj.restarters(ctx); err == nil && n == 0 {
+		fmt.Fprintf(w, "baton: no restarter runs in %s (group %s has no member): %s waits in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
+			kj.f.where(), kj.restarterGroup(), what, *kj.f.prefix, kj.f.hint())
+	}
+}
+
+// client returns a runner that neither restarts nor works: it submits,
+// cancels and waits. stop stops it; call it once done.
+func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(), _ error) {
+	r, err := kafkarunner.New(kafkarunner.Options{Store: kj.st, Role: kafkarunner.RoleClient, Logger: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Run does nothing but wait for the end, then closes the writers
+	// (Close alone would leave them open).
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(context.Background()) }()
+	return r, func() { r.Close(); <-ran }, nil
+}
+
+// canceller returns what cancels jobs in Kafka, through the restarters.
+func (kj *kafkaJobs) canceller(ctx context.Context, stderr io.Writer) (canceller, func(), error) {
+	r, stop, err := kj.client(runnerLogger(stderr))
+	if err != nil {
+		return nil, nil, err
+	}
+	kj.warnNoRestarter(ctx, stderr, "a cancel")
+	return r, stop, nil
+}
+
+// workerKafka is 'baton worker --kafka': a restarter and a worker of the
+// built-in actions, named name, until ctx ends. The flags were checked.
+func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name string, workers int, timeout time.Duration, verbose bool) int {
+	ctx, stopSignals := c.interruptible(ctx)
+	defer stopSignals()
+	con := newConsole(c.stdout, c.stderr)
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
+	kj, err := k.open(ctx, log, true)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exitInterrupted
+		}
+		c.errorf("%v", err)
+		return engineExit(err)
+	}
+	defer kj.close()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	reg := builtins(con.Stdout(), client)
+	r, err := kafkarunner.New(kafkarunner.Options{
+		Store:         kj.st,
+		Registry:      reg,
+		Role:          kafkarunner.RoleAll,
+		Name:          name,
+		Workers:       workers,
+		ActionTimeout: timeout,
+		DrainTimeout:  workerDrain,
+		Logger:        log,
+	})
+	if err != nil {
+		return c.usageError(cmd, "%v", strings.TrimPrefix(err.Error(), "kafka: "))
+	}
+	defer r.Close()
+
+	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s, as a restarter and a worker\n",
+		name, strings.Join(reg.Names(), ", "), workers, k.where())
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	select {
+	case err = <-ran:
+	case <-ctx.Done():
+		fmt.Fprintf(con.Stderr(), "baton worker %s: stopping: finishing the actions in flight for up to %v, then handing back the others (a second signal stops it at once)\n", name, workerDrain)
+		err = <-ran
+	}
+	if err != nil {
+		c.errorf("worker %s: %v", name, strings.TrimPrefix(err.Error(), "kafka: "))
+		return exitError
+	}
+	if s := skipped(r.Stats()); s != "" {
+		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", name, s)
+	}
+	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", name)
+	return exitOK
+}
+
+// skipped lists the nonzero counts of s: "malformed restarter messages: 2,
+// at-most-once actions reported lost: 1".
+func skipped(s kafkarunner.Stats) string {
+	var parts []string
+	for _, n := range []struct {
+		n    int64
+		what string
+	}{
+		{s.Malformed, "malformed restarter messages"}, {s.UnknownJobs, "results or cancels for unknown jobs"},
+		{s.Stale, "results of deleted jobs"}, {s.MalformedActions, "malformed action messages"},
+		{s.Lost, "at-most-once actions reported lost"}, {s.Oversized, "actions or results too large for a message"},
+		{s.Fenced, "state records fenced by a newer claim"},
+	} {
+		if n.n > 0 {
+			parts = append(parts, fmt.Sprintf("%s: %d", n.what, n.n))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// submitKafka is 'baton submit --kafka': it submits root as job id
+// through the restarter topic, and follows it with wait.
+func (c *cli) submitKafka(ctx context.Context, k *kafkaFlags, id job.ID, root ast.Node, source string, wait, quiet bool) int {
+	ctx, stopSignals := c.interruptible(ctx)
+	defer stopSignals()
+	con := newConsole(c.stdout, c.stderr)
+	kj, err := k.open(ctx, runnerLogger(con.Stderr()), true)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)
+			return exitInterrupted
+		}
+		c.errorf("%v", err)
+		return engineExit(err)
+	}
+	defer kj.close()
+	where, hint := k.where(), k.hint()
+	r, stop, err := kj.client(runnerLogger(con.Stderr()))
+	if err != nil {
+		c.errorf("%v", err)
+		return exitError
+	}
+	defer stop()
+	kj.warnNoRestarter(ctx, con.Stderr(), "the job")
+	start := c.now()
+	if err := r.Submit(ctx, id, root); err != nil {
+		switch {
+		case errors.Is(err, store.ErrExists):
+			c.errorf("job %s already exists in %s; choose another --id", id, where)
+			return exitError
+		case ctx.Err() != nil:
+			fmt.Fprintf(con.Stderr(), "interrupted: job %s may or may not have been submitted: see 'baton status %s %s'\n", id, hint, id)
+			return exitInterrupted
+		}
+		c.errorf("%s: submit job %s to %s: %v", source, id, where, strings.TrimPrefix(err.Error(), "kafka: "))
+		return exitError
+	}
+	fmt.Fprintln(con.Stdout(), id)
+	if missing, err := kj.unconsumed(ctx, root); err == nil && len(missing) > 0 {
+		fmt.Fprintf(con.Stderr(), "baton: no worker in %s consumes the topic of %s yet: the job waits for one ('baton worker %s' serves the built-in actions)\n",
+			where, quoteAll(missing), hint)
+	}
+	if !wait {
+		return exitOK
+	}
+	return c.follow(ctx, con, r.Status, r.Wait, id, start, where, hint, quiet)
+}
+
+// unconsumed lists the action names of root whose topic no member of the
+// workers group consumes, sorted.
+func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, error) {
+	queues, err := kj.st.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	served := map[string]bool{}
+	for _, q := range queues {
+		served[q.Action] = q.Workers > 0
+	}
+	var missing []string
+	ast.Walk(root, func(_ string, n *ast.Node) bool {
+		if n.Kind == ast.KindAct && !served[n.Action] && !slices.Contains(missing, n.Action) {
+			missing = append(missing, n.Action)
+		}
+		return true
+	})
+	slices.Sort(missing)
+	return missing, nil
+}
+
+// writeKafka prints, after status's list of jobs, the restarters and the
+// action topics with what waits in each, and warns loudly of the actions
+// that wait on a topic no worker consumes:
+//
+//	restarters: 1 in group baton.restarters
+//	ACTION      QUEUED  WORKERS  TOPIC
+//	email.send  3       0        baton.action.email.send
+//	log         0       1        baton.action.log
+//	WARNING: email.send: 3 queued, no worker consumes this topic (baton.action.email.send) ...
+func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
+	kj := js.kafka
+	fmt.Fprintln(w)
+	if kj.st == nil {
+		fmt.Fprintf(w, "no topics in %s: nothing was submitted there (is --prefix right? 'baton worker %s' or 'baton submit %s' makes them)\n",
+			js.where, js.hint, js.hint)
+		return nil
+	}
+	n, err := kj.restarters(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %v", js.where, err)
+	}
+	if n == 0 {
+		fmt.Fprintf(w, "WARNING: no restarter runs (group %s has no member): new jobs, results and cancels wait in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
+			kj.restarterGroup(), *kj.f.prefix, js.hint)
+	} else {
+		fmt.Fprintf(w, "restarters: %d in group %s\n", n, kj.restarterGroup())
+	}
+	queues, err := kj.st.Queues(ctx)
+	if err != nil {
+		return fmt.Errorf("%s: %v", js.where, strings.TrimPrefix(err.Error(), "kafka: "))
+	}
+	if len(queues) == 0 {
+		fmt.Fprintln(w, "no action topics yet (a worker makes those of its actions; a job, those it dispatches)")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ACTION\tQUEUED\tWORKERS\tTOPIC")
+	for _, q := range queues {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", q.Action, q.Waiting, q.Workers, q.Topic)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, q := range queues {
+		if q.Workers == 0 && q.Waiting > 0 {
+			fmt.Fprintf(w, "WARNING: %s: %d queued, no worker consumes this topic (%s): they wait until a worker with a handler for %q starts\n",
+				q.Action, q.Waiting, q.Topic, q.Action)
+		}
+	}
+	return nil
+}
+
+// engineExit is the exit status for an error from opening ZooKeeper or
+// Kafka: exitStore when it cannot be used (unreachable, refused), else
+// exitError.
+func engineExit(err error) int { return zkExit(err) }
