@@ -186,7 +186,10 @@ func (r *Runner) workLoop(ctx context.Context) {
 			}
 			continue
 		}
-		if stale {
+		// A stale listing is still used while it has entries to try and
+		// the last listing is recent: entries taken since fail their claim
+		// at no harm; a listing is at most minRewatch old when re-made.
+		if stale && (next >= len(names) || time.Since(lastList) >= minRewatch) {
 			pace(ctx, &lastList)
 			var claims []string
 			err := r.c.do(ctx, "list the queue", func() (err error) {
@@ -208,6 +211,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 			for _, c := range claims {
 				taken[c] = true
 			}
+			names = slices.DeleteFunc(names, func(n string) bool { return taken[n] })
 			order(names, func(id job.ID) bool { _, ok := r.st.recall(id); return ok }, 16*cap(slots))
 			present := make(map[string]bool, len(names))
 			for _, n := range names {
@@ -269,12 +273,18 @@ func (r *Runner) workLoop(ctx context.Context) {
 		// Wait for a slot to free (the listing may hold more to take), the
 		// queue or the claims to change (a new entry, a worker gone), or
 		// the poll that backs up the watches while nothing is taken.
-		if tried == 0 {
-			wait = r.c.backoff.next(wait)
-		}
-		t := time.NewTimer(wait)
-		if tried > 0 {
+		var t *time.Timer
+		switch {
+		case len(slots) == cap(slots):
+			t = time.NewTimer(time.Hour) // a slot frees first
 			t.Stop()
+		case stale:
+			// Slots free, the listing used up, the queue changed since:
+			// list again as soon as the pace allows.
+			t = time.NewTimer(max(0, minRewatch-time.Since(lastList)))
+		default:
+			wait = r.c.backoff.next(wait)
+			t = time.NewTimer(wait)
 		}
 		select {
 		case <-qch:
@@ -321,6 +331,9 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		skip()
 		r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
 		return consumed{}, job.Action{}, 0, false
+	}
+	if c, a, stops, done, ok := r.claimBlind(ctx, name, id, actionID); done {
+		return c, a, stops, ok
 	}
 	data, st, err := r.c.get(ctx, r.c.l.entry(name))
 	if err != nil {
@@ -426,6 +439,59 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	return c, a, stops, true
 }
 
+// claimBlind claims the entry name of a job this process holds in its
+// cache without reading the entry first: the cached job says what the
+// action is, so the entry's data is known, and the claim sets it at
+// version 0, which only an entry never claimed from the queue has. done
+// is false when it cannot tell (no cached copy, an at-most-once action,
+// a job whose record counts stops, an entry claimed before): claim then
+// reads the entry.
+//
+// An entry that a transition created claimed for a worker that has since
+// died is at version 0 too; claimed blind, its action runs again, which
+// is what at-least-once asks, and why at-most-once actions never take
+// this path.
+func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionID string) (c consumed, a job.Action, stops uint64, done, ok bool) {
+	if r.o.Jobs != nil {
+		return
+	}
+	e, found := r.st.recall(id)
+	if !found || e.m.Version == 0 || e.m.Stops != 0 || e.m.Status != job.StatusRunning.String() {
+		return
+	}
+	i := slices.IndexFunc(e.j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
+	if i < 0 {
+		return
+	}
+	a = e.j.Outstanding()[i]
+	if a.AtMostOnce {
+		return
+	}
+	if _, has := r.o.Registry.Lookup(a.Name); !has {
+		return
+	}
+	c = consumed{entry: r.c.l.entry(name), ver: 1, claim: r.c.l.claim(name)}
+	_, _, err := r.c.multi(ctx, "claim "+name, []any{
+		r.c.createOp(c.claim, []byte(r.o.Name), zk.FlagEphemeral),
+		&zk.SetDataRequest{Path: c.entry, Data: entryOf(a, r.o.Name), Version: 0},
+	})
+	if err != nil && errors.Is(err, zk.ErrNodeExists) && r.ownClaim(ctx, c) {
+		err = nil // made, its reply lost: see claim
+	}
+	switch {
+	case err == nil:
+		r.stats.claims.Add(1)
+		return c, a, 0, true, true
+	case errors.Is(err, zk.ErrBadVersion):
+		return consumed{}, job.Action{}, 0, false, false // claimed before: read it
+	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
+		r.stats.claimsLost.Add(1)
+	case ctx.Err() == nil:
+		r.log.Warn("claiming a queue entry", "entry", name, "err", err)
+	}
+	return consumed{}, job.Action{}, 0, true, false
+}
+
 // ownClaim reports whether the claim c exists, belongs to this session,
 // and the entry is at the version the claim gave it.
 func (r *Runner) ownClaim(ctx context.Context, c consumed) bool {
@@ -485,9 +551,14 @@ func bounded(a job.Action, res job.Result) job.Result {
 // pendingResult is a result waiting to be applied with the entry and the
 // claim it consumes.
 type pendingResult struct {
-	c   consumed
-	res job.Result
+	c      consumed
+	res    job.Result
+	rounds int // applications that ran out of conflict retries
 }
+
+// maxApplyRounds bounds how often a batch of results that ran out of
+// conflict retries is applied again before its actions are handed back.
+const maxApplyRounds = 8
 
 // Bounds of one batch of results applied together.
 const (
@@ -503,7 +574,7 @@ func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
 	id := res.JobID
 	r.pendMu.Lock()
 	defer r.pendMu.Unlock()
-	r.pend[id] = append(r.pend[id], pendingResult{c, res})
+	r.pend[id] = append(r.pend[id], pendingResult{c: c, res: res})
 	if r.applying[id] {
 		return
 	}
@@ -565,6 +636,18 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 		for _, c := range cs {
 			r.release(ctx, c)
 		}
+	case errors.Is(err, store.ErrConflict) && ctx.Err() == nil && batch[0].rounds < maxApplyRounds:
+		// Other workers kept winning the job's record. The results are
+		// good and their claims still this worker's: apply them again
+		// (with what ended meanwhile) instead of running them again.
+		r.log.Debug("applying results: conflicts past the retries; trying again", "job", id, "results", len(batch))
+		sleep(ctx, r.c.backoff.Initial)
+		for i := range batch {
+			batch[i].rounds++
+		}
+		r.pendMu.Lock()
+		r.pend[id] = append(batch, r.pend[id]...)
+		r.pendMu.Unlock()
 	default:
 		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
 		for _, c := range cs {
