@@ -125,7 +125,7 @@
 // # Kafka engines
 //
 // The Kafka engines run only when named with -engines: on two cores,
-// scenarios a to c take about three minutes on them (b alone is a
+// scenarios a to c take about four minutes on them (b alone is a
 // thousand actions one after the other, several milliseconds each), and
 // the default run must stay quick. They run against one broker for the
 // whole run: by default an in-process one (kfake, franz-go's fake Kafka
