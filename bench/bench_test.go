@@ -6,10 +6,13 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/internal/zktest"
 )
@@ -373,6 +376,12 @@ func TestFlags(t *testing.T) {
 		{"-warm", "-1"},
 		{"-workers", "0"},
 		{"-scale", "0"},
+		{"-kafkaslots", "0"},
+		{"-kafkarounds", "0"},
+		{"-kafkawarm", "0"},
+		{"-kafkamax", "0"},
+		{"-kafkaprefix", "a/b"},
+		{"-kafkaprefix", "a-prefix-too-long-for-topics"},
 		{"extra"},
 	} {
 		var out, errOut bytes.Buffer
@@ -514,6 +523,120 @@ func TestZKDriver(t *testing.T) {
 	}
 	for _, want := range []string{"2 rounds", "runner/zk at most 4 ZooKeeper writes per action", "within 4x of zkfloor",
 		"scenario d not run on zk1, zkfloor1, zkraw1: 1,000 actions, more than -zkmax 100"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestDefaultEngines checks that the default run leaves the Kafka engines
+// out, and that -engines finds them.
+func TestDefaultEngines(t *testing.T) {
+	def := defaultEngineNames()
+	for _, name := range []string{"floor", "memory", "bolt", "zk1", "zkraw4"} {
+		if !slices.Contains(def, name) {
+			t.Errorf("default engines %q lack %s", def, name)
+		}
+	}
+	for _, e := range kafkaEngines() {
+		if slices.Contains(def, e.Name) {
+			t.Errorf("default engines %q have %s", def, e.Name)
+		}
+		if _, err := findEngine(e.Name); err != nil {
+			t.Error(err)
+		}
+	}
+	if got, want := len(kafkaEngines()), 4; got != want {
+		t.Errorf("%d Kafka engines, want %d", got, want)
+	}
+}
+
+// TestKafkaEngines runs kafka1 and both raw engines on a small scenario
+// against an in-process broker, and checks the handler's work, the
+// messages the broker counted, and that every run deleted its topics.
+func TestKafkaEngines(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	o := runOpts{Workers: 2, Dir: t.TempDir(), Kafka: c.ListenAddrs(), KafkaPrefix: "test", KafkaSlots: 4}
+	sc := defaultScenarios()[0].scaled(0.01) // a: 2 jobs of seq(par(10), 1)
+	acts := int64(sc.Actions())
+	for _, name := range []string{"kafka1", "kafkaraw", "kafkarawp"} {
+		e, err := findEngine(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := measureRun(ctx, e, sc, 0, o)
+		if err != nil {
+			t.Fatalf("%s on %s: %v", sc.Label(), name, err)
+		}
+		if s.Kafka == nil || s.Wall <= 0 {
+			t.Fatalf("%s on %s: %+v, want Kafka counts and a positive time", sc.Label(), name, s)
+		}
+		k := s.Kafka
+		t.Logf("%s on %s: %v, %+v, %d steps, %d calls", sc.Label(), name, s.Wall, *k, s.Steps, s.Calls)
+		if e.KafkaKind != kindKafka {
+			if k.Messages != acts || s.Calls != 0 {
+				t.Errorf("%s on %s: %d messages and %d handler calls, want %d and none", sc.Label(), name, k.Messages, s.Calls, acts)
+			}
+			continue
+		}
+		// An action message and a result per action; state records: a
+		// step (and a head) per transition, the creations included.
+		if s.Calls != acts || k.Actions != acts || k.Restarter != acts || k.Started != acts {
+			t.Errorf("%s on %s: %d calls, %d action and %d restarter messages, %d started; want %d each",
+				sc.Label(), name, s.Calls, k.Actions, k.Restarter, k.Started, acts)
+		}
+		if s.Steps < 2*int64(sc.Jobs) || k.State < s.Steps || k.Messages != k.Actions+k.Restarter+k.State+k.Stops || k.Probes < 1 {
+			t.Errorf("%s on %s: %d steps, %+v; want a creation and a transition per job at least, a state record per step, "+
+				"the topics adding up, a probe", sc.Label(), name, s.Steps, *k)
+		}
+	}
+	left, err := newKafkaAdmin(o.Kafka).topics(ctx, o.KafkaPrefix)
+	if err != nil || len(left) > 0 {
+		t.Errorf("topics left under %s: %v, %v; want none", o.KafkaPrefix, left, err)
+	}
+}
+
+// TestKafkaDriver runs the driver with Kafka engines on the broker it
+// starts, and checks their tables, the target and the scenario skipped.
+func TestKafkaDriver(t *testing.T) {
+	var out, errOut bytes.Buffer
+	args := []string{"-only", "c,d", "-scale", "0.01", "-kafkarounds", "1", "-kafkawarm", "1", "-kafkaslots", "2",
+		"-kafkamax", "100", "-q", "-engines", "kafka1,kafkaraw,kafkarawp"}
+	if err := mainErr(args, &out, &errOut); err != nil {
+		t.Fatalf("mainErr: %v\nstderr:\n%s", err, errOut.String())
+	}
+	rows := tableRows(t, out.String(), false)
+	k := rows["workers"]
+	if len(k) != 3 {
+		t.Fatalf("%d rows in the Kafka table, want 3:\n%s", len(k), out.String())
+	}
+	for _, row := range k {
+		positiveNum(t, row, "actions/s", row["actions/s"])
+		positiveNum(t, row, "messages/action", row["messages/action"])
+		if row["engine"] == "kafka1" {
+			for _, col := range []string{"raw round trips/s", "target", "pipelined round trips/s", "pipelined target"} {
+				positiveNum(t, row, col, row[col])
+			}
+			for _, col := range []string{"check", "pipelined check"} {
+				if row[col] != "met" && row[col] != "NOT met" {
+					t.Errorf("kafka1 %s %q", col, row[col])
+				}
+			}
+		} else if row["messages/action"] != "1.00" {
+			t.Errorf("%s: %s messages per round trip, want 1.00", row["engine"], row["messages/action"])
+		}
+	}
+	if m := rows["messages/action"]; len(m) != 1 || m[0]["engine"] != "kafka1" || m[0]["action topic"] != "1.00" || m[0]["restarter topic"] != "1.00" {
+		t.Errorf("messages breakdown: %v, want a row for kafka1 with one action and one result per action", m)
+	}
+	for _, want := range []string{"Kafka engines: an in-process broker", "1 rounds", "a third of kafkaraw's round trips/s",
+		"in 2 of 2 runs", "scenario d not run on kafka1, kafkaraw, kafkarawp: 1,000 actions, more than -kafkamax 100"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}

@@ -24,16 +24,19 @@ const childEnv = "BATON_BENCH_CHILD"
 
 // childSpec is what one child measures.
 type childSpec struct {
-	Scenario   scenario `json:"scenario"`
-	Engine     string   `json:"engine"`
-	Warm       int      `json:"warm"`
-	Workers    int      `json:"workers"`
-	Dir        string   `json:"dir"`               // for durable files; the child makes a directory in it
-	ZK         []string `json:"zk,omitempty"`      // the ZooKeeper engines' server
-	ZKRoot     string   `json:"zkroot,omitempty"`  // where their runs make their nodes
-	ZKSlots    int      `json:"zkslots,omitempty"` // their concurrency per connection
-	CPUProfile string   `json:"cpuprofile,omitempty"`
-	MemProfile string   `json:"memprofile,omitempty"`
+	Scenario    scenario `json:"scenario"`
+	Engine      string   `json:"engine"`
+	Warm        int      `json:"warm"`
+	Workers     int      `json:"workers"`
+	Dir         string   `json:"dir"`                   // for durable files; the child makes a directory in it
+	ZK          []string `json:"zk,omitempty"`          // the ZooKeeper engines' server
+	ZKRoot      string   `json:"zkroot,omitempty"`      // where their runs make their nodes
+	ZKSlots     int      `json:"zkslots,omitempty"`     // their concurrency per connection
+	Kafka       []string `json:"kafka,omitempty"`       // the Kafka engines' broker
+	KafkaPrefix string   `json:"kafkaprefix,omitempty"` // where their runs' topic prefixes start
+	KafkaSlots  int      `json:"kafkaslots,omitempty"`  // runner/kafka's Workers per worker; kafkarawp's round trips in flight
+	CPUProfile  string   `json:"cpuprofile,omitempty"`
+	MemProfile  string   `json:"memprofile,omitempty"`
 }
 
 // childResult is what a child measured: the first run in the process,
@@ -97,9 +100,13 @@ func runChild(ctx context.Context, sp childSpec) (res childResult, err error) {
 		defer pprof.StopCPUProfile()
 	}
 
-	o := runOpts{Workers: sp.Workers, Dir: dir, ZK: sp.ZK, ZKRoot: sp.ZKRoot, Slots: sp.ZKSlots}
+	o := runOpts{Workers: sp.Workers, Dir: dir, ZK: sp.ZK, ZKRoot: sp.ZKRoot, Slots: sp.ZKSlots,
+		Kafka: sp.Kafka, KafkaPrefix: sp.KafkaPrefix, KafkaSlots: sp.KafkaSlots}
 	if e.ZK > 0 && (len(o.ZK) == 0 || o.ZKRoot == "" || o.Slots < 1) {
 		return res, fmt.Errorf("engine %s needs a ZooKeeper server, a root and slots: got %q, %q, %d", e.Name, o.ZK, o.ZKRoot, o.Slots)
+	}
+	if e.KafkaKind != "" && (len(o.Kafka) == 0 || o.KafkaPrefix == "" || o.KafkaSlots < 1) {
+		return res, fmt.Errorf("engine %s needs a Kafka broker, a prefix and slots: got %q, %q, %d", e.Name, o.Kafka, o.KafkaPrefix, o.KafkaSlots)
 	}
 	res = childResult{Scenario: sp.Scenario.Name, Engine: e.Name}
 	for run := range 1 + sp.Warm {

@@ -23,6 +23,8 @@ type engine struct {
 	SeqOnly     bool   // only measured on sequences (scenario b)
 	ZK          int    // ZooKeeper connections (workers) it uses; 0: none
 	ZKKind      string // for ZK > 0: kindZK, kindZKFloor or kindZKRaw
+	Kafka       int    // runner/kafka's worker Runners; 0 for the others
+	KafkaKind   string // a Kafka engine's kind: kindKafka, kindKafkaRaw or kindKafkaRawP; "" for the others
 	Run         func(ctx context.Context, sc scenario, run int, o runOpts) (sample, error)
 }
 
@@ -33,11 +35,16 @@ type runOpts struct {
 	ZK      []string // the ZooKeeper server's addresses, for the ZooKeeper engines
 	ZKRoot  string   // the node under which each of their runs makes its own
 	Slots   int      // the ZooKeeper engines' concurrency per connection (runner/zk's Workers)
+
+	Kafka       []string // the Kafka broker's addresses, for the Kafka engines
+	KafkaPrefix string   // the start of each of their runs' topic prefix
+	KafkaSlots  int      // runner/kafka's Workers per worker Runner; kafkarawp's round trips in flight
 }
 
 // allEngines returns every engine, in the order they are measured.
 func allEngines() []engine {
-	return append([]engine{floorEngine(), spawnEngine(), memoryEngine(), boltEngine(), fsyncEngine(), bboltEngine()}, zkEngines()...)
+	out := append([]engine{floorEngine(), spawnEngine(), memoryEngine(), boltEngine(), fsyncEngine(), bboltEngine()}, zkEngines()...)
+	return append(out, kafkaEngines()...)
 }
 
 // engineNames are the names of allEngines, in order.
@@ -45,6 +52,19 @@ func engineNames() []string {
 	var out []string
 	for _, e := range allEngines() {
 		out = append(out, e.Name)
+	}
+	return out
+}
+
+// defaultEngineNames are the engines measured when -engines is not given:
+// all but the Kafka ones, which run only when named (see the package
+// doc).
+func defaultEngineNames() []string {
+	var out []string
+	for _, e := range allEngines() {
+		if e.KafkaKind == "" {
+			out = append(out, e.Name)
+		}
 	}
 	return out
 }
@@ -71,7 +91,8 @@ type sample struct {
 	Calls   int64         `json:"calls"`   // handler calls
 	Sum     int64         `json:"sum"`     // sum of the N the handler decoded
 	Store   *storeStats   `json:"store,omitempty"`
-	ZK      *zkStats      `json:"zk,omitempty"` // the ZooKeeper engines' counts
+	ZK      *zkStats      `json:"zk,omitempty"`    // the ZooKeeper engines' counts
+	Kafka   *kafkaStats   `json:"kafka,omitempty"` // the Kafka engines' counts
 }
 
 // storeStats are a durable store's counters over one run.

@@ -78,6 +78,12 @@ type report struct {
 	ZKRounds int
 	ZKWarm   int
 	Notes    []string
+
+	// The Kafka engines' broker and settings.
+	KafkaBroker string
+	KafkaSlots  int
+	KafkaRounds int
+	KafkaWarm   int
 }
 
 func (r *report) addEngine(e engine) {
@@ -238,6 +244,11 @@ func (r *report) header() []string {
 		out = append(out, fmt.Sprintf("zk engines: %s; %d rounds, interleaved with the other engines (in their first %d), each in a fresh process; %d warm runs per process; %d slots per connection (runner/zk Workers per Runner)",
 			r.ZKServer, r.ZKRounds, r.ZKRounds, r.ZKWarm, r.ZKSlots))
 	}
+	if r.hasKafka() {
+		out = append(out, fmt.Sprintf("Kafka engines: %s; %d rounds, interleaved with the other engines (in their first %d), each in a fresh process; %d warm runs per process; "+
+			"runner/kafka Workers per worker Runner and kafkarawp's round trips in flight: %d",
+			r.KafkaBroker, r.KafkaRounds, r.KafkaRounds, r.KafkaWarm, r.KafkaSlots))
+	}
 	return append(out, "cold: the first run in a process; warm: the median of the runs after it; both given as the median over rounds and the min-max across rounds")
 }
 
@@ -282,7 +293,17 @@ func (r *report) text(w io.Writer) {
 		fmt.Fprintln(w, zkWritesNote)
 		t.text(w)
 	}
-	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.Notes, r.legend()} {
+	if t := r.kafkaTable(); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, kafkaNote)
+		t.text(w)
+	}
+	if t := r.kafkaMessagesTable(); t != nil {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, kafkaMessagesNote)
+		t.text(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.kafkaTargets(), r.Notes, r.legend()} {
 		if len(sec) > 0 {
 			fmt.Fprintln(w)
 		}
@@ -313,7 +334,15 @@ func (r *report) markdown(w io.Writer) {
 		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(zkWritesNote[:1]), zkWritesNote[1:])
 		t.markdown(w)
 	}
-	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.Notes, r.legend()} {
+	if t := r.kafkaTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(kafkaNote[:1]), kafkaNote[1:])
+		t.markdown(w)
+	}
+	if t := r.kafkaMessagesTable(); t != nil {
+		fmt.Fprintf(w, "\n%s%s\n\n", strings.ToUpper(kafkaMessagesNote[:1]), kafkaMessagesNote[1:])
+		t.markdown(w)
+	}
+	for _, sec := range [][]string{r.targets(), r.zkTargets(), r.kafkaTargets(), r.Notes, r.legend()} {
 		if len(sec) > 0 {
 			fmt.Fprintln(w)
 		}

@@ -28,10 +28,11 @@ const (
 		"retried), and the rest (claims lost to another worker, superseded snapshots deleted, entries released); re-runs: handler calls beyond one per action (actions handed back and run again):"
 )
 
-// hasOthers reports whether an engine other than the ZooKeeper ones ran.
+// hasOthers reports whether an engine other than the ZooKeeper and Kafka
+// ones ran.
 func (r *report) hasOthers() bool {
 	for _, e := range r.Engines {
-		if e.ZK == 0 {
+		if e.ZK == 0 && e.KafkaKind == "" {
 			return true
 		}
 	}
