@@ -476,11 +476,16 @@ func TestZKEngines(t *testing.T) {
 					t.Errorf("%s on %s: %d writes and %d steps, want %d", sc.Label(), e.Name, w, s.Steps, acts+jobs)
 				}
 			case kindZK:
-				// Results that end together are applied in one transition:
-				// at least a creation and one transition per job.
-				if s.ZK.Started < acts || s.Steps < 2*jobs || s.Steps > acts+jobs || w < s.ZK.Started+s.Steps || w > 20*acts {
-					t.Errorf("%s on %s: %d writes, %d started, %d steps; want a claim per action, a creation and a transition per job at least, at most a transition per action, and a write for each",
-						sc.Label(), e.Name, w, s.ZK.Started, s.Steps)
+				// Every run of a handler follows a claim: from the queue
+				// (a write of its own) or by the transition that made the
+				// action (none). Results that end together are applied in
+				// one transition: at least a creation and one transition
+				// per job.
+				if s.ZK.Started < acts || s.ZK.Claims+s.ZK.Own < s.ZK.Started || s.Steps < 2*jobs || s.Steps > acts+jobs ||
+					w < s.ZK.Claims+s.ZK.Lost+s.Steps || w > 20*acts {
+					t.Errorf("%s on %s: %d writes, %d started, %d claims from the queue (%d lost), %d claimed in transitions, %d steps; want a claim per action started, "+
+						"a creation and a transition per job at least, at most a transition per action, and a write for each claim from the queue and each step",
+						sc.Label(), e.Name, w, s.ZK.Started, s.ZK.Claims, s.ZK.Lost, s.ZK.Own, s.Steps)
 				}
 			}
 		}

@@ -164,6 +164,7 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 					case !errors.Is(err, store.ErrConflict):
 						return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
 					}
+					e.log.LogAttrs(ctx, slog.LevelDebug, "commit conflict; reloading", slog.String("job", string(id)), slog.Int("attempt", 0), slog.Bool("cached", true))
 				}
 				// Stale, or nothing to commit: load, and decide on that.
 			}
