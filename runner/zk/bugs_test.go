@@ -244,3 +244,49 @@ func TestResultOverLimitFailsItsAction(t *testing.T) {
 		})
 	}
 }
+
+// TestLostCommitReplyRunsItsOwnClaims: a transition claims the new
+// actions its worker has slots for, in its own multi-op. The proxy lets
+// that multi-op through and cuts its reply (a leader dying after the
+// commit); client.do retries it, and the retry fails on the record's
+// compare-and-swap the first attempt moved on. The claim the transition
+// made exists in the worker's session, so the commit was applied and the
+// worker runs the action. (Commit once treated that as a failure: the
+// claim stayed, no handler ran, and the job waited until the worker's
+// session ended; seen in TestFailoverLeaderKilled.)
+func TestLostCommitReplyRunsItsOwnClaims(t *testing.T) {
+	srv := zktest.Start(t)
+	root := freshRoot(srv.Root())
+	proxy := newCutProxy(t, srv.Addr())
+	logs := &logBuf{}
+	var runs atomic.Int64
+	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
+	startRunner(t, zkrunner.Options{Store: st, Name: "w", Logger: logs.logger(),
+		Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
+			runs.Add(1)
+			return nil, nil
+		}})})
+	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
+	sub := submitter(t, subSt)
+	// The step node of version 2: the transition that applies the first
+	// action's result and creates (and claims) the second.
+	proxy.arm(fmt.Sprintf("/step-%020d", 2))
+	const id = job.ID("lostcommit")
+	if err := sub.Submit(context.Background(), id, ast.Seq(ast.Act("step", 0), ast.Act("step", 1))); err != nil {
+		t.Fatal(err)
+	}
+	poll(t, 20*time.Second, "the proxy cuts the worker's commit", func() bool { return proxy.cutCount() == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	j, err := sub.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("the job did not finish within 10 s of the lost commit reply: the actions ran %d times; reachable again in the same session: %d; %v",
+			runs.Load(), logs.count("zookeeper reachable again", "new_session=false"), err)
+	}
+	if j.Status() != job.StatusSucceeded || runs.Load() != 2 {
+		t.Errorf("job ended %s with %d runs; want succeeded, each action once", j.Status(), runs.Load())
+	}
+	if logs.count("a commit's reply was lost") != 1 {
+		t.Errorf("the worker did not log that the commit was applied: %s", strings.Join(logs.lines("commit"), " | "))
+	}
+}

@@ -492,6 +492,20 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	return consumed{}, job.Action{}, 0, true, false
 }
 
+// ownsClaim reports whether the first action mine marks has its claim, as
+// the transition that created it made it, in this session: the transition
+// was written (a multi-op is all or nothing).
+func (r *Runner) ownsClaim(ctx context.Context, acts []job.Action, mine []bool, queuedMs int64) bool {
+	for _, c := range r.ownConsumed(acts, mine, queuedMs) {
+		if c.entry == "" {
+			continue
+		}
+		_, st, err := r.c.get(ctx, c.claim)
+		return err == nil && st.EphemeralOwner == r.c.c.SessionID()
+	}
+	return false
+}
+
 // ownClaim reports whether the claim c exists, belongs to this session,
 // and the entry is at the version the claim gave it.
 func (r *Runner) ownClaim(ctx context.Context, c consumed) bool {
