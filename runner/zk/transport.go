@@ -181,7 +181,15 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	}
 	ops = append(ops, first...)
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
-	if _, failed, err := r.c.multi(ctx, what, ops); err != nil {
+	_, failed, err := r.c.multi(ctx, what, ops)
+	if err != nil && r.ownsClaim(ctx, tr.Actions, mine, now) {
+		// The multi-op was applied and its reply lost with the connection
+		// (the retry then failed on what the first attempt wrote): the
+		// claim it made exists, in this session. It is this commit's.
+		r.log.Info("a commit's reply was lost, and it was applied", "job", id, "version", tr.Job.Version())
+		err = nil
+	}
+	if err != nil {
 		r.unreserve(mine)
 		switch {
 		case sv != nil && failed >= 0 && failed < len(sv.ops):
