@@ -39,9 +39,10 @@
 //	/baton/dispatching/ID              a transition too large for one request
 //	                                   whose queue entries are still being written
 //
-// Workers sort the queue's names and take the first: higher priorities
-// first, then the oldest. Nothing in the layout is ever evaluated: a
-// node's data is JSON or baton's own encodings, checked when read.
+// Workers sort the queue's names: higher priorities first, then, within
+// a priority, roughly the oldest first (see Workers). Nothing in the
+// layout is ever evaluated: a node's data is JSON or baton's own
+// encodings, checked when read.
 //
 // # Transitions
 //
@@ -60,16 +61,34 @@
 //
 // # Workers
 //
-// A worker lists the queue (with a watch) and the claims, and claims
-// entries it has a handler for: one multi-op creates its ephemeral claim
-// and sets the entry's data (bumping its version, which then names this
-// claim). The first claim of an entry runs the action the entry carries;
-// an entry claimed before, or of a job that cancelled or ran out of a
-// deadline, is checked against the job first (and dropped if the job no
-// longer waits for it). The result is applied with the entry deleted at
-// the claimed version and the claim deleted, in the transition's
-// multi-op; results of one job that end together in one process are
-// applied together.
+// A transition claims, in its own multi-op, the new actions that the
+// worker writing it has a handler and a free slot for and that are at
+// least as urgent as anything waiting unclaimed: their entries are
+// created claimed (their claims created too), and the worker runs them at
+// once, with no request of their own. A seq therefore costs one write per
+// action: its transition. (If the multi-op's reply is lost and its retry
+// fails, the claim existing in the worker's session shows it was written.)
+//
+// The other entries wait in the queue. A worker lists the queue (with a
+// watch) and the claims, and claims entries it has a handler for: one
+// multi-op creates its ephemeral claim and sets the entry's data (bumping
+// its version, which then names this claim). It lists again when the
+// queue changed, at most every 10 ms, and meanwhile works through its
+// last listing. Within a priority it tries the entries of jobs it holds in
+// its cache first (jobs stick to the worker that has them at hand: fewer
+// reads and fewer colliding transitions), and each listing starts at a
+// random one of its first entries, so that workers do not race for the
+// same ones. An entry of a cached job never claimed before (version 0) is
+// claimed without reading it, from the cached action (never for an
+// at-most-once action, see below). The first claim of an entry runs the
+// action the entry carries; an entry claimed before, or of a job that
+// cancelled or ran out of a deadline, is checked against the job first
+// (and dropped if the job no longer waits for it). The result is applied
+// with the entry deleted at the claimed version and the claim deleted, in
+// the transition's multi-op; results of one job that end together in one
+// process are applied together, starting from the process's cached copy
+// of the job (runner.Cache: a stale copy fails the compare-and-swap, and
+// the job is read again).
 //
 // A worker that dies loses its session, and with it its claims: another
 // worker claims the entry and runs the action again (actions run at
@@ -82,7 +101,8 @@
 //
 // A running action's handler is cancelled with cause runner.ErrStopped
 // when its job no longer waits for it: in this process at once, in
-// others when their workers see the job's record count a new stop.
+// others when their workers see the job's record count a new stop (one
+// watch per job per process, shared by its handlers).
 // Actions whose name has no handler in a worker's registry stay in the
 // queue for a worker that has one (baton status lists what each worker
 // serves); a worker logs once that it leaves them.
