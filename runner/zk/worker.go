@@ -170,6 +170,10 @@ func (r *Runner) workLoop(ctx context.Context) {
 		next     int
 		stale    = true
 		lastList time.Time
+		// listCost is what the last listing took (reading and ordering
+		// it): a long queue is listed again at most every ten of those,
+		// its listing meanwhile worked through.
+		listCost time.Duration
 		qch      <-chan zk.Event
 		cch      <-chan zk.Event
 		wait     time.Duration
@@ -189,7 +193,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 		// A stale listing is still used while it has entries to try and
 		// the last listing is recent: entries taken since fail their claim
 		// at no harm; a listing is at most minRewatch old when re-made.
-		if stale && (next >= len(names) || time.Since(lastList) >= minRewatch) {
+		if stale && (next >= len(names) || time.Since(lastList) >= max(minRewatch, 10*listCost)) {
 			pace(ctx, &lastList)
 			var claims []string
 			err := r.c.do(ctx, "list the queue", func() (err error) {
@@ -235,6 +239,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 			w.mu.Lock()
 			w.best = best
 			w.mu.Unlock()
+			listCost = time.Since(lastList)
 		}
 		// Claim as many entries as there are free slots, each in its own
 		// goroutine: the claims' round trips overlap instead of queueing
