@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -51,6 +52,10 @@ type Config struct {
 	Timeout time.Duration
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
+
+	// dial, if set, makes the connections of the transports (writers,
+	// admin and fetch requests) instead of a net.Dialer. For tests.
+	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // maxPrefix bounds Config.Prefix so that "PREFIX.action.NAME" stays under
@@ -127,6 +132,7 @@ func (c *Config) workerGroup() string            { return c.Prefix + ".workers" 
 // does.
 func (c *Config) transport() *kafka.Transport {
 	return &kafka.Transport{
+		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
 		MetadataTTL: 500 * time.Millisecond,
 		ClientID:    c.ClientID,
@@ -200,8 +206,14 @@ func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
 // closes only a transport it made itself).
 func closeWriter(w *kafka.Writer) error {
 	err := w.Close()
-	if t, ok := w.Transport.(*kafka.Transport); ok {
+	closeTransport(w.Transport)
+	return err
+}
+
+// closeTransport closes the connections of a transport baton made: those
+// idle at once, those in use when their request ends.
+func closeTransport(rt kafka.RoundTripper) {
+	if t, ok := rt.(*kafka.Transport); ok {
 		t.CloseIdleConnections()
 	}
-	return err
 }

@@ -77,12 +77,17 @@ var (
 // topics that do not exist, checks those that do (the state topic must be
 // compacted and have as many partitions as the restarter topic; the
 // others must not be compacted), and returns a Store that owns no
-// partition.
-func Open(ctx context.Context, cfg Config) (*Store, error) {
+// partition. An Open that fails leaves no connection open.
+func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
 	cl := cfg.client()
+	defer func() {
+		if err != nil {
+			closeTransport(cl.Transport)
+		}
+	}()
 	adm := newAdmin(&cfg, cl)
 	restarter, state, stops := adm.specs()
 	infos, err := adm.ensure(ctx, restarter, state, stops)
@@ -795,8 +800,6 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.bg.Wait()
 	err := closeWriter(s.w)
-	if t, ok := s.cl.Transport.(*kafka.Transport); ok {
-		t.CloseIdleConnections()
-	}
+	closeTransport(s.cl.Transport)
 	return err
 }

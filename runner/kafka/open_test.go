@@ -1,0 +1,138 @@
+package kafka_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	kafkarunner "github.com/batonwf/baton/runner/kafka"
+)
+
+// conns records the connections a configuration's transports make
+// (kafkarunner.WithDial), and which of them are still open.
+type conns struct {
+	mu   sync.Mutex
+	open map[*trackedConn]bool
+	made int
+}
+
+func trackConns(cfg kafkarunner.Config) (kafkarunner.Config, *conns) {
+	c := &conns{open: map[*trackedConn]bool{}}
+	return kafkarunner.WithDial(cfg, c.dial), c
+}
+
+func (c *conns) dial(ctx context.Context, network, address string) (net.Conn, error) {
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: nc, c: c}
+	c.mu.Lock()
+	c.open[tc] = true
+	c.made++
+	c.mu.Unlock()
+	return tc, nil
+}
+
+// snapshot returns the connections open now.
+func (c *conns) snapshot() map[*trackedConn]bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[*trackedConn]bool{}
+	for tc := range c.open {
+		out[tc] = true
+	}
+	return out
+}
+
+// waitClosed fails the test unless, within 5s, every connection open now
+// but not in keep is closed. It returns how many it waited for.
+func (c *conns) waitClosed(t *testing.T, what string, keep map[*trackedConn]bool) int {
+	t.Helper()
+	n := 0
+	for tc := range c.snapshot() {
+		if !keep[tc] {
+			n++
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var left []string
+		for tc := range c.snapshot() {
+			if !keep[tc] {
+				left = append(left, tc.LocalAddr().String()+"->"+tc.RemoteAddr().String())
+			}
+		}
+		if len(left) == 0 {
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %d of the connections made are still open 5s later: %s", what, len(left), strings.Join(left, ", "))
+			return n
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	c    *conns
+	once sync.Once
+}
+
+func (tc *trackedConn) Close() error {
+	tc.once.Do(func() {
+		tc.c.mu.Lock()
+		delete(tc.c.open, tc)
+		tc.c.mu.Unlock()
+	})
+	return tc.Conn.Close()
+}
+
+// createTopic creates topic with partitions and configs, as a user's
+// tool would.
+func createTopic(t *testing.T, brokers []string, topic string, partitions int, configs ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	tc := kafka.TopicConfig{Topic: topic, NumPartitions: partitions, ReplicationFactor: -1}
+	for i := 0; i+1 < len(configs); i += 2 {
+		tc.ConfigEntries = append(tc.ConfigEntries, kafka.ConfigEntry{ConfigName: configs[i], ConfigValue: configs[i+1]})
+	}
+	res, err := (&kafka.Client{Addr: kafka.TCP(brokers...), Transport: tr}).CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{tc}})
+	if err == nil {
+		err = res.Errors[topic]
+	}
+	if err != nil {
+		t.Fatalf("create topic %s: %v", topic, err)
+	}
+}
+
+// TestOpenClosesOnError: an Open that fails (here on a state topic that is
+// not compacted, after it connected and created the other topics) leaves
+// no connection open.
+func TestOpenClosesOnError(t *testing.T) {
+	cfg, cs := trackConns(testConfig(t))
+	createTopic(t, cfg.Brokers, cfg.Prefix+".state", 4, "cleanup.policy", "delete")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	st, err := kafkarunner.Open(ctx, cfg)
+	if err == nil {
+		st.Close()
+		t.Fatal("Open succeeded on a state topic that is not compacted")
+	}
+	if !strings.Contains(err.Error(), cfg.Prefix+".state has cleanup.policy") {
+		t.Errorf("Open: %v; want the state topic's cleanup policy named", err)
+	}
+	if n := cs.waitClosed(t, "after a failed Open", nil); n == 0 && cs.made == 0 {
+		t.Error("Open made no connection through the test's dialer: the test checks nothing")
+	}
+}
