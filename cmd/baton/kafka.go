@@ -430,17 +430,13 @@ func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what stri
 }
 
 // client returns a runner that neither restarts nor works: it submits,
-// cancels and waits. stop stops it; call it once done.
+// cancels and waits (it needs no Run). stop closes it; call it once done.
 func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(), _ error) {
 	r, err := kafkarunner.New(kafkarunner.Options{Store: kj.st, Role: kafkarunner.RoleClient, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	// Run does nothing but wait for the end, then closes the writers
-	// (Close alone would leave them open).
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run(context.Background()) }()
-	return r, func() { r.Close(); <-ran }, nil
+	return r, func() { r.Close() }, nil
 }
 
 // canceller returns what cancels jobs in Kafka, through the restarters.

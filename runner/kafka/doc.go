@@ -15,7 +15,9 @@
 // A Runner is a restarter (it owns partitions of the restarter topic and
 // makes the transitions of their jobs), a worker (it runs the handlers of
 // its Registry), or both (Options.Role). Any number of each, in any number
-// of processes, may share a prefix.
+// of processes, may share a prefix. A runner that only submits, cancels,
+// delivers and waits (RoleClient) needs no Run; Close releases a runner's
+// connections whether or not it ran.
 //
 // The loop is runner.Engine's, unchanged: the restarter feeds results to
 // Engine.Apply, and its runner.Transport saves the transition, then

@@ -2,6 +2,8 @@ package kafka_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -9,6 +11,8 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/batonwf/baton/job"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -134,5 +138,50 @@ func TestOpenClosesOnError(t *testing.T) {
 	}
 	if n := cs.waitClosed(t, "after a failed Open", nil); n == 0 && cs.made == 0 {
 		t.Error("Open made no connection through the test's dialer: the test checks nothing")
+	}
+}
+
+// TestCloseWithoutRun: a runner used only to deliver (as a client that
+// never runs) releases its writers' connections on Close; and Run after
+// Close returns at once, with nothing left open.
+func TestCloseWithoutRun(t *testing.T) {
+	cfg, cs := trackConns(testConfig(t))
+	st := openStore(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, run := range []bool{false, true} {
+		keep := cs.snapshot() // the store's
+		made := cs.made
+		r, err := kafkarunner.New(kafkarunner.Options{Store: st, Role: kafkarunner.RoleClient})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A result for a job no restarter holds: it is written to the
+		// restarter topic, through the runner's writer.
+		if err := r.Deliver(ctx, job.Result{JobID: "nobody", ActionID: "root#1", Output: []byte(`1`)}); err != nil {
+			t.Fatal(err)
+		}
+		if cs.made == made {
+			t.Fatal("Deliver made no connection through the test's dialer: the test checks nothing")
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if run {
+			done := make(chan error, 1)
+			go func() { done <- r.Run(ctx) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run after Close: %v", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run after Close did not return within 5s")
+			}
+		}
+		cs.waitClosed(t, fmt.Sprintf("Close without Run (then Run: %v)", run), keep)
+		if err := r.Deliver(ctx, job.Result{JobID: "nobody", ActionID: "root#1"}); !errors.Is(err, kafkarunner.ErrClosed) {
+			t.Errorf("Deliver after Close: %v, want ErrClosed", err)
+		}
 	}
 }
