@@ -289,31 +289,12 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	}
 	cfg := k.cfg
 	cfg.Logger = log
-	for {
-		kj.st, err = kafkarunner.Open(cctx, cfg)
-		if err == nil {
-			return kj, nil
-		}
-		// kafka-go says a broker is not available when its first
-		// metadata request did not finish in time (a slow TLS or SASL
-		// handshake, a loaded machine): try again while the wait lasts.
-		if !errors.Is(err, kafka.BrokerNotAvailable) || sleep(cctx, 200*time.Millisecond) != nil {
-			kj.tr.CloseIdleConnections()
-			return nil, k.failed(cctx, "opening the topics", err)
-		}
+	// Open waits within cctx for a broker slow to answer metadata.
+	if kj.st, err = kafkarunner.Open(cctx, cfg); err != nil {
+		kj.tr.CloseIdleConnections()
+		return nil, k.failed(cctx, "opening the topics", err)
 	}
-}
-
-// sleep waits for d, or returns ctx's error when it ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return kj, nil
 }
 
 // reach dials the brokers until one takes a connection, and says why none

@@ -414,9 +414,10 @@ func TestKafkaTLSAndSASL(t *testing.T) {
 	}
 }
 
-// TestKafkaSlowBroker: a broker slow to answer metadata requests (as over
-// a slow TLS and SASL handshake) at first: kafka-go then says it is "not
-// available"; the command tries again within --connect-timeout, and starts.
+// TestKafkaSlowBroker: a broker slow to answer metadata requests (as on a
+// loaded machine) at first: kafka-go's first metadata fetch then times
+// out and it would say the broker is "not available"; the store waits for
+// a later fetch within --connect-timeout, and the command starts.
 func TestKafkaSlowBroker(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {

@@ -129,16 +129,17 @@ func (c *Config) workerGroup() string            { return c.Prefix + ".workers" 
 // transport returns a new kafka-go transport: one per writer and client,
 // since a shared one can hold stale metadata of a topic. kafka-go does not
 // refresh metadata on "not leader for partition": a short MetadataTTL
-// does.
-func (c *Config) transport() *kafka.Transport {
-	return &kafka.Transport{
+// does. kafka-go bounds every metadata fetch by the TTL too, the first
+// included: its requests wait for a fetch that succeeds (kafkaTransport).
+func (c *Config) transport() *kafkaTransport {
+	return &kafkaTransport{log: c.Logger, Transport: &kafka.Transport{
 		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
 		MetadataTTL: 500 * time.Millisecond,
 		ClientID:    c.ClientID,
 		TLS:         c.TLS,
 		SASL:        c.SASL,
-	}
+	}}
 }
 
 // dialer returns the dialer of consumer groups and readers.
@@ -213,7 +214,7 @@ func closeWriter(w *kafka.Writer) error {
 // closeTransport closes the connections of a transport baton made: those
 // idle at once, those in use when their request ends.
 func closeTransport(rt kafka.RoundTripper) {
-	if t, ok := rt.(*kafka.Transport); ok {
+	if t, ok := rt.(*kafkaTransport); ok {
 		t.CloseIdleConnections()
 	}
 }

@@ -289,6 +289,18 @@
 // answers: it sees every transition written before it was called. History
 // reads the job's partition from its start.
 //
+// # Connections
+//
+// Every writer and client has a kafka-go transport of its own, which
+// fetches the cluster's metadata every 500ms at most (kafka-go refreshes
+// it on nothing else, not even "not leader for partition") and bounds
+// each fetch by the same 500ms. A request made before a fetch has
+// succeeded (a broker slow to answer, a loaded machine) waits for one,
+// within its context and Config.Timeout, instead of failing with "Broker
+// Not Available"; one whose connection fails (refused, a failed TLS or
+// SASL handshake) fails at once. A failed Open, and Close of a Store or
+// a Runner, leave no connection open.
+//
 // # Security
 //
 // Config.TLS and Config.SASL are handed to kafka-go's Dialer (consumer

@@ -7,10 +7,12 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/batonwf/baton/job"
 
@@ -184,4 +186,68 @@ func TestCloseWithoutRun(t *testing.T) {
 			t.Errorf("Deliver after Close: %v, want ErrClosed", err)
 		}
 	}
+}
+
+// TestOpenSlowMetadata: a broker that takes 700ms to answer metadata
+// requests for its first 2 seconds (as over a slow handshake, or on a
+// loaded machine): the first metadata fetch of a transport, which
+// kafka-go bounds by the metadata TTL (500ms), fails; Open waits for a
+// later one within its context instead of failing with "Broker Not
+// Available", and the store works.
+func TestOpenSlowMetadata(t *testing.T) {
+	c := privateCluster(t)
+	start := time.Now()
+	var slowed atomic.Int32
+	c.ControlKey(int16(kmsg.Metadata), func(kmsg.Request) (kmsg.Response, error, bool) {
+		if time.Since(start) < 2*time.Second {
+			slowed.Add(1)
+			c.SleepControl(func() { time.Sleep(700 * time.Millisecond) })
+		}
+		return nil, nil, false // then answered as usual
+	})
+	cfg := testConfig(t)
+	cfg.Brokers = c.ListenAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	st, err := kafkarunner.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open on a broker slow to answer metadata at first: %v", err)
+	}
+	defer st.Close()
+	if err := st.ClaimAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if slowed.Load() == 0 {
+		t.Error("no metadata request was slowed: the test checks nothing")
+	}
+	t.Logf("%d metadata requests slowed; Open took %v", slowed.Load(), time.Since(start).Round(time.Millisecond))
+}
+
+// TestOpenRefusedFast: a broker that refuses the connection fails Open
+// at once, naming the broker: only a metadata request that timed out is
+// waited for again.
+func TestOpenRefusedFast(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	cfg := testConfig(t)
+	cfg.Brokers = []string{addr}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	begin := time.Now()
+	st, err := kafkarunner.Open(ctx, cfg)
+	if err == nil {
+		st.Close()
+		t.Fatal("Open succeeded with no broker")
+	}
+	if d := time.Since(begin); d > 3*time.Second {
+		t.Errorf("Open took %v to fail on a refused connection", d)
+	}
+	if !strings.Contains(err.Error(), addr) {
+		t.Errorf("Open: %v; want the broker %s named", err, addr)
+	}
+	t.Logf("Open: %v", err)
 }

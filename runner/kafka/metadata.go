@@ -1,0 +1,104 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+	"github.com/segmentio/kafka-go/protocol/metadata"
+)
+
+// kafkaTransport is the kafka-go transport of one writer or client
+// (Config.transport), with what baton adds to it: a request waits, within
+// its context, for the transport's first metadata.
+//
+// kafka-go's transport fetches the cluster's metadata in the background
+// (at first use, then every MetadataTTL at most), and bounds each fetch,
+// the first one included, by MetadataTTL (short: kafka-go refreshes
+// metadata on nothing but its TTL, see Config.transport). The first fetch
+// is the first request of a new connection (TLS and SASL run before it,
+// under DialTimeout); when it takes longer than the TTL (a broker slow to
+// answer, a loaded machine), the transport knows no broker, and every
+// request fails at once ("Broker Not Available", or the fetch's timeout)
+// until a later fetch succeeds, which it never replaces with an error.
+// So until a fetch has succeeded, a request first asks the transport's
+// cache (nothing goes to a broker) as long as the fetches time out, and
+// goes out once one succeeded. An error that is not a timeout (a refused
+// connection, a failed handshake) is returned at once.
+type kafkaTransport struct {
+	*kafka.Transport
+	log *slog.Logger
+
+	mu    sync.Mutex
+	ready map[string]bool // the addresses whose metadata was fetched
+}
+
+// RoundTrip sends req once the transport has the cluster's metadata.
+func (t *kafkaTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafka.Request) (kafka.Response, error) {
+	if err := t.awaitMetadata(ctx, addr); err != nil {
+		return nil, err
+	}
+	return t.Transport.RoundTrip(ctx, addr, req)
+}
+
+// CloseIdleConnections closes the transport's connections (kafka-go's
+// method); its next request starts from a first metadata fetch again.
+func (t *kafkaTransport) CloseIdleConnections() {
+	t.mu.Lock()
+	clear(t.ready)
+	t.mu.Unlock()
+	t.Transport.CloseIdleConnections()
+}
+
+// awaitMetadata returns once a metadata fetch from addr has succeeded, or
+// with the reason none did.
+func (t *kafkaTransport) awaitMetadata(ctx context.Context, addr net.Addr) error {
+	key := addr.Network() + "/" + addr.String()
+	t.mu.Lock()
+	ok := t.ready[key]
+	t.mu.Unlock()
+	if ok {
+		return nil
+	}
+	var last error // the fetch that timed out
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 100*time.Millisecond) {
+		// A metadata request is answered from the transport's cache: the
+		// outcome of its latest fetch.
+		_, err := t.Transport.RoundTrip(ctx, addr, &metadata.Request{TopicNames: []string{}})
+		switch {
+		case err == nil:
+			t.mu.Lock()
+			if t.ready == nil {
+				t.ready = map[string]bool{}
+			}
+			t.ready[key] = true
+			t.mu.Unlock()
+			if last != nil {
+				t.log.Debug("kafka-go's metadata fetched after a fetch timed out", "brokers", addr.String())
+			}
+			return nil
+		case ctx.Err() != nil && last != nil:
+			return fmt.Errorf("kafka: no metadata of the cluster at %s: %w; every fetch timed out (kafka-go bounds each by the metadata TTL, %v), the last with: %v",
+				addr, ctx.Err(), t.MetadataTTL, last)
+		case ctx.Err() != nil, !timedOut(err):
+			return fmt.Errorf("kafka: metadata of the cluster at %s: %w", addr, err)
+		}
+		if last == nil {
+			t.log.Debug("kafka-go's first metadata fetch timed out; waiting for the next", "brokers", addr.String(), "err", err)
+		}
+		last = err
+		sleep(ctx, pause)
+	}
+}
+
+// timedOut reports whether err is a timeout: a deadline passed.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
