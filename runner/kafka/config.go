@@ -48,7 +48,9 @@ type Config struct {
 	// ClientID is sent to the brokers; default "baton".
 	ClientID string
 	// Timeout bounds each request to the cluster (admin requests, fetches
-	// of the state); default 10s. Writes are bounded by their contexts.
+	// of the state), and a writer's wait for metadata that lists a topic
+	// created since its last fetch; default 10s. Writes are bounded by
+	// their contexts.
 	Timeout time.Duration
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
@@ -131,8 +133,10 @@ func (c *Config) workerGroup() string            { return c.Prefix + ".workers" 
 // refresh metadata on "not leader for partition": a short MetadataTTL
 // does. kafka-go bounds every metadata fetch by the TTL too, the first
 // included: its requests wait for a fetch that succeeds (kafkaTransport).
-func (c *Config) transport() *kafkaTransport {
-	return &kafkaTransport{log: c.Logger, Transport: &kafka.Transport{
+// Its metadata requests that name a topic for which exists is true wait
+// for metadata that lists it (exists may be nil).
+func (c *Config) transport(exists func(topic string) bool) *kafkaTransport {
+	return &kafkaTransport{log: c.Logger, exists: exists, wait: c.Timeout, Transport: &kafka.Transport{
 		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
 		MetadataTTL: 500 * time.Millisecond,
@@ -155,14 +159,15 @@ func (c *Config) dialer() *kafka.Dialer {
 
 func (c *Config) addr() net.Addr { return kafka.TCP(c.Brokers...) }
 
-// client returns an admin and fetch client.
-func (c *Config) client() *kafka.Client {
-	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport()}
+// client returns an admin and fetch client (exists: see transport).
+func (c *Config) client(exists func(topic string) bool) *kafka.Client {
+	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport(exists)}
 }
 
 // writer returns a synchronous writer whose acks come from every in-sync
-// replica. topic "" lets each message name its topic.
-func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Writer {
+// replica. topic "" lets each message name its topic. Its first write to
+// a topic for which exists is true waits for metadata that lists it.
+func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:                   c.addr(),
 		Topic:                  topic,
@@ -172,7 +177,7 @@ func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Wri
 		RequiredAcks:           kafka.RequireAll,
 		WriteBackoffMin:        20 * time.Millisecond,
 		WriteBackoffMax:        500 * time.Millisecond,
-		Transport:              c.transport(),
+		Transport:              c.transport(exists),
 		AllowAutoTopicCreation: false,
 	}
 }

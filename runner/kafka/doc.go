@@ -298,8 +298,13 @@
 // succeeded (a broker slow to answer, a loaded machine) waits for one,
 // within its context and Config.Timeout, instead of failing with "Broker
 // Not Available"; one whose connection fails (refused, a failed TLS or
-// SASL handshake) fails at once. A failed Open, and Close of a Store or
-// a Runner, leave no connection open.
+// SASL handshake) fails at once. A transport's metadata can predate a
+// topic created since (an action topic made for its first dispatch, a
+// topic another process made): a write to a topic that baton created or
+// checked waits for a fetch that lists it, up to Config.Timeout, instead
+// of failing with "Unknown Topic Or Partition"; a warning is logged only
+// if that takes over 2s. A failed Open, and Close of a Store or a Runner,
+// leave no connection open.
 //
 // # Security
 //

@@ -16,7 +16,8 @@ import (
 
 // kafkaTransport is the kafka-go transport of one writer or client
 // (Config.transport), with what baton adds to it: a request waits, within
-// its context, for the transport's first metadata.
+// its context, for the transport's first metadata; and a metadata request
+// for a topic that exists waits for metadata that lists it.
 //
 // kafka-go's transport fetches the cluster's metadata in the background
 // (at first use, then every MetadataTTL at most), and bounds each fetch,
@@ -31,20 +32,82 @@ import (
 // cache (nothing goes to a broker) as long as the fetches time out, and
 // goes out once one succeeded. An error that is not a timeout (a refused
 // connection, a failed handshake) is returned at once.
+//
+// The metadata a transport caches can predate a topic: one created since
+// (by baton's admin client, or by another process) is unknown to it until
+// its next fetch, and a writer's write to the topic would fail at once
+// ("Unknown Topic Or Partition"). So a metadata request (a writer asks the
+// cache before each write) that names a topic that exists (exists: baton
+// created or checked it) but is not listed waits for a fetch that lists
+// it, for up to wait, quietly at first (the next fetch comes within
+// MetadataTTL): a warning is logged only once it has waited for
+// quietTopicWait.
 type kafkaTransport struct {
 	*kafka.Transport
-	log *slog.Logger
+	log    *slog.Logger
+	exists func(topic string) bool // nil: no topic is waited for
+	wait   time.Duration           // bounds a wait for a topic to be listed
 
 	mu    sync.Mutex
 	ready map[string]bool // the addresses whose metadata was fetched
 }
+
+// quietTopicWait is how long a transport waits for metadata that lists a
+// topic that exists before it says so in a warning: a few fetches.
+const quietTopicWait = 2 * time.Second
 
 // RoundTrip sends req once the transport has the cluster's metadata.
 func (t *kafkaTransport) RoundTrip(ctx context.Context, addr net.Addr, req kafka.Request) (kafka.Response, error) {
 	if err := t.awaitMetadata(ctx, addr); err != nil {
 		return nil, err
 	}
-	return t.Transport.RoundTrip(ctx, addr, req)
+	res, err := t.Transport.RoundTrip(ctx, addr, req)
+	if m, ok := req.(*metadata.Request); ok && err == nil && t.exists != nil {
+		return t.awaitTopics(ctx, addr, m, res.(*metadata.Response))
+	}
+	return res, err
+}
+
+// awaitTopics returns res, the answer to m, if it lists every topic of m
+// that exists; else it asks again until an answer does, or for up to
+// t.wait, and returns the last answer.
+func (t *kafkaTransport) awaitTopics(ctx context.Context, addr net.Addr, m *metadata.Request, res *metadata.Response) (kafka.Response, error) {
+	missing := t.unlisted(res)
+	if len(missing) == 0 {
+		return res, nil
+	}
+	begin := time.Now()
+	warned := false
+	for time.Since(begin) < t.wait && sleep(ctx, 20*time.Millisecond) {
+		r, err := t.Transport.RoundTrip(ctx, addr, m)
+		if err != nil {
+			return r, err
+		}
+		res = r.(*metadata.Response)
+		if missing = t.unlisted(res); len(missing) == 0 {
+			if warned {
+				t.log.Info("the metadata lists the topics now", "topics", m.TopicNames, "waited", time.Since(begin).Round(time.Millisecond))
+			}
+			return res, nil
+		}
+		if !warned && time.Since(begin) >= quietTopicWait {
+			t.log.Warn("the metadata does not list topics that exist; waiting for a fetch that does", "topics", missing,
+				"waited", time.Since(begin).Round(time.Millisecond), "up to", t.wait)
+			warned = true
+		}
+	}
+	return res, nil
+}
+
+// unlisted returns the topics of res unknown to it that exist.
+func (t *kafkaTransport) unlisted(res *metadata.Response) []string {
+	var out []string
+	for _, tp := range res.Topics {
+		if tp.ErrorCode == int16(kafka.UnknownTopicOrPartition) && t.exists(tp.Name) {
+			out = append(out, tp.Name)
+		}
+	}
+	return out
 }
 
 // CloseIdleConnections closes the transport's connections (kafka-go's

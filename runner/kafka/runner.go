@@ -237,9 +237,9 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r.eng = eng
-	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit)
-	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit)
-	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit)
+	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit, st.adm.exists)
+	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit, st.adm.exists)
+	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit, st.adm.exists)
 	if o.Role.works() && o.Registry != nil {
 		r.w = newWorker(r)
 	}

@@ -82,13 +82,13 @@ func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	cl := cfg.client()
+	adm := newAdmin(&cfg)
+	cl := adm.cl
 	defer func() {
 		if err != nil {
 			closeTransport(cl.Transport)
 		}
 	}()
-	adm := newAdmin(&cfg, cl)
 	restarter, state, stops := adm.specs()
 	infos, err := adm.ensure(ctx, restarter, state, stops)
 	if err != nil {
@@ -114,7 +114,7 @@ func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 		changed: make(chan struct{}),
 	}
 	s.cfg.MaxMessageBytes = limit
-	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit)
+	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit, adm.exists)
 	s.parts = make([]*partition, s.nparts)
 	for i := range s.parts {
 		s.parts[i] = &partition{id: i, mu: newChanMutex()}

@@ -32,12 +32,26 @@ type admin struct {
 	cfg *Config
 	cl  *kafka.Client
 
-	mu    sync.Mutex
-	known map[string]topicInfo // topics created or checked
+	mu      sync.Mutex
+	known   map[string]topicInfo // topics created or checked
+	created map[string]bool      // topics CreateTopics made or said exist
 }
 
-func newAdmin(cfg *Config, cl *kafka.Client) *admin {
-	return &admin{cfg: cfg, cl: cl, known: map[string]topicInfo{}}
+// newAdmin returns an admin with a client of its own, whose metadata
+// requests wait for the topics it knows exist.
+func newAdmin(cfg *Config) *admin {
+	a := &admin{cfg: cfg, known: map[string]topicInfo{}, created: map[string]bool{}}
+	a.cl = cfg.client(a.exists)
+	return a
+}
+
+// exists reports whether topic was created or checked: it exists, even
+// if the metadata of a transport does not list it yet.
+func (a *admin) exists(topic string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.known[topic]
+	return ok || a.created[topic]
 }
 
 func (a *admin) specs() (restarter, state, stops topicSpec) {
@@ -84,6 +98,11 @@ func (a *admin) ensure(ctx context.Context, specs ...topicSpec) ([]topicInfo, er
 				return nil, fmt.Errorf("kafka: create topic %s: %w", s.name, err)
 			}
 		}
+		a.mu.Lock()
+		for _, s := range todo {
+			a.created[s.name] = true
+		}
+		a.mu.Unlock()
 		infos, err := a.check(ctx, todo)
 		if err != nil {
 			return nil, err
