@@ -268,9 +268,10 @@ type kafkaJobs struct {
 
 // open connects to the brokers, waiting at most --connect-timeout for
 // them to answer, and opens the store on the prefix's topics. With create,
-// the topics that do not exist are created (worker, submit); without, a
-// prefix whose topics do not exist gives kafkaJobs without a store, and
-// nothing is created: a typo in --prefix must not leave topics behind.
+// the topics that do not exist are created (worker, submit); without, the
+// store creates none (a typo in --prefix must not leave topics behind, and
+// a user who may not create topics may still read), and a prefix without
+// a state topic gives kafkaJobs without a store: there are no jobs.
 func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*kafkaJobs, error) {
 	cctx, cancel := context.WithTimeout(ctx, *k.connect)
 	defer cancel()
@@ -279,22 +280,25 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	}
 	kj := &kafkaJobs{f: k, tr: &kafka.Transport{DialTimeout: *k.connect, ClientID: "baton", TLS: k.cfg.TLS, SASL: k.cfg.SASL}}
 	kj.cl = &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Timeout: *k.connect, Transport: kj.tr}
-	md, err := kj.cl.Metadata(cctx, &kafka.MetadataRequest{})
-	if err != nil {
-		kj.tr.CloseIdleConnections()
-		return nil, k.failed(cctx, "a metadata request", err)
-	}
-	if !create && !slices.ContainsFunc(md.Topics, func(t kafka.Topic) bool { return t.Name == *k.prefix+".state" }) {
-		return kj, nil
-	}
 	cfg := k.cfg
 	cfg.Logger = log
+	cfg.NoCreate = !create
 	// Open waits within cctx for a broker slow to answer metadata.
-	if kj.st, err = kafkarunner.Open(cctx, cfg); err != nil {
-		kj.tr.CloseIdleConnections()
-		return nil, k.failed(cctx, "opening the topics", err)
+	st, err := kafkarunner.Open(cctx, cfg)
+	var missing *kafkarunner.MissingTopicsError
+	switch {
+	case err == nil:
+		kj.st = st
+		return kj, nil
+	case errors.As(err, &missing) && slices.Contains(missing.Topics, *k.prefix+".state"):
+		return kj, nil
 	}
-	return kj, nil
+	kj.tr.CloseIdleConnections()
+	what := "opening the topics"
+	if k.connectionFailed(cctx, err) {
+		what = "a metadata request" // the first request Open makes
+	}
+	return nil, k.failed(cctx, what, err)
 }
 
 // reach dials the brokers until one takes a connection, and says why none
@@ -330,6 +334,13 @@ func (k *kafkaFlags) reach(ctx context.Context) error {
 
 // goMethod is the Go method name kafka-go puts before its errors.
 var goMethod = regexp.MustCompile(`kafka\.\(\*\w+\)\.\w+: `)
+
+// connectionFailed reports whether err is a failure of the connection
+// (an answer too slow, a connection closed), which failed says so of.
+func (k *kafkaFlags) connectionFailed(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
 
 // failed is the error of a request to brokers that took a connection: an
 // answer too slow, or a refusal (TLS, SASL, a broker that is not Kafka).

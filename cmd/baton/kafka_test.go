@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -439,6 +440,59 @@ func TestKafkaSlowBroker(t *testing.T) {
 	}
 	if slowed.Load() < 3 {
 		t.Errorf("%d metadata requests were slowed; the test meant to slow the store's first", slowed.Load())
+	}
+}
+
+// TestKafkaReadWithoutCreatePermission: a broker that refuses to create
+// topics (a user without the permission) still serves the read commands
+// on a prefix whose topics exist; none of them asks to create a topic.
+func TestKafkaReadWithoutCreatePermission(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	const p = "ro"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	res, err := (&kafka.Client{Addr: kafka.TCP(addr), Transport: tr}).CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: p + ".restarter", NumPartitions: 2, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "delete"}}},
+		{Topic: p + ".state", NumPartitions: 2, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}},
+		{Topic: p + ".stops", NumPartitions: 1, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "delete"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for topic, err := range res.Errors {
+		if err != nil {
+			t.Fatalf("create topic %s: %v", topic, err)
+		}
+	}
+	var creates atomic.Int32
+	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		creates.Add(1)
+		res := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+		res.SetVersion(req.GetVersion())
+		for _, rt := range req.(*kmsg.CreateTopicsRequest).Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+			res.Topics = append(res.Topics, st)
+		}
+		return res, nil, true
+	})
+	where := "Kafka " + addr + " under prefix " + p
+	r := baton(t, "status", "--kafka", addr, "--prefix", p).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "no jobs in "+where+"\n", "no action topics yet")
+	for _, cmd := range [][]string{{"status", "j"}, {"history", "j"}, {"inspect", "j"}, {"cancel", "j"}} {
+		r := baton(t, append(cmd, "--kafka", addr, "--prefix", p)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: job j not found in "+where)
+	}
+	if n := creates.Load(); n != 0 {
+		t.Errorf("the read commands asked to create topics %d times", n)
 	}
 }
 

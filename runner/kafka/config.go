@@ -32,6 +32,15 @@ type Config struct {
 	// ReplicationFactor of the topics baton creates; default -1, the
 	// broker's default.
 	ReplicationFactor int
+	// NoCreate makes baton create no topic: Open only checks that the
+	// restarter, state and stops topics exist and are configured right,
+	// and fails with a *MissingTopicsError naming those that do not exist
+	// and the prefix; an action topic that does not exist is not created
+	// either (its dispatch fails and is tried again; a worker that serves
+	// it waits, logging the error). For tools that only read, and users
+	// without the permission to create topics; a misspelled prefix then
+	// leaves no topics behind.
+	NoCreate bool
 	// MaxMessageBytes bounds every message baton produces (key, value and
 	// headers); default 1,000,000. Open lowers it to fit the topics'
 	// max.message.bytes.

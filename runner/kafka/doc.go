@@ -44,7 +44,10 @@
 // differs from the restarter topic's, is an error. An action topic is
 // created when its first action is dispatched or its first worker starts.
 // Topics are always created explicitly, never by the broker's automatic
-// creation.
+// creation. With Config.NoCreate (read-only tools, users who may not
+// create topics), nothing is created: Open fails with a
+// *MissingTopicsError naming the missing topics and the prefix, and so
+// does the dispatch of an action whose topic does not exist.
 //
 // A job's records all go to the same partition number p in the restarter
 // and the state topic: p is the murmur2 hash of the job ID modulo the

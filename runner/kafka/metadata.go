@@ -120,7 +120,8 @@ func (t *kafkaTransport) CloseIdleConnections() {
 }
 
 // awaitMetadata returns once a metadata fetch from addr has succeeded, or
-// with the reason none did.
+// with the reason none did (without "kafka: ": baton's callers say it of
+// their request).
 func (t *kafkaTransport) awaitMetadata(ctx context.Context, addr net.Addr) error {
 	key := addr.Network() + "/" + addr.String()
 	t.mu.Lock()
@@ -147,10 +148,10 @@ func (t *kafkaTransport) awaitMetadata(ctx context.Context, addr net.Addr) error
 			}
 			return nil
 		case ctx.Err() != nil && last != nil:
-			return fmt.Errorf("kafka: no metadata of the cluster at %s: %w; every fetch timed out (kafka-go bounds each by the metadata TTL, %v), the last with: %v",
+			return fmt.Errorf("no metadata of the cluster at %s: %w; every fetch timed out (kafka-go bounds each by the metadata TTL, %v), the last with: %v",
 				addr, ctx.Err(), t.MetadataTTL, last)
 		case ctx.Err() != nil, !timedOut(err):
-			return fmt.Errorf("kafka: metadata of the cluster at %s: %w", addr, err)
+			return fmt.Errorf("metadata of the cluster at %s: %w", addr, err)
 		}
 		if last == nil {
 			t.log.Debug("kafka-go's first metadata fetch timed out; waiting for the next", "brokers", addr.String(), "err", err)

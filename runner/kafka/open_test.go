@@ -12,9 +12,11 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -250,4 +252,97 @@ func TestOpenRefusedFast(t *testing.T) {
 		t.Errorf("Open: %v; want the broker %s named", err, addr)
 	}
 	t.Logf("Open: %v", err)
+}
+
+// TestNoCreate: with Config.NoCreate, Open sends no CreateTopics (here
+// the broker refuses them, as to a user without the permission): on a
+// prefix without topics it fails naming the missing topics and the
+// prefix, creates nothing and leaves no connection open; on one whose
+// topics exist it opens them, and still checks their configuration.
+func TestNoCreate(t *testing.T) {
+	c := privateCluster(t)
+	base := testConfig(t)
+	base.Brokers = c.ListenAddrs()
+	openStore(t, base).Close() // creates the topics of base.Prefix
+	createTopic(t, base.Brokers, base.Prefix+"-bad.restarter", 4)
+	createTopic(t, base.Brokers, base.Prefix+"-bad.state", 4, "cleanup.policy", "delete")
+	createTopic(t, base.Brokers, base.Prefix+"-bad.stops", 1)
+	createTopic(t, base.Brokers, base.Prefix+"-part.restarter", 4)
+	createTopic(t, base.Brokers, base.Prefix+"-part.state", 4, "cleanup.policy", "compact")
+
+	var creates atomic.Int32
+	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		creates.Add(1)
+		res := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+		res.SetVersion(req.GetVersion())
+		for _, rt := range req.(*kmsg.CreateTopicsRequest).Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+			res.Topics = append(res.Topics, st)
+		}
+		return res, nil, true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// Topics that exist: opened, without NoCreate refused by the broker.
+	cfg := base
+	if st, err := kafkarunner.Open(ctx, cfg); err == nil {
+		st.Close()
+		t.Error("Open without NoCreate succeeded though the broker refuses CreateTopics: the test checks nothing")
+	}
+	sent := creates.Load()
+	cfg.NoCreate = true
+	st, err := kafkarunner.Open(ctx, cfg)
+	if err != nil {
+		t.Fatalf("Open with NoCreate on existing topics: %v", err)
+	}
+	if st.Partitions() != 4 {
+		t.Errorf("%d partitions, want 4", st.Partitions())
+	}
+	if _, err := st.Load(ctx, "nosuch"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Load of a job that does not exist: %v", err)
+	}
+	st.Close()
+
+	// A prefix without topics: a clear error, and nothing created.
+	cfg, cs := trackConns(base)
+	cfg.Prefix, cfg.NoCreate = base.Prefix+"-typo", true
+	st, err = kafkarunner.Open(ctx, cfg)
+	if err == nil {
+		st.Close()
+		t.Fatal("Open with NoCreate succeeded on a prefix without topics")
+	}
+	var mt *kafkarunner.MissingTopicsError
+	if !errors.As(err, &mt) {
+		t.Fatalf("Open: %v (%T), want a *MissingTopicsError", err, err)
+	}
+	want := []string{cfg.Prefix + ".restarter", cfg.Prefix + ".state", cfg.Prefix + ".stops"}
+	if mt.Prefix != cfg.Prefix || strings.Join(mt.Topics, " ") != strings.Join(want, " ") {
+		t.Errorf("missing topics %q under prefix %q, want %q under %q", mt.Topics, mt.Prefix, want, cfg.Prefix)
+	}
+	for _, s := range append(want, "prefix "+cfg.Prefix, cfg.Brokers[0]) {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("Open: %v; want %q in it", err, s)
+		}
+	}
+	t.Logf("Open: %v", err)
+	cs.waitClosed(t, "after Open with NoCreate failed", nil)
+
+	// Only some topics: those missing are named; those that exist are
+	// checked.
+	cfg.Prefix = base.Prefix + "-part"
+	_, err = kafkarunner.Open(ctx, cfg)
+	if !errors.As(err, &mt) || strings.Join(mt.Topics, " ") != cfg.Prefix+".stops" {
+		t.Errorf("Open with NoCreate, the stops topic missing: %v", err)
+	}
+	cfg.Prefix = base.Prefix + "-bad"
+	_, err = kafkarunner.Open(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), cfg.Prefix+".state has cleanup.policy") {
+		t.Errorf("Open with NoCreate, the state topic not compacted: %v", err)
+	}
+	if n := creates.Load() - sent; n != 0 {
+		t.Errorf("%d CreateTopics requests sent with NoCreate", n)
+	}
 }

@@ -74,9 +74,10 @@ var (
 )
 
 // Open connects to the cluster, creates the restarter, state and stops
-// topics that do not exist, checks those that do (the state topic must be
-// compacted and have as many partitions as the restarter topic; the
-// others must not be compacted), and returns a Store that owns no
+// topics that do not exist (with Config.NoCreate, it fails with a
+// *MissingTopicsError instead), checks those that do (the state topic
+// must be compacted and have as many partitions as the restarter topic;
+// the others must not be compacted), and returns a Store that owns no
 // partition. An Open that fails leaves no connection open.
 func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	if err := cfg.fill(); err != nil {
