@@ -18,6 +18,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -569,7 +570,7 @@ func (c *cli) submitKafka(ctx context.Context, k *kafkaFlags, id job.ID, root as
 }
 
 // unconsumed lists the action names of root whose topic no member of the
-// workers group consumes, sorted.
+// workers group consumes, sorted; an error when it cannot tell.
 func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, error) {
 	queues, err := kj.st.Queues(ctx)
 	if err != nil {
@@ -577,6 +578,9 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 	}
 	served := map[string]bool{}
 	for _, q := range queues {
+		if q.WorkersErr != nil {
+			return nil, q.WorkersErr
+		}
 		served[q.Action] = q.Workers > 0
 	}
 	var missing []string
@@ -599,6 +603,9 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 //	email.send  3       0        baton.action.email.send
 //	log         0       1        baton.action.log
 //	WARNING: email.send: 3 queued, no worker consumes this topic (baton.action.email.send) ...
+//
+// When the workers group cannot be described, WORKERS shows "?" and no
+// topic is said to have no worker: a line says it could not tell why.
 func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
 	kj := js.kafka
 	fmt.Fprintln(w)
@@ -627,11 +634,21 @@ func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACTION\tQUEUED\tWORKERS\tTOPIC")
+	var unknown error // why the workers are not known
 	for _, q := range queues {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", q.Action, q.Waiting, q.Workers, q.Topic)
+		workers := strconv.Itoa(q.Workers)
+		if q.WorkersErr != nil {
+			workers, unknown = "?", q.WorkersErr
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", q.Action, q.Waiting, workers, q.Topic)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if unknown != nil {
+		fmt.Fprintf(w, "could not tell how many workers consume these topics, so whether actions wait for want of a worker is unknown: %s\n",
+			strings.TrimPrefix(unknown.Error(), "kafka: "))
+		return nil
 	}
 	for _, q := range queues {
 		if q.Workers == 0 && q.Waiting > 0 {

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -493,6 +494,60 @@ func TestKafkaReadWithoutCreatePermission(t *testing.T) {
 	}
 	if n := creates.Load(); n != 0 {
 		t.Errorf("the read commands asked to create topics %d times", n)
+	}
+}
+
+// TestKafkaStatusWorkersUnknown: when the workers group cannot be
+// described, status shows the queues with WORKERS "?" and says it could
+// not tell, instead of warning that no worker consumes a topic a worker
+// does consume.
+func TestKafkaStatusWorkersUnknown(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	args := func(a ...string) []string { return append(a, "--kafka", addr, "--prefix", "unk") }
+	w := startInProcess(t, "baton worker w6: serving ", args("worker", "--name", "w6")...)
+	nap := writeWorkflow(t, "nap.json", `{"version":1,"root":{"act":"sleep","payload":"60s"}}`)
+	baton(t, args("submit", nap, "--id", "nap-1")...).want(t, exitOK)
+	eventually(t, 20*time.Second, "the sleep action taken by the worker", func() (bool, string) {
+		r := baton(t, args("status")...)
+		return regexp.MustCompile(`(?m)^sleep +1 +1 +unk\.action\.sleep$`).MatchString(r.stdout), r.stdout + r.stderr
+	})
+	var failed atomic.Int32
+	c.ControlKey(int16(kmsg.DescribeGroups), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		dreq := req.(*kmsg.DescribeGroupsRequest)
+		if !slices.Contains(dreq.Groups, "unk.workers") {
+			return nil, nil, false
+		}
+		failed.Add(1)
+		res := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		res.SetVersion(req.GetVersion())
+		for _, g := range dreq.Groups {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.CoordinatorNotAvailable.Code
+			res.Groups = append(res.Groups, rg)
+		}
+		return res, nil, true
+	})
+	r := baton(t, args("status")...).want(t, exitOK)
+	if !regexp.MustCompile(`(?m)^sleep +1 +\? +unk\.action\.sleep$`).MatchString(r.stdout) {
+		t.Errorf("status does not show the sleep queue with workers \"?\":\n%s", r.stdout)
+	}
+	contains(t, "stdout", r.stdout, "restarters: 1 in group unk.restarters\n",
+		"could not tell how many workers consume these topics, so whether actions wait for want of a worker is unknown: queues: describe group unk.workers: [15] Group Coordinator Not Available")
+	if strings.Contains(r.stdout, "WARNING") {
+		t.Errorf("status warns though it could not tell:\n%s", r.stdout)
+	}
+	if failed.Load() == 0 {
+		t.Error("no request to describe the workers group was refused: the test checks nothing")
+	}
+	baton(t, args("cancel", "nap-1")...).want(t, exitOK)
+	if code := w.stop(t); code != exitOK {
+		t.Fatalf("worker: exit status %d\n%s", code, w.errOut.String())
 	}
 }
 
