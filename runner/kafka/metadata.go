@@ -22,12 +22,13 @@ import (
 // kafka-go's transport fetches the cluster's metadata in the background
 // (at first use, then every MetadataTTL at most), and bounds each fetch,
 // the first one included, by MetadataTTL (short: kafka-go refreshes
-// metadata on nothing but its TTL, see Config.transport). The first fetch
-// is the first request of a new connection (TLS and SASL run before it,
-// under DialTimeout); when it takes longer than the TTL (a broker slow to
-// answer, a loaded machine), the transport knows no broker, and every
-// request fails at once ("Broker Not Available", or the fetch's timeout)
-// until a later fetch succeeds, which it never replaces with an error.
+// metadata on nothing but its TTL, see Config.transport). The fetch is
+// bounded once its connection is made (the dial and the TLS handshake
+// under DialTimeout, then SASL); when it takes longer than the TTL (a
+// broker slow to answer, a loaded machine), the transport knows no
+// broker, and every request fails at once ("Broker Not Available", or
+// the fetch's timeout) until a later fetch succeeds, which it never
+// replaces with an error.
 // So until a fetch has succeeded, a request first asks the transport's
 // cache (nothing goes to a broker) as long as the fetches time out, and
 // goes out once one succeeded. An error that is not a timeout (a refused
