@@ -18,6 +18,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -268,9 +269,10 @@ type kafkaJobs struct {
 
 // open connects to the brokers, waiting at most --connect-timeout for
 // them to answer, and opens the store on the prefix's topics. With create,
-// the topics that do not exist are created (worker, submit); without, a
-// prefix whose topics do not exist gives kafkaJobs without a store, and
-// nothing is created: a typo in --prefix must not leave topics behind.
+// the topics that do not exist are created (worker, submit); without, the
+// store creates none (a typo in --prefix must not leave topics behind, and
+// a user who may not create topics may still read), and a prefix without
+// a state topic gives kafkaJobs without a store: there are no jobs.
 func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*kafkaJobs, error) {
 	cctx, cancel := context.WithTimeout(ctx, *k.connect)
 	defer cancel()
@@ -279,41 +281,25 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	}
 	kj := &kafkaJobs{f: k, tr: &kafka.Transport{DialTimeout: *k.connect, ClientID: "baton", TLS: k.cfg.TLS, SASL: k.cfg.SASL}}
 	kj.cl = &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Timeout: *k.connect, Transport: kj.tr}
-	md, err := kj.cl.Metadata(cctx, &kafka.MetadataRequest{})
-	if err != nil {
-		kj.tr.CloseIdleConnections()
-		return nil, k.failed(cctx, "a metadata request", err)
-	}
-	if !create && !slices.ContainsFunc(md.Topics, func(t kafka.Topic) bool { return t.Name == *k.prefix+".state" }) {
-		return kj, nil
-	}
 	cfg := k.cfg
 	cfg.Logger = log
-	for {
-		kj.st, err = kafkarunner.Open(cctx, cfg)
-		if err == nil {
-			return kj, nil
-		}
-		// kafka-go says a broker is not available when its first
-		// metadata request did not finish in time (a slow TLS or SASL
-		// handshake, a loaded machine): try again while the wait lasts.
-		if !errors.Is(err, kafka.BrokerNotAvailable) || sleep(cctx, 200*time.Millisecond) != nil {
-			kj.tr.CloseIdleConnections()
-			return nil, k.failed(cctx, "opening the topics", err)
-		}
+	cfg.NoCreate = !create
+	// Open waits within cctx for a broker slow to answer metadata.
+	st, err := kafkarunner.Open(cctx, cfg)
+	var missing *kafkarunner.MissingTopicsError
+	switch {
+	case err == nil:
+		kj.st = st
+		return kj, nil
+	case errors.As(err, &missing) && slices.Contains(missing.Topics, *k.prefix+".state"):
+		return kj, nil
 	}
-}
-
-// sleep waits for d, or returns ctx's error when it ends first.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	kj.tr.CloseIdleConnections()
+	what := "opening the topics"
+	if k.connectionFailed(cctx, err) {
+		what = "a metadata request" // the first request Open makes
 	}
+	return nil, k.failed(cctx, what, err)
 }
 
 // reach dials the brokers until one takes a connection, and says why none
@@ -349,6 +335,13 @@ func (k *kafkaFlags) reach(ctx context.Context) error {
 
 // goMethod is the Go method name kafka-go puts before its errors.
 var goMethod = regexp.MustCompile(`kafka\.\(\*\w+\)\.\w+: `)
+
+// connectionFailed reports whether err is a failure of the connection
+// (an answer too slow, a connection closed), which failed says so of.
+func (k *kafkaFlags) connectionFailed(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+}
 
 // failed is the error of a request to brokers that took a connection: an
 // answer too slow, or a refusal (TLS, SASL, a broker that is not Kafka).
@@ -430,17 +423,13 @@ func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what stri
 }
 
 // client returns a runner that neither restarts nor works: it submits,
-// cancels and waits. stop stops it; call it once done.
+// cancels and waits (it needs no Run). stop closes it; call it once done.
 func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(), _ error) {
 	r, err := kafkarunner.New(kafkarunner.Options{Store: kj.st, Role: kafkarunner.RoleClient, Logger: log})
 	if err != nil {
 		return nil, nil, err
 	}
-	// Run does nothing but wait for the end, then closes the writers
-	// (Close alone would leave them open).
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run(context.Background()) }()
-	return r, func() { r.Close(); <-ran }, nil
+	return r, func() { r.Close() }, nil
 }
 
 // canceller returns what cancels jobs in Kafka, through the restarters.
@@ -581,7 +570,7 @@ func (c *cli) submitKafka(ctx context.Context, k *kafkaFlags, id job.ID, root as
 }
 
 // unconsumed lists the action names of root whose topic no member of the
-// workers group consumes, sorted.
+// workers group consumes, sorted; an error when it cannot tell.
 func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, error) {
 	queues, err := kj.st.Queues(ctx)
 	if err != nil {
@@ -589,6 +578,9 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 	}
 	served := map[string]bool{}
 	for _, q := range queues {
+		if q.WorkersErr != nil {
+			return nil, q.WorkersErr
+		}
 		served[q.Action] = q.Workers > 0
 	}
 	var missing []string
@@ -611,6 +603,9 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 //	email.send  3       0        baton.action.email.send
 //	log         0       1        baton.action.log
 //	WARNING: email.send: 3 queued, no worker consumes this topic (baton.action.email.send) ...
+//
+// When the workers group cannot be described, WORKERS shows "?" and no
+// topic is said to have no worker: a line says it could not tell why.
 func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
 	kj := js.kafka
 	fmt.Fprintln(w)
@@ -639,11 +634,21 @@ func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACTION\tQUEUED\tWORKERS\tTOPIC")
+	var unknown error // why the workers are not known
 	for _, q := range queues {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", q.Action, q.Waiting, q.Workers, q.Topic)
+		workers := strconv.Itoa(q.Workers)
+		if q.WorkersErr != nil {
+			workers, unknown = "?", q.WorkersErr
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", q.Action, q.Waiting, workers, q.Topic)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if unknown != nil {
+		fmt.Fprintf(w, "could not tell how many workers consume these topics, so whether actions wait for want of a worker is unknown: %s\n",
+			strings.TrimPrefix(unknown.Error(), "kafka: "))
+		return nil
 	}
 	for _, q := range queues {
 		if q.Workers == 0 && q.Waiting > 0 {

@@ -14,12 +14,14 @@ import (
 	"net"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/segmentio/kafka-go"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -414,9 +416,10 @@ func TestKafkaTLSAndSASL(t *testing.T) {
 	}
 }
 
-// TestKafkaSlowBroker: a broker slow to answer metadata requests (as over
-// a slow TLS and SASL handshake) at first: kafka-go then says it is "not
-// available"; the command tries again within --connect-timeout, and starts.
+// TestKafkaSlowBroker: a broker slow to answer metadata requests (as on a
+// loaded machine) at first: kafka-go's first metadata fetch then times
+// out and it would say the broker is "not available"; the store waits for
+// a later fetch within --connect-timeout, and the command starts.
 func TestKafkaSlowBroker(t *testing.T) {
 	c, err := kfake.NewCluster(kfake.NumBrokers(1))
 	if err != nil {
@@ -438,6 +441,113 @@ func TestKafkaSlowBroker(t *testing.T) {
 	}
 	if slowed.Load() < 3 {
 		t.Errorf("%d metadata requests were slowed; the test meant to slow the store's first", slowed.Load())
+	}
+}
+
+// TestKafkaReadWithoutCreatePermission: a broker that refuses to create
+// topics (a user without the permission) still serves the read commands
+// on a prefix whose topics exist; none of them asks to create a topic.
+func TestKafkaReadWithoutCreatePermission(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	const p = "ro"
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tr := &kafka.Transport{}
+	defer tr.CloseIdleConnections()
+	res, err := (&kafka.Client{Addr: kafka.TCP(addr), Transport: tr}).CreateTopics(ctx, &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{
+		{Topic: p + ".restarter", NumPartitions: 2, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "delete"}}},
+		{Topic: p + ".state", NumPartitions: 2, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "compact"}}},
+		{Topic: p + ".stops", NumPartitions: 1, ReplicationFactor: -1, ConfigEntries: []kafka.ConfigEntry{{ConfigName: "cleanup.policy", ConfigValue: "delete"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for topic, err := range res.Errors {
+		if err != nil {
+			t.Fatalf("create topic %s: %v", topic, err)
+		}
+	}
+	var creates atomic.Int32
+	c.ControlKey(int16(kmsg.CreateTopics), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		creates.Add(1)
+		res := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+		res.SetVersion(req.GetVersion())
+		for _, rt := range req.(*kmsg.CreateTopicsRequest).Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic, st.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+			res.Topics = append(res.Topics, st)
+		}
+		return res, nil, true
+	})
+	where := "Kafka " + addr + " under prefix " + p
+	r := baton(t, "status", "--kafka", addr, "--prefix", p).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "no jobs in "+where+"\n", "no action topics yet")
+	for _, cmd := range [][]string{{"status", "j"}, {"history", "j"}, {"inspect", "j"}, {"cancel", "j"}} {
+		r := baton(t, append(cmd, "--kafka", addr, "--prefix", p)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: job j not found in "+where)
+	}
+	if n := creates.Load(); n != 0 {
+		t.Errorf("the read commands asked to create topics %d times", n)
+	}
+}
+
+// TestKafkaStatusWorkersUnknown: when the workers group cannot be
+// described, status shows the queues with WORKERS "?" and says it could
+// not tell, instead of warning that no worker consumes a topic a worker
+// does consume.
+func TestKafkaStatusWorkersUnknown(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	addr := c.ListenAddrs()[0]
+	args := func(a ...string) []string { return append(a, "--kafka", addr, "--prefix", "unk") }
+	w := startInProcess(t, "baton worker w6: serving ", args("worker", "--name", "w6")...)
+	nap := writeWorkflow(t, "nap.json", `{"version":1,"root":{"act":"sleep","payload":"60s"}}`)
+	baton(t, args("submit", nap, "--id", "nap-1")...).want(t, exitOK)
+	eventually(t, 20*time.Second, "the sleep action taken by the worker", func() (bool, string) {
+		r := baton(t, args("status")...)
+		return regexp.MustCompile(`(?m)^sleep +1 +1 +unk\.action\.sleep$`).MatchString(r.stdout), r.stdout + r.stderr
+	})
+	var failed atomic.Int32
+	c.ControlKey(int16(kmsg.DescribeGroups), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		dreq := req.(*kmsg.DescribeGroupsRequest)
+		if !slices.Contains(dreq.Groups, "unk.workers") {
+			return nil, nil, false
+		}
+		failed.Add(1)
+		res := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		res.SetVersion(req.GetVersion())
+		for _, g := range dreq.Groups {
+			rg := kmsg.NewDescribeGroupsResponseGroup()
+			rg.Group, rg.ErrorCode = g, kerr.CoordinatorNotAvailable.Code
+			res.Groups = append(res.Groups, rg)
+		}
+		return res, nil, true
+	})
+	r := baton(t, args("status")...).want(t, exitOK)
+	if !regexp.MustCompile(`(?m)^sleep +1 +\? +unk\.action\.sleep$`).MatchString(r.stdout) {
+		t.Errorf("status does not show the sleep queue with workers \"?\":\n%s", r.stdout)
+	}
+	contains(t, "stdout", r.stdout, "restarters: 1 in group unk.restarters\n",
+		"could not tell how many workers consume these topics, so whether actions wait for want of a worker is unknown: queues: describe group unk.workers: [15] Group Coordinator Not Available")
+	if strings.Contains(r.stdout, "WARNING") {
+		t.Errorf("status warns though it could not tell:\n%s", r.stdout)
+	}
+	if failed.Load() == 0 {
+		t.Error("no request to describe the workers group was refused: the test checks nothing")
+	}
+	baton(t, args("cancel", "nap-1")...).want(t, exitOK)
+	if code := w.stop(t); code != exitOK {
+		t.Fatalf("worker: exit status %d\n%s", code, w.errOut.String())
 	}
 }
 

@@ -37,7 +37,8 @@ without topics has no jobs); without JOB it also shows how many
 restarters run, and each action topic with the actions queued in it (not
 yet taken, or not yet finished) and the workers that consume it. It warns
 of actions queued on a topic that no worker consumes: they wait until a
-worker with a handler for them starts.`,
+worker with a handler for them starts (when the workers group cannot be
+described, WORKERS shows ? and status says it could not tell).`,
 		run: (*cli).status,
 	}
 }

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -31,6 +32,15 @@ type Config struct {
 	// ReplicationFactor of the topics baton creates; default -1, the
 	// broker's default.
 	ReplicationFactor int
+	// NoCreate makes baton create no topic: Open only checks that the
+	// restarter, state and stops topics exist and are configured right,
+	// and fails with a *MissingTopicsError naming those that do not exist
+	// and the prefix; an action topic that does not exist is not created
+	// either (its dispatch fails and is tried again; a worker that serves
+	// it waits, logging the error). For tools that only read, and users
+	// without the permission to create topics; a misspelled prefix then
+	// leaves no topics behind.
+	NoCreate bool
 	// MaxMessageBytes bounds every message baton produces (key, value and
 	// headers); default 1,000,000. Open lowers it to fit the topics'
 	// max.message.bytes.
@@ -47,10 +57,16 @@ type Config struct {
 	// ClientID is sent to the brokers; default "baton".
 	ClientID string
 	// Timeout bounds each request to the cluster (admin requests, fetches
-	// of the state); default 10s. Writes are bounded by their contexts.
+	// of the state), and a writer's wait for metadata that lists a topic
+	// created since its last fetch; default 10s. Writes are bounded by
+	// their contexts.
 	Timeout time.Duration
 	// Logger receives the store's logs; nil discards them.
 	Logger *slog.Logger
+
+	// dial, if set, makes the connections of the transports (writers,
+	// admin and fetch requests) instead of a net.Dialer. For tests.
+	dial func(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // maxPrefix bounds Config.Prefix so that "PREFIX.action.NAME" stays under
@@ -124,15 +140,19 @@ func (c *Config) workerGroup() string            { return c.Prefix + ".workers" 
 // transport returns a new kafka-go transport: one per writer and client,
 // since a shared one can hold stale metadata of a topic. kafka-go does not
 // refresh metadata on "not leader for partition": a short MetadataTTL
-// does.
-func (c *Config) transport() *kafka.Transport {
-	return &kafka.Transport{
+// does. kafka-go bounds every metadata fetch by the TTL too, the first
+// included: its requests wait for a fetch that succeeds (kafkaTransport).
+// Its metadata requests that name a topic for which exists is true wait
+// for metadata that lists it (exists may be nil).
+func (c *Config) transport(exists func(topic string) bool) *kafkaTransport {
+	return &kafkaTransport{log: c.Logger, exists: exists, wait: c.Timeout, Transport: &kafka.Transport{
+		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
 		MetadataTTL: 500 * time.Millisecond,
 		ClientID:    c.ClientID,
 		TLS:         c.TLS,
 		SASL:        c.SASL,
-	}
+	}}
 }
 
 // dialer returns the dialer of consumer groups and readers.
@@ -148,14 +168,15 @@ func (c *Config) dialer() *kafka.Dialer {
 
 func (c *Config) addr() net.Addr { return kafka.TCP(c.Brokers...) }
 
-// client returns an admin and fetch client.
-func (c *Config) client() *kafka.Client {
-	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport()}
+// client returns an admin and fetch client (exists: see transport).
+func (c *Config) client(exists func(topic string) bool) *kafka.Client {
+	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport(exists)}
 }
 
 // writer returns a synchronous writer whose acks come from every in-sync
-// replica. topic "" lets each message name its topic.
-func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Writer {
+// replica. topic "" lets each message name its topic. Its first write to
+// a topic for which exists is true waits for metadata that lists it.
+func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:                   c.addr(),
 		Topic:                  topic,
@@ -165,7 +186,7 @@ func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int) *kafka.Wri
 		RequiredAcks:           kafka.RequireAll,
 		WriteBackoffMin:        20 * time.Millisecond,
 		WriteBackoffMax:        500 * time.Millisecond,
-		Transport:              c.transport(),
+		Transport:              c.transport(exists),
 		AllowAutoTopicCreation: false,
 	}
 }
@@ -200,8 +221,14 @@ func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
 // closes only a transport it made itself).
 func closeWriter(w *kafka.Writer) error {
 	err := w.Close()
-	if t, ok := w.Transport.(*kafka.Transport); ok {
+	closeTransport(w.Transport)
+	return err
+}
+
+// closeTransport closes the connections of a transport baton made: those
+// idle at once, those in use when their request ends.
+func closeTransport(rt kafka.RoundTripper) {
+	if t, ok := rt.(*kafkaTransport); ok {
 		t.CloseIdleConnections()
 	}
-	return err
 }

@@ -15,7 +15,9 @@
 // A Runner is a restarter (it owns partitions of the restarter topic and
 // makes the transitions of their jobs), a worker (it runs the handlers of
 // its Registry), or both (Options.Role). Any number of each, in any number
-// of processes, may share a prefix.
+// of processes, may share a prefix. A runner that only submits, cancels,
+// delivers and waits (RoleClient) needs no Run; Close releases a runner's
+// connections whether or not it ran.
 //
 // The loop is runner.Engine's, unchanged: the restarter feeds results to
 // Engine.Apply, and its runner.Transport saves the transition, then
@@ -42,7 +44,10 @@
 // differs from the restarter topic's, is an error. An action topic is
 // created when its first action is dispatched or its first worker starts.
 // Topics are always created explicitly, never by the broker's automatic
-// creation.
+// creation. With Config.NoCreate (read-only tools, users who may not
+// create topics), nothing is created: Open fails with a
+// *MissingTopicsError naming the missing topics and the prefix, and so
+// does the dispatch of an action whose topic does not exist.
 //
 // A job's records all go to the same partition number p in the restarter
 // and the state topic: p is the murmur2 hash of the job ID modulo the
@@ -286,6 +291,23 @@
 // reads the partition from where it last stopped to its current end, then
 // answers: it sees every transition written before it was called. History
 // reads the job's partition from its start.
+//
+// # Connections
+//
+// Every writer and client has a kafka-go transport of its own, which
+// fetches the cluster's metadata every 500ms at most (kafka-go refreshes
+// it on nothing else, not even "not leader for partition") and bounds
+// each fetch by the same 500ms. A request made before a fetch has
+// succeeded (a broker slow to answer, a loaded machine) waits for one,
+// within its context and Config.Timeout, instead of failing with "Broker
+// Not Available"; one whose connection fails (refused, a failed TLS or
+// SASL handshake) fails at once. A transport's metadata can predate a
+// topic created since (an action topic made for its first dispatch, a
+// topic another process made): a write to a topic that baton created or
+// checked waits for a fetch that lists it, up to Config.Timeout, instead
+// of failing with "Unknown Topic Or Partition"; a warning is logged only
+// if that takes over 2s. A failed Open, and Close of a Store or a Runner,
+// leave no connection open.
 //
 // # Security
 //

@@ -1,6 +1,8 @@
 package kafka
 
 import (
+	"context"
+	"net"
 	"os"
 	"sync"
 	"testing"
@@ -57,3 +59,10 @@ const (
 
 // Kill kills the runner as a crash would.
 func (r *Runner) Kill() { r.kill() }
+
+// WithDial returns cfg whose transports (writers, admin and fetch
+// requests) make their connections with d.
+func WithDial(cfg Config, d func(ctx context.Context, network, address string) (net.Conn, error)) Config {
+	cfg.dial = d
+	return cfg
+}

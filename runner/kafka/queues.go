@@ -18,13 +18,20 @@ type Queue struct {
 	// at-most-once ones among them).
 	Waiting int64
 	// Workers counts the members of the workers group subscribed to the
-	// topic: 0 means no worker serves the action, and its actions wait.
+	// topic: 0 means no worker serves the action, and its actions wait
+	// (unless WorkersErr is set).
 	Workers int
+	// WorkersErr, if not nil, says why the members of the workers group
+	// are not known (the group could not be described): Workers is 0
+	// then, and says nothing of the workers.
+	WorkersErr error
 }
 
 // Queues returns the action topics under the store's prefix, sorted by
 // action name, with what waits in each and how many workers serve it: what
-// a status command shows to find actions no worker consumes.
+// a status command shows to find actions no worker consumes. When the
+// workers group cannot be described, the queues are returned with
+// WorkersErr set.
 func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -72,19 +79,10 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kafka: queues: committed offsets of group %s: %w", s.cfg.workerGroup(), err)
 	}
-	members := map[string]int{}
-	if dg, err := s.cl.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{s.cfg.workerGroup()}}); err == nil {
-		for _, g := range dg.Groups {
-			for _, m := range g.Members {
-				for _, t := range m.MemberMetadata.Topics {
-					members[t]++
-				}
-			}
-		}
-	}
+	members, werr := s.workers(ctx)
 	out := make([]Queue, 0, len(topics))
 	for _, t := range topics {
-		q := Queue{Action: strings.TrimPrefix(t, prefix), Topic: t, Workers: members[t]}
+		q := Queue{Action: strings.TrimPrefix(t, prefix), Topic: t, Workers: members[t], WorkersErr: werr}
 		at := map[int]int64{}
 		for _, po := range starts.Topics[t] {
 			at[po.Partition] = po.FirstOffset
@@ -102,4 +100,26 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 		out = append(out, q)
 	}
 	return out, nil
+}
+
+// workers counts the members of the workers group subscribed to each
+// topic.
+func (s *Store) workers(ctx context.Context) (map[string]int, error) {
+	group := s.cfg.workerGroup()
+	dg, err := s.cl.DescribeGroups(ctx, &kafka.DescribeGroupsRequest{GroupIDs: []string{group}})
+	if err != nil {
+		return nil, fmt.Errorf("kafka: queues: describe group %s: %w", group, err)
+	}
+	members := map[string]int{}
+	for _, g := range dg.Groups {
+		if g.Error != nil {
+			return nil, fmt.Errorf("kafka: queues: describe group %s: %w", group, g.Error)
+		}
+		for _, m := range g.Members {
+			for _, t := range m.MemberMetadata.Topics {
+				members[t]++
+			}
+		}
+	}
+	return members, nil
 }

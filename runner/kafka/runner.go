@@ -123,9 +123,7 @@ func (r *Runner) kill() {
 	r.killed = true
 	stop := r.stop
 	r.mu.Unlock()
-	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
-		_ = closeWriter(w)
-	}
+	r.closeWriters()
 	_ = r.st.Close()
 	if r.w != nil {
 		r.w.drop()
@@ -163,6 +161,8 @@ type Runner struct {
 	aw    *kafka.Writer // the action topics
 	sw    *kafka.Writer // the stops topic
 	stats counters
+
+	closeOnce sync.Once // of the writers
 
 	mu      sync.Mutex
 	started bool
@@ -237,9 +237,9 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r.eng = eng
-	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit)
-	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit)
-	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit)
+	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit, st.adm.exists)
+	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit, st.adm.exists)
+	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit, st.adm.exists)
 	if o.Role.works() && o.Registry != nil {
 		r.w = newWorker(r)
 	}
@@ -276,6 +276,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		return ErrRunning
 	case r.closed:
 		r.mu.Unlock()
+		r.closeWriters() // Close did; done again in case it is under way
 		return nil
 	}
 	r.started = true
@@ -305,14 +306,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	stopRestarter()
 	rwg.Wait()
-	for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
-		_ = closeWriter(w)
-	}
+	r.closeWriters()
 	return nil
 }
 
-// Close stops Run, if it runs, and waits for it to return. It does not
-// close the store.
+// Close stops Run, if it runs, and waits for it to return; it closes the
+// runner's writers and their connections whether or not Run ran (a Run
+// called after Close returns at once). It does not close the store.
 func (r *Runner) Close() error {
 	r.mu.Lock()
 	if r.closed {
@@ -325,8 +325,19 @@ func (r *Runner) Close() error {
 	if started {
 		stop()
 		<-r.stopped
+		return nil
 	}
+	r.closeWriters()
 	return nil
+}
+
+// closeWriters closes the writers and their connections, once.
+func (r *Runner) closeWriters() {
+	r.closeOnce.Do(func() {
+		for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+			_ = closeWriter(w)
+		}
+	})
 }
 
 // Submit starts job id: it checks the workflow (and, with a Registry, that

@@ -74,16 +74,22 @@ var (
 )
 
 // Open connects to the cluster, creates the restarter, state and stops
-// topics that do not exist, checks those that do (the state topic must be
-// compacted and have as many partitions as the restarter topic; the
-// others must not be compacted), and returns a Store that owns no
-// partition.
-func Open(ctx context.Context, cfg Config) (*Store, error) {
+// topics that do not exist (with Config.NoCreate, it fails with a
+// *MissingTopicsError instead), checks those that do (the state topic
+// must be compacted and have as many partitions as the restarter topic;
+// the others must not be compacted), and returns a Store that owns no
+// partition. An Open that fails leaves no connection open.
+func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	cl := cfg.client()
-	adm := newAdmin(&cfg, cl)
+	adm := newAdmin(&cfg)
+	cl := adm.cl
+	defer func() {
+		if err != nil {
+			closeTransport(cl.Transport)
+		}
+	}()
 	restarter, state, stops := adm.specs()
 	infos, err := adm.ensure(ctx, restarter, state, stops)
 	if err != nil {
@@ -109,7 +115,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		changed: make(chan struct{}),
 	}
 	s.cfg.MaxMessageBytes = limit
-	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit)
+	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit, adm.exists)
 	s.parts = make([]*partition, s.nparts)
 	for i := range s.parts {
 		s.parts[i] = &partition{id: i, mu: newChanMutex()}
@@ -795,8 +801,6 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.bg.Wait()
 	err := closeWriter(s.w)
-	if t, ok := s.cl.Transport.(*kafka.Transport); ok {
-		t.CloseIdleConnections()
-	}
+	closeTransport(s.cl.Transport)
 	return err
 }

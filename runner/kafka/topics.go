@@ -32,12 +32,26 @@ type admin struct {
 	cfg *Config
 	cl  *kafka.Client
 
-	mu    sync.Mutex
-	known map[string]topicInfo // topics created or checked
+	mu      sync.Mutex
+	known   map[string]topicInfo // topics created or checked
+	created map[string]bool      // topics CreateTopics made or said exist
 }
 
-func newAdmin(cfg *Config, cl *kafka.Client) *admin {
-	return &admin{cfg: cfg, cl: cl, known: map[string]topicInfo{}}
+// newAdmin returns an admin with a client of its own, whose metadata
+// requests wait for the topics it knows exist.
+func newAdmin(cfg *Config) *admin {
+	a := &admin{cfg: cfg, known: map[string]topicInfo{}, created: map[string]bool{}}
+	a.cl = cfg.client(a.exists)
+	return a
+}
+
+// exists reports whether topic was created or checked: it exists, even
+// if the metadata of a transport does not list it yet.
+func (a *admin) exists(topic string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.known[topic]
+	return ok || a.created[topic]
 }
 
 func (a *admin) specs() (restarter, state, stops topicSpec) {
@@ -54,7 +68,25 @@ func (a *admin) actionSpec(name string) topicSpec {
 	return topicSpec{name: a.cfg.actionTopic(name), partitions: a.cfg.ActionPartitions, configs: map[string]string{"cleanup.policy": "delete"}}
 }
 
-// ensure creates the topics that do not exist and checks all of them, and
+// MissingTopicsError is the error of Open, and of the creation of an
+// action topic, with Config.NoCreate when topics do not exist.
+type MissingTopicsError struct {
+	Prefix  string   // Config.Prefix
+	Brokers []string // Config.Brokers
+	Topics  []string // the topics that do not exist, in the order asked
+}
+
+func (e *MissingTopicsError) Error() string {
+	what := "topic " + e.Topics[0] + " does not exist"
+	if len(e.Topics) > 1 {
+		what = "topics " + strings.Join(e.Topics, ", ") + " do not exist"
+	}
+	return fmt.Sprintf("kafka: %s under prefix %s on %s (Config.NoCreate: baton creates none; is the prefix right?)",
+		what, e.Prefix, strings.Join(e.Brokers, ","))
+}
+
+// ensure creates the topics that do not exist (with Config.NoCreate, it
+// fails with a *MissingTopicsError instead) and checks all of them, and
 // returns what it learned of each, in order.
 func (a *admin) ensure(ctx context.Context, specs ...topicSpec) ([]topicInfo, error) {
 	out := make([]topicInfo, len(specs))
@@ -66,7 +98,7 @@ func (a *admin) ensure(ctx context.Context, specs ...topicSpec) ([]topicInfo, er
 		}
 	}
 	a.mu.Unlock()
-	if len(todo) > 0 {
+	if len(todo) > 0 && !a.cfg.NoCreate {
 		req := &kafka.CreateTopicsRequest{}
 		for _, s := range todo {
 			tc := kafka.TopicConfig{Topic: s.name, NumPartitions: s.partitions, ReplicationFactor: a.cfg.ReplicationFactor}
@@ -84,6 +116,13 @@ func (a *admin) ensure(ctx context.Context, specs ...topicSpec) ([]topicInfo, er
 				return nil, fmt.Errorf("kafka: create topic %s: %w", s.name, err)
 			}
 		}
+		a.mu.Lock()
+		for _, s := range todo {
+			a.created[s.name] = true
+		}
+		a.mu.Unlock()
+	}
+	if len(todo) > 0 {
 		infos, err := a.check(ctx, todo)
 		if err != nil {
 			return nil, err
@@ -118,11 +157,18 @@ func (a *admin) check(ctx context.Context, specs []topicSpec) ([]topicInfo, erro
 		return nil, fmt.Errorf("kafka: metadata of %s: %w", names(specs), err)
 	}
 	parts := map[string]int{}
+	var missing []string
 	for _, t := range md.Topics {
-		if t.Error != nil {
+		switch {
+		case errors.Is(t.Error, kafka.UnknownTopicOrPartition) && a.cfg.NoCreate:
+			missing = append(missing, t.Name)
+		case t.Error != nil:
 			return nil, fmt.Errorf("kafka: metadata of topic %s: %w", t.Name, t.Error)
 		}
 		parts[t.Name] = len(t.Partitions)
+	}
+	if len(missing) > 0 {
+		return nil, &MissingTopicsError{Prefix: a.cfg.Prefix, Brokers: a.cfg.Brokers, Topics: missing}
 	}
 	dc, err := a.cl.DescribeConfigs(ctx, dreq)
 	if err != nil {
