@@ -151,6 +151,34 @@ func (j Job) Outstanding() []Action {
 	return j.outstanding()
 }
 
+// Pending returns the action with ID id if it is one of Outstanding's,
+// finding it from its path in O(depth) rather than listing them all: a
+// runner holding the job checks one action of a large par with it.
+func (j Job) Pending(id string) (Action, bool) {
+	if j.t == nil {
+		return Action{}, false
+	}
+	path, attempt, err := SplitActionID(id)
+	if err != nil {
+		return Action{}, false
+	}
+	n, _ := j.t.lookup(path)
+	if n < 0 || j.t.nodes[n].kind != ast.KindAct {
+		return Action{}, false
+	}
+	s := j.st.get(n)
+	if s.status != StatusRunning || s.flags&flagWaiting != 0 || int(s.attempt) != attempt {
+		return Action{}, false
+	}
+	// Outstanding visits running subtrees only.
+	for p := j.t.nodes[n].parent; p >= 0; p = j.t.nodes[p].parent {
+		if j.st.get(p).status != StatusRunning {
+			return Action{}, false
+		}
+	}
+	return actionOf(&j, n, attempt), true
+}
+
 // Incarnation returns the number given to New with WithIncarnation, which
 // tells this job apart from others made under the same ID.
 func (j Job) Incarnation() uint64 { return j.inc }

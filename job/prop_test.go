@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -922,6 +923,35 @@ func propCheckJob(t propT, c propCase, j job.Job, out []job.Action, appliedResul
 	acts := d.Outstanding()
 	if diff := cmp.Diff(propSortedIDs(out), propSortedIDs(acts)); diff != "" {
 		t.Fatalf("recovery re-emitted (-outstanding +got):\n%s", diff)
+	}
+	// Pending finds exactly Outstanding's actions, on the live job and
+	// the decoded one: each leaf's attempts 1 to 3, and each outstanding
+	// action, asked by ID.
+	isOut := map[string]job.Action{}
+	for _, a := range acts {
+		isOut[a.ID] = a
+	}
+	var ask []string
+	for _, p := range c.Leaves {
+		for k := 1; k <= 3; k++ {
+			ask = append(ask, strings.TrimSuffix(propActionID(p), "1")+strconv.Itoa(k))
+		}
+	}
+	for _, a := range acts {
+		ask = append(ask, a.ID)
+	}
+	ask = append(ask, "", "nope", "#1", "par[999]#1")
+	for _, id := range ask {
+		for _, jj := range []job.Job{j, d} {
+			got, ok := jj.Pending(id)
+			want, out := isOut[id]
+			if ok != out {
+				t.Fatalf("Pending(%q) = %v, but it is outstanding: %v", id, ok, out)
+			}
+			if diff := cmp.Diff(want, got); ok && diff != "" {
+				t.Fatalf("Pending(%q) differs from Outstanding's (-want +got):\n%s", id, diff)
+			}
+		}
 	}
 	byID := map[string]job.Action{}
 	for _, a := range out {

@@ -358,10 +358,20 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 		if err := ctx.Err(); err != nil {
 			return from, fmt.Errorf("kafka: read %s/%d: %w", topic, part, err)
 		}
-		res, err := s.cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: part, Offset: from,
-			MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 50 * time.Millisecond})
-		if err == nil {
-			err = res.Error
+		var res *kafka.FetchResponse
+		var err error
+		for attempt := 1; ; attempt++ {
+			res, err = s.cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: part, Offset: from,
+				MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 50 * time.Millisecond})
+			if err == nil {
+				err = res.Error
+			}
+			// A fetch that ran out of Config.Timeout (a broker slow to
+			// send a large partition) is tried again, twice.
+			if err == nil || attempt == 3 || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+				break
+			}
+			s.cfg.Logger.Debug("kafka: a fetch timed out; trying again", "topic", topic, "partition", part, "offset", from, "attempt", attempt)
 		}
 		if err != nil {
 			return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)

@@ -436,12 +436,8 @@ func (w *worker) applied(a job.Action) bool {
 	if err != nil || j.Incarnation() != a.Incarnation {
 		return false
 	}
-	for _, o := range j.Outstanding() {
-		if o.ID == a.ID {
-			return false
-		}
-	}
-	return true
+	_, out := j.Pending(a.ID)
+	return !out
 }
 
 // stop cancels the handlers of this process that run the actions ids of

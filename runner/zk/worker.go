@@ -424,13 +424,12 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 			sleep(ctx, r.c.backoff.Initial)
 			return consumed{}, job.Action{}, 0, false
 		}
-		i := slices.IndexFunc(j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
-		if i < 0 {
+		var out bool
+		if a, out = j.Pending(actionID); !out {
 			// Applied already, stopped, or the job ended: nothing to run.
 			r.release(ctx, c)
 			return consumed{}, job.Action{}, 0, false
 		}
-		a = j.Outstanding()[i]
 	}
 	if a.AtMostOnce && claimedBefore > 0 {
 		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
@@ -464,11 +463,10 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	if !found || e.m.Version == 0 || e.m.Stops != 0 || e.m.Status != job.StatusRunning.String() {
 		return
 	}
-	i := slices.IndexFunc(e.j.Outstanding(), func(a job.Action) bool { return a.ID == actionID })
-	if i < 0 {
+	a, out := e.j.Pending(actionID)
+	if !out {
 		return
 	}
-	a = e.j.Outstanding()[i]
 	if a.AtMostOnce {
 		return
 	}
