@@ -486,10 +486,10 @@ func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
 // and collides less with other workers' transitions (the idea of
 // atributo's sticky allocation), while a worker with nothing of its own
 // takes anyone's. Each group starts at a random one of its first window
-// entries (those before it come after its end), so that workers listing
-// the same queue walk different parts of it instead of racing for the
-// same entries; order within a priority is thus only roughly oldest
-// first.
+// entries, or of its first sixteenth when that is more (those before it
+// come after its end), so that workers listing the same queue walk
+// different parts of it instead of racing for the same entries; order
+// within a priority is thus only roughly oldest first.
 func order(names []string, own func(job.ID) bool, window int) {
 	type key struct {
 		name string
@@ -524,7 +524,7 @@ func order(names []string, own func(job.ID) bool, window int) {
 		for j < len(ks) && ks[j].rank == ks[i].rank && ks[j].mine == ks[i].mine {
 			j++
 		}
-		if n := min(j-i, window); n > 1 {
+		if n := min(j-i, max(window, (j-i)/16)); n > 1 {
 			g := ks[i:j]
 			off := rand.IntN(n)
 			slices.Reverse(g[:off])
