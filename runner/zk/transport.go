@@ -108,6 +108,8 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		cr   func(context.Context, meta) error
 		m    meta
 		err  error
+		// bigCreate: the job is created unfinished (createOps)
+		bigCreate bool
 	)
 	switch {
 	case tr.Created():
@@ -121,6 +123,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		if err != nil {
 			return err
 		}
+		bigCreate = len(enc) > maxMulti/2 // see createOps
 		ops, m, cr, err = r.st.createOps(ctx, tr.Job, enc)
 		if err != nil {
 			return err
@@ -155,21 +158,26 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	for _, op := range ops {
 		size += opSize(op)
 	}
-	if mine != nil && size+queueSize(queue) > maxMulti {
+	// A job too large to create in one request is created unfinished,
+	// and its snapshot written after (createOps): its entries wait until
+	// it is finished, so that no worker claims an action of a job it
+	// cannot read yet.
+	unfinished := sv == nil && bigCreate
+	if mine != nil && (unfinished || size+queueSize(queue) > maxMulti) {
 		r.unreserve(mine)
 		mine = nil
 		queue = r.queueOps(tr.Actions, tr.Timers, nil, now)
 	}
 	first := queue
 	var rest []any
-	if size+queueSize(queue) > maxMulti {
+	if unfinished || size+queueSize(queue) > maxMulti {
 		// Too many new actions for one request: the state, a marker, and
 		// as many entries as fit; the rest after. A runner that finds the
 		// marker left behind dispatches the job again.
 		first = nil
 		size += opSize(r.c.createOp(r.c.l.dispatchingJob(id), nil, 0))
 		for i, op := range queue {
-			if size+opSize(op) > maxMulti {
+			if unfinished || size+opSize(op) > maxMulti {
 				rest = queue[i:]
 				break
 			}
