@@ -516,8 +516,8 @@ func (cfg *config) warm(e engine, sc scenario) int {
 // or "".
 func (cfg *config) skip(e engine, sc scenario) string {
 	if e.ZK > 0 && sc.Actions() > cfg.ZKMax {
-		return fmt.Sprintf("%s actions, more than -zkmax %s: at the hundreds of actions per second one server takes "+
-			"(two or more fsynced writes each), a run would take minutes, not the minute a run may take; -zkmax %d runs it",
+		return fmt.Sprintf("%s actions, more than -zkmax %s: a run takes half a minute or more, and the floors' several minutes "+
+			"(one fsynced write per action, at about a thousand a second), with minutes more to delete the nodes; -zkmax %d runs it",
 			fmtCount(int64(sc.Actions())), fmtCount(int64(cfg.ZKMax)), sc.Actions())
 	}
 	if e.KafkaKind != "" {
