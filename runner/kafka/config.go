@@ -173,21 +173,17 @@ func (c *Config) client(exists func(topic string) bool) *kafka.Client {
 	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport(exists)}
 }
 
-// writer returns a synchronous writer whose acks come from every in-sync
-// replica. topic "" lets each message name its topic. Its first write to
-// a topic for which exists is true waits for metadata that lists it.
-func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *kafka.Writer {
-	return &kafka.Writer{
-		Addr:                   c.addr(),
-		Topic:                  topic,
-		Balancer:               b,
-		BatchTimeout:           time.Millisecond,
-		BatchBytes:             int64(maxBytes + messageOverhead),
-		RequiredAcks:           kafka.RequireAll,
-		WriteBackoffMin:        20 * time.Millisecond,
-		WriteBackoffMax:        500 * time.Millisecond,
-		Transport:              c.transport(exists),
-		AllowAutoTopicCreation: false,
+// writer returns a producer whose acks come from every in-sync replica
+// (see producer: no linger, one request in flight per partition). topic
+// "" lets each message name its topic. Its first write to a topic for
+// which exists is true waits for metadata that lists it.
+func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *producer {
+	return &producer{
+		cl:       &kafka.Client{Addr: c.addr(), Timeout: attemptTimeout, Transport: c.transport(exists)},
+		topic:    topic,
+		balancer: b,
+		maxBytes: maxBytes + messageOverhead,
+		queues:   map[topicPartition]*sendQueue{},
 	}
 }
 
@@ -217,13 +213,8 @@ func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
 	})
 }
 
-// closeWriter closes w and the connections of its transport (a writer
-// closes only a transport it made itself).
-func closeWriter(w *kafka.Writer) error {
-	err := w.Close()
-	closeTransport(w.Transport)
-	return err
-}
+// closeWriter closes w and the connections of its transport.
+func closeWriter(w *producer) error { return w.Close() }
 
 // closeTransport closes the connections of a transport baton made: those
 // idle at once, those in use when their request ends.

@@ -157,9 +157,9 @@ type Runner struct {
 	log   *slog.Logger
 	eng   *runner.Engine
 	tp    transport
-	rw    *kafka.Writer // the restarter topic
-	aw    *kafka.Writer // the action topics
-	sw    *kafka.Writer // the stops topic
+	rw    *producer // the restarter topic
+	aw    *producer // the action topics
+	sw    *producer // the stops topic
 	stats counters
 
 	closeOnce sync.Once // of the writers
@@ -334,7 +334,7 @@ func (r *Runner) Close() error {
 // closeWriters closes the writers and their connections, once.
 func (r *Runner) closeWriters() {
 	r.closeOnce.Do(func() {
-		for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+		for _, w := range []*producer{r.rw, r.aw, r.sw} {
 			_ = closeWriter(w)
 		}
 	})

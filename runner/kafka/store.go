@@ -48,7 +48,7 @@ type Store struct {
 	log    *slog.Logger
 	cl     *kafka.Client
 	adm    *admin
-	w      *kafka.Writer // state topic
+	w      *producer // state topic
 	nparts int
 	limit  int // the largest message baton writes, overhead included
 	chunk  int // the largest snapshot chunk
