@@ -137,6 +137,10 @@ func (c *Config) actionPrefix() string           { return c.Prefix + ".action." 
 func (c *Config) restarterGroup() string         { return c.Prefix + ".restarters" }
 func (c *Config) workerGroup() string            { return c.Prefix + ".workers" }
 
+// metadataTTL is how old the metadata of the cluster a transport (and a
+// producer's partition counts) may be.
+const metadataTTL = 500 * time.Millisecond
+
 // transport returns a new kafka-go transport: one per writer and client,
 // since a shared one can hold stale metadata of a topic. kafka-go does not
 // refresh metadata on "not leader for partition": a short MetadataTTL
@@ -148,7 +152,7 @@ func (c *Config) transport(exists func(topic string) bool) *kafkaTransport {
 	return &kafkaTransport{log: c.Logger, exists: exists, wait: c.Timeout, Transport: &kafka.Transport{
 		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
-		MetadataTTL: 500 * time.Millisecond,
+		MetadataTTL: metadataTTL,
 		ClientID:    c.ClientID,
 		TLS:         c.TLS,
 		SASL:        c.SASL,
@@ -184,6 +188,7 @@ func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists fun
 		balancer: b,
 		maxBytes: maxBytes + messageOverhead,
 		queues:   map[topicPartition]*sendQueue{},
+		parts:    map[string]partList{},
 	}
 }
 

@@ -45,7 +45,15 @@ type producer struct {
 	mu     sync.Mutex
 	closed bool
 	queues map[topicPartition]*sendQueue
-	wg     sync.WaitGroup // senders
+	parts  map[string]partList // by topic: read from the metadata within metadataTTL
+	wg     sync.WaitGroup      // senders
+}
+
+// partList lists the partitions of a topic, as the metadata did at a
+// time.
+type partList struct {
+	ids []int
+	at  time.Time
 }
 
 // Retries of a request, as kafka-go's Writer does them by default and
@@ -127,13 +135,9 @@ func (p *producer) WriteMessages(ctx context.Context, msgs ...kafka.Message) err
 		}
 		parts, ok := counts[topic]
 		if !ok {
-			n, err := p.partitions(ctx, topic)
-			if err != nil {
+			var err error
+			if parts, err = p.partitions(ctx, topic, now); err != nil {
 				return err
-			}
-			parts = make([]int, n)
-			for j := range parts {
-				parts[j] = j
 			}
 			counts[topic] = parts
 		}
@@ -273,27 +277,45 @@ func retriable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || timedOut(err)
 }
 
-// partitions returns the partition count of topic, from the transport's
-// metadata (kafkaTransport: it waits for metadata that lists a topic that
-// exists).
-func (p *producer) partitions(ctx context.Context, topic string) (int, error) {
+// partitions returns the partitions of topic: those the producer read
+// from the metadata less than metadataTTL ago, else those the
+// transport's metadata lists now (kafkaTransport: it waits for metadata
+// that lists a topic that exists).
+func (p *producer) partitions(ctx context.Context, topic string, now time.Time) ([]int, error) {
+	p.mu.Lock()
+	pl, ok := p.parts[topic]
+	p.mu.Unlock()
+	if ok && now.Sub(pl.at) < metadataTTL {
+		return pl.ids, nil
+	}
 	r, err := p.cl.Transport.RoundTrip(ctx, p.cl.Addr, &metadata.Request{TopicNames: []string{topic}})
 	if err != nil {
-		return 0, fmt.Errorf("kafka: metadata of %s: %w", topic, err)
+		return nil, fmt.Errorf("kafka: metadata of %s: %w", topic, err)
 	}
+	n := -1
 	for _, t := range r.(*metadata.Response).Topics {
 		if t.Name != topic {
 			continue
 		}
 		if t.ErrorCode != 0 {
-			return 0, fmt.Errorf("kafka: metadata of %s: %w", topic, kafka.Error(t.ErrorCode))
+			return nil, fmt.Errorf("kafka: metadata of %s: %w", topic, kafka.Error(t.ErrorCode))
 		}
-		if len(t.Partitions) == 0 {
-			return 0, fmt.Errorf("kafka: metadata of %s: no partitions", topic)
-		}
-		return len(t.Partitions), nil
+		n = len(t.Partitions)
 	}
-	return 0, fmt.Errorf("kafka: metadata of %s: %w", topic, kafka.UnknownTopicOrPartition)
+	switch {
+	case n < 0:
+		return nil, fmt.Errorf("kafka: metadata of %s: %w", topic, kafka.UnknownTopicOrPartition)
+	case n == 0:
+		return nil, fmt.Errorf("kafka: metadata of %s: no partitions", topic)
+	}
+	ids := make([]int, n)
+	for i := range ids {
+		ids[i] = i
+	}
+	p.mu.Lock()
+	p.parts[topic] = partList{ids: ids, at: now}
+	p.mu.Unlock()
+	return ids, nil
 }
 
 func (p *producer) isClosed() bool {
