@@ -56,8 +56,8 @@ type partList struct {
 	at  time.Time
 }
 
-// Retries of a request, as kafka-go's Writer does them by default and
-// with baton's back-off (Config.writer had them).
+// Retries of a request: kafka-go's Writer's defaults (10 attempts, each
+// bounded by 10s), with the back-off baton gave its Writers.
 const (
 	maxAttempts    = 10
 	attemptTimeout = 10 * time.Second
@@ -108,14 +108,17 @@ var errProducerClosed = fmt.Errorf("kafka: writer closed: %w", io.ErrClosedPipe)
 
 // WriteMessages produces msgs (to the producer's topic, or each to its
 // own) and waits until each is acknowledged by every in-sync replica, or
-// failed, or ctx ends (the messages queued go out all the same). It
-// returns the first failure.
+// failed, or ctx ends (the messages queued go out all the same; none is
+// queued if ctx has ended). It returns the first failure.
 func (p *producer) WriteMessages(ctx context.Context, msgs ...kafka.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
 	if p.isClosed() {
 		return errProducerClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("kafka: %w", err) // nothing sent
 	}
 	tps := make([]topicPartition, len(msgs))
 	counts := map[string][]int{}
