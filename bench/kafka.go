@@ -478,11 +478,25 @@ func runKafkaRaw(ctx context.Context, sc scenario, run int, o runOpts, inflight 
 }
 
 // kafkaAdmin makes, watches and deletes a run's topics and groups.
-type kafkaAdmin struct{ cl *kafka.Client }
+type kafkaAdmin struct {
+	brokers []string
+	cl      *kafka.Client
+}
 
 func newKafkaAdmin(brokers []string) *kafkaAdmin {
-	return &kafkaAdmin{cl: &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second,
+	return &kafkaAdmin{brokers: brokers, cl: &kafka.Client{Addr: kafka.TCP(brokers...), Timeout: 10 * time.Second,
 		Transport: &kafka.Transport{DialTimeout: 5 * time.Second, ClientID: "baton-bench"}}}
+}
+
+// fresh returns a client on a transport of its own, and what closes its
+// connections. Its metadata is fetched at its first request: a.cl's
+// transport serves metadata from a cache it refreshes every 6s (kafka-go's
+// default MetadataTTL), which does not list a topic created since (an
+// action topic that runner/kafka made after the run's first request);
+// its topic listings, end offsets and cleanup would leave the topic out.
+func (a *kafkaAdmin) fresh() (*kafka.Client, func()) {
+	t := &kafka.Transport{DialTimeout: 5 * time.Second, ClientID: "baton-bench"}
+	return &kafka.Client{Addr: kafka.TCP(a.brokers...), Timeout: 10 * time.Second, Transport: t}, t.CloseIdleConnections
 }
 
 func (a *kafkaAdmin) createTopic(ctx context.Context, topic string, partitions int) error {
@@ -499,9 +513,15 @@ func (a *kafkaAdmin) createTopic(ctx context.Context, topic string, partitions i
 }
 
 // topics returns the topics whose names start with prefix and a dot, with
-// their partition counts.
+// their partition counts, from metadata fetched anew.
 func (a *kafkaAdmin) topics(ctx context.Context, prefix string) (map[string]int, error) {
-	md, err := a.cl.Metadata(ctx, &kafka.MetadataRequest{})
+	cl, done := a.fresh()
+	defer done()
+	return topicsOf(ctx, cl, prefix)
+}
+
+func topicsOf(ctx context.Context, cl *kafka.Client, prefix string) (map[string]int, error) {
+	md, err := cl.Metadata(ctx, &kafka.MetadataRequest{})
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
@@ -518,9 +538,12 @@ func (a *kafkaAdmin) topics(ctx context.Context, prefix string) (map[string]int,
 // the records ever produced to each.
 type offsets map[string][]int64
 
-// endOffsets reads the end offsets of the topics under prefix.
+// endOffsets reads the end offsets of the topics under prefix, from
+// metadata fetched anew.
 func (a *kafkaAdmin) endOffsets(ctx context.Context, prefix string) (offsets, error) {
-	ts, err := a.topics(ctx, prefix)
+	cl, done := a.fresh()
+	defer done()
+	ts, err := topicsOf(ctx, cl, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -534,7 +557,7 @@ func (a *kafkaAdmin) endOffsets(ctx context.Context, prefix string) (offsets, er
 	if len(ts) == 0 {
 		return out, nil
 	}
-	res, err := a.cl.ListOffsets(ctx, req)
+	res, err := cl.ListOffsets(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("end offsets: %w", err)
 	}
@@ -629,6 +652,8 @@ func (a *kafkaAdmin) duplicates(ctx context.Context, prefix string, before offse
 	if err != nil {
 		return err.Error()
 	}
+	cl, done := a.fresh()
+	defer done()
 	var out []string
 	for _, t := range slices.Sorted(maps.Keys(after)) {
 		if t != prefix+".restarter" && !strings.HasPrefix(t, prefix+".action.") {
@@ -647,7 +672,7 @@ func (a *kafkaAdmin) duplicates(ctx context.Context, prefix string, before offse
 			msgs := map[string]*seen{}
 			var order []string
 			for from < end {
-				res, err := a.cl.Fetch(ctx, &kafka.FetchRequest{Topic: t, Partition: p, Offset: from, MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 100 * time.Millisecond})
+				res, err := cl.Fetch(ctx, &kafka.FetchRequest{Topic: t, Partition: p, Offset: from, MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 100 * time.Millisecond})
 				if err == nil {
 					err = res.Error
 				}

@@ -137,6 +137,10 @@ func (c *Config) actionPrefix() string           { return c.Prefix + ".action." 
 func (c *Config) restarterGroup() string         { return c.Prefix + ".restarters" }
 func (c *Config) workerGroup() string            { return c.Prefix + ".workers" }
 
+// metadataTTL is how old the metadata of the cluster a transport (and a
+// producer's partition counts) may be.
+const metadataTTL = 500 * time.Millisecond
+
 // transport returns a new kafka-go transport: one per writer and client,
 // since a shared one can hold stale metadata of a topic. kafka-go does not
 // refresh metadata on "not leader for partition": a short MetadataTTL
@@ -148,7 +152,7 @@ func (c *Config) transport(exists func(topic string) bool) *kafkaTransport {
 	return &kafkaTransport{log: c.Logger, exists: exists, wait: c.Timeout, Transport: &kafka.Transport{
 		Dial:        c.dial,
 		DialTimeout: 5 * time.Second,
-		MetadataTTL: 500 * time.Millisecond,
+		MetadataTTL: metadataTTL,
 		ClientID:    c.ClientID,
 		TLS:         c.TLS,
 		SASL:        c.SASL,
@@ -173,21 +177,18 @@ func (c *Config) client(exists func(topic string) bool) *kafka.Client {
 	return &kafka.Client{Addr: c.addr(), Timeout: c.Timeout, Transport: c.transport(exists)}
 }
 
-// writer returns a synchronous writer whose acks come from every in-sync
-// replica. topic "" lets each message name its topic. Its first write to
-// a topic for which exists is true waits for metadata that lists it.
-func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *kafka.Writer {
-	return &kafka.Writer{
-		Addr:                   c.addr(),
-		Topic:                  topic,
-		Balancer:               b,
-		BatchTimeout:           time.Millisecond,
-		BatchBytes:             int64(maxBytes + messageOverhead),
-		RequiredAcks:           kafka.RequireAll,
-		WriteBackoffMin:        20 * time.Millisecond,
-		WriteBackoffMax:        500 * time.Millisecond,
-		Transport:              c.transport(exists),
-		AllowAutoTopicCreation: false,
+// writer returns a producer whose acks come from every in-sync replica
+// (see producer: no linger, one request in flight per partition). topic
+// "" lets each message name its topic. Its first write to a topic for
+// which exists is true waits for metadata that lists it.
+func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *producer {
+	return &producer{
+		cl:       &kafka.Client{Addr: c.addr(), Timeout: attemptTimeout, Transport: c.transport(exists)},
+		topic:    topic,
+		balancer: b,
+		maxBytes: maxBytes + messageOverhead,
+		queues:   map[topicPartition]*sendQueue{},
+		parts:    map[string]partList{},
 	}
 }
 
@@ -217,13 +218,8 @@ func (c *Config) kafkaLog(topic string, partition int) kafka.Logger {
 	})
 }
 
-// closeWriter closes w and the connections of its transport (a writer
-// closes only a transport it made itself).
-func closeWriter(w *kafka.Writer) error {
-	err := w.Close()
-	closeTransport(w.Transport)
-	return err
-}
+// closeWriter closes w and the connections of its transport.
+func closeWriter(w *producer) error { return w.Close() }
 
 // closeTransport closes the connections of a transport baton made: those
 // idle at once, those in use when their request ends.

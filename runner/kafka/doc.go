@@ -140,7 +140,7 @@
 // restarter group that assigned the partition (the coordinator only ever
 // raises it), then a count of the owner's claims in that generation; so
 // the new owner's claim fences every later record of the old one, and a
-// late copy of an old claim (kafka-go retries a write whose caller gave
+// late copy of an old claim (a writer retries a write whose caller gave
 // up, and it may land after a newer claim) takes nothing back. (When the
 // group was deleted and its generations start again from 1, a restarter
 // assigned a partition starts a new era, which outranks the old ones.) Since the new owner reads the
@@ -169,7 +169,11 @@
 //
 // Then, once every job of the batch has been through W1-W4,
 //
-//	C   commits the restarter partition's offset past the batch.
+//	C   commits the restarter partition's offset past the batch, and
+//	    waits for the answer (the commits that the partitions of one
+//	    generation ask for while one is under way go together in the
+//	    next request, each partition's newest offset; each waits for the
+//	    request that holds its own).
 //
 // A crash (or a write that fails) at each point:
 //
@@ -308,6 +312,23 @@
 // of failing with "Unknown Topic Or Partition"; a warning is logged only
 // if that takes over 2s. A failed Open, and Close of a Store or a Runner,
 // leave no connection open.
+//
+// # Writes
+//
+// Every write (W1, W3, a result, a claim) waits for the acks of every
+// in-sync replica. A writer keeps one request in flight per partition and
+// holds nothing back: a message for a partition with no request in flight
+// is sent at once, and the messages that come while one is in flight go
+// together in the next request, in the order they came. So a transition
+// of a lone job costs a round trip per write, and many jobs' writes share
+// requests. (kafka-go's Writer holds a batch that is not full for its
+// BatchTimeout, which a lone synchronous write waits out.) A request that
+// fails with a retriable error (a timeout, "not leader", a connection
+// lost) is sent again, up to 10 times in all, 20ms to 500ms apart, before
+// the requests behind it, whether or not its caller still waits; so a
+// write whose caller gave up may land later, and a write that failed may
+// have landed (at least once). A record is stamped with the time of its
+// write.
 //
 // # Security
 //

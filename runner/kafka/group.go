@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -58,10 +59,64 @@ type committer interface {
 	commit(topic string, part int, offset int64) error
 }
 
-type genCommitter struct{ gen *kafka.Generation }
+// genCommitter commits the offsets of one generation, for every
+// partition it assigned: the commits asked for while one is under way
+// are merged into the next (the newest offset of each partition), so
+// that one request at a time uses the connection to the group's
+// coordinator (kafka-go's connection spins when several requests wait
+// on it). A commit returns once a request that holds its offset (or a
+// newer one of its partition) is answered, with that answer.
+type genCommitter struct {
+	gen *kafka.Generation
 
-func (c genCommitter) commit(topic string, part int, offset int64) error {
-	return c.gen.CommitOffsets(map[string]map[int]int64{topic: {part: offset}})
+	mu      sync.Mutex
+	next    map[string]map[int]int64 // the offsets of the next request
+	waiters []chan error             // of the next request
+	busy    bool                     // a request is under way
+}
+
+func newGenCommitter(gen *kafka.Generation) *genCommitter { return &genCommitter{gen: gen} }
+
+func (c *genCommitter) commit(topic string, part int, offset int64) error {
+	ch := make(chan error, 1)
+	c.mu.Lock()
+	if c.next == nil {
+		c.next = map[string]map[int]int64{}
+	}
+	if c.next[topic] == nil {
+		c.next[topic] = map[int]int64{}
+	}
+	if cur, ok := c.next[topic][part]; !ok || offset > cur {
+		c.next[topic][part] = offset
+	}
+	c.waiters = append(c.waiters, ch)
+	start := !c.busy
+	c.busy = true
+	c.mu.Unlock()
+	if start {
+		go c.run()
+	}
+	return <-ch
+}
+
+// run sends the merged commits, one request at a time, until none is
+// asked for.
+func (c *genCommitter) run() {
+	for {
+		c.mu.Lock()
+		offsets, waiters := c.next, c.waiters
+		c.next, c.waiters = nil, nil
+		if len(waiters) == 0 {
+			c.busy = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		err := c.gen.CommitOffsets(offsets)
+		for _, w := range waiters {
+			w <- err
+		}
+	}
 }
 
 // run joins the group and serves the partitions of each generation until
@@ -99,11 +154,12 @@ func (m *member) run(ctx context.Context) {
 			continue
 		}
 		n := 0
+		c := newGenCommitter(gen)
 		for topic, parts := range gen.Assignments {
 			for _, pa := range parts {
 				n++
 				gen.Start(func(gctx context.Context) {
-					m.serve(ctx, gctx, genCommitter{gen}, gen.ID, topic, pa.ID, pa.Offset)
+					m.serve(ctx, gctx, c, gen.ID, topic, pa.ID, pa.Offset)
 				})
 			}
 		}

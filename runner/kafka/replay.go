@@ -113,12 +113,12 @@ func (s *Store) catchUp(ctx context.Context, p *partition) error {
 		return err
 	}
 	p.next = next
+	ids := make([]job.ID, 0, len(pend))
 	for id, pj := range pend {
 		s.settle(p, id, pj)
+		ids = append(ids, id)
 	}
-	if len(pend) > 0 {
-		s.notify()
-	}
+	s.notify(ids...)
 	return nil
 }
 

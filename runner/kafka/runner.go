@@ -157,9 +157,9 @@ type Runner struct {
 	log   *slog.Logger
 	eng   *runner.Engine
 	tp    transport
-	rw    *kafka.Writer // the restarter topic
-	aw    *kafka.Writer // the action topics
-	sw    *kafka.Writer // the stops topic
+	rw    *producer // the restarter topic
+	aw    *producer // the action topics
+	sw    *producer // the stops topic
 	stats counters
 
 	closeOnce sync.Once // of the writers
@@ -334,7 +334,7 @@ func (r *Runner) Close() error {
 // closeWriters closes the writers and their connections, once.
 func (r *Runner) closeWriters() {
 	r.closeOnce.Do(func() {
-		for _, w := range []*kafka.Writer{r.rw, r.aw, r.sw} {
+		for _, w := range []*producer{r.rw, r.aw, r.sw} {
 			_ = closeWriter(w)
 		}
 	})
@@ -455,17 +455,20 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // waitFor loads job id until cond holds, waking when the store sees a
-// change and polling (more slowly as time goes) for the changes made in
-// other processes. A missing job is an error unless absentOK.
+// change of the job and polling (more slowly as time goes) for the
+// changes made in other processes. A missing job is an error unless
+// absentOK.
 func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond func(job.Job) bool) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
-		ch := r.st.changes()
+		ch, done := r.st.changes(id)
 		j, err := r.jobs().Load(ctx, id)
 		switch {
 		case err == nil && cond(j):
+			done()
 			return nil
 		case err == nil, absentOK && errors.Is(err, store.ErrNotFound):
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, job.ErrCorrupt), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
+			done()
 			return err
 		default:
 			// The cluster is out of reach, or a partition changes hands:
@@ -479,9 +482,11 @@ func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond fun
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
+			done()
 			return fmt.Errorf("job %s: wait: %w", id, ctx.Err())
 		}
 		t.Stop()
+		done()
 	}
 }
 

@@ -48,7 +48,7 @@ type Store struct {
 	log    *slog.Logger
 	cl     *kafka.Client
 	adm    *admin
-	w      *kafka.Writer // state topic
+	w      *producer // state topic
 	nparts int
 	limit  int // the largest message baton writes, overhead included
 	chunk  int // the largest snapshot chunk
@@ -58,9 +58,9 @@ type Store struct {
 
 	mu      sync.Mutex
 	closed  bool
-	all     bool // ClaimAll: claims again by itself after a failed write
-	changed chan struct{}
-	bg      sync.WaitGroup // head writes not waited for
+	all     bool                // ClaimAll: claims again by itself after a failed write
+	waiters map[job.ID]*waiters // of a change of a job (changes)
+	bg      sync.WaitGroup      // head writes not waited for
 }
 
 type storeStats struct {
@@ -112,7 +112,7 @@ func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	s := &Store{
 		cfg: cfg, log: cfg.Logger, cl: cl, adm: adm, nparts: infos[0].partitions, limit: limit,
 		chunk: limit - 1024, name: fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff),
-		changed: make(chan struct{}),
+		waiters: map[job.ID]*waiters{},
 	}
 	s.cfg.MaxMessageBytes = limit
 	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit, adm.exists)
@@ -148,20 +148,44 @@ func (s *Store) usable(ctx context.Context) error {
 
 func (s *Store) part(id job.ID) *partition { return s.parts[partitionOf(id, s.nparts)] }
 
-// notify wakes whoever waits for a change (Changed).
-func (s *Store) notify() {
-	s.mu.Lock()
-	close(s.changed)
-	s.changed = make(chan struct{})
-	s.mu.Unlock()
+// waiters are those who wait for a change of one job: ch is closed at
+// the change; n counts them.
+type waiters struct {
+	ch chan struct{}
+	n  int
 }
 
-// changes returns a channel closed at the next change this Store sees: a
-// write of its own, or a read that found something new.
-func (s *Store) changes() <-chan struct{} {
+// notify wakes whoever waits for a change of the jobs ids (changes).
+func (s *Store) notify(ids ...job.ID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changed
+	for _, id := range ids {
+		if w := s.waiters[id]; w != nil {
+			close(w.ch)
+			delete(s.waiters, id)
+		}
+	}
+}
+
+// changes returns a channel closed at the next change of job id this
+// Store sees (a write of its own, or a read that found something new of
+// it), and what the caller calls once it no longer waits.
+func (s *Store) changes(id job.ID) (<-chan struct{}, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w := s.waiters[id]
+	if w == nil {
+		w = &waiters{ch: make(chan struct{})}
+		s.waiters[id] = w
+	}
+	w.n++
+	return w.ch, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if w.n--; w.n == 0 && s.waiters[id] == w {
+			delete(s.waiters, id)
+		}
+	}
 }
 
 // ClaimAll makes this Store the owner of every partition: it claims each
@@ -364,7 +388,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	}
 	e.creating = false
 	e.snapVer, e.snapBytes, e.keys = 1, uint64(len(enc)), keys
-	s.notify()
+	s.notify(id)
 	return nil
 }
 
@@ -457,7 +481,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		e.sinceSteps++
 		e.sinceBytes += uint64(len(rec))
 	}
-	s.notify()
+	s.notify(id)
 	return nil
 }
 
@@ -785,7 +809,7 @@ func (s *Store) Delete(ctx context.Context, id job.ID) error {
 		p.mu.unlock()
 		return fmt.Errorf("job %s: delete: %w", id, err)
 	}
-	go s.notify()
+	s.notify(id)
 	return nil
 }
 
