@@ -8,6 +8,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export BATON_REQUIRE_INTEGRATION=1
+# Every test runs on servers this command starts itself: a real ZooKeeper
+# per test (internal/zktest) and an in-process Kafka-protocol broker. Set,
+# these would point the tests at outside servers instead, where some
+# cannot run (the ensemble, the 30 s outage, the broker's fault
+# injection) and would skip.
+unset ZK_SERVERS KAFKA_BROKERS
 export GOFLAGS="${GOFLAGS:-} -buildvcs=false"
 STATICCHECK_VERSION=v0.8.2
 
