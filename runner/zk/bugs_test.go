@@ -174,19 +174,7 @@ func (p *cutProxy) pipe(c, s net.Conn) {
 // action. (Runner.claim once gave the entry up silently: no worker ran
 // the action, and the job waited until that worker's session ended.)
 func TestLostClaimReplyIsStillOurs(t *testing.T) {
-	srv := zktest.Start(t)
-	root := freshRoot(srv.Root())
-	proxy := newCutProxy(t, srv.Addr())
-	logs := &logBuf{}
-	var runs atomic.Int64
-	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
-	startRunner(t, zkrunner.Options{Store: st, Name: "w", Logger: logs.logger(),
-		Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
-			runs.Add(1)
-			return nil, nil
-		}})})
-	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-	sub := submitter(t, subSt)
+	proxy, logs, runs, subSt, sub := behindCutProxy(t)
 	proxy.arm("/claims/a-")
 	const id = job.ID("orphan")
 	if err := sub.Submit(context.Background(), id, ast.Act("step", nil)); err != nil {
@@ -255,19 +243,7 @@ func TestResultOverLimitFailsItsAction(t *testing.T) {
 // claim stayed, no handler ran, and the job waited until the worker's
 // session ended; seen in TestFailoverLeaderKilled.)
 func TestLostCommitReplyRunsItsOwnClaims(t *testing.T) {
-	srv := zktest.Start(t)
-	root := freshRoot(srv.Root())
-	proxy := newCutProxy(t, srv.Addr())
-	logs := &logBuf{}
-	var runs atomic.Int64
-	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
-	startRunner(t, zkrunner.Options{Store: st, Name: "w", Logger: logs.logger(),
-		Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
-			runs.Add(1)
-			return nil, nil
-		}})})
-	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-	sub := submitter(t, subSt)
+	proxy, logs, runs, _, sub := behindCutProxy(t)
 	// The step node of version 2: the transition that applies the first
 	// action's result and creates (and claims) the second.
 	proxy.arm(fmt.Sprintf("/step-%020d", 2))
@@ -289,4 +265,24 @@ func TestLostCommitReplyRunsItsOwnClaims(t *testing.T) {
 	if logs.count("a commit's reply was lost") != 1 {
 		t.Errorf("the worker did not log that the commit was applied: %s", strings.Join(logs.lines("commit"), " | "))
 	}
+}
+
+// behindCutProxy starts a ZooKeeper server, a worker "w" (handler "step",
+// counted in runs) connected through a cutProxy, and a submitter
+// connected directly, on a fresh root.
+func behindCutProxy(t *testing.T) (*cutProxy, *logBuf, *atomic.Int64, *zkrunner.Store, *zkrunner.Runner) {
+	t.Helper()
+	srv := zktest.Start(t)
+	root := freshRoot(srv.Root())
+	proxy := newCutProxy(t, srv.Addr())
+	logs := &logBuf{}
+	runs := &atomic.Int64{}
+	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
+	startRunner(t, zkrunner.Options{Store: st, Name: "w", Logger: logs.logger(),
+		Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
+			runs.Add(1)
+			return nil, nil
+		}})})
+	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
+	return proxy, logs, runs, subSt, submitter(t, subSt)
 }
