@@ -130,7 +130,12 @@
 //  3. recovers the unfinished jobs of p (Engine.Recover): it dispatches
 //     again the actions that may not have been dispatched, and arms the
 //     jobs' timers;
-//  4. reads restarter partition p from the group's committed offset.
+//  4. reads restarter partition p from the group's committed offset, and
+//     applies its backlog (the messages up to the partition's end as it
+//     was taken over: a cancel sent while no restarter ran, results of
+//     other processes' workers) in offset order before anything handed
+//     in within the process (a result of its own worker, a Submit or
+//     Cancel of its own, a timer's firing), which came after it.
 //
 // A restarter that lost p without knowing it (paused past its session
 // timeout: a zombie) may still write. Every state record carries the token

@@ -418,6 +418,36 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 	return from, nil
 }
 
+// backlogEnd returns the offset after the last record of topic/part, if a
+// reader starting at from (an offset, or kafka.FirstOffset) has records to
+// read before it; else 0.
+func (s *Store) backlogEnd(ctx context.Context, topic string, part int, from int64) (int64, error) {
+	end, err := s.endOffset(ctx, topic, part)
+	if err != nil || from >= 0 {
+		if from >= end {
+			end = 0
+		}
+		return end, err
+	}
+	res, err := s.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		topic: {{Partition: part, Timestamp: kafka.FirstOffset}}}})
+	if err != nil {
+		return 0, fmt.Errorf("kafka: start offset of %s/%d: %w", topic, part, err)
+	}
+	for _, po := range res.Topics[topic] {
+		if po.Partition == part {
+			if po.Error != nil {
+				return 0, fmt.Errorf("kafka: start offset of %s/%d: %w", topic, part, po.Error)
+			}
+			if po.FirstOffset >= end {
+				return 0, nil
+			}
+			return end, nil
+		}
+	}
+	return 0, fmt.Errorf("kafka: start offset of %s/%d: not in the answer", topic, part)
+}
+
 // endOffset returns the offset after the last record of topic/part.
 func (s *Store) endOffset(ctx context.Context, topic string, part int) (int64, error) {
 	res, err := s.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{

@@ -211,6 +211,26 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		r.recoverJobs(live, l, ids)
 	}
 
+	// The backlog: what waits in the partition as it is taken over (a
+	// cancel sent while no restarter ran, results of workers of other
+	// processes). It is applied, in offset order, before anything handed
+	// in within this process (a local worker's result, a timer's firing):
+	// those came after it.
+	var backlog int64
+	for wait := time.Duration(0); ; wait = backoff(wait) {
+		var err error
+		if backlog, err = r.st.backlogEnd(live, topic, part, offset); err == nil {
+			break
+		}
+		if live.Err() != nil {
+			return
+		}
+		log.Warn("reading the restarter partition's end", "err", err)
+		if !sleep(live, wait) {
+			return
+		}
+	}
+
 	rd := r.cfg.reader(topic, part, r.st.limit)
 	defer rd.Close()
 	if err := rd.SetOffset(offset); err != nil {
@@ -238,11 +258,19 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	inBacklog := backlog > 0
 	for {
-		ins, next := l.take(time.Now())
+		var ins []input
+		var next time.Time
+		if !inBacklog {
+			ins, next = l.take(time.Now())
+		}
 		var last int64 = -1
 		if len(ins) == 0 {
-			if !next.IsZero() {
+			wake, fire := l.wake, timer.C
+			if inBacklog {
+				wake, fire = nil, nil // only the backlog, for now
+			} else if !next.IsZero() {
 				timer.Reset(max(time.Until(next), 0))
 			} else {
 				timer.Reset(time.Hour)
@@ -254,9 +282,9 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 				}
 				ins = append(ins, r.decode(log, m))
 				last = m.Offset
-			case <-l.wake:
+			case <-wake:
 				continue
-			case <-timer.C:
+			case <-fire:
 				continue
 			case <-live.Done():
 				return
@@ -285,6 +313,10 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 			if err := c.commit(topic, part, last+1); err != nil {
 				log.Warn("committing the restarter partition's offset (the generation ended?)", "offset", last+1, "err", err)
 				return
+			}
+			if inBacklog && last+1 >= backlog {
+				inBacklog = false
+				log.Debug("backlog applied", "offset", last+1)
 			}
 		}
 	}

@@ -409,7 +409,9 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 
 // Cancel cancels job id with reason and returns once the cancel is saved.
 // Cancelling a cancelled job is not an error; a finished job is one
-// wrapping runner.ErrFinished, a missing one store.ErrNotFound.
+// wrapping runner.ErrFinished, a missing one store.ErrNotFound. So is a
+// job that finished otherwise while the cancel waited for its restarter
+// (its last results were ahead of the cancel in the restarter topic).
 func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -435,10 +437,20 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if err := r.send(ctx, []input{in}, []kafka.Message{m}); err != nil {
 		return fmt.Errorf("job %s: cancel: %w", id, err)
 	}
-	return r.waitFor(ctx, id, false, func(j job.Job) bool {
+	var got job.Job
+	if err := r.waitFor(ctx, id, false, func(j job.Job) bool {
+		got = j
 		_, ok := j.Cancelled()
 		return ok || j.Done()
-	})
+	}); err != nil {
+		return err
+	}
+	if _, ok := got.Cancelled(); !ok {
+		// The job's last results were applied before the cancel (they
+		// came first in the restarter topic).
+		return fmt.Errorf("job %s: cancel: %w (%s before the cancel was applied)", id, runner.ErrFinished, got.Status())
+	}
+	return nil
 }
 
 // Status returns the job as stored.
