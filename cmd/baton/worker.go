@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	kafkarunner "github.com/batonwf/baton/runner/kafka"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
@@ -22,7 +23,7 @@ func workerCommand() command {
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
 		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--name NAME] [--workers N] [--timeout D] [--verbose]\n" +
-			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--verbose]",
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -46,6 +47,9 @@ partitions over and dispatch again what its jobs were missing. --tls,
 --sasl-user authenticate with SASL (PLAIN or SCRAM), with the password in
 $BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
 SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
+A restarter deletes the settled jobs of its partitions once they are
+older than --retain (a week by default), with tombstones that the state
+topic's compaction then drops.
 
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
@@ -67,6 +71,7 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (with --kafka: in logs and claims) (default: HOST-PID-RANDOM)")
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
+	retain := fset.Duration("retain", kafkarunner.DefaultRetention, "with --kafka, how long `D` a settled job is kept, counted from its last result, before its restarter deletes it; 0 keeps them until deleted by hand")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -80,6 +85,10 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
 		return c.usageError(cmd, "--name must not be empty")
+	case *retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v", *retain)
+	case given(fset, "retain") && !k.on():
+		return c.usageError(cmd, "--retain needs --kafka")
 	}
 	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -89,7 +98,10 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	if k.on() {
-		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *verbose)
+		if *retain == 0 {
+			*retain = -1 // runner/kafka: kept for ever
+		}
+		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *retain, *verbose)
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/job"
@@ -65,4 +66,23 @@ func (r *Runner) Kill() { r.kill() }
 func WithDial(cfg Config, d func(ctx context.Context, network, address string) (net.Conn, error)) Config {
 	cfg.dial = d
 	return cfg
+}
+
+// LiveKeys returns the keys of the state topic whose latest record is not
+// a tombstone: what compaction leaves, once it has run.
+func (s *Store) LiveKeys(ctx context.Context) (map[string]bool, error) {
+	live := map[string]bool{}
+	for part := range s.nparts {
+		if _, err := s.readState(ctx, part, 0, func(_ int64, m kafka.Message) {
+			live[string(m.Key)] = m.Value != nil
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for k, ok := range live {
+		if !ok {
+			delete(live, k)
+		}
+	}
+	return live, nil
 }

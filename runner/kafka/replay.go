@@ -29,6 +29,7 @@ type partition struct {
 	next   int64  // the next offset to read
 	jobs   map[job.ID]*entry
 	gather map[chunkID]*gathering // snapshot chunks being gathered
+	expiry expiryHeap             // settled jobs, by clock (retention.go)
 }
 
 // chanMutex is a mutex that a context can give up waiting for.
@@ -100,6 +101,7 @@ func (p *partition) reset() {
 	p.token, p.dirty, p.fence, p.next, p.epoch = 0, false, 0, 0, epoch{}
 	p.jobs = map[job.ID]*entry{}
 	p.gather = map[chunkID]*gathering{}
+	p.expiry = nil
 }
 
 // catchUp reads the partition from where reading stopped to its end, and
@@ -323,6 +325,7 @@ func (s *Store) settle(p *partition, id job.ID, pj *pendJob) {
 	}
 	ne.latest = base
 	p.jobs[id] = ne
+	p.settledAt(base)
 }
 
 // reaches reports whether steps go from base's version up to v without a

@@ -104,6 +104,22 @@ func (l *loop) arm(ts []job.Timer) {
 	l.poke()
 }
 
+// disarm drops the timers of job id (it was deleted).
+func (l *loop) disarm(id job.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.timers[:0]
+	for _, t := range l.timers {
+		if t.JobID == id {
+			delete(l.armed, timerKey{t.JobID, t.ID, t.Due.UnixNano()})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	l.timers = kept
+	heap.Init(&l.timers)
+}
+
 // take returns the inputs handed in and the timers due, and when the next
 // timer is due (zero if none).
 func (l *loop) take(now time.Time) ([]input, time.Time) {
@@ -259,11 +275,26 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	inBacklog := backlog > 0
+	retention := r.cfg.retention()
+	var nextSweep time.Time // now: the partition's first sweep comes after its backlog
 	for {
 		var ins []input
 		var next time.Time
 		if !inBacklog {
-			ins, next = l.take(time.Now())
+			now := time.Now()
+			if retention > 0 && !now.Before(nextSweep) {
+				nextSweep = now.Add(sweepEvery(retention))
+				if r.sweep(live, l, log) {
+					nextSweep = now // more are due: after this batch
+				}
+				if live.Err() != nil {
+					return
+				}
+			}
+			ins, next = l.take(now)
+			if retention > 0 && (next.IsZero() || nextSweep.Before(next)) {
+				next = nextSweep
+			}
 		}
 		var last int64 = -1
 		if len(ins) == 0 {
@@ -420,8 +451,9 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 	}
 }
 
-// applyJob applies the inputs of one job, in order: submits, then the
-// results and cancels in batches that fit one state record. It returns the
+// applyJob applies the inputs of one job, in order: submits and deletes
+// one by one, the results and cancels between them in batches that fit
+// one state record. It returns the
 // inputs still to apply, and an error if they should be tried again.
 // Inputs handed in with an ack are answered once, after their first try:
 // their senders decide what a failure means.
@@ -433,8 +465,13 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 	}
 	for len(ins) > 0 {
 		in := ins[0]
-		if in.in.kind == typeSubmit {
-			err := r.create(ctx, log, in.in)
+		if in.in.kind == typeSubmit || in.in.kind == typeDelete {
+			var err error
+			if in.in.kind == typeSubmit {
+				err = r.create(ctx, log, in.in)
+			} else {
+				err = r.deleteJob(ctx, log, l, in.in)
+			}
 			if err != nil && retryable(err) && in.ack == nil {
 				return unanswered(ins, err), err
 			}
@@ -444,7 +481,7 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 		}
 		// A run of results and cancels, as large as one step may be.
 		n, bytes := 0, 0
-		for n < len(ins) && ins[n].in.kind != typeSubmit && n < r.o.MaxBatch {
+		for n < len(ins) && ins[n].in.kind != typeSubmit && ins[n].in.kind != typeDelete && n < r.o.MaxBatch {
 			res := ins[n].in.result
 			sz := len(res.ActionID) + len(res.Output) + len(res.Error) + len(res.Kind) + 32
 			if n > 0 && bytes+sz > r.st.limit/2 {

@@ -388,6 +388,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	}
 	e.creating = false
 	e.snapVer, e.snapBytes, e.keys = 1, uint64(len(enc)), keys
+	p.settledAt(j)
 	s.notify(id)
 	return nil
 }
@@ -473,6 +474,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		return nil // the partition was read again meanwhile: it knows
 	}
 	e.prev, e.latest, e.dispatched = e.latest, j, false
+	p.settledAt(j)
 	e.keys = append(e.keys, key)
 	if snap != nil {
 		e.keys = append(slices.DeleteFunc(e.keys, func(k string) bool { return slices.Contains(old.snapKeys, k) }), snapKeys...)
