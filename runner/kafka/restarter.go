@@ -198,7 +198,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	var ids []job.ID
 	for wait := time.Duration(0); ; wait = backoff(wait) {
 		var err error
-		if tok, ids, err = r.st.claim(live, part, gen, true); err == nil {
+		if tok, ids, err = r.st.claim(live, part, gen, true, r.o.Name); err == nil {
 			break
 		}
 		if live.Err() != nil {
@@ -439,7 +439,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 			return false
 		}
 		if r.st.dirty(l.part) {
-			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false)
+			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false, r.o.Name)
 			if err != nil {
 				log.Warn("claiming the state partition again", "err", err)
 				continue
