@@ -241,6 +241,13 @@ func TestKafka(t *testing.T) {
 			return regexp.MustCompile(`(?m)^job mail-1 v\d+: cancelled`).MatchString(r.stdout), r.stdout + r.stderr
 		})
 		contains(t, "worker stdout", w.out.String(), "body.seq[0]#1: drafted\n", "finally#1: cleanup\n")
+		// The cancelled job's email.send is no longer waiting work
+		// (issue 15, defect 7): status neither counts nor warns of it.
+		r = baton(t, kafkaArgs(p, "status")...).want(t, exitOK)
+		contains(t, "status", r.stdout, "email.send  0       0        mail.action.email.send\n")
+		if strings.Contains(r.stdout, "WARNING: email.send") {
+			t.Errorf("status warns of the cancelled job's action:\n%s", r.stdout)
+		}
 		r = baton(t, kafkaArgs(p, "cancel", "mail-1", "nosuch")...).want(t, exitError)
 		contains(t, "stdout", r.stdout, "job mail-1 was cancelled already (not needed): cancelled\n")
 		contains(t, "stderr", r.stderr, "baton: job nosuch not found in "+where(p))

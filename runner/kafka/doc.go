@@ -260,6 +260,15 @@
 // it was taken is skipped. Stopping is a courtesy: the reducer ignores a
 // stopped action's result, so a notice lost or read late loses nothing.
 //
+// A message cannot be taken out of a Kafka topic, so the actions of a job
+// cancelled, deleted or finished while they waited for a worker stay in
+// their topic until its retention removes them. They are not waiting work:
+// Store.Queues reads what waits after the workers' committed offsets and
+// counts them apart (Queue.Withdrawn), and a worker that takes a partition
+// over checks, for each action queued before it took it, that the job as
+// stored still waits for it, and skips (and commits) it otherwise. Stop
+// notices cover the actions dispatched while the worker runs.
+//
 // # At most once
 //
 // On Kafka, an action whose worker may have run it cannot be told apart
@@ -322,6 +331,7 @@
 // not decode makes its job broken (Load reports it, naming the record);
 // the other jobs of the partition are unaffected. Actions whose name no
 // worker serves stay in their topic; Store.Queues shows them.
+
 //
 // # Reading the state
 //
