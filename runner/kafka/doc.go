@@ -331,7 +331,6 @@
 // not decode makes its job broken (Load reports it, naming the record);
 // the other jobs of the partition are unaffected. Actions whose name no
 // worker serves stay in their topic; Store.Queues shows them.
-
 //
 // # Reading the state
 //
