@@ -91,7 +91,7 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 		return nil, fmt.Errorf("kafka: queues: committed offsets of group %s: %w", s.cfg.workerGroup(), err)
 	}
 	members, werr := s.workers(ctx)
-	jobs := map[job.ID]jobLookup{}
+	look := &lookups{jobs: map[job.ID]jobLookup{}, read: map[int]bool{}}
 	out := make([]Queue, 0, len(topics))
 	for _, t := range topics {
 		q := Queue{Action: strings.TrimPrefix(t, prefix), Topic: t, Workers: members[t], WorkersErr: werr}
@@ -108,7 +108,7 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 			if po.Error != nil || po.LastOffset <= at[po.Partition] {
 				continue
 			}
-			waiting, withdrawn, err := s.inspect(ctx, t, po.Partition, at[po.Partition], po.LastOffset, jobs)
+			waiting, withdrawn, err := s.inspect(ctx, t, po.Partition, at[po.Partition], po.LastOffset, look)
 			if err != nil {
 				return nil, fmt.Errorf("kafka: queues: %w", err)
 			}
@@ -125,9 +125,9 @@ const inspectMax = 10_000
 
 // inspect reads topic/part from offset from to end (at most inspectMax
 // messages; the others are counted waiting) and counts the actions there
-// that their jobs wait for, and those they no longer wait for. jobs caches
-// the jobs looked up.
-func (s *Store) inspect(ctx context.Context, topic string, part int, from, end int64, jobs map[job.ID]jobLookup) (waiting, withdrawn int64, err error) {
+// that their jobs wait for, and those they no longer wait for. look
+// caches what was looked up.
+func (s *Store) inspect(ctx context.Context, topic string, part int, from, end int64, look *lookups) (waiting, withdrawn int64, err error) {
 	stop := min(end, from+inspectMax)
 	waiting = end - stop
 	_, err = s.readRange(ctx, topic, part, from, stop, func(_ int64, m kafka.Message) {
@@ -136,7 +136,7 @@ func (s *Store) inspect(ctx context.Context, topic string, part int, from, end i
 		case err != nil:
 			waiting++ // not baton's: a worker decides
 		case out.claimed:
-		case s.waitsFor(ctx, out.a, jobs):
+		case s.waitsFor(ctx, out.a, look):
 			waiting++
 		default:
 			withdrawn++
@@ -145,7 +145,13 @@ func (s *Store) inspect(ctx context.Context, topic string, part int, from, end i
 	return waiting, withdrawn, err
 }
 
-// jobLookup is a job looked up (waitsFor).
+// lookups caches what one Queues call looked up: the jobs, and the state
+// partitions read to their ends (once each).
+type lookups struct {
+	jobs map[job.ID]jobLookup
+	read map[int]bool
+}
+
 type jobLookup struct {
 	j   job.Job
 	err error
@@ -154,13 +160,16 @@ type jobLookup struct {
 // waitsFor reports whether the job of action a, as stored, still waits
 // for a's result (it is outstanding, in the same incarnation); when the
 // job cannot be read, it says so (true), so that nothing is skipped for
-// want of knowing. jobs, if not nil, caches the jobs looked up.
-func (s *Store) waitsFor(ctx context.Context, a job.Action, jobs map[job.ID]jobLookup) bool {
-	l, ok := jobs[a.JobID]
+// want of knowing. c, if not nil, caches the lookups.
+func (s *Store) waitsFor(ctx context.Context, a job.Action, c *lookups) bool {
+	if c == nil {
+		c = &lookups{}
+	}
+	l, ok := c.jobs[a.JobID]
 	if !ok {
-		l.j, l.err = s.Load(ctx, a.JobID)
-		if jobs != nil {
-			jobs[a.JobID] = l
+		l.j, l.err = s.load(ctx, a.JobID, c.read)
+		if c.jobs != nil {
+			c.jobs[a.JobID] = l
 		}
 	}
 	switch {

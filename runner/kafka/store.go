@@ -639,6 +639,13 @@ func (s *Store) suspects(id job.ID) (ids map[string]bool, all bool, version uint
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
+	return s.load(ctx, id, nil)
+}
+
+// load loads job id; a partition this Store does not own is read to its
+// end first, unless read says it was already (read, if not nil, records
+// the partitions read).
+func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job, error) {
 	if err := s.usable(ctx); err != nil {
 		return job.Job{}, err
 	}
@@ -647,8 +654,13 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 		return job.Job{}, err
 	}
 	defer p.mu.unlock()
-	if err := s.view(ctx, p); err != nil {
-		return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+	if !read[p.id] {
+		if err := s.view(ctx, p); err != nil {
+			return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+		}
+		if read != nil {
+			read[p.id] = true
+		}
 	}
 	e, err := p.settled(ctx, id)
 	switch {
