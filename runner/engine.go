@@ -112,8 +112,7 @@ func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
 	if tr.Job.Done() {
 		e.o.Hooks.jobDone(tr.Job)
-		e.log.LogAttrs(ctx, slog.LevelInfo, "job finished", slog.String("job", string(tr.Job.ID())),
-			slog.String("status", tr.Job.Status().String()), slog.Uint64("version", tr.Job.Version()))
+		logFinished(ctx, e.log, tr.Job)
 	}
 }
 
