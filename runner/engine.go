@@ -111,8 +111,8 @@ func incarnation() uint64 {
 func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
 	if tr.Job.Done() {
-		e.o.Hooks.jobDone(tr.Job)
 		logFinished(ctx, e.log, tr.Job)
+		e.o.Hooks.jobDone(tr.Job)
 	}
 }
 

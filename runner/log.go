@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 )
 
@@ -17,7 +18,9 @@ import (
 //   - DEBUG "action started" and "action succeeded".
 //   - WARN "action failed", for every attempt that fails, retried or not,
 //     with its kind and its message clipped to one short line.
-//   - INFO "job finished", with the reason of a failed or cancelled job.
+//   - INFO "job finished", with what made a failed job fail (the node,
+//     its action's name, the kind and message of its failure) or the
+//     reason of a cancelled one.
 //
 // Each line names the job ("job"), and each line about an action its ID
 // ("action", path#attempt), its attempt ("attempt") and its name ("name").
@@ -68,15 +71,24 @@ func logEnded(ctx context.Context, log *slog.Logger, a job.Action, r job.Result,
 }
 
 // logFinished logs at INFO that job j ended: its status, and for a failed
-// job the failure that made it fail (job.Failure's String: path, action,
-// message) and its kind, for a cancelled job the cancel's reason.
+// job its failure (job.Failure: the node that failed, its action's name
+// unless a deadline ran out, the kind, the message clipped, and how many
+// more failures the parallel nodes on the way counted), for a cancelled
+// job the cancel's reason.
 func logFinished(ctx context.Context, log *slog.Logger, j job.Job) {
 	if !log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
 	attrs := []slog.Attr{slog.String("job", string(j.ID())), slog.String("status", j.Status().String()), slog.Uint64("version", j.Version())}
 	if f, ok := j.Failure(); ok {
-		attrs = append(attrs, slog.String("reason", f.String()), slog.String("kind", f.Kind))
+		attrs = append(attrs, slog.String("failed_at", ast.ShowPath(f.Path)))
+		if f.Action != "" {
+			attrs = append(attrs, slog.String("name", f.Action))
+		}
+		attrs = append(attrs, slog.String("kind", f.Kind), slog.String("message", clip(f.Message)))
+		if f.Others > 0 {
+			attrs = append(attrs, slog.Int("more_failures", f.Others))
+		}
 	} else if why, ok := j.Cancelled(); ok {
 		attrs = append(attrs, slog.String("reason", clip(why)))
 	}

@@ -156,8 +156,8 @@ func TestExecuteLogs(t *testing.T) {
 }
 
 // TestEngineLogsJobEnd: the line of a job's end says why a failed job
-// failed (the failure's path, action and message, and its kind) and why a
-// cancelled one was cancelled.
+// failed (the node, its action's name, the failure's kind and message)
+// and why a cancelled one was cancelled.
 func TestEngineLogsJobEnd(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory()
@@ -190,11 +190,19 @@ func TestEngineLogsJobEnd(t *testing.T) {
 	if _, err := eng.Cancel(ctx, "j-3", "not needed"); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := eng.Submit(ctx, "j-4", ast.Par(ast.Act("a", nil), ast.Act("b", nil))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := eng.Apply(ctx, "j-4", []job.Result{d.acts[4].Fail("x"), d.acts[5].Fail("y")}); err != nil {
+		t.Fatal(err)
+	}
 	want := []record{
 		{slog.LevelInfo, "job finished", map[string]any{"job": "j-1", "status": "failed", "version": uint64(3),
-			"reason": `seq[1] (charge): "card declined\nby the bank"`, "kind": "card_declined"}},
+			"failed_at": "seq[1]", "name": "charge", "kind": "card_declined", "message": "card declined\nby the bank"}},
 		{slog.LevelInfo, "job finished", map[string]any{"job": "j-2", "status": "succeeded", "version": uint64(2)}},
 		{slog.LevelInfo, "job finished", map[string]any{"job": "j-3", "status": "cancelled", "version": uint64(2), "reason": "not needed"}},
+		{slog.LevelInfo, "job finished", map[string]any{"job": "j-4", "status": "failed", "version": uint64(2),
+			"failed_at": "par[0]", "name": "a", "kind": "", "message": "x", "more_failures": int64(1)}},
 	}
 	if diff := cmp.Diff(want, h.take("job finished")); diff != "" {
 		t.Errorf("records (-want +got):\n%s", diff)
