@@ -110,6 +110,7 @@ func incarnation() uint64 {
 // committed tells the hooks and the log about a committed transition.
 func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
+	logTimers(ctx, e.log, tr.Timers)
 	if tr.Job.Done() {
 		logFinished(ctx, e.log, tr.Job)
 		e.o.Hooks.jobDone(tr.Job)

@@ -16,6 +16,8 @@ import (
 //   - DEBUG "action claimed": a worker took an action to run (LogClaimed,
 //     called by the runners that claim).
 //   - DEBUG "action started" and "action succeeded".
+//   - DEBUG "timer armed", for each wait a committed transition arms: a
+//     retry of a failed attempt ("seq[1]@retry#2") or a deadline.
 //   - WARN "action failed", for every attempt that fails, retried or not,
 //     with its kind and its message clipped to one short line.
 //   - INFO "job finished", with what made a failed job fail (the node,
@@ -68,6 +70,16 @@ func logEnded(ctx context.Context, log *slog.Logger, a job.Action, r job.Result,
 		attrs = append(attrs, slog.Bool("final", true))
 	}
 	log.LogAttrs(ctx, lvl, "action failed", append(attrs, slog.Duration("took", took))...)
+}
+
+// logTimers logs at DEBUG each timer a committed transition arms.
+func logTimers(ctx context.Context, log *slog.Logger, ts []job.Timer) {
+	if len(ts) == 0 || !log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	for _, t := range ts {
+		log.LogAttrs(ctx, slog.LevelDebug, "timer armed", slog.String("job", string(t.JobID)), slog.String("timer", t.ID), slog.Time("due", t.Due))
+	}
 }
 
 // logFinished logs at INFO that job j ended: its status, and for a failed

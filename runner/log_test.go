@@ -208,3 +208,32 @@ func TestEngineLogsJobEnd(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
+
+// TestEngineLogsTimers: at DEBUG, every timer a committed transition arms
+// is logged (a retry's wait, a deadline), so that --verbose shows when a
+// failed attempt runs again.
+func TestEngineLogsTimers(t *testing.T) {
+	ctx := context.Background()
+	st := store.NewMemory()
+	d := &collect{}
+	h := &capture{level: slog.LevelDebug}
+	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
+	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Logger: slog.New(h),
+		Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf := ast.Act("charge", nil).WithRetry(ast.Retry{Attempts: 2, Initial: time.Minute})
+	if _, err := eng.Submit(ctx, "j-5", leaf); err != nil {
+		t.Fatal(err)
+	}
+	r := d.acts[0].Fail("busy")
+	r.At = t0.Add(time.Second)
+	if _, err := eng.Apply(ctx, "j-5", []job.Result{r}); err != nil {
+		t.Fatal(err)
+	}
+	want := []record{{slog.LevelDebug, "timer armed", map[string]any{"job": "j-5", "timer": "root@retry#2", "due": t0.Add(time.Second + time.Minute)}}}
+	if diff := cmp.Diff(want, h.take("timer armed")); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+}

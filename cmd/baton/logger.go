@@ -50,6 +50,9 @@ func (h *lineHandler) Handle(_ context.Context, r slog.Record) error {
 			return true
 		}
 		v := a.Value.Resolve().String()
+		if a.Value.Kind() == slog.KindTime {
+			v = a.Value.Time().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+		}
 		if v == "" || strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == '"' || !unicode.IsPrint(r) }) {
 			v = strconv.Quote(v)
 		}

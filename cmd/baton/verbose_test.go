@@ -24,6 +24,7 @@ func TestRunVerbose(t *testing.T) {
 		`(?m)^baton: DEBUG action started job=v-1 action=seq\[0\]#1 attempt=1 name=log$`,
 		`(?m)^baton: DEBUG action succeeded job=v-1 action=seq\[0\]#1 attempt=1 name=log took=\S+$`,
 		`(?m)^baton: WARN action failed job=v-1 action=seq\[1\]#1 attempt=1 name=fail kind="" message="card declined" took=\S+$`,
+		`(?m)^baton: DEBUG timer armed job=v-1 timer=seq\[1\]@retry#2 due=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`,
 		`(?m)^baton: WARN action failed job=v-1 action=seq\[1\]#2 attempt=2 name=fail kind="" message="card declined" took=\S+$`,
 		`(?m)^baton: INFO job finished job=v-1 status=failed version=\d+ failed_at=seq\[1\] name=fail kind="" message="card declined"$`,
 	} {
