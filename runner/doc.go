@@ -72,8 +72,9 @@
 // every failed attempt at WARN (the job, the action ID, the attempt, the
 // action's name, the failure's kind and its message clipped to 200
 // bytes), each timer armed at DEBUG, and each job's end at INFO with what
-// made a failed job fail or why a cancelled one was cancelled. Runners
-// that claim actions log each claim at DEBUG with LogClaimed.
+// made a failed job fail or why a cancelled one was cancelled. LogClaimed
+// writes the DEBUG line of a claim, for the runners that claim actions
+// before they run them.
 //
 // # Conformance
 //

@@ -14,7 +14,7 @@ import (
 // the three runners say it alike (Execute and Engine call these):
 //
 //   - DEBUG "action claimed": a worker took an action to run (LogClaimed,
-//     called by the runners that claim).
+//     for the runners that claim actions).
 //   - DEBUG "action started" and "action succeeded".
 //   - DEBUG "timer armed", for each wait a committed transition arms: a
 //     retry of a failed attempt ("seq[1]@retry#2") or a deadline.
