@@ -237,3 +237,16 @@ func TestEngineLogsTimers(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
+
+// TestLogClaimed: a claim is one DEBUG line naming the action and what was
+// claimed; a nil logger logs nothing.
+func TestLogClaimed(t *testing.T) {
+	h := &capture{level: slog.LevelDebug}
+	a := job.Action{JobID: "j-6", ID: "par[2]#1", Name: "mail", Attempt: 1}
+	runner.LogClaimed(context.Background(), slog.New(h), a, slog.String("entry", "q-0001"))
+	runner.LogClaimed(context.Background(), nil, a)
+	want := []record{{slog.LevelDebug, "action claimed", map[string]any{"job": "j-6", "action": "par[2]#1", "attempt": int64(1), "name": "mail", "entry": "q-0001"}}}
+	if diff := cmp.Diff(want, h.take("action claimed")); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+}
