@@ -250,3 +250,25 @@ func TestLogClaimed(t *testing.T) {
 		t.Errorf("records (-want +got):\n%s", diff)
 	}
 }
+
+// TestExecuteLogsNothingCostly: on a logger at INFO, an action that
+// succeeds costs no allocation more than on none: its DEBUG lines are not
+// built.
+func TestExecuteLogsNothingCostly(t *testing.T) {
+	reg := runner.NewRegistry()
+	_ = reg.Register("ok", func(context.Context, job.Action) ([]byte, error) { return nil, nil })
+	a := act("ok", "")
+	ctx := context.Background()
+	count := func(o runner.ExecOptions) float64 {
+		return testing.AllocsPerRun(100, func() {
+			if _, err := runner.Execute(ctx, reg, a, o); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	none := count(runner.ExecOptions{})
+	info := count(runner.ExecOptions{Logger: slog.New(&capture{level: slog.LevelInfo})})
+	if info > none {
+		t.Errorf("Execute allocates %v times with a logger at INFO, %v without", info, none)
+	}
+}
