@@ -414,3 +414,25 @@ func (j Job) under(a, b int32) bool {
 	}
 	return false
 }
+
+// check verifies what the transition promises beside its job, on the
+// reducer's own output, as Decode checks its input: no action is both
+// dispatched (Actions) and told to stop (Stops). A batch's firings apply
+// before anything it starts, so an action a transition stops was
+// outstanding before it. It costs nothing when nothing stops, and
+// O(actions + stops) otherwise.
+func (t *Transition) check() error {
+	if len(t.Stops) == 0 || len(t.Actions) == 0 {
+		return nil
+	}
+	stops := make(map[string]bool, len(t.Stops))
+	for _, a := range t.Stops {
+		stops[a.ID] = true
+	}
+	for _, a := range t.Actions {
+		if stops[a.ID] {
+			return fmt.Errorf("action %s is both dispatched and stopped", a.ID)
+		}
+	}
+	return nil
+}
