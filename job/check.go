@@ -127,6 +127,13 @@ func (j Job) checkNode(id int32, res *result) error {
 	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
 	}
+	if s.flags&flagStopped != 0 {
+		// A leaf its own deadline stopped in flight: failed by it, with
+		// no result for the attempt stopped.
+		if s.status != StatusFailed || s.flags&flagExpired == 0 || s.attempt < 1 || s.attempt == 1 && res != nil {
+			return fmt.Errorf("stopped by its deadline, yet %s, flags %d, attempt %d, result %v", s.status, s.flags, s.attempt, res != nil)
+		}
+	}
 	if s.flags&flagExpired != 0 {
 		if tn.deadline == 0 && !(id == 0 && j.cancel != "") {
 			return fmt.Errorf("expired without a deadline or a cancel")
@@ -142,7 +149,7 @@ func (j Job) checkNode(id int32, res *result) error {
 			return fmt.Errorf("action has composite state %+v", s)
 		}
 		waiting := s.flags&flagWaiting != 0
-		if s.flags&^(flagWaiting|flagExpired) != 0 || waiting && s.status != StatusRunning {
+		if s.flags&^(flagWaiting|flagExpired|flagStopped) != 0 || waiting && s.status != StatusRunning {
 			return fmt.Errorf("%s action with flags %d", s.status, s.flags)
 		}
 		t, timed := j.pendingTimer(id, timerRetry)

@@ -234,6 +234,13 @@ const (
 	// already entered excepted), and it fails (the root of a cancelled job:
 	// ends cancelled) once what still runs under it has settled.
 	flagExpired
+	// flagStopped marks a leaf whose own deadline ran out while its
+	// attempt ran: the attempt was stopped (Transition.Stops), and the
+	// leaf failed by its deadline. It tells a late result of that attempt
+	// (ignored as stopped) from a repeat of an attempt whose result
+	// applied before the leaf gave up its retries (a duplicate). Other
+	// stopped leaves are cancelled, which says it already.
+	flagStopped
 )
 
 // Failure describes why a node, or a job, failed.

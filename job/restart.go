@@ -152,16 +152,14 @@ func Restart(j Job, results []Result) (Transition, error) {
 		switch {
 		case done:
 			reason = IgnoredJobDone
-		case s.status == StatusCancelled && s.attempt > 0 && k.attempt == int(s.attempt):
+		case k.attempt > int(s.attempt):
+			reason = IgnoredNotDispatched // an idle leaf's attempt is 0
+		case k.attempt < int(s.attempt):
+			reason = IgnoredStale // stopped or not
+		case s.status == StatusCancelled || s.flags&flagStopped != 0:
+			// The attempt that was in flight when a deadline or a cancel
+			// stopped it (a cancelled leaf with an attempt was stopped).
 			reason = IgnoredStopped
-		case s.status == StatusIdle || s.status == StatusCancelled:
-			reason = IgnoredNotDispatched
-		case k.attempt != int(s.attempt):
-			if k.attempt > int(s.attempt) {
-				reason = IgnoredNotDispatched
-			} else {
-				reason = IgnoredStale
-			}
 		case s.status != StatusRunning || s.flags&flagWaiting != 0:
 			reason = IgnoredDuplicate
 		}
@@ -644,6 +642,7 @@ func (e *engine) expire(n int32) {
 			// The leaf that expired fails (a cancelled job's root leaf
 			// ends cancelled); the others are stopped.
 			e.j.settled++
+			e.mut(id).flags |= flagStopped
 		}
 		e.settle(id, StatusCancelled, 0, 0)
 	}

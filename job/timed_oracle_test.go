@@ -830,14 +830,14 @@ func (o *tOracle) apply(batch []job.Result) {
 		switch {
 		case done:
 			reason = job.IgnoredJobDone
-		case st == job.StatusCancelled && n.attempt > 0 && attempt == n.attempt:
-			reason = job.IgnoredStopped
-		case st == job.StatusIdle || st == job.StatusCancelled:
+		case attempt > n.attempt: // never dispatched: an idle leaf has attempt 0
 			reason = job.IgnoredNotDispatched
-		case attempt > n.attempt:
-			reason = job.IgnoredNotDispatched
-		case attempt < n.attempt:
+		case attempt < n.attempt: // an earlier attempt, stopped or not
 			reason = job.IgnoredStale
+		case n.stopped || st == job.StatusCancelled:
+			// The attempt a deadline (its leaf's own too) or a cancel
+			// stopped in flight.
+			reason = job.IgnoredStopped
 		case st != job.StatusRunning || n.waiting:
 			reason = job.IgnoredDuplicate
 		}
