@@ -63,6 +63,18 @@ func (s Status) String() string {
 	return fmt.Sprintf("Status(%d)", uint8(s))
 }
 
+// ParseStatus returns the Status whose String is s: "idle", "running",
+// "succeeded", "failed" or "cancelled". Any other string is an error
+// naming it.
+func ParseStatus(s string) (Status, error) {
+	for i, n := range statusNames {
+		if n == s {
+			return Status(i), nil
+		}
+	}
+	return 0, fmt.Errorf("job: unknown status %q (want one of %s)", s, strings.Join(statusNames[:], ", "))
+}
+
 // Settled reports whether s is a final state.
 func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusCancelled }
 
