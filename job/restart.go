@@ -59,8 +59,8 @@ func errBug(id ID, err error) error {
 // and only then do new nodes start. So no transition both dispatches and
 // stops an action. Results that cannot apply (unknown, never dispatched,
 // stale, duplicate, stopped, or arriving after the job finished) change
-// nothing and are listed in Ignored. If no result applies (an empty batch included), the transition
-// holds j itself, unchanged, and no action.
+// nothing and are listed in Ignored. If no result applies (an empty batch
+// included), the transition holds j itself, unchanged, and no action.
 //
 // Restart is not recovery: a runner that loads a stored job after a crash
 // dispatches j.Outstanding() again.
@@ -483,7 +483,9 @@ func (e *engine) propagateAll() {
 
 // run settles everything that can settle, then starts what was requested,
 // until neither queue holds work. Settling always goes first, so a parallel
-// node that a result of this batch failed is frozen before anything starts.
+// node that a result of this batch failed is frozen before anything starts,
+// and the leaves waiting for a retry under it give up (abandonQ). Restart
+// calls it once, after the batch's results and firings.
 //
 // Starting is two-phased. First every queued start that a frozen par
 // forbids is cancelled, and the tree settles again; a cancellation can fail
