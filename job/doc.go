@@ -167,8 +167,9 @@
 // would start and the same batch stops is cancelled before it starts, so
 // no transition both dispatches and stops an action (Restart checks this
 // of its own output). A try that the batch would enter is not entered, so
-// its finally does not run either. Deadlines and retry waits that start in
-// a batch count from the job's clock at its end. What commutes, exactly:
+// its finally does not run either. The deadline of a node a batch starts
+// counts from the job's clock at the end of the batch (so does a retry
+// wait whose failed result carries no time). What commutes, exactly:
 //
 //  1. permuting the results inside a batch changes nothing;
 //  2. splitting or merging batches of successful results changes nothing in

@@ -14,7 +14,7 @@ package job_test
 //     kind is neither listed in NonRetryable nor "deadline" or
 //     "cancelled". The wait is a timer PATH@retry#N due at the failed
 //     result's At (the zero time: the job's clock once the batch's
-//     results are recorded) plus Initial*Multiplier^(N-2) (a multiplier
+//     results and firings are applied) plus Initial*Multiplier^(N-2) (a multiplier
 //     of 0 counts as 1), capped at Max, then moved by up to ±Jitter of
 //     itself (the oracle knows the range, not the draw: it checks the
 //     reducer's due time is in it and adopts it). Its firing starts
