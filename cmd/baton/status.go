@@ -87,6 +87,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	q := store.Query{Limit: 1000}
 	n := 0
+	var damaged []store.Info
 	for {
 		infos, err := store.List(ctx, js.st, q)
 		if err != nil {
@@ -98,6 +99,11 @@ func (c *cli) status(ctx context.Context, args []string) int {
 				fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
 			}
 			n++
+			if in.Damaged != nil {
+				damaged = append(damaged, in)
+				fmt.Fprintf(tw, "%s\tdamaged\t-\t?\n", in.ID)
+				continue
+			}
 			progress := "?" // a job last saved by an older baton
 			if in.Total >= 0 {
 				progress = fmt.Sprintf("%d/%d", in.Settled, in.Total)
@@ -115,6 +121,9 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	if err := tw.Flush(); err != nil {
 		c.errorf("%v", err)
 		return exitError
+	}
+	for _, in := range damaged {
+		c.errorf("job %s in %s cannot be read: %v; left as it is ('baton delete %s %s' removes it)", in.ID, js.where, in.Damaged, js.hint, in.ID)
 	}
 	if js.zk != nil {
 		if err := writeWorkers(ctx, c.stdout, js); err != nil {

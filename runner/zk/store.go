@@ -539,7 +539,10 @@ func (s *Store) replay(ctx context.Context, id job.ID, inc uint64, j job.Job, to
 	return out, nil
 }
 
-// List returns the jobs q selects, sorted by ID, from their records.
+// List returns the jobs q selects, sorted by ID, from their records. A
+// job whose record cannot be read is listed with Info.Damaged set (and
+// its status unknown), so that one damaged record stops neither a
+// listing nor the resuming of the other jobs.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.usable("list"); err != nil {
 		return nil, err
@@ -562,13 +565,14 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
+		in := store.Info{ID: id}
 		m, err := decodeMeta(id, data)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			in, err = m.info(id)
 		}
-		in, err := m.info(id)
 		if err != nil {
-			return nil, err
+			// One damaged record does not hide the other jobs.
+			in = store.Info{ID: id, Damaged: err}
 		}
 		if !q.Match(in) {
 			continue

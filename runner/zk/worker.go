@@ -418,6 +418,14 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 			r.release(ctx, c)
 			return consumed{}, job.Action{}, 0, false
 		}
+		if errors.Is(err, job.ErrCorrupt) {
+			// Damaged: no worker can tell what it waits for. Left alone
+			// (once per worker), until an operator deletes the job.
+			skip()
+			r.log.Error("queue entry of a job whose stored state is damaged: left alone (deleting the job removes it)", "job", id, "action", actionID, "err", err)
+			r.handBack(c)
+			return consumed{}, job.Action{}, 0, false
+		}
 		if err != nil {
 			r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
 			r.handBack(c)
