@@ -613,9 +613,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	return store.History{Origin: origin, Steps: steps}, nil
 }
 
-// Delete removes a job and its history: the nodes under it, then its
-// node. Its queue entries and timers are left to the workers, which drop
-// the entries of jobs that are gone.
+// Delete removes a job and its history (the nodes under it, then its
+// node), then its queue entries, timers and dispatching marker, so that
+// no entry is left for ever for an action no worker has a handler for
+// (this lists the queue and the timers once).
 func (s *Store) Delete(ctx context.Context, id job.ID) error {
 	if err := s.usable(id); err != nil {
 		return err
@@ -629,6 +630,9 @@ func (s *Store) Delete(ctx context.Context, id job.ID) error {
 	}
 	if err := s.c.deleteTree(ctx, p); err != nil {
 		return fmt.Errorf("job %s: delete: %w", id, err)
+	}
+	if err := s.c.dropLeftovers(ctx, map[job.ID]bool{id: true}); err != nil {
+		return fmt.Errorf("job %s: deleted, but not all its queue entries and timers: %w", id, err)
 	}
 	return nil
 }
