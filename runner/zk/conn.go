@@ -75,6 +75,7 @@ type conn struct {
 	session   int64           // the session the connection holds now
 	watchers  []chan struct{} // woken when a new session starts
 	closed    bool
+	bucket    string // the settled index's bucket known to exist (ensureBucket)
 	done      chan struct{}
 }
 

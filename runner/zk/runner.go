@@ -409,6 +409,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.timerLoop(ctx) })
 	wg.Go(func() { r.sessionLoop(ctx) })
+	wg.Go(func() { r.retentionLoop(ctx) })
 	r.workLoop(ctx)
 	r.appliers.Wait() // the results of the actions that ended are applied
 	r.stopWatchers()

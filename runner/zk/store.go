@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -197,6 +198,15 @@ func (s *Store) createOps(ctx context.Context, j job.Job, enc []byte) ([]any, me
 			s.c.createOp(s.c.l.job(id), encodeMeta(m), 0),
 			s.c.createOp(s.c.l.incarnation(id, inc), nil, 0),
 		}
+		if j.Done() {
+			// Settled as made (a workflow with nothing to run): indexed
+			// for the retention sweep.
+			now := time.Now()
+			if err := s.c.ensureBucket(ctx, now); err != nil {
+				return nil, meta{}, nil, fmt.Errorf("job %s: create: %w", id, err)
+			}
+			ops = append(ops, s.c.createOp(s.c.l.settledEntry(now, id), []byte(m.Incarnation), 0))
+		}
 		for k, c := range cs {
 			ops = append(ops, s.c.createOp(s.c.l.snapChunk(id, inc, 1, tag, k), c, 0))
 		}
@@ -331,6 +341,15 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 		&zk.SetDataRequest{Path: s.c.l.job(id), Data: encodeMeta(m), Version: e.zver},
 		s.c.createOp(s.c.l.step(id, inc, j.Version()), rec, 0),
 	}, snapOps...)
+	if j.Done() && e.m.Status == job.StatusRunning.String() {
+		// It settles: indexed for the retention sweep, by the same write.
+		now := time.Now()
+		if err := s.c.ensureBucket(ctx, now); err != nil {
+			sv.abandon(ctx)
+			return nil, fmt.Errorf("job %s: save: %w", id, err)
+		}
+		sv.ops = append(sv.ops, s.c.createOp(s.c.l.settledEntry(now, id), []byte(m.Incarnation), 0))
+	}
 	return sv, nil
 }
 
