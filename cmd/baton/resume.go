@@ -52,7 +52,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	cmd := resumeCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
 	pos, code, ok := c.parse(cmd, fset, args)

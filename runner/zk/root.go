@@ -13,10 +13,10 @@ import (
 
 // Errors of Open about the root.
 var (
-	// ErrNoRoot is wrapped by Open's error when the root, or a node of
-	// baton's under it, does not exist and Config.MustExist forbids
-	// making it, or when the root's parent does not exist (ZooKeeper
-	// makes no parents).
+	// ErrNoRoot is wrapped by Open's error (a RootError) when the root,
+	// or a node of baton's under it, does not exist and Config.MustExist
+	// forbids making it, or when the root's parent does not exist
+	// (ZooKeeper makes no parents).
 	ErrNoRoot = errors.New("zk: no such root")
 	// ErrAccess is wrapped by Open's error when the root's ACL does not
 	// admit the connection's credentials (Config.Auth), or their absence:
@@ -60,6 +60,27 @@ func (e *AccessError) Error() string {
 
 func (e *AccessError) Unwrap() error { return ErrAccess }
 
+// RootError is Open's error when a node the root needs is missing: the
+// root itself (Config.MustExist), one of its ancestors (ZooKeeper makes
+// no parents), or one of baton's nodes under it (Config.MustExist on a
+// node that is not a whole baton root). It wraps ErrNoRoot.
+type RootError struct {
+	Root    string
+	Missing string // the node missing: Root, an ancestor, or a node under Root
+}
+
+func (e *RootError) Error() string {
+	switch {
+	case e.Missing == e.Root:
+		return fmt.Sprintf("zk: root %s does not exist", e.Root)
+	case strings.HasPrefix(e.Missing, e.Root+"/"):
+		return fmt.Sprintf("zk: root %s is not a baton root, or not a whole one: it has no node %s (a worker or a submit on it makes its nodes)", e.Root, e.Missing)
+	}
+	return fmt.Sprintf("zk: root %s: its parent %s does not exist (ZooKeeper makes no parents: create it first, or choose another root)", e.Root, e.Missing)
+}
+
+func (e *RootError) Unwrap() error { return ErrNoRoot }
+
 // checkRootPath checks Config.Root's form.
 func checkRootPath(root string) error {
 	if !strings.HasPrefix(root, "/") || strings.HasSuffix(root, "/") || root == "/" {
@@ -88,7 +109,7 @@ func (c *conn) openRoot(ctx context.Context, mustExist bool, user string) error 
 				if i == 0 {
 					return c.missingRoot(ctx)
 				}
-				return fmt.Errorf("zk: root %s is not a baton root, or not a whole one: it has no node %s (a worker or a submit on it makes its nodes): %w", root, p, ErrNoRoot)
+				return &RootError{Root: root, Missing: p}
 			}
 		} else {
 			err = c.ensure(ctx, p)
@@ -118,10 +139,7 @@ func (c *conn) missingRoot(ctx context.Context) error {
 		}
 		missing = p
 	}
-	if missing == root {
-		return fmt.Errorf("zk: root %s does not exist: %w", root, ErrNoRoot)
-	}
-	return fmt.Errorf("zk: root %s: its parent %s does not exist (ZooKeeper makes no parents: create it first, or choose another root): %w", root, missing, ErrNoRoot)
+	return &RootError{Root: root, Missing: missing}
 }
 
 // checkACL checks that the ACL of each of baton's nodes under the root
@@ -168,8 +186,7 @@ func (c *conn) checkACL(ctx context.Context, user string) error {
 }
 
 // accessError is the error for a root whose nodes refused this client:
-// it names the users their ACL admits when the root's own ACL says (the
-// root node may be readable when baton's nodes under it are not).
+// it names the users their ACL admits when it can read it.
 func (c *conn) accessError(ctx context.Context, user string) error {
 	e := &AccessError{Root: c.l.root, User: user}
 	var acl []zk.ACL
