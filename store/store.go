@@ -137,7 +137,7 @@ type Info struct {
 	// the tree (job.Progress).
 	Settled, Total int
 	// Damaged, when not nil, is why the store could not read the job's
-	// record; it wraps job.ErrCorrupt. A store that lists such a job
+	// record (a damaged one wraps job.ErrCorrupt). A store that lists such a job
 	// (runner/zk) instead of failing the whole listing knows its ID only:
 	// the other fields are zero, so Query.Unfinished keeps it (it is not
 	// known to have finished), and loading it fails.

@@ -261,6 +261,9 @@ func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
 	for _, id := range ids {
 		j, err := js.load(ctx, id)
 		switch {
+		case errors.Is(err, job.ErrCorrupt):
+			c.errorf("%v; left as it is ('baton delete %s %s' removes it)", err, js.hint, id)
+			status = max(status, exitStore)
 		case err != nil:
 			c.errorf("%v", err)
 			status = max(status, exitError)

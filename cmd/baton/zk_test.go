@@ -376,6 +376,9 @@ func TestZK(t *testing.T) {
 		r := baton(t, zkArgs(root, "status")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "a   running  1", "x   damaged  -", "z   running  1")
 		contains(t, "stderr", r.stderr, "baton: job x in ZooKeeper "+srv.ConnString()+" under "+root+" cannot be read: job x: meta record: ", "left as it is ('baton delete --zk "+srv.ConnString()+" --root "+root+" x' removes it)")
+		r = baton(t, zkArgs(root, "resume")...).want(t, exitStore)
+		contains(t, "stdout", r.stdout, "job a: running, 0/1 actions settled, v1; its actions are queued", "job z: running")
+		contains(t, "stderr", r.stderr, "job x: meta record: ", "left as it is ('baton delete --zk "+srv.ConnString()+" --root "+root+" x' removes it)")
 		w := startWorker(t, srv, root, "wd")
 		eventually(t, 20*time.Second, "jobs a and z succeeded", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)

@@ -93,7 +93,7 @@ func (r *Runner) retentionLoop(ctx context.Context) {
 			r.log.Warn("retention: sweep failed; trying again later", "err", err)
 		}
 		if n > 0 {
-			r.log.Info("retention: deleted settled jobs", "jobs", n, "settled_before", keep)
+			r.log.Info("retention: deleted jobs settled longer ago than the retention", "jobs", n, "retention", keep)
 		}
 		wait = every
 		if more {

@@ -559,9 +559,10 @@ func (s *Store) replay(ctx context.Context, id job.ID, inc uint64, j job.Job, to
 }
 
 // List returns the jobs q selects, sorted by ID, from their records. A
-// job whose record cannot be read is listed with Info.Damaged set (and
-// its status unknown), so that one damaged record stops neither a
-// listing nor the resuming of the other jobs.
+// job whose record cannot be read (damaged: job.ErrCorrupt; closed to
+// these credentials: ErrAccess) is listed with Info.Damaged set and its
+// status unknown, so that one such record stops neither a listing nor
+// the resuming of the other jobs.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.usable("list"); err != nil {
 		return nil, err
@@ -581,11 +582,18 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // deleted meanwhile
 		}
-		if err != nil {
+		if errors.Is(err, zk.ErrNoAuth) {
+			// Made by a client with other credentials (before Open
+			// checked them): unreadable here, but not the others.
+			err = fmt.Errorf("job %s: its node is closed to these credentials (a client with other ones made it): %w", id, ErrAccess)
+		} else if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
 		in := store.Info{ID: id}
-		m, err := decodeMeta(id, data)
+		var m meta
+		if err == nil {
+			m, err = decodeMeta(id, data)
+		}
 		if err == nil {
 			in, err = m.info(id)
 		}
