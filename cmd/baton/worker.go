@@ -72,7 +72,7 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
-	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete'")
+	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:

@@ -43,7 +43,8 @@ type Config struct {
 	// Registry) delete older ones, with their history and any queue
 	// entries or timers left of them (see the package doc, Retention).
 	// 0 means DefaultRetention; a negative value keeps settled jobs
-	// until someone deletes them.
+	// until someone deletes them. Each worker sweeps with its own: on a
+	// root whose workers disagree, the shortest wins.
 	Retention time.Duration
 	// Backoff paces retries after connection loss and the polls that back
 	// up watches; see Backoff for the defaults.

@@ -74,6 +74,13 @@ func (c *conn) ensureBucket(ctx context.Context, t time.Time) error {
 	return nil
 }
 
+// forgetBucket makes ensureBucket check its bucket again.
+func (c *conn) forgetBucket() {
+	c.mu.Lock()
+	c.bucket = ""
+	c.mu.Unlock()
+}
+
 // retentionLoop sweeps until ctx ends, if the runner is a worker and the
 // retention is on.
 func (r *Runner) retentionLoop(ctx context.Context) {

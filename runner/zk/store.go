@@ -270,6 +270,7 @@ type save struct {
 	m, old  meta     // the record written, and the one it replaces
 	zver    int32    // of the job's node before the write
 	ops     []any    // ops[0] sets the record, ops[1] creates the step
+	index   int      // the op that indexes a settling job (retention), or -1
 	written []string // chunks written ahead of the multi-op
 }
 
@@ -302,7 +303,7 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 	if mi, _ := e.m.incarnation(); mi != inc || e.m.Version != j.Version()-1 {
 		return nil, fmt.Errorf("job %s: saving v%d of incarnation %016x, stored v%d of %s: %w", id, j.Version(), inc, e.m.Version, e.m.Incarnation, store.ErrConflict)
 	}
-	sv := &save{s: s, j: j, zver: e.zver}
+	sv := &save{s: s, j: j, zver: e.zver, index: -1}
 	m := e.m
 	m.setJob(j)
 	if stopsActions(step) {
@@ -348,6 +349,7 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 			sv.abandon(ctx)
 			return nil, fmt.Errorf("job %s: save: %w", id, err)
 		}
+		sv.index = len(sv.ops)
 		sv.ops = append(sv.ops, s.c.createOp(s.c.l.settledEntry(now, id), []byte(m.Incarnation), 0))
 	}
 	return sv, nil
@@ -382,6 +384,11 @@ func opSize(op any) int {
 // mapErr maps the failure of the save's multi-op, whose op failed failed.
 func (sv *save) mapErr(failed int, err error) error {
 	id := sv.j.ID()
+	if failed == sv.index && failed >= 0 {
+		// Its index bucket is gone (swept by a worker whose clock is far
+		// ahead): made again on the next try.
+		sv.s.c.forgetBucket()
+	}
 	switch {
 	case failed == 0 && errors.Is(err, zk.ErrBadVersion), failed == 1 && errors.Is(err, zk.ErrNodeExists):
 		// The cached version stays: it is older than the stored one, and
