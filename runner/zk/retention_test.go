@@ -77,7 +77,11 @@ func TestRetention(t *testing.T) {
 		}
 		runRunner(t, zkrunner.Options{Store: rt.st, Registry: reg})
 		for _, id := range []job.ID{"ok", "bad"} {
-			if j, err := rt.sub.Wait(ctx, id); err != nil || !j.Done() {
+			j, err := rt.sub.Wait(ctx, id)
+			if rt.root == short.root && errors.Is(err, store.ErrNotFound) {
+				continue // settled, and swept already (a slow machine)
+			}
+			if err != nil || !j.Done() {
 				t.Fatalf("%s: job %s: %v %v", rt.root, id, j.Status(), err)
 			}
 		}
