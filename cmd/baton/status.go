@@ -30,6 +30,8 @@ With --zk, the jobs are those in ZooKeeper (see 'baton worker'); without
 JOB it also lists the live workers, each with the actions it runs at once
 (BUSY), the actions it has handlers for and the job/action of each action
 it runs now, and the number of queue entries (actions waiting or running).
+A job whose record cannot be read is listed as damaged, with the reason
+on standard error; the others are listed as usual.
 
 With --kafka, the jobs are those in the topic NAME.state under --prefix
 (status, history and inspect only read it, and make no topic: a prefix
