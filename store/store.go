@@ -136,6 +136,12 @@ type Info struct {
 	// Settled and Total count the job's actions: settled so far, and in
 	// the tree (job.Progress).
 	Settled, Total int
+	// Damaged, when not nil, is why the store could not read the job's
+	// record (a damaged one wraps job.ErrCorrupt). A store that lists such a job
+	// (runner/zk) instead of failing the whole listing knows its ID only:
+	// the other fields are zero, so Query.Unfinished keeps it (it is not
+	// known to have finished), and loading it fails.
+	Damaged error
 }
 
 // InfoOf returns the Info of a job.

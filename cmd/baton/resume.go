@@ -52,7 +52,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	cmd := resumeCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
 	pos, code, ok := c.parse(cmd, fset, args)
@@ -261,6 +261,9 @@ func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
 	for _, id := range ids {
 		j, err := js.load(ctx, id)
 		switch {
+		case errors.Is(err, job.ErrCorrupt):
+			c.errorf("%v; left as it is ('baton delete %s %s' removes it)", err, js.hint, id)
+			status = max(status, exitStore)
 		case err != nil:
 			c.errorf("%v", err)
 			status = max(status, exitError)
