@@ -168,7 +168,7 @@ func TestBadInput(t *testing.T) {
 		}
 		select {
 		case <-e.held:
-		case <-time.After(20 * time.Second):
+		case <-time.After(zktest.Patience(t)):
 			t.Fatal("hold did not start")
 		}
 		if err := e.subSt.Delete(ctx, doomed); err != nil {
@@ -179,8 +179,8 @@ func TestBadInput(t *testing.T) {
 			if !errors.Is(err, runner.ErrStopped) {
 				t.Errorf("hold's context ended with %v, want %v", err, runner.ErrStopped)
 			}
-		case <-time.After(20 * time.Second):
-			t.Fatal("hold was not stopped within 20 s of its job's deletion")
+		case <-time.After(zktest.Patience(t)):
+			t.Fatalf("hold was not stopped within %v of its job's deletion", zktest.Patience(t))
 		}
 		poll(t, 20*time.Second, "the deleted job's entry and claim are gone", func() bool {
 			ws, err := e.subSt.Workers(ctx)
