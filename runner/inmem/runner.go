@@ -481,8 +481,9 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		}
 		// This runner wakes ch when it finishes the job; another runner on
 		// the same store does not, so the store is looked at now and then,
-		// less often the longer the wait, through its listing when it has
-		// one (a job's status, without loading the job).
+		// less often the longer the wait: one read of this job alone
+		// (store.Stat: its status, without loading it), never a listing,
+		// so that a poll costs the same however many jobs the store holds.
 	wait:
 		for {
 			poll.Reset(every)
@@ -502,7 +503,7 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	}
 }
 
-// stillRunning reports whether the store lists job id as running; false
+// stillRunning reports whether the store says job id is running; false
 // when it cannot tell (then the caller loads the job).
 func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
 	r.mu.Lock()
@@ -511,8 +512,8 @@ func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
 	if stop {
 		return false
 	}
-	infos, err := store.List(ctx, r.o.Store, store.Query{Prefix: string(id), Limit: 1})
-	return err == nil && len(infos) == 1 && infos[0].ID == id && !infos[0].Status.Settled()
+	in, err := store.Stat(ctx, r.o.Store, id)
+	return err == nil && !in.Status.Settled()
 }
 
 // Wait looks at the store for a job that another runner may finish every

@@ -102,6 +102,7 @@ type Store struct {
 
 var (
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 )
