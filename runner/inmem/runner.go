@@ -569,7 +569,9 @@ func wake(ch chan struct{}) {
 
 // Run resumes the unfinished jobs in the store (unless Options.NoResume),
 // then runs actions and applies results until ctx ends, Close is called or
-// the store fails. It returns nil after a clean shutdown (see the package
+// the store fails. Meanwhile it sweeps a store that keeps settled jobs
+// only for a while (a store.Sweeper with a retention, such as store/bolt
+// with Options.Retention), whenever the store's last sweep says. It returns nil after a clean shutdown (see the package
 // doc for what happens to actions in flight), the store's error if the
 // store failed, nil at once if Close came first, and ErrRunning if called
 // twice. After Run returns, the runner is closed.
@@ -601,6 +603,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.tm.run(r.fireTimer)
 	defer r.tm.stop()
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() { r.sweep(ctx) })
+	defer func() { cancel(); sweeper.Wait() }()
 
 	// Handlers run under handlerCtx, which outlives ctx by DrainTimeout.
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
@@ -674,6 +679,34 @@ func (r *Runner) resumeAll(ctx context.Context) {
 			return
 		}
 		q.After = infos[len(infos)-1].ID
+	}
+}
+
+// sweep sweeps the store, if it is a store.Sweeper with a retention, until
+// ctx ends: a sweep whenever the previous one says (at once while it
+// stopped at its bound), and a minute after one that failed.
+func (r *Runner) sweep(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		res, err := store.Sweep(ctx, r.o.Store)
+		switch {
+		case errors.Is(err, errors.ErrUnsupported):
+			return
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			r.log.Warn("sweeping settled jobs past their retention", "err", err)
+			res.Next = time.Minute
+		case res.Deleted > 0:
+			r.log.Debug("deleted settled jobs past their retention", "jobs", res.Deleted)
+		}
+		t.Reset(res.Next)
 	}
 }
 

@@ -263,6 +263,11 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 		return job.Job{}, err
 	}
 	defer s.mu.RUnlock()
+	return s.load(ctx, id)
+}
+
+// load is Load inside an operation (s.mu held for reading).
+func (s *Store) load(ctx context.Context, id job.ID) (job.Job, error) {
 	var (
 		m        meta
 		snapName string
