@@ -569,9 +569,10 @@ func wake(ch chan struct{}) {
 
 // Run resumes the unfinished jobs in the store (unless Options.NoResume),
 // then runs actions and applies results until ctx ends, Close is called or
-// the store fails. Meanwhile it sweeps a store that keeps settled jobs
-// only for a while (a store.Sweeper with a retention, such as store/bolt
-// with Options.Retention), whenever the store's last sweep says. It returns nil after a clean shutdown (see the package
+// the store fails. A store that keeps settled jobs only for a while (a
+// store.Sweeper with a retention, such as store/bolt with
+// Options.Retention) is swept once when Run starts, before any action
+// runs, then whenever the store's last sweep says. It returns nil after a clean shutdown (see the package
 // doc for what happens to actions in flight), the store's error if the
 // store failed, nil at once if Close came first, and ErrRunning if called
 // twice. After Run returns, the runner is closed.
@@ -603,9 +604,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.tm.run(r.fireTimer)
 	defer r.tm.stop()
-	var sweeper sync.WaitGroup
-	sweeper.Go(func() { r.sweep(ctx) })
-	defer func() { cancel(); sweeper.Wait() }()
+	if next, ok := r.sweepOnce(ctx); ok {
+		var sweeper sync.WaitGroup
+		sweeper.Go(func() { r.sweep(ctx, next) })
+		defer func() { cancel(); sweeper.Wait() }()
+	}
 
 	// Handlers run under handlerCtx, which outlives ctx by DrainTimeout.
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
@@ -682,11 +685,28 @@ func (r *Runner) resumeAll(ctx context.Context) {
 	}
 }
 
-// sweep sweeps the store, if it is a store.Sweeper with a retention, until
-// ctx ends: a sweep whenever the previous one says (at once while it
-// stopped at its bound), and a minute after one that failed.
-func (r *Runner) sweep(ctx context.Context) {
-	t := time.NewTimer(0)
+// sweepOnce sweeps the store once, and says when to sweep again; ok is
+// false if the store keeps every job (it is no store.Sweeper, or has no
+// retention), or ctx ended.
+func (r *Runner) sweepOnce(ctx context.Context) (next time.Duration, ok bool) {
+	res, err := store.Sweep(ctx, r.o.Store)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported), err != nil && ctx.Err() != nil:
+		return 0, false
+	case err != nil:
+		r.log.Warn("sweeping settled jobs past their retention", "err", err)
+		return time.Minute, true
+	case res.Deleted > 0:
+		r.log.Debug("deleted settled jobs past their retention", "jobs", res.Deleted)
+	}
+	return res.Next, true
+}
+
+// sweep sweeps the store after next, then whenever the previous sweep
+// says (at once while it stopped at its bound, a minute after one that
+// failed), until ctx ends.
+func (r *Runner) sweep(ctx context.Context, next time.Duration) {
+	t := time.NewTimer(next)
 	defer t.Stop()
 	for {
 		select {
@@ -694,19 +714,11 @@ func (r *Runner) sweep(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		res, err := store.Sweep(ctx, r.o.Store)
-		switch {
-		case errors.Is(err, errors.ErrUnsupported):
+		next, ok := r.sweepOnce(ctx)
+		if !ok {
 			return
-		case err != nil && ctx.Err() != nil:
-			return
-		case err != nil:
-			r.log.Warn("sweeping settled jobs past their retention", "err", err)
-			res.Next = time.Minute
-		case res.Deleted > 0:
-			r.log.Debug("deleted settled jobs past their retention", "jobs", res.Deleted)
 		}
-		t.Reset(res.Next)
+		t.Reset(next)
 	}
 }
 
