@@ -21,6 +21,7 @@ type engine struct {
 	AtLeastOnce bool
 	Steps       bool   // saves job states, counted in sample.Steps
 	SeqOnly     bool   // only measured on sequences (scenario b)
+	Curve       bool   // also measured on the larger copies of a scenario (a10, a100)
 	ZK          int    // ZooKeeper connections (workers) it uses; 0: none
 	ZKKind      string // for ZK > 0: kindZK, kindZKFloor or kindZKRaw
 	Kafka       int    // runner/kafka's worker Runners; 0 for the others
@@ -80,7 +81,9 @@ func findEngine(name string) (engine, error) {
 }
 
 // appliesTo reports whether e is measured on sc.
-func (e engine) appliesTo(sc scenario) bool { return !e.SeqOnly || sc.Shape == shapeSeq }
+func (e engine) appliesTo(sc scenario) bool {
+	return (!e.SeqOnly || sc.Shape == shapeSeq) && (sc.Of == "" || e.Curve)
+}
 
 // sample is one measured run.
 type sample struct {

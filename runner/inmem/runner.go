@@ -114,22 +114,30 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{
 		o: o, log: log,
-		q:       newQueue(),
 		tm:      newTimers(),
 		pending: map[job.ID]*pending{},
 		waiters: map[job.ID][]chan struct{}{},
 		broken:  map[job.ID]error{},
 		stopped: make(chan struct{}),
 	}
+	r.q = newQueue(r.notify) // a Wait that relied on this runner looks at the store again
 	hooks := runner.Hooks{}
 	if o.Hooks != nil {
 		hooks = *o.Hooks
 	}
-	userDone := hooks.JobDone
+	userDone, userStep := hooks.JobDone, hooks.Step
 	hooks.JobDone = func(j job.Job) {
 		r.notify(j.ID())
 		if userDone != nil {
 			userDone(j)
+		}
+	}
+	hooks.Step = func(j job.Job, dispatched int) {
+		if _, ok := j.Cancelled(); ok && !j.Done() {
+			r.notify(j.ID()) // a Cancel waits for this
+		}
+		if userStep != nil {
+			userStep(j, dispatched)
 		}
 	}
 	r.hooks = &hooks
@@ -270,9 +278,18 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	}
 	// Like any result, through the job's pending results: the applies of
 	// one job never overlap. Another goroutine may be applying them, so
-	// the cancel is seen saved by looking at the store.
+	// the cancel is seen saved by looking at the store: when this runner
+	// saves a step of the job cancelled (or finished), which wakes ch, and
+	// now and then, in case another runner on the store does.
+	ch := make(chan struct{}, 1)
+	r.mu.Lock()
+	r.waiters[id] = append(r.waiters[id], ch)
+	r.mu.Unlock()
+	defer r.dropWaiter(id, ch)
 	r.report(context.WithoutCancel(ctx), r.eng, job.CancelResult(id, reason))
 	every := time.Millisecond
+	poll := time.NewTimer(every)
+	defer poll.Stop()
 	for {
 		j, err := r.o.Store.Load(ctx, id)
 		if err != nil {
@@ -297,8 +314,10 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 		case closed:
 			return fmt.Errorf("inmem: cancel job %s: %w", id, cerr)
 		}
+		poll.Reset(every)
 		select {
-		case <-time.After(every):
+		case <-ch:
+		case <-poll.C:
 			every = min(2*every, 50*time.Millisecond)
 		case <-ctx.Done():
 			return fmt.Errorf("inmem: cancel job %s: %w", id, ctx.Err())
@@ -443,9 +462,12 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // Wait blocks until job id has finished and returns the finished job, also
-// when another runner on the same store finishes it (Wait then sees it
-// within 50 ms to a second: it looks at the store at growing intervals). The job's own failure is
-// not an error: check its Status. Wait returns an
+// when another runner on the same store finishes it. While this runner has
+// actions of the job in hand, it is woken by this runner's own commits and
+// reads nothing; otherwise it looks at the job in the store at growing
+// intervals, from 50 ms to a second (one read of that job, whatever else
+// the store holds), and sees another runner's finish that much later. The
+// job's own failure is not an error: check its Status. Wait returns an
 // error when ctx ends, when the job's results could not be applied (its
 // stored state is damaged or gone), and, wrapping ErrClosed, when the
 // runner has stopped (Close, or Run returned) with the job unfinished.
@@ -479,13 +501,24 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		case closed:
 			return j, fmt.Errorf("inmem: wait for job %s, unfinished at v%d: %w", id, j.Version(), cerr)
 		}
-		// This runner wakes ch when it finishes the job; another runner on
-		// the same store does not, so the store is looked at now and then,
-		// less often the longer the wait: one read of this job alone
-		// (store.Stat: its status, without loading it), never a listing,
-		// so that a poll costs the same however many jobs the store holds.
+		// This runner wakes ch when it finishes the job, and when it lets
+		// go of the job's last action in hand. While it holds some, the job
+		// changes here: Wait reads nothing. Otherwise another runner on the
+		// same store may finish the job, and does not wake ch, so the store
+		// is looked at now and then, less often the longer the wait: one
+		// read of this job alone (store.Stat: its status, without loading
+		// it), never a listing, so that a poll costs the same however many
+		// jobs the store holds.
 	wait:
 		for {
+			if r.q.holds(id) {
+				select {
+				case <-ch:
+					break wait
+				case <-ctx.Done():
+					return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
+				}
+			}
 			poll.Reset(every)
 			select {
 			case <-ch:
