@@ -200,3 +200,58 @@ func TestTransitionsReadTheirJob(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitOnOwnJobReadsNothing: a Wait for a job whose action this runner
+// has in hand reads nothing while it waits (the runner wakes it), however
+// long the action takes: a thousand jobs waited on while they run cost no
+// polls, whose number would grow with the run's length.
+func TestWaitOnOwnJobReadsNothing(t *testing.T) {
+	ctx := testCtx(t)
+	st := storetest.NewCounting(store.NewMemory())
+	fillStore(t, st, 100)
+	reg := runner.NewRegistry()
+	entered, release := make(chan struct{}), make(chan struct{})
+	if err := reg.Register("gate", func(context.Context, job.Action) ([]byte, error) {
+		close(entered)
+		<-release
+		return nil, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, NoResume: true})
+	const id = job.ID("gated")
+	if err := r.Submit(ctx, id, ast.Act("gate", nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	before := st.Counts()
+	type waited struct {
+		j   job.Job
+		err error
+	}
+	done := make(chan waited, 1)
+	go func() {
+		j, err := r.Wait(ctx, id)
+		done <- waited{j, err}
+	}()
+	for r.Waiting(id) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	// Four times Wait's first poll interval: a Wait that polled would
+	// have read the store three times by now.
+	time.Sleep(400 * time.Millisecond)
+	during := st.Counts().Sub(before)
+	close(release)
+	w := <-done
+	if w.err != nil || w.j.Status() != job.StatusSucceeded {
+		t.Fatalf("Wait = %v, %v; want succeeded", w.j, w.err)
+	}
+	all := st.Counts().Sub(before)
+	t.Logf("store calls while the action ran: %v; in all: %v", during, all)
+	if during.Reads() > 1 {
+		t.Errorf("the Wait read the store %d times while this runner held the job's action (%v), want at most its first load", during.Reads(), during)
+	}
+	if all.Reads()-all.Load > 0 || all.Load > 3 {
+		t.Errorf("the Wait and the job's one step made %v, want no polls and at most 3 loads", all)
+	}
+}
