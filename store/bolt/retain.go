@@ -150,10 +150,7 @@ func (s *Store) Sweep(ctx context.Context) (store.SweepResult, error) {
 					continue
 				}
 				m, err := s.readMeta(jb, d.id)
-				if err != nil {
-					return refuse(err)
-				}
-				if m.inc != d.inc || m.version != d.v {
+				if err != nil || m.inc != d.inc || m.version != d.v {
 					continue // saved, or deleted and made again, since the walk
 				}
 				if err := jobs.DeleteBucket([]byte(d.id)); err != nil {
