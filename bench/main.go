@@ -228,11 +228,14 @@
 // same span. The first run in the process is "cold": nothing ran before
 // it, no warm-up job. The child then makes -warm more runs (default 5, and
 // 2 for d; a -warm given applies to every scenario), and their median is
-// the round's "warm" figure. After every run the child checks that the
-// handler ran once per action, each time with that action's payload. It
-// prints its figures as one JSON line on stdout; a child that fails or
-// prints anything else stops the program with an error naming the
-// scenario, the engine and the child's stderr.
+// the round's "warm" figure. Each run also records the CPU time the
+// child used (user and system, from getrusage), which, unlike wall time,
+// does not grow when other processes share the machine; the report gives
+// it beside the wall time for a10 and a100 against a. After every run the
+// child checks that the handler ran once per action, each time with that
+// action's payload. It prints its figures as one JSON line on stdout; a
+// child that fails or prints anything else stops the program with an
+// error naming the scenario, the engine and the child's stderr.
 //
 // The report gives, per scenario and engine: the median over rounds of
 // the cold figures and of the warm ones, each with its spread (smallest

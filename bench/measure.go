@@ -88,6 +88,7 @@ func (e engine) appliesTo(sc scenario) bool {
 // sample is one measured run.
 type sample struct {
 	Wall    time.Duration `json:"ns"`
+	CPU     time.Duration `json:"cpu_ns"`  // CPU time of the process during the run (user and system); 0 if unknown
 	Mallocs uint64        `json:"mallocs"` // runtime.MemStats.Mallocs during the run
 	Bytes   uint64        `json:"bytes"`   // runtime.MemStats.TotalAlloc during the run
 	Steps   int64         `json:"steps"`   // saved job states (creations included), for baton
@@ -105,10 +106,12 @@ type storeStats struct {
 	PageBytes    int64 `json:"page_bytes"` // bytes of pages the commits wrote
 }
 
-// meter measures wall time and allocations between start and stop.
+// meter measures wall time, CPU time and allocations between start and
+// stop.
 type meter struct {
 	ms    runtime.MemStats
 	start time.Time
+	cpu   time.Duration
 }
 
 // startMeter collects garbage left by earlier runs, so that runs start
@@ -117,15 +120,21 @@ func startMeter() *meter {
 	runtime.GC()
 	m := &meter{}
 	runtime.ReadMemStats(&m.ms)
+	m.cpu, _ = cpuTime()
 	m.start = time.Now()
 	return m
 }
 
 func (m *meter) stop() sample {
 	wall := time.Since(m.start)
+	cpu, ok := cpuTime()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{Wall: wall, Mallocs: ms.Mallocs - m.ms.Mallocs, Bytes: ms.TotalAlloc - m.ms.TotalAlloc}
+	s := sample{Wall: wall, Mallocs: ms.Mallocs - m.ms.Mallocs, Bytes: ms.TotalAlloc - m.ms.TotalAlloc}
+	if ok {
+		s.CPU = cpu - m.cpu
+	}
+	return s
 }
 
 // settle gives goroutines just started (the runner's workers, the floor's)
