@@ -605,10 +605,11 @@ func wake(ch chan struct{}) {
 // the store fails. A store that keeps settled jobs only for a while (a
 // store.Sweeper with a retention, such as store/bolt with
 // Options.Retention) is swept once when Run starts, before any action
-// runs, then whenever the store's last sweep says. It returns nil after a clean shutdown (see the package
-// doc for what happens to actions in flight), the store's error if the
-// store failed, nil at once if Close came first, and ErrRunning if called
-// twice. After Run returns, the runner is closed.
+// runs, then whenever the store's last sweep says. Run returns nil after
+// a clean shutdown (see the package doc for what happens to actions in
+// flight), the store's error if the store failed, nil at once if Close
+// came first, and ErrRunning if called twice. After Run returns, the
+// runner is closed.
 func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
