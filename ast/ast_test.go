@@ -91,6 +91,28 @@ func TestActPayloads(t *testing.T) {
 	}
 }
 
+// TestPayloadDuplicateKeysKept: a payload is the handler's data, passed on
+// byte for byte (compacted): a key written twice in it is not the
+// decoder's to refuse or to resolve, so both members reach the handler,
+// and a stored job holding such a payload still loads.
+func TestPayloadDuplicateKeysKept(t *testing.T) {
+	doc := `{"version":1,"root":{"act":"email.send","payload":{ "to":"a", "to":"b", "x":{"k":1,"k":2} }}}`
+	n, err := ast.Decode([]byte(doc))
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if got, want := string(n.Payload), `{"to":"a","to":"b","x":{"k":1,"k":2}}`; got != want {
+		t.Fatalf("payload = %s, want %s", got, want)
+	}
+	enc, err := ast.Encode(n)
+	if err != nil {
+		t.Fatalf("Encode: %v", err)
+	}
+	if back, err := ast.Decode(enc); err != nil || !ast.Equal(back, n) {
+		t.Fatalf("Decode(Encode(n)) = %v, %v", astShow(back), err)
+	}
+}
+
 func astNaN() float64 {
 	zero := 0.0
 	return zero / zero
@@ -376,6 +398,29 @@ func TestDecodeErrors(t *testing.T) {
 				{Path: "par[2].body", Msg: "par has no children"},
 				{Path: "par[2].finally", Msg: "node has none of the keys act, seq, par, try, dag (has: foo)"},
 			}},
+		// A key written twice is refused in every object the decoder reads,
+		// named with the path of the node it is in; encoding/json alone
+		// would keep the last value silently.
+		{name: "duplicate kind key", doc: `{"version":1,"root":{"act":"log","act":"fail"}}`,
+			problems: []ast.Problem{{Path: "", Msg: `duplicate field "act" in act node (a field may appear once)`}}},
+		{name: "duplicate key spelled with an escape", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"act":"log","\u0061ct":"fail"}]}}`,
+			problems: []ast.Problem{{Path: "seq[1]", Msg: `duplicate field "act" in act node (a field may appear once)`}}},
+		{name: "duplicate keys in nodes, each once", doc: `{"version":1,"root":{"par":[{"act":"b"}],"par":[{"act":"a","name":"x","name":"y","name":"z","timeout":"1s","timeout":"2s"}]}}`,
+			problems: []ast.Problem{
+				{Path: "", Msg: `duplicate field "par" in par node (a field may appear once)`},
+				{Path: "par[0]", Msg: `duplicate field "name" in act node (a field may appear once)`},
+				{Path: "par[0]", Msg: `duplicate field "timeout" in act node (a field may appear once)`},
+			}},
+		{name: "duplicate key in a try's part", doc: `{"version":1,"root":{"try":{"act":"a"},"finally":{"seq":[{"act":"f"}],"deadline":"1s","deadline":"1h"}}}`,
+			problems: []ast.Problem{{Path: "finally", Msg: `duplicate field "deadline" in seq node (a field may appear once)`}}},
+		{name: "duplicate key in retry", doc: `{"version":1,"root":{"seq":[{"act":"a","retry":{"attempts":1,"attempts":5}}]}}`,
+			problems: []ast.Problem{{Path: "seq[0]", Msg: `duplicate field "attempts" in retry (a field may appear once)`}}},
+		{name: "duplicate key in a dag entry", doc: `{"version":1,"root":{"dag":[{"name":"a","do":{"act":"a"},"do":{"act":"b"}}]}}`,
+			problems: []ast.Problem{{Path: "dag[0]", Msg: `duplicate field "do" in dag entry (a field may appear once)`}}},
+		{name: "duplicate root", doc: `{"version":1,"root":{"act":"log"},"root":{"act":"fail"}}`,
+			want: []string{`workflow: duplicate field "root" in the document (a field may appear once)`}},
+		{name: "duplicate version", doc: `{"version":1,"root":{"act":"log"},"version":1}`,
+			want: []string{`workflow: duplicate field "version" in the document (a field may appear once)`}},
 		// Decode promises that every problem is reported: a structural
 		// problem in one node must not hide a naming problem in another.
 		{name: "structural and naming problems together", doc: `{"version":1,"root":{"seq":[{"foo":1},{"act":""}]}}`,

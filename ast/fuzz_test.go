@@ -51,6 +51,11 @@ var fuzzSeeds = []string{
 	`{"version":1,"root":{"seq":[{"act":"a"}],"retry":{},"timeout":"1s","delivery":null,"deadline":"-1s"}}`,
 	`{"version":1,"root":{"act":"a","retry":{"attempts":1e30,"initial":"-1s","max":"1ns"},"timeout":"10001h","deadline":"3000000h"}}`,
 	`{"version":1,"root":{"dag":[{"name":"a","deadline":"1s","timeout":"1s","do":{"act":"x","retry":null,"timeout":null}}]}}`,
+	// Duplicate keys, refused wherever the decoder reads an object (not in
+	// payloads, which are the handler's data).
+	`{"version":1,"root":{"act":"log","act":"fail"}}`,
+	`{"version":1,"root":{"act":"log","\u0061ct":"fail","payload":{"k":1,"k":2}}}`,
+	`{"version":1,"root":{"dag":[{"name":"a","name":"b","do":{"act":"a","retry":{"attempts":2,"attempts":3}}}]},"root":null}`,
 	// Priority.
 	`{"version":1,"root":{"par":[{"act":"a","priority":5},{"act":"b","retry":{"attempts":2},"delivery":"at-most-once","priority":-1000},{"dag":[{"name":"c","do":{"act":"c","priority":1000}}]}]}}`,
 	`{"version":1,"root":{"seq":[{"act":"a","priority":5.0},{"act":"b","priority":null},{"act":"c","priority":0}]}}`,

@@ -52,7 +52,12 @@ const Version = 1
 // duration time.ParseDuration reads ("1m", "1.5h", "90s"), and the name
 // of a dag's child inside its "do" node rather than on the entry (not on
 // both). It refuses a "timeout" or "deadline" of 0: written out, a limit
-// of nothing is a mistake (leave the key out for no limit). Version 1
+// of nothing is a mistake (leave the key out for no limit). It refuses a
+// key written twice in any object of the form (the document, a node, a
+// dag entry, a retry), naming the key and the node's path, where
+// encoding/json would keep the last silently. A payload is not the
+// form's: it reaches handlers as written (compacted), a key written twice
+// in it included, and what that means is the handler's decoder's to say. Version 1
 // gained names, inputs and dags, later retry, timeout, deadline and
 // delivery, and then priority, as optional keys: a document without them
 // reads as before, and a baton older than them refuses them as unknown
@@ -207,9 +212,12 @@ func Decode(data []byte) (Node, error) {
 	}
 	// The envelope is read field by field, like the nodes, so that a field
 	// of the wrong type is reported in JSON's words, not Go's.
-	var env map[string]json.RawMessage
-	if err := json.Unmarshal(data, &env); err != nil || env == nil {
+	env, dups, ok := readObject(data)
+	if !ok {
 		return Node{}, fmt.Errorf(`workflow: want an object like {"version":1,"root":...}, got %s`, DescribeJSON(data))
+	}
+	if len(dups) > 0 {
+		return Node{}, fmt.Errorf("workflow: %s in the document (%s)", duplicate(dups[0]), onceOnly)
 	}
 	for _, k := range sortedKeys(env) {
 		if k != "version" && k != "root" {
@@ -363,8 +371,8 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 		add("tree is deeper than %d levels", MaxDepth)
 		return bad
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+	fields, dups, ok := readObject(data)
+	if !ok {
 		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...} or {\"dag\":[...]}, got %s", DescribeJSON(data))
 		return bad
 	}
@@ -384,6 +392,9 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	default:
 		add("node has more than one kind key: %s", strings.Join(kinds, ", "))
 		return bad
+	}
+	for _, k := range dups {
+		add("%s in %s node (%s)", duplicate(k), n.Kind, onceOnly)
 	}
 	allowed := nodeKeys[n.Kind]
 	for _, k := range sortedKeys(fields) {
@@ -418,7 +429,8 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	switch n.Kind {
 	case KindAct:
-		if err := json.Unmarshal(fields["act"], &n.Action); err != nil {
+		var ok bool
+		if n.Action, ok = readString(fields["act"]); !ok {
 			add(`"act" must be a string (the action name), got %s`, DescribeJSON(fields["act"]))
 			n.err = errReported
 		}
@@ -432,14 +444,9 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			n.Inputs = decodeNames(raw, "inputs", "node names", add)
 		}
 	case KindSeq, KindPar:
-		var kids []json.RawMessage
-		if err := json.Unmarshal(fields[n.Kind.String()], &kids); err != nil {
+		kids, ok := readArray(fields[n.Kind.String()])
+		if !ok {
 			add(`%q must be an array of nodes, got %s`, n.Kind.String(), DescribeJSON(fields[n.Kind.String()]))
-			n.err = errReported
-			break
-		}
-		if kids == nil {
-			add(`%q must be an array of nodes, got null`, n.Kind.String())
 			n.err = errReported
 			break
 		}
@@ -467,13 +474,9 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 			*part.dst = &c
 		}
 	case KindDag:
-		var entries []json.RawMessage
-		if err := json.Unmarshal(fields["dag"], &entries); err != nil || entries == nil {
-			got := "null"
-			if err != nil {
-				got = DescribeJSON(fields["dag"])
-			}
-			add(`"dag" must be an array of entries like {"name":"a","after":["b"],"do":{...}}, got %s`, got)
+		entries, ok := readArray(fields["dag"])
+		if !ok {
+			add(`"dag" must be an array of entries like {"name":"a","after":["b"],"do":{...}}, got %s`, DescribeJSON(fields["dag"]))
 			n.err = errReported
 			break
 		}
@@ -491,10 +494,13 @@ func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
 	add := func(format string, args ...any) {
 		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+	fields, dups, ok := readObject(data)
+	if !ok {
 		add(`want a dag entry like {"name":"a","after":["b"],"do":{...}}, got %s`, DescribeJSON(data))
 		return Node{err: errReported, badName: true}
+	}
+	for _, k := range dups {
+		add("%s in dag entry (%s)", duplicate(k), onceOnly)
 	}
 	for _, k := range sortedKeys(fields) {
 		switch {
@@ -540,7 +546,8 @@ func decodeName(raw json.RawMessage, add func(string, ...any)) (name string, bad
 	if string(raw) == "null" {
 		return "", false
 	}
-	if err := json.Unmarshal(raw, &name); err != nil {
+	name, ok := readString(raw)
+	if !ok {
 		add(`"name" must be a string, got %s`, DescribeJSON(raw))
 		return "", true
 	}
@@ -554,21 +561,34 @@ func decodeName(raw json.RawMessage, add func(string, ...any)) (name string, bad
 // decodeNames reads the array of strings of the key key ("inputs" or
 // "after"), what being what they name; null is none.
 func decodeNames(raw json.RawMessage, key, what string, add func(string, ...any)) []string {
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if string(raw) == "null" {
+		return nil
+	}
+	items, ok := readArray(raw)
+	if !ok {
 		add(`%q must be an array of strings (%s), got %s`, key, what, DescribeJSON(raw))
 		return nil
 	}
 	var names []string
 	for i, it := range items {
-		var s string
-		if err := json.Unmarshal(it, &s); err != nil || string(it) == "null" {
+		s, ok := readString(it)
+		if !ok {
 			add(`%q must be an array of strings (%s), got %s at index %d`, key, what, DescribeJSON(it), i)
 			return nil
 		}
 		names = append(names, s)
 	}
 	return names
+}
+
+// onceOnly ends the message about a duplicate field.
+const onceOnly = "a field may appear once"
+
+// duplicate names a field written twice in an object. encoding/json would
+// keep the last and say nothing; the decoder refuses, since a workflow
+// like {"act":"log","act":"fail"} has no meaning its writer can be sure of.
+func duplicate(key string) string {
+	return fmt.Sprintf("duplicate field %s", quoteShort(key))
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

@@ -322,10 +322,13 @@ func decodeRetry(raw json.RawMessage, add func(string, ...any)) *Retry {
 	if string(raw) == "null" {
 		return nil
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+	fields, dups, ok := readObject(raw)
+	if !ok {
 		add(`retry must be an object like {"attempts":3,"initial":"1s"}, got %s`, DescribeJSON(raw))
 		return nil
+	}
+	for _, k := range dups {
+		add("%s in retry (%s)", duplicate(k), onceOnly)
 	}
 	for _, k := range sortedKeys(fields) {
 		if !slices.Contains(retryKeys[:], k) {

@@ -164,11 +164,11 @@ type IgnoreReason uint8
 const (
 	IgnoredUnknown       IgnoreReason = iota + 1 // the ID names no action of this workflow
 	IgnoredNotDispatched                         // the action was never dispatched
-	IgnoredStale                                 // the result is for an earlier attempt
+	IgnoredStale                                 // the result is for an earlier attempt (whether the leaf was stopped since or not)
 	IgnoredDuplicate                             // the action already has a result
 	IgnoredJobDone                               // the job had already finished
 	IgnoredTimer                                 // a firing of a timer not pending: never asked for, fired or withdrawn
-	IgnoredStopped                               // the action was told to stop (a deadline, a cancel): its result changes nothing
+	IgnoredStopped                               // the attempt was told to stop in flight (a deadline, its leaf's own included, or a cancel): its result changes nothing
 )
 
 var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending", "stopped"}

@@ -127,6 +127,13 @@ func (j Job) checkNode(id int32, res *result) error {
 	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
 	}
+	if s.flags&flagStopped != 0 {
+		// A leaf its own deadline stopped in flight: failed by it, with
+		// no result for the attempt stopped.
+		if s.status != StatusFailed || s.flags&flagExpired == 0 || s.attempt < 1 || s.attempt == 1 && res != nil {
+			return fmt.Errorf("stopped by its deadline, yet %s, flags %d, attempt %d, result %v", s.status, s.flags, s.attempt, res != nil)
+		}
+	}
 	if s.flags&flagExpired != 0 {
 		if tn.deadline == 0 && !(id == 0 && j.cancel != "") {
 			return fmt.Errorf("expired without a deadline or a cancel")
@@ -142,7 +149,7 @@ func (j Job) checkNode(id int32, res *result) error {
 			return fmt.Errorf("action has composite state %+v", s)
 		}
 		waiting := s.flags&flagWaiting != 0
-		if s.flags&^(flagWaiting|flagExpired) != 0 || waiting && s.status != StatusRunning {
+		if s.flags&^(flagWaiting|flagExpired|flagStopped) != 0 || waiting && s.status != StatusRunning {
 			return fmt.Errorf("%s action with flags %d", s.status, s.flags)
 		}
 		t, timed := j.pendingTimer(id, timerRetry)
@@ -413,4 +420,26 @@ func (j Job) under(a, b int32) bool {
 		}
 	}
 	return false
+}
+
+// check verifies what the transition promises beside its job, on the
+// reducer's own output, as Decode checks its input: no action is both
+// dispatched (Actions) and told to stop (Stops). A batch's firings apply
+// before anything it starts, so an action a transition stops was
+// outstanding before it. It costs nothing when nothing stops, and
+// O(actions + stops) otherwise.
+func (t *Transition) check() error {
+	if len(t.Stops) == 0 || len(t.Actions) == 0 {
+		return nil
+	}
+	stops := make(map[string]bool, len(t.Stops))
+	for _, a := range t.Stops {
+		stops[a.ID] = true
+	}
+	for _, a := range t.Actions {
+		if stops[a.ID] {
+			return fmt.Errorf("action %s is both dispatched and stopped", a.ID)
+		}
+	}
+	return nil
 }

@@ -133,7 +133,9 @@
 //     retry give up, and inner deadlines are withdrawn; finally blocks of
 //     tries already entered run in full. The node fails, with kind
 //     KindDeadline, once everything under it has settled. A result and
-//     the firing in one batch: the result applies first.
+//     the firing in one batch: the result applies first, then the firing,
+//     then what the result would start starts, unless the firing stopped
+//     it (see Batches).
 //   - Cancel. Cancel(j, reason), or a runner applying CancelResult, makes
 //     the root expire the same way; the job ends cancelled, with the
 //     reason (Job.Cancelled), once the finally blocks it had entered
@@ -145,10 +147,29 @@
 // node in tree order, then attempt, error, output, kind, finality, time
 // and the ID as written, the root's timers being read with or without
 // "root" ("root@deadline", "@deadline"), so that of two results for one
-// attempt the same one applies whatever their order in the batch), records
-// every result that applies, lets the tree settle (a par hit by a failure
-// in this batch freezes now), and only then starts new nodes. So for par(seq(a, b), c)
-// the batch {a: ok, c: failed} does not start b. What commutes, exactly:
+// attempt the same one applies whatever their order in the batch), and
+// applies it in four phases:
+//
+//  1. its results are recorded, and the nodes they settle tell their
+//     parents (a seq whose last child succeeded succeeds, a par hit by a
+//     failure freezes now); nothing starts;
+//  2. its timer firings and its cancel apply, in tree order, on the tree
+//     as the results left it: a node a result settled has no timer left,
+//     a node still running expires;
+//  3. the tree settles: what a freeze or an expiry stops from starting is
+//     cancelled, leaves waiting for a retry under a frozen or expired
+//     node give up, and what that settles settles in turn;
+//  4. only then do new nodes start (and retry timers are armed).
+//
+// So for par(seq(a, b), c) neither the batch {a: ok, c: failed} nor {a: ok,
+// c's deadline fires} starts b, and for seq(a, b) with a deadline the
+// batch {a: ok, the deadline fires} never dispatches b: a node a batch
+// would start and the same batch stops is cancelled before it starts, so
+// no transition both dispatches and stops an action (Restart checks this
+// of its own output). A try that the batch would enter is not entered, so
+// its finally does not run either. The deadline of a node a batch starts
+// counts from the job's clock at the end of the batch (so does a retry
+// wait whose failed result carries no time). What commutes, exactly:
 //
 //  1. permuting the results inside a batch changes nothing;
 //  2. splitting or merging batches of successful results changes nothing in

@@ -30,7 +30,10 @@ import (
 //	5  workflows with action priorities ("priority" on an act, which
 //	   a format-4 reader's workflow decoder refuses); otherwise the same
 //	   as format 4
-const Format = 5
+//	6  flag 4: a leaf whose own deadline stopped its attempt in flight
+//	   (so that a late result of it is told from a duplicate); written
+//	   when a node has it
+const Format = 6
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -159,6 +162,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.hasStopped():
+		return 6
 	case j.t.prioritised:
 		return 5
 	case j.t.timed || j.clock != 0 || len(j.timers) > 0 || j.cancel != "" || j.hasKinds():
@@ -169,6 +174,20 @@ func (j Job) format() int {
 		return 2
 	}
 	return 1
+}
+
+// hasStopped reports whether a leaf of j has flagStopped: only a leaf
+// with a deadline can.
+func (j Job) hasStopped() bool {
+	if !j.t.timed {
+		return false
+	}
+	for i := range j.t.nodes {
+		if tn := &j.t.nodes[i]; tn.kind == ast.KindAct && tn.deadline > 0 && j.st.get(int32(i)).flags&flagStopped != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hasKinds reports whether a result of j has a failure kind.
@@ -289,8 +308,12 @@ func Decode(data []byte) (Job, error) {
 		states[i] = nstate{status: Status(f[1]), out: Status(f[2]), attempt: uint32(f[3]), pos: int32(f[4]),
 			done: int32(f[5]), nfail: int32(f[6]), cause: int32(f[7]), others: int32(f[8])}
 		if nfields == 10 {
-			if f[9]&^(flagWaiting|flagExpired) != 0 {
-				return corrupt("node %d has flags %d", i, f[9])
+			known := int64(flagWaiting | flagExpired)
+			if *enc.Format >= 6 {
+				known |= flagStopped
+			}
+			if f[9]&^known != 0 {
+				return corrupt("node %d has flags %d in format %d", i, f[9], *enc.Format)
 			}
 			states[i].flags = uint8(f[9])
 		}

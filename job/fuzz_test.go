@@ -14,11 +14,12 @@ import (
 // fuzzSeedJobs returns encodings of real jobs at various stages, for the
 // seed corpus of FuzzDecodeJob: the golden histories at the oldest format,
 // with names, inputs and dags at format 3, with time at format 4
-// (retries waiting and given up, an expired node, cancelled jobs), and
-// with priorities at format 5.
+// (retries waiting and given up, an expired node, cancelled jobs), with
+// priorities at format 5, and with a leaf its own deadline stopped at
+// format 6.
 func fuzzSeedJobs(f *testing.F) [][]byte {
 	var out [][]byte
-	for _, format := range []int{1, 3, 4, 5} {
+	for _, format := range []int{1, 3, 4, 5, 6} {
 		g := goldenFormats[format]
 		for _, c := range g.cases() {
 			j, err := c.build(g.opts...)

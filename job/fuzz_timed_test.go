@@ -96,7 +96,9 @@ var (
 // root's timer aliases, results for another job, batch boundaries and
 // crashes. No input may make New or Restart panic, and after every batch:
 // Restart is deterministic and the batch a set (the same batch reversed
-// gives the same job and transition); it leaves its input alone; the job
+// gives the same job and transition); it returns no error (so its check
+// of its own output holds: no action both dispatched and stopped); it
+// leaves its input alone; the job
 // passes Check; the version grows by one exactly when something applied;
 // the step's record (EncodeStep, DecodeStep) replays on the stored job to
 // the same job; the job survives Encode/Decode and recovers exactly the

@@ -51,6 +51,28 @@ var goldenFormats = map[int]struct {
 	3: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
 	4: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
 	5: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
+	6: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
+}
+
+// goldenStoppedCases are the histories kept at format 6: a leaf whose own
+// deadline stopped its attempt in flight (flag 4).
+func goldenStoppedCases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "deadline-stopped",
+			about: "a par whose flaky leaf failed once, ran its second attempt and was stopped by its own deadline, beside a leaf that runs",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "pay-10", ast.Par(
+					ast.Act("charge", 500).WithRetry(ast.Retry{Attempts: 3, Initial: time.Second}).WithDeadline(30*time.Second),
+					ast.Act("fetch", "https://example.com"),
+				),
+					map[string]string{"par[0]#1": "fail:502 from the bank"},
+					map[string]string{"par[0]@retry#2": "fire"},
+					map[string]string{"par[0]@deadline": "fire"},
+				)
+			},
+		},
+	}
 }
 
 // goldenPriorityCases are the histories kept at format 5: workflows with

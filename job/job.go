@@ -63,6 +63,18 @@ func (s Status) String() string {
 	return fmt.Sprintf("Status(%d)", uint8(s))
 }
 
+// ParseStatus returns the Status whose String is s: "idle", "running",
+// "succeeded", "failed" or "cancelled". Any other string is an error
+// naming it.
+func ParseStatus(s string) (Status, error) {
+	for i, n := range statusNames {
+		if n == s {
+			return Status(i), nil
+		}
+	}
+	return 0, fmt.Errorf("job: unknown status %q (want one of %s)", s, strings.Join(statusNames[:], ", "))
+}
+
 // Settled reports whether s is a final state.
 func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusCancelled }
 
@@ -234,6 +246,13 @@ const (
 	// already entered excepted), and it fails (the root of a cancelled job:
 	// ends cancelled) once what still runs under it has settled.
 	flagExpired
+	// flagStopped marks a leaf whose own deadline ran out while its
+	// attempt ran: the attempt was stopped (Transition.Stops), and the
+	// leaf failed by its deadline. It tells a late result of that attempt
+	// (ignored as stopped) from a repeat of an attempt whose result
+	// applied before the leaf gave up its retries (a duplicate). Other
+	// stopped leaves are cancelled, which says it already.
+	flagStopped
 )
 
 // Failure describes why a node, or a job, failed.

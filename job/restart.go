@@ -40,17 +40,27 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
 }
 
+// errBug wraps what a transition's own check finds wrong (Transition.check):
+// a bug in this package, returned as an error rather than handed to a
+// runner that would act on it.
+func errBug(id ID, err error) error {
+	return fmt.Errorf("job %s: the reducer broke its own contract (a bug in package job): %w", id, err)
+}
+
 // Restart applies a batch of results to j and returns the transition: the
 // next job, the step that made it, the actions to dispatch and the results
 // ignored. It never modifies j.
 //
-// The batch is a set, applied at once: results are put in a canonical order
-// (by node, then attempt, error, output, kind, finality, time and ID), every
-// applicable one is recorded, then the tree settles, and only then are new
-// actions started. Results that cannot apply (unknown, never dispatched, stale, duplicate, or
-// arriving after the job finished) change nothing and are listed in
-// Ignored. If no result applies (an empty batch included), the transition
-// holds j itself, unchanged, and no action.
+// The batch is a set, applied at once, in four phases: its results, put
+// in a canonical order (by node, then attempt, error, output, kind,
+// finality, time and ID), are recorded; then its timer firings and cancel
+// apply, on the tree as the results left it; then the tree settles
+// (freezes and expiries cancel what they stop, waiting leaves give up);
+// and only then do new nodes start. So no transition both dispatches and
+// stops an action. Results that cannot apply (unknown, never dispatched,
+// stale, duplicate, stopped, or arriving after the job finished) change
+// nothing and are listed in Ignored. If no result applies (an empty batch
+// included), the transition holds j itself, unchanged, and no action.
 //
 // Restart is not recovery: a runner that loads a stored job after a crash
 // dispatches j.Outstanding() again.
@@ -61,8 +71,10 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 //
 // A failed workflow is not an error: it is the new job's status. The error
 // is for broken contracts only, and then nothing is applied: a zero Job, a
-// job whose version cannot grow, or a result whose JobID names another job
-// (a routing bug in the runner; the error wraps ErrWrongJob).
+// job whose version cannot grow, a result whose JobID names another job
+// (a routing bug in the runner; the error wraps ErrWrongJob), or a
+// transition that fails Restart's check of its own output (an action both
+// in Actions and in Stops: a bug in this package, never handed on).
 func Restart(j Job, results []Result) (Transition, error) {
 	if j.t == nil {
 		return Transition{}, fmt.Errorf("job: Restart of a zero Job")
@@ -129,7 +141,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 		slices.SortFunc(firings, compareKeyed)
 	}
 
-	// Results first: they are recorded, and the tree settles.
+	// Results first: each is recorded, and what it settles tells its
+	// parents (a seq whose last child succeeded succeeds, a par hit by a
+	// failure freezes), but nothing starts yet.
 	var applied []Result
 	done := j.Done()
 	for _, k := range batch {
@@ -138,16 +152,14 @@ func Restart(j Job, results []Result) (Transition, error) {
 		switch {
 		case done:
 			reason = IgnoredJobDone
-		case s.status == StatusCancelled && s.attempt > 0 && k.attempt == int(s.attempt):
+		case k.attempt > int(s.attempt):
+			reason = IgnoredNotDispatched // an idle leaf's attempt is 0
+		case k.attempt < int(s.attempt):
+			reason = IgnoredStale // stopped or not
+		case s.status == StatusCancelled || s.flags&flagStopped != 0:
+			// The attempt that was in flight when a deadline or a cancel
+			// stopped it (a cancelled leaf with an attempt was stopped).
 			reason = IgnoredStopped
-		case s.status == StatusIdle || s.status == StatusCancelled:
-			reason = IgnoredNotDispatched
-		case k.attempt != int(s.attempt):
-			if k.attempt > int(s.attempt) {
-				reason = IgnoredNotDispatched
-			} else {
-				reason = IgnoredStale
-			}
 		case s.status != StatusRunning || s.flags&flagWaiting != 0:
 			reason = IgnoredDuplicate
 		}
@@ -167,12 +179,14 @@ func Restart(j Job, results []Result) (Transition, error) {
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
 	}
-	e.run()
+	e.propagateAll()
 
-	// Then timer firings, and a cancel: a result that settled a node in
-	// this batch beats its timers, which are gone by now; deadlines that
-	// fire together expire together (they are applied, then the tree
-	// settles).
+	// Then timer firings, and a cancel, on the tree as the results left
+	// it: a result that settled a node in this batch beats its timers,
+	// which are gone by now; deadlines that fire together expire together.
+	// Only then does the tree settle and do new nodes start (run), so a
+	// node that a result would start and a firing stops never starts: no
+	// transition dispatches and stops one action.
 	for _, k := range firings {
 		p, ok := e.timer(k.node, k.timer)
 		switch {
@@ -210,7 +224,11 @@ func Restart(j Job, results []Result) (Transition, error) {
 	}
 	out := e.finish()
 	out.version = j.version + 1
-	return Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Timers: e.timers, Stops: e.stops, Ignored: ignored}, nil
+	tr := Transition{Job: out, Step: Step{Version: out.version, Results: applied}, Actions: e.actions, Timers: e.timers, Stops: e.stops, Ignored: ignored}
+	if err := tr.check(); err != nil {
+		return Transition{}, errBug(j.id, err)
+	}
+	return tr, nil
 }
 
 // keyed is a result of a batch with the node and attempt its ID names,
@@ -282,8 +300,11 @@ type engine struct {
 	gaveUp  map[int32]bool  // leaves that gave up their retries in this edit
 	waitAt  map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
 	settleQ []int32
-	startQ  []start
-	actions []Action
+	// abandonQ holds the pars and dags frozen in this edit, whose leaves
+	// waiting for an armed retry give up when the tree settles (run).
+	abandonQ []int32
+	startQ   []start
+	actions  []Action
 
 	// First backing arrays of the queues and of Restart's batch, so that a
 	// step of a few nodes allocates none of them.
@@ -450,9 +471,21 @@ func (e *engine) tick(at time.Time) {
 	}
 }
 
+// propagateAll tells the parents of the nodes settled so far, and theirs in
+// turn, without starting anything: the starts stay queued for run.
+func (e *engine) propagateAll() {
+	// propagate may queue more: the loop takes them in turn.
+	for i := 0; i < len(e.settleQ); i++ {
+		e.propagate(e.settleQ[i])
+	}
+	e.settleQ = e.settleQ[:0]
+}
+
 // run settles everything that can settle, then starts what was requested,
 // until neither queue holds work. Settling always goes first, so a parallel
-// node that a result of this batch failed is frozen before anything starts.
+// node that a result of this batch failed is frozen before anything starts,
+// and the leaves waiting for a retry under it give up (abandonQ). Restart
+// calls it once, after the batch's results and firings.
 //
 // Starting is two-phased. First every queued start that a frozen par
 // forbids is cancelled, and the tree settles again; a cancellation can fail
@@ -463,17 +496,26 @@ func (e *engine) tick(at time.Time) {
 // of the start queue, nor on the shape of the tree around it.
 func (e *engine) run() {
 	for {
-		// propagate may queue more: the loop takes them in turn.
-		for i := 0; i < len(e.settleQ); i++ {
-			e.propagate(e.settleQ[i])
+		e.propagateAll()
+		if len(e.abandonQ) > 0 {
+			// Giving up settles leaves, which may freeze more: settle again.
+			for i := 0; i < len(e.abandonQ); i++ {
+				e.abandon(e.abandonQ[i])
+			}
+			e.abandonQ = e.abandonQ[:0]
+			continue
 		}
-		e.settleQ = e.settleQ[:0]
 		if len(e.startQ) == 0 {
 			return
 		}
 		cancelled := false
 		kept := e.startQ[:0]
 		for _, st := range e.startQ {
+			if st.kind != startBegin && e.get(st.node).flags&flagWaiting == 0 {
+				// A leaf queued to wait or to retry that gave up since (an
+				// expiry in this batch): nothing is left to do for it.
+				continue
+			}
 			if st.checks && e.j.frozen(st.node) {
 				if st.kind == startBegin {
 					e.settle(st.node, StatusCancelled, 0, 0)
@@ -602,6 +644,7 @@ func (e *engine) expire(n int32) {
 			// The leaf that expired fails (a cancelled job's root leaf
 			// ends cancelled); the others are stopped.
 			e.j.settled++
+			e.mut(id).flags |= flagStopped
 		}
 		e.settle(id, StatusCancelled, 0, 0)
 	}
@@ -739,7 +782,9 @@ func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
 	}
 	ps.nfail++
 	if first && len(e.j.timers) > 0 {
-		e.abandon(p) // p is frozen now: retries under it are new work
+		// p is frozen now: the retries armed under it are new work, given
+		// up when the tree settles (run), after the batch's firings.
+		e.abandonQ = append(e.abandonQ, p)
 	}
 }
 

@@ -14,7 +14,7 @@ package job_test
 //     kind is neither listed in NonRetryable nor "deadline" or
 //     "cancelled". The wait is a timer PATH@retry#N due at the failed
 //     result's At (the zero time: the job's clock once the batch's
-//     results are recorded) plus Initial*Multiplier^(N-2) (a multiplier
+//     results and firings are applied) plus Initial*Multiplier^(N-2) (a multiplier
 //     of 0 counts as 1), capped at Max, then moved by up to ±Jitter of
 //     itself (the oracle knows the range, not the draw: it checks the
 //     reducer's due time is in it and adopts it). Its firing starts
@@ -32,11 +32,15 @@ package job_test
 //     leaves give up; it fails, kind deadline, once everything under it
 //     settled.
 //   - Cancel expires the root the same way; the job ends cancelled.
-//   - A batch: results first (recorded, then everything settles and
-//     starts), then timer firings and the cancel in tree order, then
-//     everything settles and starts again. Results of stopped actions are
-//     ignored as stopped, firings of timers not pending as such, a second
-//     cancel as a duplicate.
+//   - A batch: results first (recorded: the oracle derives every
+//     state, so a node whose children a result settled has settled),
+//     then timer firings and the cancel in tree order on the tree as
+//     the results left it, and only then does anything start, or get
+//     cancelled by a freeze or an expiry, until nothing more should.
+//     Results of stopped actions are ignored as stopped (a leaf that its
+//     own deadline stopped too), results of earlier attempts as stale
+//     (a stopped leaf's too), firings of timers not pending as such, a
+//     second cancel as a duplicate.
 //   - The clock is the latest At applied, from the start time on.
 //   - An action in a rescue carries the failure of the body it handles;
 //     one in a finally the failure its try carries when the finally
@@ -826,14 +830,14 @@ func (o *tOracle) apply(batch []job.Result) {
 		switch {
 		case done:
 			reason = job.IgnoredJobDone
-		case st == job.StatusCancelled && n.attempt > 0 && attempt == n.attempt:
-			reason = job.IgnoredStopped
-		case st == job.StatusIdle || st == job.StatusCancelled:
+		case attempt > n.attempt: // never dispatched: an idle leaf has attempt 0
 			reason = job.IgnoredNotDispatched
-		case attempt > n.attempt:
-			reason = job.IgnoredNotDispatched
-		case attempt < n.attempt:
+		case attempt < n.attempt: // an earlier attempt, stopped or not
 			reason = job.IgnoredStale
+		case n.stopped || st == job.StatusCancelled:
+			// The attempt a deadline (its leaf's own too) or a cancel
+			// stopped in flight.
+			reason = job.IgnoredStopped
 		case st != job.StatusRunning || n.waiting:
 			reason = job.IgnoredDuplicate
 		}
@@ -854,7 +858,7 @@ func (o *tOracle) apply(batch []job.Result) {
 			n.done = true
 		}
 	}
-	o.advance()
+	// Nothing starts yet: the firings come first.
 	sort.SliceStable(firings, func(a, b int) bool {
 		x, y := firings[a], firings[b]
 		return tLess(x.node.index, y.node.index, x.attempt, y.attempt, x.kind, y.kind, x.r, y.r)

@@ -238,6 +238,9 @@ func timedPlay(t propT, c timedCase, choose timedChooser, roundTrip, lockstep bo
 			stopped[a.ID] = true
 		}
 		for _, a := range tr.Actions {
+			if stopped[a.ID] {
+				t.Fatalf("step %d dispatches and stops %s in one transition\n%s%s", len(r.Steps), a.ID, c, job.Describe(j))
+			}
 			p, attempt, err := job.SplitActionID(a.ID)
 			n := c.index().nodes[p]
 			if err != nil || n == nil || attempt != a.Attempt || a.Timeout != n.Timeout || a.AtMostOnce != (n.Delivery == ast.AtMostOnce) ||
@@ -251,8 +254,6 @@ func timedPlay(t propT, c timedCase, choose timedChooser, roundTrip, lockstep bo
 			}
 			v.out = append(v.out, a)
 		}
-		// An action a step starts may be stopped in the same step: the
-		// results apply first, then the firings.
 		v.out = slices.DeleteFunc(v.out, func(a job.Action) bool { return applied[a.ID] || stopped[a.ID] })
 		for _, res := range batch {
 			v.timers = slices.DeleteFunc(v.timers, func(tm job.Timer) bool { return tm.ID == res.ActionID })
@@ -527,6 +528,46 @@ func timedRandom(t *rapid.T, c timedCase, cancels, deadlines bool) timedChooser 
 	}
 }
 
+// timedMixed is a runner whose batches hold results and firings together
+// as often as it can: each step moves its clock to the next timer due
+// (or further), answers a random non-empty part of what is out, fires
+// every timer due by then, and now and then cancels the job, so that a
+// result that would start a node and a firing that stops the node above
+// it meet in one batch.
+func timedMixed(t *rapid.T, c timedCase) timedChooser {
+	return func(j job.Job, v *timedView) []job.Result {
+		var next time.Time
+		for _, tm := range v.timers {
+			if next.IsZero() || tm.Due.Before(next) {
+				next = tm.Due
+			}
+		}
+		if next.After(v.now) {
+			v.now = next
+		}
+		v.now = v.now.Add(rapid.SampledFrom(timedSteps).Draw(t, "tick"))
+		var batch []job.Result
+		if len(v.out) > 0 {
+			perm := rapid.Permutation(v.out).Draw(t, "order")
+			for _, a := range perm[:rapid.IntRange(1, len(perm)).Draw(t, "batch")] {
+				batch = append(batch, c.result(a, v.now))
+			}
+		}
+		for _, tm := range v.timers {
+			if !tm.Due.After(v.now) {
+				batch = append(batch, tm.Fire(v.now))
+			}
+		}
+		if rapid.IntRange(0, 7).Draw(t, "cancel") == 0 {
+			batch = append(batch, job.CancelResult(propJobID, rapid.SampledFrom(timedReasons).Draw(t, "reason")))
+		}
+		if len(batch) == 0 {
+			t.Fatalf("nothing out and no timer to fire\n%s%s", c, job.Describe(j))
+		}
+		return rapid.Permutation(batch).Draw(t, "shuffle")
+	}
+}
+
 // timedReplay sends the batches of an earlier run again, each passed
 // through shuffle.
 func timedReplay(t propT, r *timedRun, shuffle func(i int, b []job.Result) []job.Result) timedChooser {
@@ -607,6 +648,20 @@ func TestTimedSchedules(t *testing.T) {
 				t.Fatalf("job of step %d changed after it was returned", i)
 			}
 		}
+	})
+}
+
+// TestTimedMixedBatches plays random trees with deadlines, retries and
+// cancels under a runner whose batches mix results and firings
+// (timedMixed), with the timed oracle in lockstep; timedPlay checks after
+// every step that no transition both dispatches and stops an action (a
+// batch's firings apply before anything it starts), beside Check,
+// recovery and the oracle's states, actions, stops, timers and ignored
+// results.
+func TestTimedMixedBatches(t *testing.T) {
+	timedCheck(t, func(t *rapid.T, shape propShape) {
+		c := timedDrawCase(t, shape)
+		timedPlay(t, c, timedMixed(t, c), rapid.Bool().Draw(t, "roundTrip"), true)
 	})
 }
 

@@ -30,9 +30,12 @@ type Transition struct {
 	Timers []Timer
 
 	// Stops are the actions in flight told to stop (a deadline ran out,
-	// the job was cancelled): the runner cancels their handlers if it can.
-	// Their results, if they come, change nothing (IgnoredStopped). A
-	// finally block that had started is never stopped.
+	// the leaf's own included, or the job was cancelled): the runner
+	// cancels their handlers if it can. Their results, if they come,
+	// change nothing (IgnoredStopped; a result for an earlier attempt of a
+	// stopped leaf is IgnoredStale). A finally block that had started is
+	// never stopped. Every action stopped was outstanding before this
+	// transition: none is in Actions too.
 	Stops []Action
 
 	// Ignored lists the results that did not apply, each with the reason,

@@ -65,6 +65,17 @@
 // that panics fails its action (the panic and stack are logged); it never
 // crashes the worker.
 //
+// # Logs
+//
+// What a runner did is logged in one place for all runners (log.go), to
+// the logger each is given: every action's start and success at DEBUG,
+// every failed attempt at WARN (the job, the action ID, the attempt, the
+// action's name, the failure's kind and its message clipped to 200
+// bytes), each timer armed at DEBUG, and each job's end at INFO with what
+// made a failed job fail or why a cancelled one was cancelled. LogClaimed
+// writes the DEBUG line of a claim, for the runners that claim actions
+// before they run them.
+//
 // # Conformance
 //
 // runner/runnertest is the suite every runner passes: success, failure,

@@ -110,10 +110,10 @@ func incarnation() uint64 {
 // committed tells the hooks and the log about a committed transition.
 func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
+	logTimers(ctx, e.log, tr.Timers)
 	if tr.Job.Done() {
+		logFinished(ctx, e.log, tr.Job)
 		e.o.Hooks.jobDone(tr.Job)
-		e.log.LogAttrs(ctx, slog.LevelInfo, "job finished", slog.String("job", string(tr.Job.ID())),
-			slog.String("status", tr.Job.Status().String()), slog.Uint64("version", tr.Job.Version()))
 	}
 }
 

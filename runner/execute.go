@@ -25,7 +25,8 @@ type ExecOptions struct {
 	// (job.Action.Timeout) applies too: the shorter wins. An action that
 	// overruns fails with "timed out after ..." and kind job.KindTimeout.
 	Timeout time.Duration
-	// Logger receives panics with their stacks; nil discards.
+	// Logger receives the action's start and success (DEBUG), its
+	// failure (WARN) and a panic with its stack (ERROR); nil discards.
 	Logger *slog.Logger
 	// Hooks, if not nil, hears of the action's start and end.
 	Hooks *Hooks
@@ -41,7 +42,9 @@ type ExecOptions struct {
 func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (job.Result, error) {
 	h, ok := reg.Lookup(a.Name)
 	if !ok {
-		return a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name)), nil
+		r := a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name))
+		logEnded(ctx, o.Logger, a, r, 0)
+		return r, nil
 	}
 	actx := context.WithValue(ctx, actionKey{}, a)
 	timeout := o.Timeout
@@ -54,6 +57,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 		defer cancel()
 	}
 	o.Hooks.actionStarted(a)
+	logStarted(ctx, o.Logger, a)
 	start := time.Now()
 	out, err := call(actx, h, a, o.Logger)
 	d := time.Since(start)
@@ -92,6 +96,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	}
 	r.At = time.Now()
 	o.Hooks.actionFinished(a, r, d)
+	logEnded(ctx, o.Logger, a, r, d)
 	return r, nil
 }
 

@@ -42,8 +42,9 @@ func builtins(out io.Writer, client *http.Client) *runner.Registry {
 	return reg
 }
 
-// logAction prints its payload, prefixed with the action ID: a string as
-// it is, anything else as JSON.
+// logAction prints its payload, prefixed with the job ID and the action
+// ID ("j-42 seq[0]#1: hello": a worker runs many jobs at once): a string
+// as it is, anything else as JSON.
 func logAction(out io.Writer) runner.Handler {
 	return func(_ context.Context, a job.Action) ([]byte, error) {
 		msg := string(a.Payload)
@@ -51,7 +52,7 @@ func logAction(out io.Writer) runner.Handler {
 		if json.Unmarshal(a.Payload, &s) == nil {
 			msg = s
 		}
-		_, err := fmt.Fprintf(out, "%s: %s\n", a.ID, msg)
+		_, err := fmt.Fprintf(out, "%s %s: %s\n", a.JobID, a.ID, msg)
 		return nil, err
 	}
 }

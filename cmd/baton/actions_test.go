@@ -127,7 +127,8 @@ func TestLogSleepFail(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if want := "root#1: plain text\nroot#1: {\"a\":[1,2]}\nroot#1: 7\n"; out.String() != want {
+	// Each line names the job and the action: a worker runs many jobs.
+	if want := "t root#1: plain text\nt root#1: {\"a\":[1,2]}\nt root#1: 7\n"; out.String() != want {
 		t.Errorf("log printed %q, want %q", out.String(), want)
 	}
 

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	kafkarunner "github.com/batonwf/baton/runner/kafka"
+	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
 // TestKafkaDeleteAndRetain is issue 15's defect 13 from the command line:
@@ -11,6 +14,9 @@ import (
 // it (it refused before), and 'baton worker --kafka --retain D' deletes
 // settled jobs older than D.
 func TestKafkaDeleteAndRetain(t *testing.T) {
+	if kafkarunner.DefaultRetention != zkrunner.DefaultRetention {
+		t.Errorf("runner/kafka keeps settled jobs %v by default, runner/zk %v: worker's one --retain has one default", kafkarunner.DefaultRetention, zkrunner.DefaultRetention)
+	}
 	_, addr := kafkaCluster(t)
 	args := func(prefix string, a ...string) []string { return append(a, "--kafka", addr, "--prefix", prefix) }
 	where := "Kafka " + addr + " under prefix del"

@@ -344,7 +344,6 @@ func TestKafkaErrors(t *testing.T) {
 		"worker --kafka h:1 --workers 0":                                   "worker: --workers must be at least 1",
 		"worker --kafka h:1 x":                                             "worker: takes no arguments",
 		"worker --kafka h:1 --retain -1s":                                  "worker: --retain must not be negative",
-		"worker --zk h:1 --retain 1h":                                      "worker: --retain needs --kafka",
 		"resume --kafka h:1":                                               "resume: not with --kafka: there the restarters resume by themselves",
 		"worker --prefix p":                                                "worker: --prefix needs --kafka",
 		"worker":                                                           "worker: --zk or --kafka is required",

@@ -36,7 +36,7 @@ func runCommand() command {
 	return command{
 		name:    "run",
 		summary: "run a workflow file and wait for it to finish",
-		usage:   "baton run FILE [--store PATH] [--id ID] [--workers N] [--timeout D] [--quiet]",
+		usage:   "baton run FILE [--store PATH] [--id ID] [--workers N] [--timeout D] [--retain D] [--quiet] [--verbose]",
 		about: `
 Runs the workflow in FILE, a JSON file (the versioned form: {"version":1,"root":...}),
 and waits for it. If FILE is -, the workflow is read from standard input and
@@ -49,7 +49,8 @@ the store is damaged, full or failing (the job stays as last saved), 130
 when interrupted.
 
 Built-in actions:
-  log       prints its payload (a string as it is, anything else as JSON)
+  log       prints its payload after the job and action IDs (a string as it is,
+            anything else as JSON)
   sleep     waits: "200ms", "1.5s" or a number of milliseconds
   fail      fails with its payload as the message
   http.get  GET a URL: "https://..." or {"url":..., "timeout":"5s", "max_bytes":N};
@@ -67,6 +68,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	quiet := fset.Bool("quiet", false, "print only what actions print and the summary line: no tree, no progress line")
+	verbose := fset.Bool("verbose", false, "log each action's start and end and the job's end (failed actions are logged without it)")
+	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -77,6 +80,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
 	case *timeout < 0:
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
+	case *retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v", *retain)
 	}
 	file := pos[0]
 	source := file // how messages name the input
@@ -112,7 +117,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return exitError
 	}
 
-	st, path, err := c.openStore(*storeArg, create)
+	st, path, err := c.openStoreRetaining(*storeArg, create, *retain)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)
@@ -130,7 +135,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		Workers:       *workers,
 		ActionTimeout: *timeout,
 		DrainTimeout:  drainTimeout,
-		Logger:        runnerLogger(con.Stderr()),
+		Logger:        runnerLoggerAt(con.Stderr(), logLevel(*verbose)),
 	})
 	if err != nil {
 		c.errorf("%v", err)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	kafkarunner "github.com/batonwf/baton/runner/kafka"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
@@ -22,7 +21,7 @@ func workerCommand() command {
 	return command{
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
-		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--name NAME] [--workers N] [--timeout D] [--verbose]\n" +
+		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
 			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
@@ -32,7 +31,11 @@ are submitted with 'baton submit'. Any number of workers, on any machines,
 may share the servers and root: each action runs on one of them, and the
 actions of a worker that dies go to another once its ZooKeeper session
 expires (10s). On start it also queues again what the unfinished jobs are
-missing (as 'baton resume --zk' does).
+missing (as 'baton resume --zk' does). The workers delete the jobs that
+settled longer ago than --retain (a week by default), with their history:
+ZooKeeper keeps all its data in memory. With --auth USER, the password is
+taken from $BATON_ZK_PASSWORD, or from the file --auth-file names (never
+from the command line), and every client of the root must give the same.
 
 With --kafka, it works on the topics named under --prefix, and makes
 those that are missing (NAME.restarter, NAME.state, NAME.stops, and
@@ -66,13 +69,14 @@ error, 3 if ZooKeeper or Kafka cannot be reached.`,
 func (c *cli) worker(ctx context.Context, args []string) int {
 	cmd := workerCommand()
 	fset := flagSet(cmd)
-	z := addZKFlags(fset, false)
+	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
 	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (with --kafka: in logs and claims) (default: HOST-PID-RANDOM)")
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
-	retain := fset.Duration("retain", kafkarunner.DefaultRetention, "with --kafka, how long `D` a settled job is kept, counted from its last result, before its restarter deletes it; 0 keeps them until deleted by hand")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
+	// runner/zk's and runner/kafka's defaults are the same week.
+	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -85,10 +89,8 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
 		return c.usageError(cmd, "--name must not be empty")
-	case *retain < 0:
-		return c.usageError(cmd, "--retain must not be negative, got %v", *retain)
-	case given(fset, "retain") && !k.on():
-		return c.usageError(cmd, "--retain needs --kafka")
+	case k.on() && *z.retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v (0 keeps settled jobs)", *z.retain)
 	}
 	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -98,10 +100,11 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	if k.on() {
-		if *retain == 0 {
-			*retain = -1 // runner/kafka: kept for ever
+		retain := *z.retain
+		if retain == 0 {
+			retain = -1 // --retain 0: kept
 		}
-		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *retain, *verbose)
+		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, retain, *verbose)
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)
@@ -112,7 +115,7 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
-	st, err := z.open(ctx, log)
+	st, err := z.open(ctx, log, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted

@@ -142,7 +142,7 @@ func TestEphemeralOfKilledClient(t *testing.T) {
 	}
 	killed := time.Now()
 	_ = cmd.Wait()
-	gone := waitGone(t, c, node, 15*time.Second)
+	gone := waitGone(t, c, node, Patience(t))
 	took := gone.Sub(killed)
 	t.Logf("the ephemeral node of a SIGKILLed client (2 s session, tick 500 ms) went after %v", took.Round(time.Millisecond))
 	if took < time.Second {
@@ -205,14 +205,14 @@ func TestStopRestartKeepsData(t *testing.T) {
 	if data, _, err := c2.Get(s.Path("kept")); err != nil || string(data) != "persistent" {
 		t.Errorf("after Stop and Restart Get = %q, %v", data, err)
 	}
-	// The held client reconnects by itself (its back-off is 1 s).
+	// The held client reconnects by itself (its back-off is 1 s); how soon
+	// depends on the machine's load, so the wait is bounded only by the
+	// test's deadline.
 	begin := time.Now()
-	for _, err := held.Sync(s.Root()); err != nil; _, err = held.Sync(s.Root()) {
-		if time.Since(begin) > 10*time.Second {
-			t.Fatalf("the held client has not reconnected 10 s after the restart: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	WaitFor(t, "the held client reconnects after the restart", func() error {
+		_, err := held.Sync(s.Root())
+		return err
+	})
 	ephemeral, _, _ := c2.Exists(s.Path("eph"))
 	// The server restarts the expiry clock of the sessions it reloads: a
 	// session outlives an outage longer than its timeout if its client
@@ -489,11 +489,15 @@ func TestNoGoroutineLeak(t *testing.T) {
 			time.Sleep(1500 * time.Millisecond)
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
+	// Every goroutine the subtest started ends, however long a loaded
+	// machine takes (a client mid-handshake at Close finishes its
+	// handshake first: see closeWait).
+	limit := Patience(t)
+	deadline := time.Now().Add(limit)
 	for runtime.NumGoroutine() > before {
 		if time.Now().After(deadline) {
 			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines before, %d after:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
+			t.Fatalf("%d goroutines before, %d after %v:\n%s", before, runtime.NumGoroutine(), limit, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -549,7 +553,7 @@ func TestEnsemble(t *testing.T) {
 	session := c.SessionID()
 	killed := time.Now()
 	e.Node(leader).Kill()
-	newLeader, err := e.WaitQuorum(20 * time.Second)
+	newLeader, err := e.WaitQuorum(Patience(t))
 	elected := time.Since(killed)
 	if err != nil {
 		t.Fatalf("after the leader was killed: %v", err)
@@ -558,17 +562,11 @@ func TestEnsemble(t *testing.T) {
 		t.Fatalf("the killed node %d leads", leader+1)
 	}
 	var writes int
-	for {
+	WaitFor(t, "a write after the leader was killed", func() error {
 		writes++
 		_, err := c.Set(x, []byte("after failover"), -1)
-		if err == nil {
-			break
-		}
-		if time.Since(killed) > 20*time.Second {
-			t.Fatalf("no write 20 s after the leader was killed: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err
+	})
 	wrote := time.Since(killed)
 	t.Logf("SIGKILL of leader node %d: node %d leads after %v; the client wrote again after %v (%d tries)",
 		leader+1, newLeader+1, elected.Round(time.Millisecond), wrote.Round(time.Millisecond), writes)
@@ -581,7 +579,7 @@ func TestEnsemble(t *testing.T) {
 	if mode, err := e.Node(leader).Mode(); err != nil || mode != "follower" {
 		t.Errorf("the restarted node %d: Mode() = %q, %v; want follower", leader+1, mode, err)
 	}
-	if l, err := e.WaitQuorum(10 * time.Second); err != nil || l != newLeader {
+	if l, err := e.WaitQuorum(Patience(t)); err != nil || l != newLeader {
 		t.Errorf("WaitQuorum() = %d, %v; want %d", l, err, newLeader)
 	}
 	cBack := Connect(t, []string{e.Node(leader).Addr()}, 4*time.Second)

@@ -105,7 +105,8 @@
 // again to the same bytes and describes the same way; Restart(job, nil)
 // returns the same job and re-emits exactly the actions, inputs, timeout,
 // delivery and failure included, the Env has outstanding; the actions
-// stopped were outstanding; an action outside every rescue and finally
+// stopped were outstanding before the step (none is both dispatched and
+// stopped by one step); an action outside every rescue and finally
 // carries no failure; the timers the job waits for are those it waited
 // for, less those fired or withdrawn, plus those the transition asked for,
 // and a crash keeps them and the clock; a finished job has nothing

@@ -470,19 +470,25 @@ func (e *Env) send(b *strings.Builder, results []job.Result, restart func(job.Jo
 		}
 	}
 	printSettled(b, prev, next)
-	for _, a := range acts {
-		if err := e.dispatch(b, "dispatch", a, next); err != nil {
-			return err
-		}
-	}
-	// Stops after the dispatches: the firings of a batch apply after its
-	// results, so an action a batch starts may be stopped by the same batch.
+	// Stops name actions that were outstanding before the transition: a
+	// batch's firings apply before anything it starts, so a transition
+	// never stops an action it dispatches.
 	for _, a := range tr.Stops {
+		if slices.ContainsFunc(acts, func(x job.Action) bool { return x.ID == a.ID }) {
+			return fmt.Errorf("job.Restart both dispatches and stops %s", describeAction(a))
+		}
 		o, ok := e.out[a.ID]
 		if !ok || !sameActions([]job.Action{a}, []job.Action{o}) {
 			return fmt.Errorf("job.Restart stops %s, which the runner does not have outstanding as such: %s", describeAction(a), e.outList())
 		}
 		delete(e.out, a.ID)
+	}
+	for _, a := range acts {
+		if err := e.dispatch(b, "dispatch", a, next); err != nil {
+			return err
+		}
+	}
+	for _, a := range tr.Stops {
 		fmt.Fprintf(b, "stop %s %s\n", a.ID, a.Name)
 	}
 	if err := e.arm(b, prev, tr); err != nil {

@@ -57,19 +57,11 @@ func (m *meta) setJob(j job.Job) {
 }
 
 func (m *meta) info(id job.ID) (store.Info, error) {
-	st, ok := statusByName[m.Status]
-	if !ok {
-		return store.Info{}, fmt.Errorf("job %s: meta record has status %q", id, m.Status)
+	st, err := job.ParseStatus(m.Status)
+	if err != nil || st == job.StatusIdle {
+		return store.Info{}, fmt.Errorf("job %s: meta record has status %q: %w", id, m.Status, job.ErrCorrupt)
 	}
 	return store.Info{ID: id, Version: m.Version, Status: st, Settled: m.Settled, Total: m.Total}, nil
-}
-
-var statusByName = map[string]job.Status{}
-
-func init() {
-	for _, s := range []job.Status{job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCancelled} {
-		statusByName[s.String()] = s
-	}
 }
 
 func encodeMeta(m meta) []byte {
