@@ -13,18 +13,18 @@ func deleteCommand() command {
 	return command{
 		name:    "delete",
 		summary: "remove jobs and their history from the store",
-		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH]] JOB...",
+		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB...",
 		about: `
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
 the same ID is a new job (its actions get new idempotency keys). With --zk,
 its queue entries and timers go with it, and the workers stop its actions
-in flight. Prints a line per job. Exit status: 0 if every job was deleted, 2 if one was not
-found or bad usage, 3 if the store is damaged or fails.
-
-Not with --kafka: there only the restarter that owns a job's partition may
-delete the job (runner/kafka's Store.Delete), and this command is not one;
-cancel the job instead.`,
+in flight. With --kafka, the delete goes to the restarter that owns the
+job (as a cancel does: with no restarter running, it says so and waits for
+one), which stops the job's actions and deletes its records with
+tombstones that compaction then drops. Prints a line per job. Exit status:
+0 if every job was deleted, 2 if one was not found or bad usage, 3 if the
+store is damaged or fails.`,
 		run: (*cli).delete,
 	}
 }
@@ -45,9 +45,6 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	if k.on() {
-		return c.usageError(cmd, "not supported with --kafka: only the restarter that owns a job's partition may delete the job, and this command is not one (cancel the job instead: 'baton cancel %s JOB')", k.hint())
-	}
 	for _, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
@@ -59,12 +56,23 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 		return code
 	}
 	defer js.Close()
-	st, path := js.st, js.where
+	var st store.Deleter = js.st
+	if js.kafka != nil && js.kafka.st != nil {
+		// Through the restarter that owns the job.
+		d, stop, err := js.kafka.deleter(ctx, c.stderr)
+		if err != nil {
+			c.errorf("%v", err)
+			return exitError
+		}
+		defer stop()
+		st = d
+	}
+	path := js.where
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)
 		what := "job"
-		if in, err := jobInfo(ctx, st, id); err == nil {
+		if in, err := jobInfo(ctx, js.st, id); err == nil {
 			what = fmt.Sprintf("job, %s at v%d", in.Status, in.Version)
 		}
 		err := st.Delete(ctx, id)

@@ -117,7 +117,7 @@ func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
 	case given(k.fs, "store"):
 		return errors.New("--kafka and --store exclude each other: the jobs are either in Kafka or in a store file")
 	}
-	for _, name := range []string{"root", "auth", "auth-file", "retain"} {
+	for _, name := range []string{"root", "auth", "auth-file"} {
 		if given(k.fs, name) {
 			return fmt.Errorf("--%s needs --zk; it does not go with --kafka", name)
 		}
@@ -442,9 +442,30 @@ func (kj *kafkaJobs) canceller(ctx context.Context, stderr io.Writer) (canceller
 	return r, stop, nil
 }
 
+// kafkaDeleter deletes jobs through the restarters (Runner.Delete); its
+// Store answers what a listing of the deleted job needs.
+type kafkaDeleter struct {
+	*kafkarunner.Store
+	r *kafkarunner.Runner
+}
+
+func (d kafkaDeleter) Delete(ctx context.Context, id job.ID) error { return d.r.Delete(ctx, id) }
+
+// deleter returns what deletes jobs in Kafka, through the restarters.
+func (kj *kafkaJobs) deleter(ctx context.Context, stderr io.Writer) (store.Deleter, func(), error) {
+	r, stop, err := kj.client(runnerLogger(stderr))
+	if err != nil {
+		return nil, nil, err
+	}
+	kj.warnNoRestarter(ctx, stderr, "a delete")
+	return kafkaDeleter{kj.st, r}, stop, nil
+}
+
 // workerKafka is 'baton worker --kafka': a restarter and a worker of the
-// built-in actions, named name, until ctx ends. The flags were checked.
-func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name string, workers int, timeout time.Duration, verbose bool) int {
+// built-in actions, named name, until ctx ends; its restarter deletes
+// settled jobs older than retain (runner/kafka's Config.Retention). The
+// flags were checked.
+func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name string, workers int, timeout, retain time.Duration, verbose bool) int {
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
@@ -453,6 +474,7 @@ func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name 
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
+	k.cfg.Retention = retain
 	kj, err := k.open(ctx, log, true)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -22,7 +22,7 @@ func workerCommand() command {
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
 		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
-			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--verbose]",
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -50,6 +50,9 @@ partitions over and dispatch again what its jobs were missing. --tls,
 --sasl-user authenticate with SASL (PLAIN or SCRAM), with the password in
 $BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
 SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
+A restarter deletes the settled jobs of its partitions once they are
+older than --retain (a week by default), with tombstones that the state
+topic's compaction then drops.
 
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
@@ -72,7 +75,8 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
-	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins)")
+	// runner/zk's and runner/kafka's defaults are the same week.
+	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -85,6 +89,8 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
 		return c.usageError(cmd, "--name must not be empty")
+	case k.on() && *z.retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v (0 keeps settled jobs)", *z.retain)
 	}
 	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -94,7 +100,11 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	if k.on() {
-		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *verbose)
+		retain := *z.retain
+		if retain == 0 {
+			retain = -1 // --retain 0: kept
+		}
+		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, retain, *verbose)
 	}
 
 	ctx, stopSignals := c.interruptible(ctx)

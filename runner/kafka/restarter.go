@@ -104,6 +104,22 @@ func (l *loop) arm(ts []job.Timer) {
 	l.poke()
 }
 
+// disarm drops the timers of job id (it was deleted).
+func (l *loop) disarm(id job.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.timers[:0]
+	for _, t := range l.timers {
+		if t.JobID == id {
+			delete(l.armed, timerKey{t.JobID, t.ID, t.Due.UnixNano()})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	l.timers = kept
+	heap.Init(&l.timers)
+}
+
 // take returns the inputs handed in and the timers due, and when the next
 // timer is due (zero if none).
 func (l *loop) take(now time.Time) ([]input, time.Time) {
@@ -182,7 +198,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	var ids []job.ID
 	for wait := time.Duration(0); ; wait = backoff(wait) {
 		var err error
-		if tok, ids, err = r.st.claim(live, part, gen, true); err == nil {
+		if tok, ids, err = r.st.claim(live, part, gen, true, r.o.Name); err == nil {
 			break
 		}
 		if live.Err() != nil {
@@ -209,6 +225,26 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	log.Debug("partition taken over", "unfinished", len(ids), "offset", offset)
 	if !r.o.NoResume {
 		r.recoverJobs(live, l, ids)
+	}
+
+	// The backlog: what waits in the partition as it is taken over (a
+	// cancel sent while no restarter ran, results of workers of other
+	// processes). It is applied, in offset order, before anything handed
+	// in within this process (a local worker's result, a timer's firing):
+	// those came after it.
+	var backlog int64
+	for wait := time.Duration(0); ; wait = backoff(wait) {
+		var err error
+		if backlog, err = r.st.backlogEnd(live, topic, part, offset); err == nil {
+			break
+		}
+		if live.Err() != nil {
+			return
+		}
+		log.Warn("reading the restarter partition's end", "err", err)
+		if !sleep(live, wait) {
+			return
+		}
 	}
 
 	rd := r.cfg.reader(topic, part, r.st.limit)
@@ -238,11 +274,34 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	inBacklog := backlog > 0
+	retention := r.cfg.retention()
+	var nextSweep time.Time // now: the partition's first sweep comes after its backlog
 	for {
-		ins, next := l.take(time.Now())
+		var ins []input
+		var next time.Time
+		if !inBacklog {
+			now := time.Now()
+			if retention > 0 && !now.Before(nextSweep) {
+				nextSweep = now.Add(sweepEvery(retention))
+				if r.sweep(live, l, log) {
+					nextSweep = now // more are due: after this batch
+				}
+				if live.Err() != nil {
+					return
+				}
+			}
+			ins, next = l.take(now)
+			if retention > 0 && (next.IsZero() || nextSweep.Before(next)) {
+				next = nextSweep
+			}
+		}
 		var last int64 = -1
 		if len(ins) == 0 {
-			if !next.IsZero() {
+			wake, fire := l.wake, timer.C
+			if inBacklog {
+				wake, fire = nil, nil // only the backlog, for now
+			} else if !next.IsZero() {
 				timer.Reset(max(time.Until(next), 0))
 			} else {
 				timer.Reset(time.Hour)
@@ -254,9 +313,9 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 				}
 				ins = append(ins, r.decode(log, m))
 				last = m.Offset
-			case <-l.wake:
+			case <-wake:
 				continue
-			case <-timer.C:
+			case <-fire:
 				continue
 			case <-live.Done():
 				return
@@ -285,6 +344,10 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 			if err := c.commit(topic, part, last+1); err != nil {
 				log.Warn("committing the restarter partition's offset (the generation ended?)", "offset", last+1, "err", err)
 				return
+			}
+			if inBacklog && last+1 >= backlog {
+				inBacklog = false
+				log.Debug("backlog applied", "offset", last+1)
 			}
 		}
 	}
@@ -376,7 +439,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 			return false
 		}
 		if r.st.dirty(l.part) {
-			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false)
+			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false, r.o.Name)
 			if err != nil {
 				log.Warn("claiming the state partition again", "err", err)
 				continue
@@ -388,8 +451,9 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 	}
 }
 
-// applyJob applies the inputs of one job, in order: submits, then the
-// results and cancels in batches that fit one state record. It returns the
+// applyJob applies the inputs of one job, in order: submits and deletes
+// one by one, the results and cancels between them in batches that fit
+// one state record. It returns the
 // inputs still to apply, and an error if they should be tried again.
 // Inputs handed in with an ack are answered once, after their first try:
 // their senders decide what a failure means.
@@ -401,8 +465,13 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 	}
 	for len(ins) > 0 {
 		in := ins[0]
-		if in.in.kind == typeSubmit {
-			err := r.create(ctx, log, in.in)
+		if in.in.kind == typeSubmit || in.in.kind == typeDelete {
+			var err error
+			if in.in.kind == typeSubmit {
+				err = r.create(ctx, log, in.in)
+			} else {
+				err = r.deleteJob(ctx, log, l, in.in)
+			}
 			if err != nil && retryable(err) && in.ack == nil {
 				return unanswered(ins, err), err
 			}
@@ -412,7 +481,7 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 		}
 		// A run of results and cancels, as large as one step may be.
 		n, bytes := 0, 0
-		for n < len(ins) && ins[n].in.kind != typeSubmit && n < r.o.MaxBatch {
+		for n < len(ins) && ins[n].in.kind != typeSubmit && ins[n].in.kind != typeDelete && n < r.o.MaxBatch {
 			res := ins[n].in.result
 			sz := len(res.ActionID) + len(res.Output) + len(res.Error) + len(res.Kind) + 32
 			if n > 0 && bytes+sz > r.st.limit/2 {

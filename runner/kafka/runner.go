@@ -409,7 +409,9 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 
 // Cancel cancels job id with reason and returns once the cancel is saved.
 // Cancelling a cancelled job is not an error; a finished job is one
-// wrapping runner.ErrFinished, a missing one store.ErrNotFound.
+// wrapping runner.ErrFinished, a missing one store.ErrNotFound. So is a
+// job that finished otherwise while the cancel waited for its restarter
+// (its last results were ahead of the cancel in the restarter topic).
 func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -427,18 +429,33 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if j.Done() {
 		return fmt.Errorf("job %s: cancel: %w (%s)", id, runner.ErrFinished, j.Status())
 	}
-	m := cancelMessage(id, reason)
+	// Stamped, so that the job's clock (and its retention) counts from
+	// the cancel.
+	at := time.Now()
+	m := cancelMessage(id, reason, at)
 	if n := size(m); n > r.st.limit {
 		return fmt.Errorf("job %s: the cancel's reason is too long (%d bytes as a message, over %d)", id, n, r.st.limit)
 	}
-	in := input{in: inbound{id: id, kind: typeCancel, result: job.CancelResult(id, reason)}, offset: -1}
+	res := job.CancelResult(id, reason)
+	res.At = at.UTC()
+	in := input{in: inbound{id: id, kind: typeCancel, result: res}, offset: -1}
 	if err := r.send(ctx, []input{in}, []kafka.Message{m}); err != nil {
 		return fmt.Errorf("job %s: cancel: %w", id, err)
 	}
-	return r.waitFor(ctx, id, false, func(j job.Job) bool {
+	var got job.Job
+	if err := r.waitFor(ctx, id, false, func(j job.Job) bool {
+		got = j
 		_, ok := j.Cancelled()
 		return ok || j.Done()
-	})
+	}); err != nil {
+		return err
+	}
+	if _, ok := got.Cancelled(); !ok {
+		// The job's last results were applied before the cancel (they
+		// came first in the restarter topic).
+		return fmt.Errorf("job %s: cancel: %w (%s before the cancel was applied)", id, runner.ErrFinished, got.Status())
+	}
+	return nil
 }
 
 // Status returns the job as stored.
@@ -454,19 +471,35 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	return got, err
 }
 
-// waitFor loads job id until cond holds, waking when the store sees a
-// change of the job and polling (more slowly as time goes) for the
-// changes made in other processes. A missing job is an error unless
-// absentOK.
+// waitFor loads job id until cond holds (see watch). A missing job is an
+// error unless absentOK.
 func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond func(job.Job) bool) error {
+	return r.watch(ctx, id, func(j job.Job, err error) (bool, error) {
+		switch {
+		case err == nil:
+			return cond(j), nil
+		case absentOK && errors.Is(err, store.ErrNotFound):
+			return false, nil
+		}
+		return false, err
+	})
+}
+
+// watch loads job id until check, given what Load returned, says it is
+// done or returns an error, waking when the store sees a change of the
+// job and polling (more slowly as time goes) for the changes made in
+// other processes. An error of check that may pass (the cluster is out of
+// reach, a partition changes hands) is tried again; a missing or damaged
+// job, a closed store and ctx's end are returned.
+func (r *Runner) watch(ctx context.Context, id job.ID, check func(job.Job, error) (bool, error)) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		ch, done := r.st.changes(id)
-		j, err := r.jobs().Load(ctx, id)
+		ok, err := check(r.jobs().Load(ctx, id))
 		switch {
-		case err == nil && cond(j):
+		case ok:
 			done()
 			return nil
-		case err == nil, absentOK && errors.Is(err, store.ErrNotFound):
+		case err == nil:
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, job.ErrCorrupt), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
 			done()
 			return err

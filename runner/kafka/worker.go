@@ -273,6 +273,14 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 			t.done(off)
 			continue
 		}
+		if off < end && !r.st.waitsFor(live, a, nil) {
+			// Queued before this worker took the partition, for a job
+			// since cancelled, deleted or finished: the stop notice, if
+			// any, came before this worker listened.
+			log.Debug("action its job no longer waits for: skipped", "job", a.JobID, "action", a.ID, "offset", off)
+			t.done(off)
+			continue
+		}
 		done := t.begin(off)
 		if w.attach(key, done) {
 			continue
