@@ -17,7 +17,7 @@ func resumeCommand() command {
 	return command{
 		name:    "resume",
 		summary: "finish unfinished jobs in the store",
-		usage:   "baton resume [--store PATH] [--workers N] [--retain D] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
+		usage:   "baton resume [--store PATH] [--workers N] [--retain D] [--verbose] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
 		about: `
 Runs unfinished jobs to their end: jobs interrupted by Ctrl-C or a crash
 continue where they stopped, without repeating actions whose results were
@@ -55,6 +55,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
+	verbose := fset.Bool("verbose", false, "log each action's start and end and each job's end (failed actions are logged without it; not with --zk)")
 	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -157,7 +158,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		Registry:     reg,
 		Workers:      *workers,
 		DrainTimeout: drainTimeout,
-		Logger:       runnerLogger(con.Stderr()),
+		Logger:       runnerLoggerAt(con.Stderr(), logLevel(*verbose)),
 	})
 	if err != nil {
 		c.errorf("%v", err)
