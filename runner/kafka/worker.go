@@ -311,6 +311,7 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 			done(false)
 			return
 		}
+		runner.LogClaimed(live, w.log, a, slog.String("topic", topic), slog.Int("partition", part), slog.Int64("offset", off))
 		w.start(a, key, done)
 	}
 }
