@@ -58,6 +58,8 @@ type timerKey struct {
 
 type timerHeap []job.Timer
 
+var _ heap.Interface = (*timerHeap)(nil)
+
 func (h timerHeap) Len() int           { return len(h) }
 func (h timerHeap) Less(i, j int) bool { return h[i].Due.Before(h[j].Due) }
 func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
