@@ -58,6 +58,8 @@ type timerKey struct {
 
 type timerHeap []job.Timer
 
+var _ heap.Interface = (*timerHeap)(nil)
+
 func (h timerHeap) Len() int           { return len(h) }
 func (h timerHeap) Less(i, j int) bool { return h[i].Due.Before(h[j].Due) }
 func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
@@ -161,15 +163,12 @@ func (r *Runner) loopFor(id job.ID) *loop {
 	return r.loops[partitionOf(id, r.st.nparts)]
 }
 
-// backoff returns the next wait of a capped exponential back-off.
-func backoff(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return 50 * time.Millisecond
-	case d >= time.Second:
-		return 2 * time.Second
-	}
-	return 2 * d
+// retrying is the back-off of what the restarter and the worker try
+// again until it passes (claiming a partition, reading its end, recovering
+// and applying jobs, creating topics, delivering results): from 50ms,
+// doubling, at most 2s, jittered.
+func retrying() runner.Backoff {
+	return runner.Backoff{Base: 50 * time.Millisecond, Max: 2 * time.Second}
 }
 
 // sleep waits d, or until ctx ends; it reports whether ctx is still live.
@@ -196,18 +195,14 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 
 	var tok uint64
 	var ids []job.ID
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	if retrying().Retry(live, nil, func() error {
 		var err error
-		if tok, ids, err = r.st.claim(live, part, gen, true, r.o.Name); err == nil {
-			break
+		if tok, ids, err = r.st.claim(live, part, gen, true, r.o.Name); err != nil && live.Err() == nil {
+			log.Warn("claiming the state partition", "err", err)
 		}
-		if live.Err() != nil {
-			return
-		}
-		log.Warn("claiming the state partition", "err", err)
-		if !sleep(live, wait) {
-			return
-		}
+		return err
+	}) != nil {
+		return // live ended
 	}
 	l := &loop{r: r, part: part, gen: gen, token: tok, armed: map[timerKey]bool{}, wake: make(chan struct{}, 1)}
 	defer func() { r.st.release(part, l.token) }() // the token of its last claim: it may claim again
@@ -233,18 +228,14 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	// in within this process (a local worker's result, a timer's firing):
 	// those came after it.
 	var backlog int64
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	if retrying().Retry(live, nil, func() error {
 		var err error
-		if backlog, err = r.st.backlogEnd(live, topic, part, offset); err == nil {
-			break
+		if backlog, err = r.st.backlogEnd(live, topic, part, offset); err != nil && live.Err() == nil {
+			log.Warn("reading the restarter partition's end", "err", err)
 		}
-		if live.Err() != nil {
-			return
-		}
-		log.Warn("reading the restarter partition's end", "err", err)
-		if !sleep(live, wait) {
-			return
-		}
+		return err
+	}) != nil {
+		return // live ended
 	}
 
 	rd := r.cfg.reader(topic, part, r.st.limit)
@@ -376,7 +367,7 @@ func clip(b []byte) string {
 // over may not have dispatched, and arms their timers; it retries the jobs
 // it could not recover for as long as the partition is owned.
 func (r *Runner) recoverJobs(ctx context.Context, l *loop, ids []job.ID) {
-	for wait := time.Duration(0); len(ids) > 0; wait = backoff(wait) {
+	for n := 1; len(ids) > 0; n++ {
 		var failed []job.ID
 		for _, id := range ids {
 			if _, err := r.eng.Recover(ctx, id); err != nil {
@@ -388,7 +379,7 @@ func (r *Runner) recoverJobs(ctx context.Context, l *loop, ids []job.ID) {
 			}
 		}
 		ids = failed
-		if len(ids) > 0 && !sleep(ctx, wait) {
+		if len(ids) > 0 && retrying().Sleep(ctx, n) != nil {
 			return
 		}
 	}
@@ -410,7 +401,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 		byJob[in.in.id] = append(byJob[in.in.id], in)
 	}
 	todo := order
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	for n := 1; ; n++ {
 		var mu sync.Mutex
 		var failed []job.ID
 		var wg sync.WaitGroup
@@ -435,7 +426,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 		if len(failed) == 0 {
 			return true
 		}
-		if !sleep(ctx, wait) {
+		if retrying().Sleep(ctx, n) != nil {
 			return false
 		}
 		if r.st.dirty(l.part) {
@@ -558,16 +549,7 @@ func (r *Runner) applyResults(ctx context.Context, log *slog.Logger, id job.ID, 
 		// The state is saved; its actions are dispatched by recovery,
 		// before anything else of the partition goes on.
 		log.Warn("actions not dispatched; dispatching them again", "job", id, "err", err)
-		for wait := time.Duration(0); ; wait = backoff(wait) {
-			if _, rerr := r.eng.Recover(ctx, id); rerr == nil {
-				return nil
-			} else if ctx.Err() != nil {
-				return rerr
-			}
-			if !sleep(ctx, wait) {
-				return ctx.Err()
-			}
-		}
+		return r.recoverUntil(ctx, id)
 	case errors.Is(err, store.ErrNotFound):
 		r.stats.unknownJobs.Add(1)
 		log.Warn("results for a job the partition does not hold: skipped", "job", id, "results", len(results), "first", results[0].ActionID)
@@ -579,6 +561,16 @@ func (r *Runner) applyResults(ctx context.Context, log *slog.Logger, id job.ID, 
 		}
 	}
 	return err
+}
+
+// recoverUntil recovers job id (Engine.Recover: its actions dispatched
+// again, its timers armed) until that passes or ctx ends; it returns nil
+// then, or the last error, joined to ctx's.
+func (r *Runner) recoverUntil(ctx context.Context, id job.ID) error {
+	return retrying().Retry(ctx, nil, func() error {
+		_, err := r.eng.Recover(ctx, id)
+		return err
+	})
 }
 
 // create makes the job a submit message asks for: job.New with the
@@ -599,14 +591,7 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 	case errors.Is(err, runner.ErrNotDispatched):
 		r.committed(tr)
 		log.Warn("actions not dispatched; dispatching them again", "job", in.id, "err", err)
-		for wait := time.Duration(0); ; wait = backoff(wait) {
-			if _, rerr := r.eng.Recover(ctx, in.id); rerr == nil || ctx.Err() != nil {
-				return rerr
-			}
-			if !sleep(ctx, wait) {
-				return ctx.Err()
-			}
-		}
+		return r.recoverUntil(ctx, in.id)
 	case errors.Is(err, store.ErrExists):
 		j, lerr := r.jobs().Load(ctx, in.id)
 		if lerr == nil && j.Incarnation() == in.inc {

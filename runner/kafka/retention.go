@@ -35,6 +35,8 @@ type expiring struct {
 
 type expiryHeap []expiring
 
+var _ heap.Interface = (*expiryHeap)(nil)
+
 func (h expiryHeap) Len() int           { return len(h) }
 func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
 func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }

@@ -121,7 +121,7 @@ func (r *Runner) kill() {
 		return
 	}
 	r.killed = true
-	stop := r.stop
+	stop := r.cancelRun
 	r.mu.Unlock()
 	r.closeWriters()
 	_ = r.st.Close()
@@ -139,10 +139,14 @@ func (r *Runner) isKilled() bool {
 	return r.killed
 }
 
-// Errors of the runner.
+// Errors of the runner. Each wraps the runner package's error of the same
+// name, so that errors.Is matches either.
 var (
-	ErrClosed  = errors.New("kafka: runner closed")
-	ErrRunning = errors.New("kafka: Run already called")
+	// ErrClosed is returned by calls made after Close, or after Run
+	// returned.
+	ErrClosed = fmt.Errorf("kafka: %w", runner.ErrClosed)
+	// ErrRunning is returned by a second call of Run.
+	ErrRunning = fmt.Errorf("kafka: %w", runner.ErrRunning)
 )
 
 // Runner runs baton on Kafka: as a restarter it owns partitions of the
@@ -162,15 +166,13 @@ type Runner struct {
 	sw    *producer // the stops topic
 	stats counters
 
+	lc        runner.Lifecycle
 	closeOnce sync.Once // of the writers
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	killed  bool
-	stop    context.CancelFunc
-	stopped chan struct{}
-	loops   map[int]*loop // the restarter partitions this runner owns
+	mu        sync.Mutex
+	killed    bool
+	cancelRun context.CancelFunc // ends Run's context: set by Run, called by kill
+	loops     map[int]*loop      // the restarter partitions this runner owns
 
 	w *worker
 }
@@ -225,7 +227,7 @@ func New(o Options) (*Runner, error) {
 		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	st := o.Store
-	r := &Runner{o: o, st: st, cfg: &st.cfg, stopped: make(chan struct{}), loops: map[int]*loop{}}
+	r := &Runner{o: o, st: st, cfg: &st.cfg, loops: map[int]*loop{}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = st.log
@@ -254,10 +256,9 @@ func (r *Runner) jobs() store.Store {
 	return r.st
 }
 
+// usable returns ErrClosed once Close was called or Run returned.
 func (r *Runner) usable() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+	if r.lc.Usable() != nil {
 		return ErrClosed
 	}
 	return nil
@@ -269,27 +270,24 @@ func (r *Runner) usable() error {
 // ended, and leaves its group; then the restarter finishes its batch,
 // commits, and leaves its group.
 func (r *Runner) Run(ctx context.Context) error {
-	r.mu.Lock()
+	ctx, done, err := r.lc.Start(ctx)
 	switch {
-	case r.started:
-		r.mu.Unlock()
+	case errors.Is(err, runner.ErrRunning):
 		return ErrRunning
-	case r.closed:
-		r.mu.Unlock()
+	case err != nil:
 		r.closeWriters() // Close did; done again in case it is under way
 		return nil
 	}
-	r.started = true
+	defer done()
 	ctx, cancel := context.WithCancel(ctx)
-	r.stop = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
-		close(r.stopped)
-	}()
 	defer cancel()
+	r.mu.Lock()
+	r.cancelRun = cancel
+	killed := r.killed
+	r.mu.Unlock()
+	if killed {
+		cancel()
+	}
 
 	restarterCtx, stopRestarter := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRestarter()
@@ -314,20 +312,8 @@ func (r *Runner) Run(ctx context.Context) error {
 // runner's writers and their connections whether or not Run ran (a Run
 // called after Close returns at once). It does not close the store.
 func (r *Runner) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
-	r.closed = true
-	started, stop := r.started, r.stop
-	r.mu.Unlock()
-	if started {
-		stop()
-		<-r.stopped
-		return nil
-	}
-	r.closeWriters()
+	r.lc.Close()
+	r.closeWriters() // Run closed them if it ran
 	return nil
 }
 

@@ -63,6 +63,15 @@ type Store struct {
 	bg      sync.WaitGroup      // head writes not waited for
 }
 
+// The store's interfaces: a store.Store that lists, keeps history and
+// deletes (it tells no Info apart from the job: it is no store.Stater).
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Lister    = (*Store)(nil)
+	_ store.Historian = (*Store)(nil)
+	_ store.Deleter   = (*Store)(nil)
+)
+
 type storeStats struct {
 	fenced, malformedState atomic.Int64
 }
