@@ -27,11 +27,6 @@ type Options struct {
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
-	// Jobs, if set, is the store jobs are loaded from and saved to
-	// instead of Store: a wrapper of it (tests inject crashes through
-	// one). A transition is then saved first and queued after, in two
-	// writes, instead of in one multi-op.
-	Jobs store.Store
 	// Registry holds the handlers this worker runs. A runner with no
 	// Registry runs no actions: it submits, cancels, waits and fires
 	// timers (baton submit). Actions whose name has no handler here are
@@ -120,25 +115,12 @@ func New(o Options) (*Runner, error) {
 		r.log = r.c.log
 	}
 	r.log = r.log.With("worker", o.Name)
-	jobs := store.Store(o.Store)
-	var tp runner.Transport = transport{r}
-	if o.Jobs != nil {
-		jobs = o.Jobs
-		tp = saveThenQueue{r, o.Jobs}
-	}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: jobs, Transport: tp, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions{Store: o.Store, Transport: transport{r}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
 	r.eng = eng
 	return r, nil
-}
-
-func (r *Runner) jobs() store.Store {
-	if r.o.Jobs != nil {
-		return r.o.Jobs
-	}
-	return r.st
 }
 
 func (r *Runner) usable() error {
@@ -222,7 +204,7 @@ func (r *Runner) Resume(ctx context.Context, ids ...job.ID) error {
 
 // Status returns the job as stored.
 func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
-	return r.jobs().Load(ctx, id)
+	return r.st.Load(ctx, id)
 }
 
 // Wait blocks until job id has finished, whichever worker finished it,
@@ -244,22 +226,13 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 			return err
 		})
 		switch {
-		case r.o.Jobs != nil && (err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, job.ErrCorrupt)):
-			// The jobs are in another store: the record is only a signal.
-			j, err := r.jobs().Load(ctx, id)
-			if err != nil {
-				return job.Job{}, err
-			}
-			if j.Done() {
-				return j, nil
-			}
 		case errors.Is(err, zk.ErrNoNode):
 			return job.Job{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 		case err != nil && !errors.Is(err, job.ErrCorrupt):
 			return job.Job{}, fmt.Errorf("job %s: wait: %w", id, err)
 		case err != nil || m.Status != job.StatusRunning.String():
 			// Ended, or a record Load has the last word on.
-			j, err := r.jobs().Load(ctx, id)
+			j, err := r.st.Load(ctx, id)
 			if err != nil {
 				return job.Job{}, err
 			}
@@ -457,7 +430,7 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 func (r *Runner) resumeAll(ctx context.Context) {
 	q := store.Query{Unfinished: true, Limit: 1000}
 	for {
-		infos, err := store.List(ctx, r.jobs(), q)
+		infos, err := store.List(ctx, r.st, q)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Error("listing unfinished jobs to resume", "err", err)

@@ -189,6 +189,10 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	}
 	ops = append(ops, first...)
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
+	if err := r.c.fault(faultCommit, &tr); err != nil {
+		r.unreserve(mine)
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	_, failed, err := r.c.multi(ctx, what, ops)
 	if err != nil && r.ownsClaim(ctx, tr.Actions, mine, now) {
 		// The multi-op was applied and its reply lost with the connection
@@ -215,6 +219,10 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 			sv.abandon(ctx)
 		}
 		return fmt.Errorf("job %s: %s: %w", id, what, err)
+	}
+	if err := r.c.fault(faultCommitted, &tr); err != nil {
+		r.unreserve(mine)
+		return fmt.Errorf("%s applied, then: %w", what, err)
 	}
 	if sv != nil {
 		sv.done(ctx, sv.old)
@@ -350,30 +358,4 @@ func (r *Runner) queued(ctx context.Context) (map[string]bool, error) {
 		}
 	}
 	return have, nil
-}
-
-// saveThenQueue is the transport when the runner's jobs live in a store
-// other than its own (Options.Jobs): the state is saved first, the queue
-// written after, and what a result consumed deleted after that.
-type saveThenQueue struct {
-	r  *Runner
-	st store.Store
-}
-
-func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
-	defer t.r.stopLocal(tr.Stops)
-	if err := runner.SaveThenDispatch(t.st, runner.DispatchFunc(func(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-		return t.r.createAll(ctx, t.r.queueOps(acts, ts, nil, time.Now().UnixMilli()))
-	})).Commit(ctx, tr); err != nil {
-		return err
-	}
-	for _, c := range consumedFrom(ctx) {
-		t.r.release(ctx, c)
-	}
-	t.r.dropStopped(ctx, tr.Stops)
-	return nil
-}
-
-func (t saveThenQueue) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-	return transport{t.r}.Dispatch(ctx, acts, ts)
 }

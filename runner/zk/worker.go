@@ -403,7 +403,7 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	var a job.Action
 	var m meta
 	err = nil
-	if e, ok := r.st.recall(id); ok && e.m.Version > 0 && r.o.Jobs == nil {
+	if e, ok := r.st.recall(id); ok && e.m.Version > 0 {
 		m = e.m
 	} else {
 		var mdata []byte
@@ -418,7 +418,7 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	} else {
 		var j job.Job
 		if err == nil || errors.Is(err, zk.ErrNoNode) {
-			j, err = r.jobs().Load(ctx, id)
+			j, err = r.st.Load(ctx, id)
 		}
 		if errors.Is(err, store.ErrNotFound) {
 			r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
@@ -471,9 +471,6 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 // is what at-least-once asks, and why at-most-once actions never take
 // this path.
 func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionID string) (c consumed, a job.Action, stops uint64, done, ok bool) {
-	if r.o.Jobs != nil {
-		return
-	}
 	e, found := r.st.recall(id)
 	if !found || e.m.Version == 0 || e.m.Stops != 0 || e.m.Status != job.StatusRunning.String() {
 		return
