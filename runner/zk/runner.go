@@ -67,7 +67,7 @@ type Runner struct {
 	o   Options
 	st  *Store
 	c   *conn
-	eng *runner.Engine
+	eng *runner.Engine[[]consumed]
 	log *slog.Logger
 
 	mu       sync.Mutex
@@ -115,7 +115,7 @@ func New(o Options) (*Runner, error) {
 		r.log = r.c.log
 	}
 	r.log = r.log.With("worker", o.Name)
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: o.Store, Transport: transport{r}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}

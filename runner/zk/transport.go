@@ -23,7 +23,8 @@ var errClaimLost = errors.New("zk: the claim on this action was lost (session ex
 
 // consumed is what applying a worker's result deletes in the same
 // multi-op: the action's queue entry, at the version the worker claimed it
-// at, and the worker's claim.
+// at, and the worker's claim. The results of one Engine.ApplyWith hand
+// theirs to transport.Commit as its argument (runner.Transport's R).
 type consumed struct {
 	entry string
 	ver   int32
@@ -35,19 +36,6 @@ func (c consumed) ops() []any {
 		&zk.DeleteRequest{Path: c.entry, Version: c.ver},
 		&zk.DeleteRequest{Path: c.claim, Version: -1},
 	}
-}
-
-type consumedKey struct{}
-
-// withConsumed returns ctx carrying the nodes that applying the results
-// of this Engine.Apply consumes.
-func withConsumed(ctx context.Context, cs []consumed) context.Context {
-	return context.WithValue(ctx, consumedKey{}, cs)
-}
-
-func consumedFrom(ctx context.Context) []consumed {
-	cs, _ := ctx.Value(consumedKey{}).([]consumed)
-	return cs
 }
 
 // claimLost is the error of a commit that failed because the claim of
@@ -97,7 +85,10 @@ func entryOf(a job.Action, worker string) []byte {
 // and timers.
 type transport struct{ r *Runner }
 
-func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+// Commit writes tr in one multi-op (see the package doc) with the deletes
+// of cons: the queue entries and claims of the actions whose results tr
+// applies. A claim lost meanwhile fails it with a *claimLost naming which.
+func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consumed) error {
 	r := t.r
 	defer r.stopLocal(tr.Stops)
 	id := tr.Job.ID()
@@ -142,7 +133,6 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	default:
 		return nil
 	}
-	cons := consumedFrom(ctx)
 	consStart := len(ops)
 	for _, c := range cons {
 		ops = append(ops, c.ops()...)

@@ -647,7 +647,7 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 	for i, p := range batch {
 		cs[i], rs[i] = p.c, p.res
 	}
-	tr, err := r.eng.Apply(withConsumed(ctx, cs), id, rs)
+	tr, err := r.eng.ApplyWith(ctx, id, rs, cs)
 	var lost *claimLost
 	switch {
 	case err == nil && !tr.Changed():
