@@ -79,7 +79,7 @@ type Runner struct {
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
 
-	work  *work
+	slots *slots // the work loop's, which transitions claim in (claimer)
 	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
 	pendMu   sync.Mutex
@@ -108,14 +108,15 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{},
-		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{},
-		work: &work{slots: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1)}}
+		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = r.c.log
 	}
 	r.log = r.log.With("worker", o.Name)
-	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
+		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
+	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,8 @@ func TestConformance(t *testing.T) {
 	}, runnertest.InjectsCrashes())
 }
 
+var _ runnertest.Runner = (*zkrunner.Runner)(nil)
+
 // crashAt is the fault hook that makes the runner die of c at its commit:
 // every request fails once it died, and the commit of a step asks c
 // before its multi-op is sent and once it was applied.

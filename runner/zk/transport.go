@@ -82,8 +82,14 @@ func entryOf(a job.Action, worker string) []byte {
 // transport is the runner's runner.Transport: a transition is one
 // multi-op that checks and sets the job's record, appends its step,
 // deletes what the results consumed, and creates the new queue entries
-// and timers.
-type transport struct{ r *Runner }
+// and timers, claiming for this worker those its work loop takes
+// (claimer).
+type transport struct {
+	r      *Runner
+	claims claimer
+}
+
+var _ runner.Transport[[]consumed] = transport{}
 
 // Commit writes tr in one multi-op (see the package doc) with the deletes
 // of cons: the queue entries and claims of the actions whose results tr
@@ -139,10 +145,9 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 	}
 	base = len(ops)
 	// The new actions this worker has free slots for are claimed by this
-	// very multi-op and run here: no claim request, no listing of the
-	// queue, and no other worker racing for them.
-	mine := r.reserve(tr.Actions)
+	// very multi-op and run here (claimer).
 	now := time.Now().UnixMilli()
+	mine := t.claims.reserve(tr.Actions, now)
 	queue := r.queueOps(tr.Actions, tr.Timers, mine, now)
 	size := 0
 	for _, op := range ops {
@@ -154,7 +159,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 	// cannot read yet.
 	unfinished := sv == nil && bigCreate
 	if mine != nil && (unfinished || size+queueSize(queue) > maxMulti) {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		mine = nil
 		queue = r.queueOps(tr.Actions, tr.Timers, nil, now)
 	}
@@ -180,11 +185,11 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 	ops = append(ops, first...)
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
 	if err := r.c.fault(faultCommit, &tr); err != nil {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	_, failed, err := r.c.multi(ctx, what, ops)
-	if err != nil && r.ownsClaim(ctx, tr.Actions, mine, now) {
+	if err != nil && r.ownsClaim(ctx, mine) {
 		// The multi-op was applied and its reply lost with the connection
 		// (the retry then failed on what the first attempt wrote): the
 		// claim it made exists, in this session. It is this commit's.
@@ -192,7 +197,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		err = nil
 	}
 	if err != nil {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		switch {
 		case sv != nil && failed >= 0 && failed < len(sv.ops):
 			sv.abandon(ctx)
@@ -211,7 +216,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		return fmt.Errorf("job %s: %s: %w", id, what, err)
 	}
 	if err := r.c.fault(faultCommitted, &tr); err != nil {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		return fmt.Errorf("%s applied, then: %w", what, err)
 	}
 	if sv != nil {
@@ -219,17 +224,17 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 	} else if err := cr(ctx, m); err != nil {
 		// The job's record is unfinished: leave the actions to whichever
 		// worker finds them once it is.
-		for _, c := range r.ownConsumed(tr.Actions, mine, now) {
+		for _, c := range mine.claims() {
 			r.handBack(c)
 		}
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		return err
 	}
 	stops := m.Stops
 	if sv != nil {
 		stops = sv.m.Stops
 	}
-	r.runOwn(tr.Actions, mine, now, stops)
+	t.claims.start(mine, stops)
 	r.dropStopped(ctx, tr.Stops)
 	if len(rest) > 0 {
 		if err := r.createAll(ctx, rest); err != nil {
@@ -244,10 +249,10 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 
 // queueOps returns the creates of the queue entries of acts, queued at
 // now (Unix milliseconds), and of the timer nodes of ts. The entries of
-// the actions mine marks are created claimed by this worker, each with
+// the actions mine reserves are created claimed by this worker, each with
 // its ephemeral claim. At-most-once actions come first, so that a
 // transition split in parts (Commit) queues them in its first.
-func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine []bool, now int64) []any {
+func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine *reservation, now int64) []any {
 	var ops []any
 	for _, once := range []bool{true, false} {
 		for i, a := range acts {
@@ -255,7 +260,7 @@ func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine []bool, now in
 				continue
 			}
 			name := entryName(a, now)
-			if mine != nil && mine[i] {
+			if mine.mine(i) {
 				ops = append(ops,
 					r.c.createOp(r.c.l.entry(name), entryOf(a, r.o.Name), 0),
 					r.c.createOp(r.c.l.claim(name), []byte(r.o.Name), zk.FlagEphemeral))
