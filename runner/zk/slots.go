@@ -90,9 +90,15 @@ const noRank = 1 << 30
 // full reports whether every slot is taken.
 func (s *slots) full() bool { return len(s.tokens) == cap(s.tokens) }
 
-// take takes a slot; the caller checked that one is free (only the
-// loop's goroutine and reserve, under mu, take slots).
-func (s *slots) take() { s.tokens <- struct{}{} }
+// tryTake takes a slot if one is free.
+func (s *slots) tryTake() bool {
+	select {
+	case s.tokens <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
 
 // free gives a slot back.
 func (s *slots) free() {
@@ -154,9 +160,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 		if _, ok := s.reg.Lookup(a.Name); !ok {
 			continue
 		}
-		select {
-		case s.tokens <- struct{}{}:
-		default:
+		if !s.tryTake() {
 			return rv
 		}
 		if rv == nil {

@@ -158,12 +158,14 @@ func (l *loop) claimListed(ctx context.Context) int {
 	tried := 0
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for ; l.next < len(l.names) && ctx.Err() == nil && !l.s.full(); l.next++ {
+	for ; l.next < len(l.names) && ctx.Err() == nil; l.next++ {
 		name := l.names[l.next]
 		if l.taken[name] || l.skip[name] || l.inFlight[name] {
 			continue
 		}
-		l.s.take()
+		if !l.s.tryTake() {
+			break // full: a transition took the last slot meanwhile
+		}
 		l.inFlight[name] = true
 		tried++
 		l.wg.Go(func() {
