@@ -583,7 +583,7 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 		log.Warn("submit of a workflow job.New refuses: skipped", "job", in.id, "err", err)
 		return err
 	}
-	err = r.tp.Commit(ctx, tr)
+	err = r.tp.Commit(ctx, tr, struct{}{})
 	switch {
 	case err == nil:
 		r.committed(tr)

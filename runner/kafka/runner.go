@@ -159,7 +159,7 @@ type Runner struct {
 	st    *Store
 	cfg   *Config
 	log   *slog.Logger
-	eng   *runner.Engine
+	eng   *runner.Engine[struct{}]
 	tp    transport
 	rw    *producer // the restarter topic
 	aw    *producer // the action topics
@@ -234,7 +234,7 @@ func New(o Options) (*Runner, error) {
 	}
 	r.log = r.log.With("runner", o.Name)
 	r.tp = transport{r}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
