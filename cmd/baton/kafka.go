@@ -42,9 +42,6 @@ const (
 	// kafkaPasswordEnv holds the SASL password (never on the command
 	// line, where other users of the machine could read it).
 	kafkaPasswordEnv = "BATON_KAFKA_PASSWORD"
-	// maxKafkaPrefix is runner/kafka's bound on a prefix: every action
-	// topic's name, PREFIX.action.NAME, fits in Kafka's 249 bytes.
-	maxKafkaPrefix = 249 - len(".action.") - ast.MaxActionName
 )
 
 // kafkaOnly are the flags that mean something only with --kafka.
@@ -151,17 +148,14 @@ func (k *kafkaFlags) check() error {
 	return nil
 }
 
-// checkPrefix checks --prefix as runner/kafka does, to say so before
+// checkPrefix checks --prefix with runner/kafka's rule, to say so before
 // anything connects.
 func checkPrefix(p string) error {
-	if p == "" || len(p) > maxKafkaPrefix {
-		return fmt.Errorf("--prefix %q: want 1 to %d bytes (every topic name must fit in 249)", p, maxKafkaPrefix)
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("--prefix %q has %q at byte %d: a topic name allows letters, digits, '.', '_' and '-'", p, c, i)
-		}
+	var pe *kafkarunner.PrefixError
+	if err := kafkarunner.CheckPrefix(p); errors.As(err, &pe) && pe.At >= 0 {
+		return fmt.Errorf("--prefix %q has %q at byte %d: a topic name allows letters, digits, '.', '_' and '-'", p, p[pe.At], pe.At)
+	} else if err != nil {
+		return fmt.Errorf("--prefix %q: want 1 to %d bytes (every topic name must fit in 249)", p, kafkarunner.MaxPrefix)
 	}
 	return nil
 }
@@ -395,7 +389,7 @@ func (kj *kafkaJobs) jobs() *jobStore {
 
 // restarterGroup is the consumer group of the restarters (runner/kafka's
 // package doc names it).
-func (kj *kafkaJobs) restarterGroup() string { return *kj.f.prefix + ".restarters" }
+func (kj *kafkaJobs) restarterGroup() string { return kafkarunner.RestarterGroup(*kj.f.prefix) }
 
 // restarters counts the members of the restarter group.
 func (kj *kafkaJobs) restarters(ctx context.Context) (int, error) {

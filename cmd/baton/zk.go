@@ -99,8 +99,8 @@ func (z *zkFlags) check(required bool) error {
 	if _, err := z.serverList(); err != nil {
 		return err
 	}
-	if r := *z.root; !strings.HasPrefix(r, "/") || r == "/" || strings.HasSuffix(r, "/") {
-		return fmt.Errorf("--root %q: want an absolute node path such as /baton (not / itself, no trailing slash)", r)
+	if err := zkrunner.CheckRoot(*z.root); err != nil {
+		return errors.New("--" + strings.TrimPrefix(err.Error(), "zk: "))
 	}
 	if err := z.checkAuth(); err != nil {
 		return err
