@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 )
@@ -36,6 +37,22 @@ func (b *boltBackend) hint() string                                 { return "--
 func (b *boltBackend) jobs() store.Store                            { return b.st }
 func (b *boltBackend) writeStatus(context.Context, io.Writer) error { return nil }
 func (b *boltBackend) Close() error                                 { return b.st.Close() }
+
+// local returns a runner of o's actions in this process, on the file:
+// 'baton run' and 'baton resume' run their jobs with it. It resumes
+// nothing by itself (each command names its jobs); after Ctrl-C it lets
+// the actions in flight finish for drainTimeout.
+func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
+	return inmem.New(inmem.Options{
+		Store:         b.st,
+		NoResume:      true,
+		Registry:      o.reg,
+		Workers:       o.workers,
+		ActionTimeout: o.timeout,
+		DrainTimeout:  drainTimeout,
+		Logger:        o.log,
+	})
+}
 
 // errNoWorkers is a store file's answer to what needs workers: 'baton
 // run' and 'baton resume' run their jobs themselves.

@@ -1,8 +1,9 @@
 package main
 
 // The Kafka engine: the flags that put a command's jobs in Kafka
-// (--kafka), and what the commands do there. runner/kafka and kafka-go are
-// used in this file only; the commands call the functions here.
+// (--kafka), and the connection to the brokers. runner/kafka and kafka-go
+// are used here and in kafkabackend.go only; the commands reach Kafka
+// through the backend interface (backend.go).
 
 import (
 	"context"
@@ -290,7 +291,7 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	case err == nil:
 		kj.st = st
 		return kj, nil
-	case errors.As(err, &missing) && slices.Contains(missing.Topics, *k.prefix+".state"):
+	case errors.As(err, &missing) && slices.Contains(missing.Topics, kafkarunner.StateTopic(*k.prefix)):
 		return kj, nil
 	}
 	kj.tr.CloseIdleConnections()
@@ -406,8 +407,8 @@ func (kj *kafkaJobs) restarters(ctx context.Context) (int, error) {
 // then wait for one. It says nothing when it cannot tell.
 func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what string) {
 	if n, err := kj.restarters(ctx); err == nil && n == 0 {
-		fmt.Fprintf(w, "baton: no restarter runs in %s (group %s has no member): %s waits in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
-			kj.f.where(), kj.restarterGroup(), what, *kj.f.prefix, kj.f.hint())
+		fmt.Fprintf(w, "baton: no restarter runs in %s (group %s has no member): %s waits in topic %s until one starts ('baton worker %s' runs one)\n",
+			kj.f.where(), kj.restarterGroup(), what, kafkarunner.RestarterTopic(*kj.f.prefix), kj.f.hint())
 	}
 }
 
@@ -491,8 +492,8 @@ func writeKafka(ctx context.Context, w io.Writer, b *kafkaBackend) error {
 		return fmt.Errorf("%s: %v", b.where(), err)
 	}
 	if n == 0 {
-		fmt.Fprintf(w, "WARNING: no restarter runs (group %s has no member): new jobs, results and cancels wait in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
-			kj.restarterGroup(), *kj.f.prefix, b.hint())
+		fmt.Fprintf(w, "WARNING: no restarter runs (group %s has no member): new jobs, results and cancels wait in topic %s until one starts ('baton worker %s' runs one)\n",
+			kj.restarterGroup(), kafkarunner.RestarterTopic(*kj.f.prefix), b.hint())
 	} else {
 		fmt.Fprintf(w, "restarters: %d in group %s\n", n, kj.restarterGroup())
 	}

@@ -25,8 +25,8 @@
 //	baton status --kafka HOST:PORT      the jobs, the restarters, the action
 //	                                    topics, and those no worker consumes
 //
-// history, inspect and cancel take --kafka too; resume and delete do not
-// (restarters resume jobs by themselves; only one deletes).
+// history, inspect, cancel and delete take --kafka too; resume does not
+// (restarters resume jobs by themselves).
 //
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
 // 2 bad usage, bad input or an error, 3 the store is damaged, full,

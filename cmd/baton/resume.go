@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
 )
 
@@ -152,14 +151,7 @@ func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resu
 		return exitWith(status)
 	}
 
-	r, err := inmem.New(inmem.Options{
-		Store:        st,
-		NoResume:     true,
-		Registry:     reg,
-		Workers:      o.workers,
-		DrainTimeout: drainTimeout,
-		Logger:       runnerLoggerAt(con.Stderr(), logLevel(o.verbose)),
-	})
+	r, err := b.local(workerOptions{reg: reg, workers: o.workers, log: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
 )
 
@@ -116,26 +115,18 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	}
 
 	// Only a store file: this process runs the job.
-	b, err := c.openBackend(ctx, *storeArg, nil, nil, openOptions{mode: create, retain: *retain})
+	b, err := c.openBoltBackend(*storeArg, create, *retain)
 	if err != nil {
 		return err
 	}
 	defer b.Close()
-	st, path := b.jobs(), b.where()
+	st, path := b.st, b.path
 
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
-	r, err := inmem.New(inmem.Options{
-		Store: st,
-		// The runner would resume every unfinished job in the store; this
-		// command runs only its own and leaves the others to 'baton resume'.
-		NoResume:      true,
-		Registry:      reg,
-		Workers:       *workers,
-		ActionTimeout: *timeout,
-		DrainTimeout:  drainTimeout,
-		Logger:        runnerLoggerAt(con.Stderr(), logLevel(*verbose)),
-	})
+	// The runner would resume every unfinished job in the store; this
+	// command runs only its own and leaves the others to 'baton resume'.
+	r, err := b.local(workerOptions{reg: reg, workers: *workers, timeout: *timeout, log: runnerLoggerAt(con.Stderr(), logLevel(*verbose))})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
 // workerDrain is how long a stopping worker lets the actions in flight
@@ -75,8 +73,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
-	// runner/zk's and runner/kafka's defaults are the same week.
-	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
+	z.addRetain(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:

@@ -63,6 +63,12 @@ func (c *cli) addZKFlags(fs *flag.FlagSet, optional bool) *zkFlags {
 	}
 }
 
+// addRetain adds baton worker's --retain, which serves --zk and --kafka
+// alike (runner/zk's and runner/kafka's defaults are the same week).
+func (z *zkFlags) addRetain(fs *flag.FlagSet) {
+	z.retain = fs.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
+}
+
 // given reports whether flag name was on the command line.
 func given(fs *flag.FlagSet, name string) bool {
 	found := false

@@ -41,6 +41,14 @@ func CheckPrefix(p string) error {
 	return nil
 }
 
+// RestarterTopic is the topic of prefix that new jobs, results and
+// cancels go to, for the restarters.
+func RestarterTopic(prefix string) string { return (&Config{Prefix: prefix}).restarterTopic() }
+
+// StateTopic is the compacted topic of prefix that holds the jobs: a
+// prefix without it has no jobs.
+func StateTopic(prefix string) string { return (&Config{Prefix: prefix}).stateTopic() }
+
 // RestarterGroup is the consumer group the restarters of prefix share
 // (the package doc names it): a tool counts its members to tell whether
 // any restarter runs.

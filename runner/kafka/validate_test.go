@@ -26,6 +26,9 @@ func TestCheckPrefix(t *testing.T) {
 			t.Errorf("checkPrefix(%q) = nil, CheckPrefix refuses it", p)
 		}
 	}
+	if RestarterTopic("p") != "p.restarter" || StateTopic("p") != "p.state" {
+		t.Errorf("RestarterTopic(p) = %q, StateTopic(p) = %q", RestarterTopic("p"), StateTopic("p"))
+	}
 	if g := RestarterGroup("p"); g != (&Config{Prefix: "p"}).restarterGroup() || g != "p.restarters" {
 		t.Errorf("RestarterGroup(p) = %q", g)
 	}
