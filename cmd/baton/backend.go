@@ -109,7 +109,7 @@ type submitter interface {
 	close()
 }
 
-// workerOptions are 'baton worker”s settings, the same on every backend.
+// workerOptions are the settings of 'baton worker', the same on every backend.
 type workerOptions struct {
 	name    string
 	reg     *runner.Registry
@@ -118,7 +118,7 @@ type workerOptions struct {
 	log     *slog.Logger
 }
 
-// resumeOptions are 'baton resume”s settings for a store file.
+// resumeOptions are the settings of 'baton resume' for a store file.
 type resumeOptions struct {
 	workers int
 	verbose bool
@@ -207,3 +207,41 @@ type plainError struct {
 
 func (e plainError) Error() string { return strings.TrimPrefix(e.err.Error(), e.prefix) }
 func (e plainError) Unwrap() error { return e.err }
+
+// runnerCanceller cancels jobs through a runner (ZooKeeper's, Kafka's),
+// which returns once the cancel is saved.
+type runnerCanceller struct {
+	r interface {
+		Cancel(ctx context.Context, id job.ID, reason string) error
+	}
+	st   store.Store
+	stop func()
+}
+
+func (rc *runnerCanceller) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
+	id := j.ID()
+	if err := rc.r.Cancel(ctx, id, reason); err != nil {
+		return "", err
+	}
+	j, err := rc.st.Load(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("job %s cancelled", id), nil
+	case j.Done():
+		return fmt.Sprintf("job %s cancelled: %s at v%d", id, j.Status(), j.Version()), nil
+	}
+	return fmt.Sprintf("job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled", id, j.Version()), nil
+}
+
+func (rc *runnerCanceller) close() { rc.stop() }
+
+// storeDeleter deletes jobs from a store that does it all (bolt's and
+// ZooKeeper's: queue entries and timers go with the job).
+type storeDeleter struct{ st store.Deleter }
+
+func (d storeDeleter) delete(ctx context.Context, id job.ID) error {
+	err := d.st.Delete(ctx, id)
+	return withCode(storeExit(err), err)
+}
+
+func (storeDeleter) close() {}

@@ -129,44 +129,6 @@ func (b *zkBackend) writeStatus(ctx context.Context, w io.Writer) error {
 	return writeWorkers(ctx, w, b)
 }
 
-// runnerCanceller cancels jobs through a runner (ZooKeeper's, Kafka's),
-// which returns once the cancel is saved.
-type runnerCanceller struct {
-	r interface {
-		Cancel(ctx context.Context, id job.ID, reason string) error
-	}
-	st   store.Store
-	stop func()
-}
-
-func (rc *runnerCanceller) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
-	id := j.ID()
-	if err := rc.r.Cancel(ctx, id, reason); err != nil {
-		return "", err
-	}
-	j, err := rc.st.Load(ctx, id)
-	switch {
-	case err != nil:
-		return fmt.Sprintf("job %s cancelled", id), nil
-	case j.Done():
-		return fmt.Sprintf("job %s cancelled: %s at v%d", id, j.Status(), j.Version()), nil
-	}
-	return fmt.Sprintf("job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled", id, j.Version()), nil
-}
-
-func (rc *runnerCanceller) close() { rc.stop() }
-
-// storeDeleter deletes jobs from a store that does it all (bolt's and
-// ZooKeeper's: queue entries and timers go with the job).
-type storeDeleter struct{ st store.Deleter }
-
-func (d storeDeleter) delete(ctx context.Context, id job.ID) error {
-	err := d.st.Delete(ctx, id)
-	return withCode(storeExit(err), err)
-}
-
-func (storeDeleter) close() {}
-
 // unserved lists the action names of root that no live worker has a
 // handler for, sorted.
 func unserved(ctx context.Context, st *zkrunner.Store, root ast.Node) ([]string, error) {
