@@ -29,7 +29,7 @@ store is damaged or fails.`,
 	}
 }
 
-func (c *cli) delete(ctx context.Context, args []string) int {
+func (c *cli) delete(ctx context.Context, args []string) error {
 	cmd := deleteCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -38,7 +38,7 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	}
@@ -50,44 +50,37 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readWrite)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
-	var st store.Deleter = js.st
-	if js.kafka != nil && js.kafka.st != nil {
-		// Through the restarter that owns the job.
-		d, stop, err := js.kafka.deleter(ctx, c.stderr)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		defer stop()
-		st = d
+	defer b.Close()
+	d, err := b.deleter(ctx)
+	if err != nil {
+		return withCode(exitError, err)
 	}
-	path := js.where
+	defer d.close()
+	path := b.where()
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)
 		what := "job"
-		if in, err := jobInfo(ctx, js.st, id); err == nil {
+		if in, err := jobInfo(ctx, b.jobs(), id); err == nil {
 			what = fmt.Sprintf("job, %s at v%d", in.Status, in.Version)
 		}
-		err := st.Delete(ctx, id)
+		err := d.delete(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			c.errorf("job %s not found in %s", id, path)
 			status = max(status, exitError)
 		case err != nil:
 			c.errorf("delete job %s from %s: %v", id, path, err)
-			status = max(status, storeExit(err))
+			status = max(status, exitCode(err))
 		default:
 			fmt.Fprintf(c.stdout, "deleted %s (%s) from %s\n", id, what, path)
 		}
 	}
-	return status
+	return exitWith(status)
 }
 
 // jobInfo returns what the store lists for job id, without loading it.
