@@ -52,9 +52,16 @@ func TestKafkaDeleteAndRetain(t *testing.T) {
 	}
 	baton(t, args("del", "status", "h1")...).want(t, exitError)
 
-	startInProcess(t, "baton worker w3: serving ", args("ret", "worker", "--name", "w3", "--retain", "300ms")...)
-	baton(t, args("ret", "submit", hello, "--id", "old", "--wait", "--quiet")...).want(t, exitOK)
-	eventually(t, 30*time.Second, "job old deleted by retention", func() (bool, string) {
+	w3 := startInProcess(t, "baton worker w3: serving ", args("ret", "worker", "--name", "w3", "--retain", "300ms")...)
+	// Not --wait: the job may be swept before a waiter sees it settle (a
+	// loaded machine). Its last action's line says it ran; a job that has
+	// not settled is never swept, so "not found" after that line means it
+	// settled and retention deleted it.
+	baton(t, args("ret", "submit", hello, "--id", "old", "--quiet")...).want(t, exitOK)
+	eventually(t, 60*time.Second, "job old ran", func() (bool, string) {
+		return strings.Contains(w3.out.String(), "old par[2].finally#1: f"), w3.out.String()
+	})
+	eventually(t, 60*time.Second, "job old deleted by retention", func() (bool, string) {
 		r := baton(t, args("ret", "status", "old")...)
 		return r.code == exitError && strings.Contains(r.stderr, "job old not found"), r.stdout + r.stderr
 	})

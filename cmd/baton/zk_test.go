@@ -405,10 +405,17 @@ func TestZK(t *testing.T) {
 
 	t.Run("Retain", func(t *testing.T) {
 		root := srv.Path("retain")
-		startWorker(t, srv, root, "wr", "--retain", "1s")
+		w := startWorker(t, srv, root, "wr", "--retain", "1s")
 		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"x"}}`)
-		baton(t, zkArgs(root, "submit", wf, "--id", "short", "--wait")...).want(t, exitOK)
-		eventually(t, 30*time.Second, "the settled job deleted", func() (bool, string) {
+		// Not --wait: the job may be swept before a waiter sees it settle
+		// (a loaded machine). Its action's line says it ran; a job that has
+		// not settled is never swept, so "no jobs" after that line means
+		// it settled and retention deleted it.
+		baton(t, zkArgs(root, "submit", wf, "--id", "short")...).want(t, exitOK)
+		eventually(t, 60*time.Second, "the job ran", func() (bool, string) {
+			return strings.Contains(w.stdout.String(), "short root#1: x"), w.stdout.String()
+		})
+		eventually(t, 60*time.Second, "the settled job deleted", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)
 			return strings.Contains(r.stdout, "no jobs in ZooKeeper"), r.stdout + r.stderr
 		})

@@ -53,10 +53,11 @@ type Options struct {
 	Hooks *runner.Hooks
 }
 
-// Errors of the runner.
+// Errors of the runner. They wrap runner.ErrClosed and runner.ErrRunning,
+// so errors.Is matches either.
 var (
-	ErrClosed  = errors.New("zk: runner closed")
-	ErrRunning = errors.New("zk: Run already called")
+	ErrClosed  = fmt.Errorf("zk: %w", runner.ErrClosed)
+	ErrRunning = fmt.Errorf("zk: %w", runner.ErrRunning)
 )
 
 // Runner runs baton's workers on ZooKeeper: it claims actions from the
@@ -70,11 +71,9 @@ type Runner struct {
 	eng *runner.Engine[[]consumed]
 	log *slog.Logger
 
+	life runner.Lifecycle // Run and Close
+
 	mu       sync.Mutex
-	started  bool
-	closed   bool
-	stop     context.CancelFunc
-	stopped  chan struct{}
 	running  map[string]context.CancelCauseFunc // key (keyName) -> its handler's cancel
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
@@ -106,7 +105,7 @@ func New(o Options) (*Runner, error) {
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
-	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
+	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{},
 		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
 	r.log = o.Logger
@@ -125,9 +124,7 @@ func New(o Options) (*Runner, error) {
 }
 
 func (r *Runner) usable() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+	if r.life.Usable() != nil {
 		return ErrClosed
 	}
 	return nil
@@ -348,26 +345,14 @@ func (r *Runner) announce(ctx context.Context) error {
 // or Close is called. It returns nil then, once the actions in flight
 // have finished or been handed back (DrainTimeout).
 func (r *Runner) Run(ctx context.Context) error {
-	r.mu.Lock()
+	ctx, done, err := r.life.Start(ctx)
 	switch {
-	case r.started:
-		r.mu.Unlock()
+	case errors.Is(err, runner.ErrRunning):
 		return ErrRunning
-	case r.closed:
-		r.mu.Unlock()
-		return nil
+	case err != nil:
+		return nil // closed before it ran: stop at once, as Close asks
 	}
-	r.started = true
-	ctx, cancel := context.WithCancel(ctx)
-	r.stop = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
-		close(r.stopped)
-	}()
-	defer cancel()
+	defer done()
 
 	if err := r.announce(ctx); err != nil && ctx.Err() == nil {
 		return err
@@ -395,18 +380,7 @@ func (r *Runner) Run(ctx context.Context) error {
 // Close stops Run, if it runs, and waits for it to return. It does not
 // close the store.
 func (r *Runner) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
-	r.closed = true
-	started, stop := r.started, r.stop
-	r.mu.Unlock()
-	if started {
-		stop()
-		<-r.stopped
-	}
+	r.life.Close()
 	return nil
 }
 
