@@ -161,6 +161,9 @@ func TestSameHandlerWork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if !e.appliesTo(sc) {
+				continue
+			}
 			s, err := measureRun(context.Background(), e, sc, 0, o)
 			if err != nil {
 				t.Fatalf("%s on %s: %v", sc.Label(), name, err)
@@ -645,5 +648,44 @@ func TestKafkaDriver(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestCurve: the larger copies of a run on the floor and memory engines
+// only, and the report compares their cost per action with a's.
+func TestCurve(t *testing.T) {
+	scs := defaultScenarios()
+	byName := map[string]scenario{}
+	for _, sc := range scs {
+		byName[sc.Name] = sc
+	}
+	for _, name := range []string{"a10", "a100"} {
+		sc := byName[name]
+		if sc.Of != "a" || sc.Shape != shapeFanIn || sc.Width != byName["a"].Width {
+			t.Fatalf("%s is not a larger copy of a: %+v", name, sc)
+		}
+		for _, e := range allEngines() {
+			if got, want := e.appliesTo(sc), e.Name == "floor" || e.Name == "memory"; got != want {
+				t.Errorf("%s applies to %s: %v, want %v", e.Name, name, got, want)
+			}
+		}
+	}
+	mem, _ := findEngine("memory")
+	perAction := func(sc scenario, ns time.Duration) *cell {
+		w := sample{Wall: ns * time.Duration(sc.Actions()), CPU: 2 * ns * time.Duration(sc.Actions())}
+		return &cell{Scenario: sc, Engine: mem, Rounds: []childResult{{Cold: w, Warm: []sample{w}}}}
+	}
+	r := &report{Engines: []engine{mem}, Cells: []*cell{
+		perAction(byName["a"], 10*time.Microsecond),
+		perAction(byName["a10"], 12*time.Microsecond),
+		perAction(byName["a100"], 14*time.Microsecond),
+	}}
+	want := "memory: a per action by jobs (warm): 200 10.0µs, 2,000 12.0µs = 1.20x, 20,000 14.0µs = 1.40x (target 1.5x) met; CPU time per action: 20.0µs, 24.0µs = 1.20x, 28.0µs = 1.40x"
+	if got := r.curve(mem); got != want {
+		t.Errorf("curve:\n got %s\nwant %s", got, want)
+	}
+	r.Cells[2] = perAction(byName["a100"], 16*time.Microsecond)
+	if got := r.curve(mem); !strings.Contains(got, "NOT met") {
+		t.Errorf("curve with a100 at 1.6x: %s, want NOT met", got)
 	}
 }

@@ -23,7 +23,7 @@ import (
 
 // memoryEngine is runner/inmem on a fresh store.NewMemory per run.
 func memoryEngine() engine {
-	return engine{Name: "memory", Handler: true, Steps: true,
+	return engine{Name: "memory", Handler: true, Steps: true, Curve: true,
 		About: "runner/inmem on store.NewMemory",
 		Run: func(ctx context.Context, sc scenario, run int, o runOpts) (sample, error) {
 			st := store.NewMemory()

@@ -17,7 +17,7 @@ import (
 // previous result arrives; a parallel group sends all its actions and
 // counts the results; the jobs of scenario a are walked interleaved.
 func floorEngine() engine {
-	return engine{Name: "floor", Handler: true,
+	return engine{Name: "floor", Handler: true, Curve: true,
 		About: "plain Go: one reducer goroutine, N workers on channels",
 		Run:   runFloor}
 }

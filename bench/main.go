@@ -22,6 +22,8 @@
 //	b  one seq of 1,000 actions
 //	c  one par of 1,000 actions
 //	d  one par of 100,000 actions (cost per action should match c)
+//	a10, a100  a with 2,000 and 20,000 jobs (cost per action should match
+//	   a's), on the floor and memory engines only, with 2 and 1 warm runs
 //
 // # Engines
 //
@@ -226,11 +228,14 @@
 // same span. The first run in the process is "cold": nothing ran before
 // it, no warm-up job. The child then makes -warm more runs (default 5, and
 // 2 for d; a -warm given applies to every scenario), and their median is
-// the round's "warm" figure. After every run the child checks that the
-// handler ran once per action, each time with that action's payload. It
-// prints its figures as one JSON line on stdout; a child that fails or
-// prints anything else stops the program with an error naming the
-// scenario, the engine and the child's stderr.
+// the round's "warm" figure. Each run also records the CPU time the
+// child used (user and system, from getrusage), which, unlike wall time,
+// does not grow when other processes share the machine; the report gives
+// it beside the wall time for a10 and a100 against a. After every run the
+// child checks that the handler ran once per action, each time with that
+// action's payload. It prints its figures as one JSON line on stdout; a
+// child that fails or prints anything else stops the program with an
+// error naming the scenario, the engine and the child's stderr.
 //
 // The report gives, per scenario and engine: the median over rounds of
 // the cold figures and of the warm ones, each with its spread (smallest
@@ -302,7 +307,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	rounds := fs.Int("rounds", 5, "rounds: fresh processes per scenario and engine, interleaved")
 	warm := fs.Int("warm", 0, "warm runs per process after the cold one (0: 5, and 2 for d)")
-	only := fs.String("only", "", "comma-separated scenarios to run (a,b,c,d); empty runs all")
+	only := fs.String("only", "", "comma-separated scenarios to run (a,b,c,d,a10,a100); empty runs all")
 	engines := fs.String("engines", strings.Join(defaultEngineNames(), ","), "comma-separated engines to run (the Kafka engines only when named)")
 	format := fs.String("format", "text", "output format: text or markdown")
 	workers := fs.Int("workers", runtime.NumCPU()*2, "inmem Workers, and the floor's worker goroutines")
@@ -429,7 +434,11 @@ func pickScenarios(all []scenario, only string) ([]scenario, error) {
 	for _, name := range strings.Split(only, ",") {
 		i := slices.IndexFunc(all, func(s scenario) bool { return s.Name == strings.TrimSpace(name) })
 		if i < 0 {
-			return nil, fmt.Errorf("-only: no scenario %q (have a, b, c, d)", name)
+			var names []string
+			for _, s := range all {
+				names = append(names, s.Name)
+			}
+			return nil, fmt.Errorf("-only: no scenario %q (have %s)", name, strings.Join(names, ", "))
 		}
 		out = append(out, all[i])
 	}

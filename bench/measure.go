@@ -21,6 +21,7 @@ type engine struct {
 	AtLeastOnce bool
 	Steps       bool   // saves job states, counted in sample.Steps
 	SeqOnly     bool   // only measured on sequences (scenario b)
+	Curve       bool   // also measured on the larger copies of a scenario (a10, a100)
 	ZK          int    // ZooKeeper connections (workers) it uses; 0: none
 	ZKKind      string // for ZK > 0: kindZK, kindZKFloor or kindZKRaw
 	Kafka       int    // runner/kafka's worker Runners; 0 for the others
@@ -80,11 +81,14 @@ func findEngine(name string) (engine, error) {
 }
 
 // appliesTo reports whether e is measured on sc.
-func (e engine) appliesTo(sc scenario) bool { return !e.SeqOnly || sc.Shape == shapeSeq }
+func (e engine) appliesTo(sc scenario) bool {
+	return (!e.SeqOnly || sc.Shape == shapeSeq) && (sc.Of == "" || e.Curve)
+}
 
 // sample is one measured run.
 type sample struct {
 	Wall    time.Duration `json:"ns"`
+	CPU     time.Duration `json:"cpu_ns"`  // CPU time of the process during the run (user and system); 0 if unknown
 	Mallocs uint64        `json:"mallocs"` // runtime.MemStats.Mallocs during the run
 	Bytes   uint64        `json:"bytes"`   // runtime.MemStats.TotalAlloc during the run
 	Steps   int64         `json:"steps"`   // saved job states (creations included), for baton
@@ -102,10 +106,12 @@ type storeStats struct {
 	PageBytes    int64 `json:"page_bytes"` // bytes of pages the commits wrote
 }
 
-// meter measures wall time and allocations between start and stop.
+// meter measures wall time, CPU time and allocations between start and
+// stop.
 type meter struct {
 	ms    runtime.MemStats
 	start time.Time
+	cpu   time.Duration
 }
 
 // startMeter collects garbage left by earlier runs, so that runs start
@@ -114,15 +120,21 @@ func startMeter() *meter {
 	runtime.GC()
 	m := &meter{}
 	runtime.ReadMemStats(&m.ms)
+	m.cpu, _ = cpuTime()
 	m.start = time.Now()
 	return m
 }
 
 func (m *meter) stop() sample {
 	wall := time.Since(m.start)
+	cpu, ok := cpuTime()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	return sample{Wall: wall, Mallocs: ms.Mallocs - m.ms.Mallocs, Bytes: ms.TotalAlloc - m.ms.TotalAlloc}
+	s := sample{Wall: wall, Mallocs: ms.Mallocs - m.ms.Mallocs, Bytes: ms.TotalAlloc - m.ms.TotalAlloc}
+	if ok {
+		s.CPU = cpu - m.cpu
+	}
+	return s
 }
 
 // settle gives goroutines just started (the runner's workers, the floor's)

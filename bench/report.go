@@ -18,6 +18,7 @@ type cell struct {
 }
 
 func wallOf(s sample) float64    { return float64(s.Wall) }
+func cpuOf(s sample) float64     { return float64(s.CPU) }
 func stepsOf(s sample) float64   { return float64(s.Steps) }
 func mallocsOf(s sample) float64 { return float64(s.Mallocs) }
 
@@ -104,8 +105,9 @@ func (r *report) find(scenario, engine string) *cell {
 // every scenario but the largest, and the largest par's cost per action
 // within this factor of the 1,000-action par's.
 const (
-	floorTarget = 3.0
-	flatTarget  = 2.0
+	floorTarget  = 3.0
+	flatTarget   = 2.0
+	linearTarget = 1.5 // a10 and a100 per action over a's, on memory
 )
 
 // mainTable has one row per scenario and engine.
@@ -207,6 +209,11 @@ func (r *report) targets() []string {
 		out = append(out, fmt.Sprintf("memory within %gx of floor (warm, paired): %s", floorTarget, strings.Join(parts, ", ")))
 	}
 	for _, e := range r.Engines {
+		if line := r.curve(e); line != "" {
+			out = append(out, line)
+		}
+	}
+	for _, e := range r.Engines {
 		c, d := r.find("c", e.Name), r.find("d", e.Name)
 		if c == nil || d == nil {
 			continue
@@ -220,6 +227,48 @@ func (r *report) targets() []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+// curve says how e's warm cost per action on the larger copies of a
+// scenario (a10, a100) compares with the scenario's own; "" if e ran none.
+func (r *report) curve(e engine) string {
+	var parts, cpus []string
+	met := true
+	for _, big := range r.Cells {
+		if big.Engine.Name != e.Name || big.Scenario.Of == "" {
+			continue
+		}
+		base := r.find(big.Scenario.Of, e.Name)
+		if base == nil {
+			continue
+		}
+		pb := median(base.warm(wallOf)) / float64(base.Scenario.Actions())
+		pa := median(big.warm(wallOf)) / float64(big.Scenario.Actions())
+		cb := median(base.warm(cpuOf)) / float64(base.Scenario.Actions())
+		ca := median(big.warm(cpuOf)) / float64(big.Scenario.Actions())
+		if len(parts) == 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", fmtCount(int64(base.Scenario.Jobs)), fmtDur(dur(pb))))
+			cpus = append(cpus, fmtDur(dur(cb)))
+		}
+		parts = append(parts, fmt.Sprintf("%s %s = %sx", fmtCount(int64(big.Scenario.Jobs)), fmtDur(dur(pa)), fmtRatio(pa/pb)))
+		if cb > 0 {
+			cpus = append(cpus, fmt.Sprintf("%s = %sx", fmtDur(dur(ca)), fmtRatio(ca/cb)))
+		}
+		met = met && pa/pb <= linearTarget
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%s: a per action by jobs (warm): %s", e.Name, strings.Join(parts, ", "))
+	if e.Name == "memory" {
+		line += fmt.Sprintf(" (target %gx) %s", linearTarget, verdict(met))
+	}
+	if len(cpus) == len(parts) {
+		// CPU time does not count the time the machine gave to other
+		// processes, which wall time on a shared machine does.
+		line += "; CPU time per action: " + strings.Join(cpus, ", ")
+	}
+	return line
 }
 
 func verdict(ok bool) string {

@@ -72,6 +72,10 @@ type scenario struct {
 	Jobs  int    `json:"jobs"`  // jobs submitted at once
 	Width int    `json:"width"` // actions in the job's seq or par
 	Warm  int    `json:"warm"`  // default warm runs per process
+	// Of names the scenario this one is a larger copy of (a10 and a100 of
+	// a): the curve of cost per action against size, which must stay
+	// flat. Only the engines on the curve (engine.Curve) run them.
+	Of string `json:"of,omitempty"`
 }
 
 // defaultScenarios returns the scenarios the program measures.
@@ -81,6 +85,8 @@ func defaultScenarios() []scenario {
 		{Name: "b", Shape: shapeSeq, Jobs: 1, Width: 1000, Warm: 5},
 		{Name: "c", Shape: shapePar, Jobs: 1, Width: 1000, Warm: 5},
 		{Name: "d", Shape: shapePar, Jobs: 1, Width: 100_000, Warm: 2},
+		{Name: "a10", Shape: shapeFanIn, Jobs: 2_000, Width: 10, Warm: 2, Of: "a"},
+		{Name: "a100", Shape: shapeFanIn, Jobs: 20_000, Width: 10, Warm: 1, Of: "a"},
 	}
 }
 

@@ -16,6 +16,15 @@ type Memory struct {
 	mu     sync.Mutex
 	jobs   map[job.ID]*memEntry
 	closed bool
+
+	// ids are the IDs of jobs, sorted, for List: it finds where a query
+	// starts by binary search and reads the jobs it selects, not all of
+	// them. Creates append to added, and Deletes set dirty; the next List
+	// sorts the added IDs in (and drops the deleted), so that Create and
+	// Delete stay O(1).
+	ids   []job.ID
+	added []job.ID
+	dirty bool
 }
 
 type memEntry struct {
@@ -26,6 +35,7 @@ type memEntry struct {
 
 var (
 	_ Lister    = (*Memory)(nil)
+	_ Stater    = (*Memory)(nil)
 	_ Historian = (*Memory)(nil)
 	_ Deleter   = (*Memory)(nil)
 )
@@ -60,6 +70,7 @@ func (m *Memory) Create(ctx context.Context, j job.Job) error {
 		return fmt.Errorf("%w: %s", ErrExists, j.ID())
 	}
 	m.jobs[j.ID()] = &memEntry{origin: j, latest: j}
+	m.added = append(m.added, j.ID())
 	return nil
 }
 
@@ -113,23 +124,69 @@ func (m *Memory) History(ctx context.Context, id job.ID) (History, error) {
 	return History{Origin: e.origin, Steps: slices.Clone(e.steps)}, nil
 }
 
-// List implements Lister.
+// Stat implements Stater.
+func (m *Memory) Stat(ctx context.Context, id job.ID) (Info, error) {
+	j, err := m.Load(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	return InfoOf(j), nil
+}
+
+// List implements Lister. It starts at the first ID the query can select
+// (found by binary search) and stops at the end of the prefix or at the
+// limit: it reads the jobs it passes over, not the whole store.
 func (m *Memory) List(ctx context.Context, q Query) ([]Info, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
+	m.sortIDs()
+	start := q.Prefix
+	if string(q.After) >= start {
+		start = string(q.After) + "\x00" // the first ID after q.After
+	}
+	i, _ := slices.BinarySearch(m.ids, job.ID(start))
 	var out []Info
-	for _, e := range m.jobs {
-		if in := InfoOf(e.latest); q.Match(in) {
+	for _, id := range m.ids[i:] {
+		if !strings.HasPrefix(string(id), q.Prefix) || q.Limit > 0 && len(out) == q.Limit {
+			break
+		}
+		if in := InfoOf(m.jobs[id].latest); q.Match(in) {
 			out = append(out, in)
 		}
 	}
-	slices.SortFunc(out, func(a, b Info) int { return strings.Compare(string(a.ID), string(b.ID)) })
-	if q.Limit > 0 && len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
 	return out, nil
+}
+
+// sortIDs brings m.ids up to date: the IDs of every job, sorted. m.mu is
+// held.
+func (m *Memory) sortIDs() {
+	if m.dirty {
+		m.ids = slices.DeleteFunc(m.ids, func(id job.ID) bool { return m.jobs[id] == nil })
+		m.added = slices.DeleteFunc(m.added, func(id job.ID) bool { return m.jobs[id] == nil })
+		m.dirty = false
+	}
+	if len(m.added) == 0 {
+		return
+	}
+	slices.Sort(m.added)
+	m.added = slices.Compact(m.added) // deleted and created again
+	merged := make([]job.ID, 0, len(m.ids)+len(m.added))
+	i, k := 0, 0
+	for i < len(m.ids) || k < len(m.added) {
+		switch {
+		case k == len(m.added) || i < len(m.ids) && m.ids[i] < m.added[k]:
+			merged = append(merged, m.ids[i])
+			i++
+		case i < len(m.ids) && m.ids[i] == m.added[k]: // deleted and created again
+			k++
+		default:
+			merged = append(merged, m.added[k])
+			k++
+		}
+	}
+	m.ids, m.added = merged, m.added[:0]
 }
 
 // Delete implements Deleter.
@@ -142,6 +199,7 @@ func (m *Memory) Delete(ctx context.Context, id job.ID) error {
 		return fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	delete(m.jobs, id)
+	m.dirty = true
 	return nil
 }
 

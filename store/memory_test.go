@@ -156,3 +156,66 @@ func TestHistoryIsACopy(t *testing.T) {
 		t.Fatalf("changing a returned History changed the store: step %+v", h2.Steps[0])
 	}
 }
+
+// TestMemoryListModel checks List, which walks a sorted index of IDs kept
+// up to date lazily, against a plain filter of every job, through creates,
+// deletes and creates again under the same IDs, listing between them.
+func TestMemoryListModel(t *testing.T) {
+	ctx := context.Background()
+	s := store.NewMemory()
+	defer s.Close()
+	live := map[job.ID]bool{}
+	ids := []job.ID{"a", "a-1", "a-10", "a-2", "ab", "b", "b-1", "c"}
+	queries := []store.Query{{}, {Prefix: "a"}, {Prefix: "a-1"}, {After: "a-1"}, {After: "a-1", Prefix: "a"},
+		{After: "0"}, {After: "b-1"}, {Limit: 2}, {Prefix: "a", After: "a-10", Limit: 1}, {Prefix: "zz"}}
+	inc := uint64(0)
+	for step := range 200 {
+		id := ids[(step*7+step/3)%len(ids)]
+		if live[id] && step%3 != 0 {
+			if err := s.Delete(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+			delete(live, id)
+		} else if !live[id] {
+			inc++
+			tr, err := job.New(id, ast.Act("x", nil), job.WithIncarnation(inc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Create(ctx, tr.Job); err != nil {
+				t.Fatal(err)
+			}
+			live[id] = true
+		}
+		if step%4 != 0 {
+			continue // several changes between two listings
+		}
+		for _, q := range queries {
+			got, err := s.List(ctx, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want []job.ID
+			for _, id := range ids { // sorted
+				if live[id] && q.Match(store.Info{ID: id}) && (q.Limit == 0 || len(want) < q.Limit) {
+					want = append(want, id)
+				}
+			}
+			var gotIDs []job.ID
+			for _, in := range got {
+				gotIDs = append(gotIDs, in.ID)
+			}
+			if strings.Join(toStrings(gotIDs), ",") != strings.Join(toStrings(want), ",") {
+				t.Fatalf("step %d: List(%+v) = %v, want %v", step, q, gotIDs, want)
+			}
+		}
+	}
+}
+
+func toStrings(ids []job.ID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/batonwf/baton/job"
 )
@@ -18,9 +19,10 @@ var (
 	ErrNoStep   = errors.New("store: no step to save")
 )
 
-// Store keeps jobs. It is what every store must do; listing, history and
-// deletion are optional capabilities (Lister, Historian, Deleter), found
-// the io/fs way with List, LoadHistory and Delete.
+// Store keeps jobs. It is what every store must do; listing, a job's Info
+// without loading it, history, deletion and retention are optional
+// capabilities (Lister, Stater, Historian, Deleter, Sweeper), found the
+// io/fs way with List, Stat, LoadHistory, Delete and Sweep.
 //
 // All methods may be called concurrently. Methods that take a context
 // return its error, wrapped, if it ends first. A write that returns an
@@ -65,6 +67,14 @@ type Lister interface {
 	List(ctx context.Context, q Query) ([]Info, error)
 }
 
+// Stater is a store that tells a job's Info without loading the job.
+type Stater interface {
+	Store
+	// Stat returns the Info of job id, or ErrNotFound. It reads that job
+	// alone: its cost does not grow with the other jobs the store holds.
+	Stat(ctx context.Context, id job.ID) (Info, error)
+}
+
 // Historian is a store that keeps every step of a job.
 type Historian interface {
 	Store
@@ -81,6 +91,39 @@ type Deleter interface {
 	Delete(ctx context.Context, id job.ID) error
 }
 
+// Sweeper is a store that keeps settled jobs only for a while (its
+// retention) and deletes them after that, when asked to sweep. The
+// process that runs a runner on the store sweeps it now and then; a store
+// sweeps nothing on its own, and never in the path of a transition.
+type Sweeper interface {
+	Store
+	// Sweep deletes settled jobs whose clock (job.Job.Clock: the time of
+	// the last result they applied) is older than the retention: at most a
+	// bounded number of them, looking at a bounded number of jobs, so that
+	// one call costs bounded work however many jobs the store holds. A
+	// store whose retention is off returns an error wrapping
+	// errors.ErrUnsupported.
+	Sweep(ctx context.Context) (SweepResult, error)
+}
+
+// SweepResult is what one Sweep did.
+type SweepResult struct {
+	// Deleted counts the jobs deleted.
+	Deleted int
+	// Next is how long to wait before the next Sweep: 0 when this one
+	// stopped at its bound and more jobs may be due now.
+	Next time.Duration
+}
+
+// Sweep sweeps s, if s is a Sweeper; otherwise an error wrapping
+// errors.ErrUnsupported.
+func Sweep(ctx context.Context, s Store) (SweepResult, error) {
+	if sw, ok := s.(Sweeper); ok {
+		return sw.Sweep(ctx)
+	}
+	return SweepResult{}, fmt.Errorf("store: %T keeps every job: %w", s, errors.ErrUnsupported)
+}
+
 // List returns the jobs q selects, if s is a Lister; otherwise an error
 // wrapping errors.ErrUnsupported.
 func List(ctx context.Context, s Store, q Query) ([]Info, error) {
@@ -88,6 +131,21 @@ func List(ctx context.Context, s Store, q Query) ([]Info, error) {
 		return l.List(ctx, q)
 	}
 	return nil, fmt.Errorf("store: %T cannot list jobs: %w", s, errors.ErrUnsupported)
+}
+
+// Stat returns the Info of job id: through Stat if s is a Stater,
+// otherwise from Load. Either way it reads that job alone, never a
+// listing, so that a wait polling one job costs the same however many
+// jobs the store holds.
+func Stat(ctx context.Context, s Store, id job.ID) (Info, error) {
+	if st, ok := s.(Stater); ok {
+		return st.Stat(ctx, id)
+	}
+	j, err := s.Load(ctx, id)
+	if err != nil {
+		return Info{}, err
+	}
+	return InfoOf(j), nil
 }
 
 // LoadHistory returns a job's history, if s is a Historian; otherwise an
@@ -136,6 +194,12 @@ type Info struct {
 	// Settled and Total count the job's actions: settled so far, and in
 	// the tree (job.Progress).
 	Settled, Total int
+	// Damaged, when not nil, is why the store could not read the job's
+	// record (a damaged one wraps job.ErrCorrupt). A store that lists such a job
+	// (runner/zk) instead of failing the whole listing knows its ID only:
+	// the other fields are zero, so Query.Unfinished keeps it (it is not
+	// known to have finished), and loading it fails.
+	Damaged error
 }
 
 // InfoOf returns the Info of a job.

@@ -43,7 +43,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	cmd := cancelCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
 	pos, code, ok := c.parse(cmd, fset, args)

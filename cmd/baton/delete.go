@@ -18,8 +18,8 @@ func deleteCommand() command {
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
 the same ID is a new job (its actions get new idempotency keys). With --zk,
-the workers drop the queue entries of a deleted job and stop its actions. Prints a
-line per job. Exit status: 0 if every job was deleted, 2 if one was not
+its queue entries and timers go with it, and the workers stop its actions
+in flight. Prints a line per job. Exit status: 0 if every job was deleted, 2 if one was not
 found or bad usage, 3 if the store is damaged or fails.
 
 Not with --kafka: there only the restarter that owns a job's partition may
@@ -33,7 +33,7 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	cmd := deleteCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {

@@ -29,7 +29,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	cmd := historyCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {

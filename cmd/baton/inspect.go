@@ -28,7 +28,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	cmd := inspectCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	format := fset.String("format", "text", "output `FORMAT`: text, json, dot or mermaid")
 	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")

@@ -117,7 +117,7 @@ func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
 	case given(k.fs, "store"):
 		return errors.New("--kafka and --store exclude each other: the jobs are either in Kafka or in a store file")
 	}
-	for _, name := range []string{"root", "auth"} {
+	for _, name := range []string{"root", "auth", "auth-file", "retain"} {
 		if given(k.fs, name) {
 			return fmt.Errorf("--%s needs --zk; it does not go with --kafka", name)
 		}

@@ -17,7 +17,7 @@ func resumeCommand() command {
 	return command{
 		name:    "resume",
 		summary: "finish unfinished jobs in the store",
-		usage:   "baton resume [--store PATH] [--workers N] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
+		usage:   "baton resume [--store PATH] [--workers N] [--retain D] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
 		about: `
 Runs unfinished jobs to their end: jobs interrupted by Ctrl-C or a crash
 continue where they stopped, without repeating actions whose results were
@@ -52,21 +52,27 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	cmd := resumeCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
+	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
 		return code
 	case *workers < 1:
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
+	case *retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v", *retain)
 	}
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	if k.on() {
 		return c.usageError(cmd, "not with --kafka: there the restarters resume by themselves: one that starts, or takes a partition over, dispatches again what the unfinished jobs of the partition are missing (start or restart 'baton worker %s'; 'baton status %s' shows the queues)", k.hint(), k.hint())
+	}
+	if z.on() && given(fset, "retain") {
+		return c.usageError(cmd, "--retain goes with the bolt store (--store), not with --zk")
 	}
 	if z.on() && given(fset, "workers") {
 		return c.usageError(cmd, "--workers does not go with --zk: the workers run the jobs ('baton worker --workers N')")
@@ -81,7 +87,7 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 	if z.on() {
 		return c.resumeZK(ctx, z, named)
 	}
-	st, path, err := c.openStore(*storeArg, readWrite)
+	st, path, err := c.openStoreRetaining(*storeArg, readWrite, *retain)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)
@@ -261,6 +267,9 @@ func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
 	for _, id := range ids {
 		j, err := js.load(ctx, id)
 		switch {
+		case errors.Is(err, job.ErrCorrupt):
+			c.errorf("%v; left as it is ('baton delete %s %s' removes it)", err, js.hint, id)
+			status = max(status, exitStore)
 		case err != nil:
 			c.errorf("%v", err)
 			status = max(status, exitError)

@@ -36,7 +36,7 @@ func runCommand() command {
 	return command{
 		name:    "run",
 		summary: "run a workflow file and wait for it to finish",
-		usage:   "baton run FILE [--store PATH] [--id ID] [--workers N] [--timeout D] [--quiet] [--verbose]",
+		usage:   "baton run FILE [--store PATH] [--id ID] [--workers N] [--timeout D] [--retain D] [--quiet] [--verbose]",
 		about: `
 Runs the workflow in FILE, a JSON file (the versioned form: {"version":1,"root":...}),
 and waits for it. If FILE is -, the workflow is read from standard input and
@@ -69,6 +69,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	quiet := fset.Bool("quiet", false, "print only what actions print and the summary line: no tree, no progress line")
 	verbose := fset.Bool("verbose", false, "log each action's start and end and the job's end (failed actions are logged without it)")
+	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -79,6 +80,8 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
 	case *timeout < 0:
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
+	case *retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v", *retain)
 	}
 	file := pos[0]
 	source := file // how messages name the input
@@ -114,7 +117,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		return exitError
 	}
 
-	st, path, err := c.openStore(*storeArg, create)
+	st, path, err := c.openStoreRetaining(*storeArg, create, *retain)
 	if err != nil {
 		c.errorf("%v", err)
 		return storeExit(err)

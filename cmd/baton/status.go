@@ -30,6 +30,8 @@ With --zk, the jobs are those in ZooKeeper (see 'baton worker'); without
 JOB it also lists the live workers, each with the actions it runs at once
 (BUSY), the actions it has handlers for and the job/action of each action
 it runs now, and the number of queue entries (actions waiting or running).
+A job whose record cannot be read is listed as damaged, with the reason
+on standard error; the others are listed as usual.
 
 With --kafka, the jobs are those in the topic NAME.state under --prefix
 (status, history and inspect only read it, and make no topic: a prefix
@@ -47,7 +49,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	cmd := statusCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
-	z := addZKFlags(fset, true)
+	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -87,6 +89,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	q := store.Query{Limit: 1000}
 	n := 0
+	var damaged []store.Info
 	for {
 		infos, err := store.List(ctx, js.st, q)
 		if err != nil {
@@ -98,6 +101,11 @@ func (c *cli) status(ctx context.Context, args []string) int {
 				fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
 			}
 			n++
+			if in.Damaged != nil {
+				damaged = append(damaged, in)
+				fmt.Fprintf(tw, "%s\tdamaged\t-\t?\n", in.ID)
+				continue
+			}
 			progress := "?" // a job last saved by an older baton
 			if in.Total >= 0 {
 				progress = fmt.Sprintf("%d/%d", in.Settled, in.Total)
@@ -115,6 +123,9 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	if err := tw.Flush(); err != nil {
 		c.errorf("%v", err)
 		return exitError
+	}
+	for _, in := range damaged {
+		c.errorf("job %s in %s cannot be read: %v; left as it is ('baton delete %s %s' removes it)", in.ID, js.where, in.Damaged, js.hint, in.ID)
 	}
 	if js.zk != nil {
 		if err := writeWorkers(ctx, c.stdout, js); err != nil {

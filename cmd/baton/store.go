@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -56,6 +57,13 @@ const (
 // works on a file it may not write, and while another process runs jobs
 // on it. The returned path is the file opened.
 func (c *cli) openStore(flagValue string, mode openMode) (*bolt.Store, string, error) {
+	return c.openStoreRetaining(flagValue, mode, 0)
+}
+
+// openStoreRetaining is openStore for a command that runs jobs: with
+// retain > 0, the runner deletes the settled jobs older than that
+// (bolt.Options.Retention).
+func (c *cli) openStoreRetaining(flagValue string, mode openMode, retain time.Duration) (*bolt.Store, string, error) {
 	path, err := c.storePath(flagValue)
 	if err != nil {
 		return nil, "", err
@@ -78,7 +86,7 @@ func (c *cli) openStore(flagValue string, mode openMode) (*bolt.Store, string, e
 	if mode == readOnly {
 		open = bolt.OpenReadOnly
 	}
-	st, err := open(path, &bolt.Options{Timeout: lockTimeout})
+	st, err := open(path, &bolt.Options{Timeout: lockTimeout, Retention: retain})
 	switch {
 	case errors.Is(err, bolt.ErrLocked):
 		return nil, path, &storeError{fmt.Sprintf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout), err}
@@ -86,6 +94,12 @@ func (c *cli) openStore(flagValue string, mode openMode) (*bolt.Store, string, e
 		return nil, path, &storeError{fmt.Sprintf("cannot open store %s: %s", path, openMessage(path, err)), err}
 	}
 	return st, path, nil
+}
+
+// retainFlag adds the --retain flag of the commands that run jobs on the
+// store.
+func retainFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("retain", 0, "delete the jobs that finished more than `D` ago (like 72h), while this command runs (0: keep every job)")
 }
 
 // storeError is an error about the store with a message of its own, which

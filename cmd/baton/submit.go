@@ -17,7 +17,7 @@ func submitCommand() command {
 	return command{
 		name:    "submit",
 		summary: "submit a workflow file to ZooKeeper or Kafka, for the workers to run",
-		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--id ID] [--wait [--quiet]] FILE\n" +
+		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--id ID] [--wait [--quiet]] FILE\n" +
 			"       baton submit --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--id ID] [--wait [--quiet]] FILE",
 		about: `
 Stores the workflow in FILE (as for 'baton run'; - reads standard input) as
@@ -46,7 +46,7 @@ cannot be reached, 130 when interrupted (the job goes on: follow it with
 func (c *cli) submit(ctx context.Context, args []string) int {
 	cmd := submitCommand()
 	fset := flagSet(cmd)
-	z := addZKFlags(fset, false)
+	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
 	idArg := fset.String("id", "", "the job `ID` (default: the file's base name, or stdin, and a UTC timestamp)")
 	wait := fset.Bool("wait", false, "wait for the job to finish, showing its progress, and exit with its outcome")
@@ -93,7 +93,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
-	st, err := z.open(ctx, runnerLogger(con.Stderr()))
+	st, err := z.open(ctx, runnerLogger(con.Stderr()), false)
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)

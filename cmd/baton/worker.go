@@ -21,7 +21,7 @@ func workerCommand() command {
 	return command{
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
-		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER:PASSWORD] [--name NAME] [--workers N] [--timeout D] [--verbose]\n" +
+		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
 			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
@@ -31,7 +31,11 @@ are submitted with 'baton submit'. Any number of workers, on any machines,
 may share the servers and root: each action runs on one of them, and the
 actions of a worker that dies go to another once its ZooKeeper session
 expires (10s). On start it also queues again what the unfinished jobs are
-missing (as 'baton resume --zk' does).
+missing (as 'baton resume --zk' does). The workers delete the jobs that
+settled longer ago than --retain (a week by default), with their history:
+ZooKeeper keeps all its data in memory. With --auth USER, the password is
+taken from $BATON_ZK_PASSWORD, or from the file --auth-file names (never
+from the command line), and every client of the root must give the same.
 
 With --kafka, it works on the topics named under --prefix, and makes
 those that are missing (NAME.restarter, NAME.state, NAME.stops, and
@@ -62,12 +66,13 @@ error, 3 if ZooKeeper or Kafka cannot be reached.`,
 func (c *cli) worker(ctx context.Context, args []string) int {
 	cmd := workerCommand()
 	fset := flagSet(cmd)
-	z := addZKFlags(fset, false)
+	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
 	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (with --kafka: in logs and claims) (default: HOST-PID-RANDOM)")
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
+	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -100,7 +105,7 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
-	st, err := z.open(ctx, log)
+	st, err := z.open(ctx, log, false)
 	if err != nil {
 		if ctx.Err() != nil {
 			return exitInterrupted

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/batonwf/baton/internal/zktest"
 )
 
@@ -291,15 +293,125 @@ func TestZK(t *testing.T) {
 	t.Run("AuthAndDelete", func(t *testing.T) {
 		root := srv.Path("auth")
 		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"x"}}`)
-		baton(t, zkArgs(root, "submit", wf, "--id", "secret", "--auth", "alice:pw")...).want(t, exitOK)
-		r := baton(t, zkArgs(root, "status")...).want(t, exitStore)
-		contains(t, "stderr", r.stderr, "is not accessible with these credentials (give the --auth it was made with)")
-		r = baton(t, zkArgs(root, "status", "--auth", "alice:pw")...).want(t, exitOK)
+		t.Setenv(zkPasswordEnv, "pw")
+		baton(t, zkArgs(root, "submit", wf, "--id", "secret", "--auth", "alice")...).want(t, exitOK)
+		// Without credentials, every command (a worker too) is refused at
+		// once.
+		for _, args := range [][]string{{"status"}, {"worker"}, {"cancel", "secret"}} {
+			r := baton(t, zkArgs(root, args...)...).want(t, exitStore)
+			contains(t, "stderr", r.stderr, "under "+root+": the root is protected by credentials: give the --auth it was made with, with the password in $BATON_ZK_PASSWORD or --auth-file")
+		}
+		r := baton(t, zkArgs(root, "status", "--auth", "alice")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "secret  running  1", "queue: 1 entry ")
-		r = baton(t, zkArgs(root, "delete", "secret", "--auth", "alice:pw")...).want(t, exitOK)
+		r = baton(t, zkArgs(root, "status", "--auth", "bob")...).want(t, exitStore)
+		contains(t, "stderr", r.stderr, "the root does not admit user bob with this password")
+
+		// A password file: the owner's only.
+		pwFile := filepath.Join(t.TempDir(), "pw")
+		if err := os.WriteFile(pwFile, []byte("pw\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Setenv(zkPasswordEnv, "wrong")
+		r = baton(t, zkArgs(root, "status", "--auth", "alice")...).want(t, exitStore)
+		contains(t, "stderr", r.stderr, "the root does not admit user alice with this password")
+		r = baton(t, zkArgs(root, "status", "--auth", "alice", "--auth-file", pwFile)...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "secret  running  1")
+		if err := os.Chmod(pwFile, 0o640); err != nil {
+			t.Fatal(err)
+		}
+		r = baton(t, zkArgs(root, "status", "--auth", "alice", "--auth-file", pwFile)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "--auth-file "+pwFile+" may be read or changed by group or others (mode 0640)")
+		t.Setenv(zkPasswordEnv, "pw")
+
+		// Credentials on a root made without: refused, nothing written.
+		open := srv.Path("open")
+		baton(t, zkArgs(open, "submit", wf, "--id", "plain")...).want(t, exitOK)
+		for _, args := range [][]string{{"submit", wf, "--id", "closed"}, {"worker"}, {"status"}} {
+			r := baton(t, zkArgs(open, append(args, "--auth", "alice")...)...).want(t, exitStore)
+			contains(t, "stderr", r.stderr, "under "+open+": the root was made without --auth: its nodes are open to every client, and those made with --auth alice would be closed to the workers and commands without it")
+		}
+		r = baton(t, zkArgs(open, "status")...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "plain  running  1")
+		if strings.Contains(r.stdout, "closed") {
+			t.Errorf("the refused submit made its job:\n%s", r.stdout)
+		}
+
+		r = baton(t, zkArgs(root, "delete", "secret", "--auth", "alice")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "deleted secret (job, running at v1) from ZooKeeper")
-		r = baton(t, zkArgs(root, "status", "secret", "--auth", "alice:pw")...).want(t, exitError)
-		contains(t, "stderr", r.stderr, "job secret not found in ZooKeeper", "--auth USER:PASSWORD' for the list")
+		r = baton(t, zkArgs(root, "status", "secret", "--auth", "alice")...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "job secret not found in ZooKeeper", "--auth alice' for the list")
+		// Its queue entry went with it.
+		r = baton(t, zkArgs(root, "status", "--auth", "alice")...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "queue: 0 entries")
+	})
+
+	t.Run("ReadsNeverCreate", func(t *testing.T) {
+		typo := srv.Path("typo")
+		for _, args := range [][]string{{"status"}, {"status", "j"}, {"inspect", "j"}, {"history", "j"}, {"cancel", "j"}, {"resume"}, {"delete", "j"}} {
+			r := baton(t, zkArgs(typo, args...)...).want(t, exitError)
+			contains(t, "stderr", r.stderr, "baton: ZooKeeper "+srv.ConnString()+" under "+typo+": root "+typo+" does not exist (is --root right? 'baton worker' and 'baton submit' make it)")
+		}
+		zc := zktest.Connect(t, srv.Addrs(), 5*time.Second)
+		if ok, _, err := zc.Exists(typo); err != nil || ok {
+			t.Errorf("%s exists after the read-only commands (%v)", typo, err)
+		}
+		nested := srv.Path("nope", "nested")
+		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"x"}}`)
+		for _, args := range [][]string{{"status"}, {"submit", wf}} {
+			r := baton(t, zkArgs(nested, args...)...).want(t, exitError)
+			contains(t, "stderr", r.stderr, "root "+nested+": its parent "+srv.Path("nope")+" does not exist (ZooKeeper makes no parents: create it first, or choose another root)")
+		}
+	})
+
+	t.Run("DamagedRecord", func(t *testing.T) {
+		root := srv.Path("damaged")
+		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"x"}}`)
+		for _, id := range []string{"a", "z"} {
+			baton(t, zkArgs(root, "submit", wf, "--id", id)...).want(t, exitOK)
+		}
+		zc := zktest.Connect(t, srv.Addrs(), 5*time.Second)
+		if _, err := zc.Create(root+"/jobs/x", []byte(`{"bad`), 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		r := baton(t, zkArgs(root, "status")...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "a   running  1", "x   damaged  -", "z   running  1")
+		contains(t, "stderr", r.stderr, "baton: job x in ZooKeeper "+srv.ConnString()+" under "+root+" cannot be read: job x: meta record: ", "left as it is ('baton delete --zk "+srv.ConnString()+" --root "+root+" x' removes it)")
+		r = baton(t, zkArgs(root, "resume")...).want(t, exitStore)
+		contains(t, "stdout", r.stdout, "job a: running, 0/1 actions settled, v1; its actions are queued", "job z: running")
+		contains(t, "stderr", r.stderr, "job x: meta record: ", "left as it is ('baton delete --zk "+srv.ConnString()+" --root "+root+" x' removes it)")
+		w := startWorker(t, srv, root, "wd")
+		eventually(t, 20*time.Second, "jobs a and z succeeded", func() (bool, string) {
+			r := baton(t, zkArgs(root, "status")...)
+			return strings.Contains(r.stdout, "a   succeeded") && strings.Contains(r.stdout, "z   succeeded"), r.stdout + r.stderr
+		})
+		contains(t, "worker stdout", w.stdout.String(), "root#1: x\n")
+		baton(t, zkArgs(root, "delete", "x")...).want(t, exitOK)
+		r = baton(t, zkArgs(root, "status")...).want(t, exitOK)
+		if strings.Contains(r.stdout, "damaged") || r.stderr != "" {
+			t.Errorf("after delete:\n%s%s", r.stdout, r.stderr)
+		}
+	})
+
+	t.Run("CancelRemovesQueue", func(t *testing.T) {
+		root := srv.Path("cancelq")
+		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"par":[{"act":"log","payload":"x"},{"act":"log","payload":"y"}]}}`)
+		baton(t, zkArgs(root, "submit", wf, "--id", "c1")...).want(t, exitOK)
+		r := baton(t, zkArgs(root, "status")...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "queue: 2 entries")
+		baton(t, zkArgs(root, "cancel", "c1")...).want(t, exitOK)
+		r = baton(t, zkArgs(root, "status")...).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "c1  cancelled", "queue: 0 entries")
+	})
+
+	t.Run("Retain", func(t *testing.T) {
+		root := srv.Path("retain")
+		startWorker(t, srv, root, "wr", "--retain", "1s")
+		wf := writeWorkflow(t, "one.json", `{"version":1,"root":{"act":"log","payload":"x"}}`)
+		baton(t, zkArgs(root, "submit", wf, "--id", "short", "--wait")...).want(t, exitOK)
+		eventually(t, 30*time.Second, "the settled job deleted", func() (bool, string) {
+			r := baton(t, zkArgs(root, "status")...)
+			return strings.Contains(r.stdout, "no jobs in ZooKeeper"), r.stdout + r.stderr
+		})
 	})
 }
 
@@ -307,6 +419,7 @@ func TestZK(t *testing.T) {
 // (a bounded wait, a message naming it), and the workflow file checked
 // before any connection, as run does.
 func TestZKErrors(t *testing.T) {
+	t.Setenv(zkPasswordEnv, "")
 	for _, args := range [][]string{
 		{"status", "--zk", "127.0.0.1:2181", "--store", "x.db"},
 		{"history", "j", "--store", "x.db", "--zk", "h:1"},
@@ -323,19 +436,26 @@ func TestZKErrors(t *testing.T) {
 		contains(t, "stderr", r.stderr, "baton: "+cmd+": --zk is empty", "usage: baton "+cmd)
 	}
 	for args, want := range map[string]string{
-		"worker":                               "worker: --zk or --kafka is required",
-		"submit f.json":                        "submit: --zk or --kafka is required",
-		"status --root /x":                     "status: --root needs --zk",
-		"cancel --auth a:b j":                  "cancel: --auth needs --zk",
-		"status --zk a,,b":                     `status: --zk "a,,b" has an empty server address`,
-		"status --zk h:port":                   `status: --zk: bad port in "h:port"`,
-		"status --zk h:1 --root /":             `status: --root "/": want an absolute node path`,
-		"status --zk h:1 --root a/":            `status: --root "a/": want an absolute node path`,
-		"status --zk h:1 --auth nopass":        "status: --auth must be USER:PASSWORD",
-		"worker --zk h:1 --workers 0":          "worker: --workers must be at least 1",
-		"worker --zk h:1 x":                    "worker: takes no arguments",
-		"worker --zk h:1 --name=":              "worker: --name must not be empty",
-		"status --zk h:1 --connect-timeout 0s": "status: --connect-timeout must be positive",
+		"worker":                                            "worker: --zk or --kafka is required",
+		"submit f.json":                                     "submit: --zk or --kafka is required",
+		"status --root /x":                                  "status: --root needs --zk",
+		"cancel --auth a:b j":                               "cancel: --auth needs --zk",
+		"status --zk a,,b":                                  `status: --zk "a,,b" has an empty server address`,
+		"status --zk h:port":                                `status: --zk: bad port in "h:port"`,
+		"status --zk h:1 --root /":                          `status: --root "/": want an absolute node path`,
+		"status --zk h:1 --root a/":                         `status: --root "a/": want an absolute node path`,
+		"status --zk h:1 --auth nopass":                     "status: --auth nopass: the password is not set: put it in $BATON_ZK_PASSWORD or in a file given with --auth-file",
+		"status --zk h:1 --auth a:b":                        "status: --auth takes the user only, not USER:PASSWORD: a password on the command line is visible to every user of the machine; put it in $BATON_ZK_PASSWORD or in a file given with --auth-file",
+		"status --zk h:1 --auth=":                           "status: --auth is empty",
+		"status --zk h:1 --auth-file f":                     "status: --auth-file needs --auth",
+		"status --auth-file f":                              "status: --auth-file needs --zk",
+		"status --zk h:1 --auth a --auth-file /nonexistent": "status: --auth-file: open /nonexistent: no such file or directory",
+		"worker --zk h:1 --retain -1s":                      "worker: --retain must not be negative",
+		"worker --kafka h:1 --retain 1h":                    "worker: --retain needs --zk",
+		"worker --zk h:1 --workers 0":                       "worker: --workers must be at least 1",
+		"worker --zk h:1 x":                                 "worker: takes no arguments",
+		"worker --zk h:1 --name=":                           "worker: --name must not be empty",
+		"status --zk h:1 --connect-timeout 0s":              "status: --connect-timeout must be positive",
 	} {
 		r := baton(t, strings.Fields(args)...).want(t, exitError)
 		contains(t, "stderr", r.stderr, "baton: "+want)

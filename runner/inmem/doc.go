@@ -15,6 +15,9 @@
 //	j, err := r.Wait(ctx, "order-7")
 //
 // The runner does not own the store: closing the runner leaves it open.
+// It does sweep it while Run runs, when the store deletes settled jobs
+// after a retention (store.Sweeper; store/bolt's Options.Retention): one
+// bounded sweep at a time, never in the path of a transition.
 //
 // The queue is first in, first out: the runner ignores the priority of a
 // leaf's actions (ast.Node.WithPriority, job.Action.Priority), which a

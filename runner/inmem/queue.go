@@ -23,6 +23,11 @@ type queue struct {
 	live   map[actionKey]struct{}
 	signal chan struct{} // has a token when items may be available
 
+	// held counts the live actions of each job that has some; released
+	// is called, outside q.mu, with a job whose last live action left.
+	held     map[job.ID]int
+	released func(job.ID)
+
 	// running holds the handler contexts' cancel functions of the live
 	// actions a worker is performing; stopped, the live actions told to
 	// stop before a worker began them (it skips them).
@@ -37,12 +42,14 @@ type actionKey struct {
 
 func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
 
-func newQueue() *queue {
+func newQueue(released func(job.ID)) *queue {
 	return &queue{
-		live:    map[actionKey]struct{}{},
-		signal:  make(chan struct{}, 1),
-		running: map[actionKey]context.CancelCauseFunc{},
-		stopped: map[actionKey]struct{}{},
+		live:     map[actionKey]struct{}{},
+		held:     map[job.ID]int{},
+		released: released,
+		signal:   make(chan struct{}, 1),
+		running:  map[actionKey]context.CancelCauseFunc{},
+		stopped:  map[actionKey]struct{}{},
 	}
 }
 
@@ -72,6 +79,7 @@ func (q *queue) push(acts []job.Action, keep *slot, again bool) (lost []job.Acti
 			continue
 		}
 		q.live[k] = struct{}{}
+		q.held[k.job]++
 		if keep != nil && !keep.full && q.head == len(q.items) {
 			keep.next, keep.full = a, true
 			continue
@@ -127,12 +135,31 @@ func (q *queue) pop(stop <-chan struct{}) (job.Action, bool) {
 // forget drops actions from the live set: their results were applied (or
 // will never be), or they were handed back.
 func (q *queue) forget(keys ...actionKey) {
+	var idle []job.ID
 	q.mu.Lock()
 	for _, k := range keys {
-		delete(q.live, k)
+		if _, ok := q.live[k]; ok {
+			delete(q.live, k)
+			if q.held[k.job]--; q.held[k.job] == 0 {
+				delete(q.held, k.job)
+				idle = append(idle, k.job)
+			}
+		}
 		delete(q.stopped, k)
 	}
 	q.mu.Unlock()
+	for _, id := range idle {
+		q.released(id)
+	}
+}
+
+// holds reports whether job id has live actions here: this runner will
+// apply their results (or hand them back), and call released once the
+// last of them has left.
+func (q *queue) holds(id job.ID) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.held[id] > 0
 }
 
 // begin is called by a worker about to perform a: it returns the context

@@ -114,22 +114,30 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{
 		o: o, log: log,
-		q:       newQueue(),
 		tm:      newTimers(),
 		pending: map[job.ID]*pending{},
 		waiters: map[job.ID][]chan struct{}{},
 		broken:  map[job.ID]error{},
 		stopped: make(chan struct{}),
 	}
+	r.q = newQueue(r.notify) // a Wait that relied on this runner looks at the store again
 	hooks := runner.Hooks{}
 	if o.Hooks != nil {
 		hooks = *o.Hooks
 	}
-	userDone := hooks.JobDone
+	userDone, userStep := hooks.JobDone, hooks.Step
 	hooks.JobDone = func(j job.Job) {
 		r.notify(j.ID())
 		if userDone != nil {
 			userDone(j)
+		}
+	}
+	hooks.Step = func(j job.Job, dispatched int) {
+		if _, ok := j.Cancelled(); ok && !j.Done() {
+			r.notify(j.ID()) // a Cancel waits for this
+		}
+		if userStep != nil {
+			userStep(j, dispatched)
 		}
 	}
 	r.hooks = &hooks
@@ -270,9 +278,18 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	}
 	// Like any result, through the job's pending results: the applies of
 	// one job never overlap. Another goroutine may be applying them, so
-	// the cancel is seen saved by looking at the store.
+	// the cancel is seen saved by looking at the store: when this runner
+	// saves a step of the job cancelled (or finished), which wakes ch, and
+	// now and then, in case another runner on the store does.
+	ch := make(chan struct{}, 1)
+	r.mu.Lock()
+	r.waiters[id] = append(r.waiters[id], ch)
+	r.mu.Unlock()
+	defer r.dropWaiter(id, ch)
 	r.report(context.WithoutCancel(ctx), r.eng, job.CancelResult(id, reason))
 	every := time.Millisecond
+	poll := time.NewTimer(every)
+	defer poll.Stop()
 	for {
 		j, err := r.o.Store.Load(ctx, id)
 		if err != nil {
@@ -297,8 +314,10 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 		case closed:
 			return fmt.Errorf("inmem: cancel job %s: %w", id, cerr)
 		}
+		poll.Reset(every)
 		select {
-		case <-time.After(every):
+		case <-ch:
+		case <-poll.C:
 			every = min(2*every, 50*time.Millisecond)
 		case <-ctx.Done():
 			return fmt.Errorf("inmem: cancel job %s: %w", id, ctx.Err())
@@ -443,9 +462,12 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // Wait blocks until job id has finished and returns the finished job, also
-// when another runner on the same store finishes it (Wait then sees it
-// within 50 ms to a second: it looks at the store at growing intervals). The job's own failure is
-// not an error: check its Status. Wait returns an
+// when another runner on the same store finishes it. While this runner has
+// actions of the job in hand, it is woken by this runner's own commits and
+// reads nothing; otherwise it looks at the job in the store at growing
+// intervals, from 50 ms to a second (one read of that job, whatever else
+// the store holds), and sees another runner's finish that much later. The
+// job's own failure is not an error: check its Status. Wait returns an
 // error when ctx ends, when the job's results could not be applied (its
 // stored state is damaged or gone), and, wrapping ErrClosed, when the
 // runner has stopped (Close, or Run returned) with the job unfinished.
@@ -479,12 +501,24 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		case closed:
 			return j, fmt.Errorf("inmem: wait for job %s, unfinished at v%d: %w", id, j.Version(), cerr)
 		}
-		// This runner wakes ch when it finishes the job; another runner on
-		// the same store does not, so the store is looked at now and then,
-		// less often the longer the wait, through its listing when it has
-		// one (a job's status, without loading the job).
+		// This runner wakes ch when it finishes the job, and when it lets
+		// go of the job's last action in hand. While it holds some, the job
+		// changes here: Wait reads nothing. Otherwise another runner on the
+		// same store may finish the job, and does not wake ch, so the store
+		// is looked at now and then, less often the longer the wait: one
+		// read of this job alone (store.Stat: its status, without loading
+		// it), never a listing, so that a poll costs the same however many
+		// jobs the store holds.
 	wait:
 		for {
+			if r.q.holds(id) {
+				select {
+				case <-ch:
+					break wait
+				case <-ctx.Done():
+					return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
+				}
+			}
 			poll.Reset(every)
 			select {
 			case <-ch:
@@ -502,7 +536,7 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	}
 }
 
-// stillRunning reports whether the store lists job id as running; false
+// stillRunning reports whether the store says job id is running; false
 // when it cannot tell (then the caller loads the job).
 func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
 	r.mu.Lock()
@@ -511,8 +545,8 @@ func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
 	if stop {
 		return false
 	}
-	infos, err := store.List(ctx, r.o.Store, store.Query{Prefix: string(id), Limit: 1})
-	return err == nil && len(infos) == 1 && infos[0].ID == id && !infos[0].Status.Settled()
+	in, err := store.Stat(ctx, r.o.Store, id)
+	return err == nil && !in.Status.Settled()
 }
 
 // Wait looks at the store for a job that another runner may finish every
@@ -568,10 +602,14 @@ func wake(ch chan struct{}) {
 
 // Run resumes the unfinished jobs in the store (unless Options.NoResume),
 // then runs actions and applies results until ctx ends, Close is called or
-// the store fails. It returns nil after a clean shutdown (see the package
-// doc for what happens to actions in flight), the store's error if the
-// store failed, nil at once if Close came first, and ErrRunning if called
-// twice. After Run returns, the runner is closed.
+// the store fails. A store that keeps settled jobs only for a while (a
+// store.Sweeper with a retention, such as store/bolt with
+// Options.Retention) is swept once when Run starts, before any action
+// runs, then whenever the store's last sweep says. Run returns nil after
+// a clean shutdown (see the package doc for what happens to actions in
+// flight), the store's error if the store failed, nil at once if Close
+// came first, and ErrRunning if called twice. After Run returns, the
+// runner is closed.
 func (r *Runner) Run(ctx context.Context) error {
 	r.mu.Lock()
 	switch {
@@ -600,6 +638,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.tm.run(r.fireTimer)
 	defer r.tm.stop()
+	if next, ok := r.sweepOnce(ctx); ok {
+		var sweeper sync.WaitGroup
+		sweeper.Go(func() { r.sweep(ctx, next) })
+		defer func() { cancel(); sweeper.Wait() }()
+	}
 
 	// Handlers run under handlerCtx, which outlives ctx by DrainTimeout.
 	handlerCtx, cancelHandlers := context.WithCancel(context.WithoutCancel(ctx))
@@ -673,6 +716,43 @@ func (r *Runner) resumeAll(ctx context.Context) {
 			return
 		}
 		q.After = infos[len(infos)-1].ID
+	}
+}
+
+// sweepOnce sweeps the store once, and says when to sweep again; ok is
+// false if the store keeps every job (it is no store.Sweeper, or has no
+// retention), or ctx ended.
+func (r *Runner) sweepOnce(ctx context.Context) (next time.Duration, ok bool) {
+	res, err := store.Sweep(ctx, r.o.Store)
+	switch {
+	case errors.Is(err, errors.ErrUnsupported), err != nil && ctx.Err() != nil:
+		return 0, false
+	case err != nil:
+		r.log.Warn("sweeping settled jobs past their retention", "err", err)
+		return time.Minute, true
+	case res.Deleted > 0:
+		r.log.Debug("deleted settled jobs past their retention", "jobs", res.Deleted)
+	}
+	return res.Next, true
+}
+
+// sweep sweeps the store after next, then whenever the previous sweep
+// says (at once while it stopped at its bound, a minute after one that
+// failed), until ctx ends.
+func (r *Runner) sweep(ctx context.Context, next time.Duration) {
+	t := time.NewTimer(next)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		next, ok := r.sweepOnce(ctx)
+		if !ok {
+			return
+		}
+		t.Reset(next)
 	}
 }
 

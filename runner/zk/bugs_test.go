@@ -181,7 +181,7 @@ func TestLostClaimReplyIsStillOurs(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, 20*time.Second, "the proxy cuts the worker's claim", func() bool { return proxy.cutCount() == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), zktest.Patience(t))
 	defer cancel()
 	j, err := sub.Wait(ctx, id)
 	if err != nil {
@@ -192,7 +192,7 @@ func TestLostClaimReplyIsStillOurs(t *testing.T) {
 				holders = append(holders, fmt.Sprintf("%s holds %s/%s", w.Name, c.Job, c.Action))
 			}
 		}
-		t.Fatalf("the job did not finish within 10 s of the lost claim reply: the action ran %d times; claims: %s; the worker's session is alive (reachable again, new_session=false: %d); its claim retries: %s",
+		t.Fatalf("the job did not finish within the test's patience after the lost claim reply: the action ran %d times; claims: %s; the worker's session is alive (reachable again, new_session=false: %d); its claim retries: %s",
 			runs.Load(), strings.Join(holders, ", "), logs.count("zookeeper reachable again", "new_session=false"),
 			strings.Join(logs.lines("op=\"claim a-"), " | "))
 	}
@@ -215,12 +215,12 @@ func TestResultOverLimitFailsItsAction(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.goodJob(t) // the worker serves other jobs meanwhile
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), zktest.Patience(t))
 			defer cancel()
 			j, err := e.sub.Wait(ctx, id)
 			if err != nil {
 				now, _ := e.sub.Status(context.Background(), id)
-				t.Fatalf("the job did not end within 20 s: it is %s v%d; big ran %d times", now.Status(), now.Version(), e.bigRun.Load())
+				t.Fatalf("the job did not end within the test's patience: it is %s v%d; big ran %d times", now.Status(), now.Version(), e.bigRun.Load())
 			}
 			f, _ := j.Failure()
 			if j.Status() != job.StatusFailed || !strings.Contains(f.Message, fmt.Sprint(zkrunner.MaxResultBytes)) {
@@ -252,11 +252,11 @@ func TestLostCommitReplyRunsItsOwnClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(t, 20*time.Second, "the proxy cuts the worker's commit", func() bool { return proxy.cutCount() == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), zktest.Patience(t))
 	defer cancel()
 	j, err := sub.Wait(ctx, id)
 	if err != nil {
-		t.Fatalf("the job did not finish within 10 s of the lost commit reply: the actions ran %d times; reachable again in the same session: %d; %v",
+		t.Fatalf("the job did not finish within the test's patience after the lost commit reply: the actions ran %d times; reachable again in the same session: %d; %v",
 			runs.Load(), logs.count("zookeeper reachable again", "new_session=false"), err)
 	}
 	if j.Status() != job.StatusSucceeded || runs.Load() != 2 {

@@ -23,11 +23,29 @@ type Config struct {
 	// worker dies (or stops answering) its claims are released; default
 	// 10s. The server bounds it to between 2 and 20 of its ticks.
 	SessionTimeout time.Duration
-	// Auth, when set ("user:password"), is a digest credential: the
-	// connection authenticates with it and every node baton creates gets
-	// an ACL that grants everything to that identity only, so a client
-	// without it can neither read nor change baton's nodes.
+	// Auth, when set ("user:password", the password not empty), is a
+	// digest credential: the connection authenticates with it and every
+	// node baton creates gets an ACL that grants everything to that
+	// identity only, so a client without it can neither read nor change
+	// baton's nodes. All clients of a root must therefore use the same
+	// credentials, or none: Open refuses a root whose nodes' ACL was made
+	// for other ones, or without any when Auth is set (AccessError).
 	Auth string
+	// MustExist makes Open write nothing: the root and baton's nodes
+	// under it must exist already, else Open fails with an error wrapping
+	// ErrNoRoot that names what is missing. For clients that only read
+	// or change existing jobs (status, cancel); a worker or a submitter
+	// leaves it false, and Open creates what is missing (but never the
+	// root's parent).
+	MustExist bool
+	// Retention is how long a settled job (succeeded, failed, cancelled)
+	// is kept after it settled: the workers on the root (runners with a
+	// Registry) delete older ones, with their history and any queue
+	// entries or timers left of them (see the package doc, Retention).
+	// 0 means DefaultRetention; a negative value keeps settled jobs
+	// until someone deletes them. Each worker sweeps with its own: on a
+	// root whose workers disagree, the shortest wins.
+	Retention time.Duration
 	// Backoff paces retries after connection loss and the polls that back
 	// up watches; see Backoff for the defaults.
 	Backoff Backoff
@@ -48,20 +66,24 @@ type Config struct {
 // conn is a ZooKeeper session shared by a Store and the runners on it.
 type conn struct {
 	client
-	l      layout
-	every  uint64
-	maxJob int
+	l         layout
+	every     uint64
+	maxJob    int
+	retention time.Duration // <= 0: settled jobs are kept
 
 	mu        sync.Mutex
 	connected bool
 	session   int64           // the session the connection holds now
 	watchers  []chan struct{} // woken when a new session starts
 	closed    bool
+	bucket    string // the settled index's bucket known to exist (ensureBucket)
 	done      chan struct{}
 }
 
-// dial connects and waits for a session (or ctx), then creates the root's
-// persistent nodes if they are missing.
+// dial connects and waits for a session (or ctx), authenticates, then
+// opens the root (openRoot): creates its persistent nodes if they are
+// missing (unless Config.MustExist), and checks that their ACL admits the
+// credentials.
 func dial(ctx context.Context, cfg Config) (*conn, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, errors.New("zk: Config.Servers is empty: give the ensemble's host:port addresses")
@@ -70,11 +92,12 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 	if root == "" {
 		root = "/baton"
 	}
-	if !strings.HasPrefix(root, "/") || strings.HasSuffix(root, "/") && root != "/" || root == "/" {
-		return nil, fmt.Errorf("zk: root %q: want an absolute node path such as /baton (not / itself, no trailing slash)", root)
+	if err := checkRootPath(root); err != nil {
+		return nil, err
 	}
-	if err := zkPathOK(root); err != nil {
-		return nil, fmt.Errorf("zk: root %q: %w", root, err)
+	user, password, err := splitAuth(cfg.Auth)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.SessionTimeout <= 0 {
 		cfg.SessionTimeout = 10 * time.Second
@@ -88,11 +111,12 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 		return nil, fmt.Errorf("zk: connect to %s: %w", strings.Join(cfg.Servers, ","), err)
 	}
 	c := &conn{
-		client: client{c: zc, acl: zk.WorldACL(zk.PermAll), backoff: cfg.Backoff.withDefaults(), log: log},
-		l:      layout{root: root},
-		every:  cfg.SnapshotEvery,
-		maxJob: cmpOr(cfg.MaxJobBytes, 8<<20),
-		done:   make(chan struct{}),
+		client:    client{c: zc, acl: zk.WorldACL(zk.PermAll), backoff: cfg.Backoff.withDefaults(), log: log},
+		l:         layout{root: root},
+		every:     cfg.SnapshotEvery,
+		maxJob:    cmpOr(cfg.MaxJobBytes, 8<<20),
+		retention: cfg.retention(),
+		done:      make(chan struct{}),
 	}
 	first := make(chan struct{})
 	go c.watchEvents(events, first)
@@ -102,29 +126,16 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 		zc.Close()
 		return nil, fmt.Errorf("zk: no session with %s: %w", strings.Join(cfg.Servers, ","), ctx.Err())
 	}
-	if cfg.Auth != "" {
-		user, _, ok := strings.Cut(cfg.Auth, ":")
-		if !ok || user == "" {
-			zc.Close()
-			return nil, errors.New("zk: Config.Auth must be \"user:password\"")
-		}
-		if err := zc.AddAuth("digest", []byte(cfg.Auth)); err != nil {
+	if user != "" {
+		if err := zc.AddAuth("digest", []byte(user+":"+password)); err != nil {
 			zc.Close()
 			return nil, fmt.Errorf("zk: authenticate as %q: %w", user, err)
 		}
-		c.acl = zk.DigestACL(zk.PermAll, user, cfg.Auth[len(user)+1:])
+		c.acl = zk.DigestACL(zk.PermAll, user, password)
 	}
-	for _, p := range c.l.dirs() {
-		if err := c.ensure(ctx, p); err != nil {
-			zc.Close()
-			if errors.Is(err, zk.ErrNoAuth) && cfg.Auth == "" {
-				return nil, fmt.Errorf("zk: create %s: %w (the root is protected by credentials: set Config.Auth)", p, err)
-			}
-			if errors.Is(err, zk.ErrNoAuth) {
-				return nil, fmt.Errorf("zk: create %s: %w (the root belongs to other credentials than Config.Auth's)", p, err)
-			}
-			return nil, fmt.Errorf("zk: create %s: %w", p, err)
-		}
+	if err := c.openRoot(ctx, cfg.MustExist, user); err != nil {
+		zc.Close()
+		return nil, err
 	}
 	return c, nil
 }
@@ -236,6 +247,29 @@ type zkLogger struct{ log *slog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
 	z.log.Debug("go-zookeeper: " + fmt.Sprintf(format, args...))
+}
+
+// DefaultRetention is Config.Retention's default: a week.
+const DefaultRetention = 7 * 24 * time.Hour
+
+func (cfg Config) retention() time.Duration {
+	if cfg.Retention == 0 {
+		return DefaultRetention
+	}
+	return cfg.Retention
+}
+
+// splitAuth reads Config.Auth: empty, or "user:password" with neither
+// empty.
+func splitAuth(auth string) (user, password string, err error) {
+	if auth == "" {
+		return "", "", nil
+	}
+	user, password, ok := strings.Cut(auth, ":")
+	if !ok || user == "" || password == "" {
+		return "", "", errors.New("zk: Config.Auth must be \"user:password\", neither empty")
+	}
+	return user, password, nil
 }
 
 func cmpOr(v, def int) int {

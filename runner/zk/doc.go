@@ -38,6 +38,14 @@
 //	                                   actions it serves, host, pid)
 //	/baton/dispatching/ID              a transition too large for one request
 //	                                   whose queue entries are still being written
+//	/baton/settled/m-MINUTE/MS-LEN-ID  the index of settled jobs: the minute
+//	                                   (UTC, YYYYMMDDHHMM) and the time (Unix ms)
+//	                                   a job settled; data: its incarnation
+//
+// Open creates the root's nodes when they are missing, but never the
+// root's parent; with Config.MustExist (clients that only read or change
+// existing jobs) it writes nothing, and a missing root is an error
+// (ErrNoRoot) naming it.
 //
 // Workers sort the queue's names: higher priorities first, then, within
 // a priority, roughly the oldest first (see Workers). Nothing in the
@@ -99,6 +107,11 @@
 // only one. An at-most-once action whose entry was claimed before is not
 // run again: it is reported failed with kind lost.
 //
+// A transition that stops actions (a cancel, a deadline) deletes the
+// queue entries of those that no worker has claimed, and Delete deletes
+// a job's entries and timers: an entry of an action no live worker has a
+// handler for is not left for ever. Both list the queue once.
+//
 // A running action's handler is cancelled with cause runner.ErrStopped
 // when its job no longer waits for it: in this process at once, in
 // others when their workers see the job's record count a new stop (one
@@ -112,6 +125,23 @@
 // Every runner watches the timers node and, when a timer falls due,
 // applies its firing, then deletes the node. Two runners may fire one
 // timer; the reducer ignores the second firing.
+//
+// # Retention
+//
+// Settled jobs (succeeded, failed, cancelled) are deleted by the workers
+// (runners with a Registry) once they settled longer ago than
+// Config.Retention: by default DefaultRetention, a week; a negative
+// Retention keeps them until someone deletes them. ZooKeeper holds all
+// its data in memory: a root that only grows ends by exhausting it. The
+// transition that settles a job indexes it, in its own multi-op, under
+// /settled by minute; every worker sweeps the index every tenth of the
+// retention (at least every 100 ms, at most every minute), deleting at
+// most 256 jobs a sweep, with their history, their leftover queue
+// entries and timers, then their index nodes. A job is thus deleted
+// between Retention and Retention plus a sweep or two after it settled.
+// A sweep never lists the jobs: it lists the index's buckets (one per
+// minute in which a job settled) and the expired ones. Jobs that settled
+// under a baton older than the index stay until deleted by hand.
 //
 // # Connection loss
 //
@@ -135,7 +165,12 @@
 // With Config.Auth ("user:password"), the connection authenticates with
 // that digest and every node baton creates carries an ACL granting all to
 // that identity alone: a client without it can neither read nor change
-// them.
+// them. All clients of a root must therefore share its credentials, or
+// all go without: Open reads the ACL of baton's nodes under the root and
+// refuses at once (AccessError, wrapping ErrAccess, naming the root and
+// the users it admits) a root made with credentials when it has none or
+// other ones, and a root made without any when it has some (the nodes it
+// made would be closed to the others).
 //
 // # Limits
 //

@@ -132,6 +132,49 @@ func timerKey(name string) (dueMilli int64, id job.ID, timerID string, ok bool) 
 // worker is the ephemeral node a worker announces itself with.
 func (l layout) worker(name string) string { return l.workers() + "/" + name }
 
+// settled is the index of settled jobs, by when they settled: the
+// retention sweep reads it (see retention.go). It is not one of dirs: a
+// root made by an older baton lacks it until a job settles.
+func (l layout) settled() string { return l.root + "/settled" }
+
+// settledBucket is the bucket of the jobs that settled in the minute of
+// t (UTC): "m-YYYYMMDDHHMM", names that sort by time.
+func (l layout) settledBucket(t time.Time) string {
+	return l.settled() + "/" + bucketName(t)
+}
+
+func bucketName(t time.Time) string { return "m-" + t.UTC().Format("200601021504") }
+
+// bucketTime reads a bucket's name: the start of its minute.
+func bucketTime(name string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(name, "m-")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse("200601021504", rest)
+	return t, err == nil
+}
+
+// settledEntry is the index node of job id, settled at t (Unix
+// milliseconds, 13 digits, first: the bucket's entries sort by time).
+// Its data is the job's incarnation (16 hex digits).
+func (l layout) settledEntry(t time.Time, id job.ID) string {
+	return fmt.Sprintf("%s/%013d-%s", l.settledBucket(t), t.UnixMilli(), keyName(id, "j"))
+}
+
+// settledKey reads an index node's name.
+func settledKey(name string) (ms int64, id job.ID, ok bool) {
+	if len(name) < 15 || name[13] != '-' {
+		return 0, "", false
+	}
+	ms, err := strconv.ParseInt(name[:13], 10, 64)
+	if err != nil {
+		return 0, "", false
+	}
+	id, rest, ok := splitKeyName(name[14:])
+	return ms, id, ok && rest == "j"
+}
+
 // dispatchingJob marks a job whose saved transition had more actions than
 // one multi-op holds: its queue entries are being written in parts.
 func (l layout) dispatchingJob(id job.ID) string { return l.dispatching() + "/" + string(id) }

@@ -59,7 +59,7 @@ func (m *meta) setJob(j job.Job) {
 func (m *meta) info(id job.ID) (store.Info, error) {
 	st, err := job.ParseStatus(m.Status)
 	if err != nil || st == job.StatusIdle {
-		return store.Info{}, fmt.Errorf("job %s: meta record has status %q", id, m.Status)
+		return store.Info{}, fmt.Errorf("job %s: meta record has status %q: %w", id, m.Status, job.ErrCorrupt)
 	}
 	return store.Info{ID: id, Version: m.Version, Status: st, Settled: m.Settled, Total: m.Total}, nil
 }

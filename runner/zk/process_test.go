@@ -166,8 +166,8 @@ func startWorkerProcess(t *testing.T, srv *zktest.Server, root, name, marker str
 			_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL) // its own PID: not reaped until Wait returns
 			select {
 			case <-p.exited:
-			case <-time.After(10 * time.Second):
-				t.Errorf("worker process %d did not exit within 10 s of SIGKILL", cmd.Process.Pid)
+			case <-time.After(zktest.Patience(t)):
+				t.Errorf("worker process %d did not exit within %v of SIGKILL", cmd.Process.Pid, zktest.Patience(t))
 			}
 		}
 		if t.Failed() {
@@ -354,9 +354,9 @@ func TestWorkerProcessStoppedPastSession(t *testing.T) {
 	var took time.Time
 	select {
 	case took = <-tookOver:
-	case <-time.After(20 * time.Second):
+	case <-time.After(zktest.Patience(t)):
 		p.signal(t, syscall.SIGCONT)
-		t.Fatal("the local worker did not take the action over within 20 s of the SIGSTOP")
+		t.Fatalf("the local worker did not take the action over within %v of the SIGSTOP", zktest.Patience(t))
 	}
 	ws, err := subSt.Workers(ctx)
 	if err != nil {

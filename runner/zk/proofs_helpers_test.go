@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/batonwf/baton/internal/zktest"
 	"log/slog"
 	"strings"
 	"sync"
@@ -79,8 +80,8 @@ func (s *started) stop() error {
 		_ = s.Close()
 		select {
 		case s.err = <-s.done:
-		case <-time.After(20 * time.Second):
-			s.err = errors.New("Run did not return within 20 s of Close")
+		case <-time.After(time.Minute): // a hang, not slowness: Close ends Run at once
+			s.err = errors.New("Run did not return within a minute of Close")
 		}
 	})
 	return s.err
@@ -152,9 +153,12 @@ func (l *logBuf) lines(subs ...string) []string {
 }
 
 // poll polls cond every few milliseconds until it holds, and fails the
-// test if it does not within timeout.
+// test if it does not within timeout, or within the test's patience
+// (zktest.Patience) if that is longer: a loaded machine only delays what
+// the test waits for.
 func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	timeout = max(timeout, zktest.Patience(t))
 	deadline := time.Now().Add(timeout)
 	for pause := time.Millisecond; !cond(); pause = min(2*pause, 50*time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -164,10 +168,12 @@ func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	}
 }
 
-// waitJob waits (at most timeout) until job id has finished, and says
-// what it looked like if it did not.
+// waitJob waits (at most timeout, or the test's patience if that is
+// longer) until job id has finished, and says what it looked like if it
+// did not.
 func waitJob(t testing.TB, r *zkrunner.Runner, id job.ID, timeout time.Duration) job.Job {
 	t.Helper()
+	timeout = max(timeout, zktest.Patience(t))
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	j, err := r.Wait(ctx, id)

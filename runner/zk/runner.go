@@ -300,10 +300,28 @@ func (r *Runner) stopLocal(acts []job.Action) {
 
 // release deletes a claim and its entry, at the version claimed: the
 // action is done with (its result applied, or ignored), or not to be run.
+// An entry already gone (its job was deleted) leaves the claim alone to
+// delete.
 func (r *Runner) release(ctx context.Context, c consumed) {
-	_, _, err := r.c.multi(context.WithoutCancel(ctx), "release "+c.entry, c.ops())
+	ctx = context.WithoutCancel(ctx)
+	_, failed, err := r.c.multi(ctx, "release "+c.entry, c.ops())
+	if failed == 0 && errors.Is(err, zk.ErrNoNode) {
+		err = r.c.delete(ctx, c.claim, -1)
+	}
 	if err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
 		r.log.Warn("could not delete a queue entry", "entry", c.entry, "err", err)
+	}
+}
+
+// dropStopped deletes the unclaimed queue entries of the actions a
+// transition stopped (see conn.dropStopped); a failure is logged: a
+// worker that claims such an entry later drops it.
+func (r *Runner) dropStopped(ctx context.Context, stops []job.Action) {
+	if len(stops) == 0 {
+		return
+	}
+	if err := r.c.dropStopped(context.WithoutCancel(ctx), stops); err != nil {
+		r.log.Warn("could not delete the queue entries of stopped actions", "job", stops[0].JobID, "err", err)
 	}
 }
 
@@ -391,6 +409,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { r.timerLoop(ctx) })
 	wg.Go(func() { r.sessionLoop(ctx) })
+	wg.Go(func() { r.retentionLoop(ctx) })
 	r.workLoop(ctx)
 	r.appliers.Wait() // the results of the actions that ended are applied
 	r.stopWatchers()

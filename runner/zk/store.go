@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -197,6 +198,15 @@ func (s *Store) createOps(ctx context.Context, j job.Job, enc []byte) ([]any, me
 			s.c.createOp(s.c.l.job(id), encodeMeta(m), 0),
 			s.c.createOp(s.c.l.incarnation(id, inc), nil, 0),
 		}
+		if j.Done() {
+			// Settled as made (a workflow with nothing to run): indexed
+			// for the retention sweep.
+			now := time.Now()
+			if err := s.c.ensureBucket(ctx, now); err != nil {
+				return nil, meta{}, nil, fmt.Errorf("job %s: create: %w", id, err)
+			}
+			ops = append(ops, s.c.createOp(s.c.l.settledEntry(now, id), []byte(m.Incarnation), 0))
+		}
 		for k, c := range cs {
 			ops = append(ops, s.c.createOp(s.c.l.snapChunk(id, inc, 1, tag, k), c, 0))
 		}
@@ -260,6 +270,7 @@ type save struct {
 	m, old  meta     // the record written, and the one it replaces
 	zver    int32    // of the job's node before the write
 	ops     []any    // ops[0] sets the record, ops[1] creates the step
+	index   int      // the op that indexes a settling job (retention), or -1
 	written []string // chunks written ahead of the multi-op
 }
 
@@ -292,7 +303,7 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 	if mi, _ := e.m.incarnation(); mi != inc || e.m.Version != j.Version()-1 {
 		return nil, fmt.Errorf("job %s: saving v%d of incarnation %016x, stored v%d of %s: %w", id, j.Version(), inc, e.m.Version, e.m.Incarnation, store.ErrConflict)
 	}
-	sv := &save{s: s, j: j, zver: e.zver}
+	sv := &save{s: s, j: j, zver: e.zver, index: -1}
 	m := e.m
 	m.setJob(j)
 	if stopsActions(step) {
@@ -331,6 +342,16 @@ func (s *Store) prepareSave(ctx context.Context, j job.Job, step job.Step) (*sav
 		&zk.SetDataRequest{Path: s.c.l.job(id), Data: encodeMeta(m), Version: e.zver},
 		s.c.createOp(s.c.l.step(id, inc, j.Version()), rec, 0),
 	}, snapOps...)
+	if j.Done() && e.m.Status == job.StatusRunning.String() {
+		// It settles: indexed for the retention sweep, by the same write.
+		now := time.Now()
+		if err := s.c.ensureBucket(ctx, now); err != nil {
+			sv.abandon(ctx)
+			return nil, fmt.Errorf("job %s: save: %w", id, err)
+		}
+		sv.index = len(sv.ops)
+		sv.ops = append(sv.ops, s.c.createOp(s.c.l.settledEntry(now, id), []byte(m.Incarnation), 0))
+	}
 	return sv, nil
 }
 
@@ -363,6 +384,11 @@ func opSize(op any) int {
 // mapErr maps the failure of the save's multi-op, whose op failed failed.
 func (sv *save) mapErr(failed int, err error) error {
 	id := sv.j.ID()
+	if failed == sv.index && failed >= 0 {
+		// Its index bucket is gone (swept by a worker whose clock is far
+		// ahead): made again on the next try.
+		sv.s.c.forgetBucket()
+	}
 	switch {
 	case failed == 0 && errors.Is(err, zk.ErrBadVersion), failed == 1 && errors.Is(err, zk.ErrNodeExists):
 		// The cached version stays: it is older than the stored one, and
@@ -539,7 +565,11 @@ func (s *Store) replay(ctx context.Context, id job.ID, inc uint64, j job.Job, to
 	return out, nil
 }
 
-// List returns the jobs q selects, sorted by ID, from their records.
+// List returns the jobs q selects, sorted by ID, from their records. A
+// job whose record cannot be read (damaged: job.ErrCorrupt; closed to
+// these credentials: ErrAccess) is listed with Info.Damaged set and its
+// status unknown, so that one such record stops neither a listing nor
+// the resuming of the other jobs.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.usable("list"); err != nil {
 		return nil, err
@@ -559,16 +589,24 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // deleted meanwhile
 		}
-		if err != nil {
+		if errors.Is(err, zk.ErrNoAuth) {
+			// Made by a client with other credentials (before Open
+			// checked them): unreadable here, but not the others.
+			err = fmt.Errorf("job %s: its node is closed to these credentials (a client with other ones made it): %w", id, ErrAccess)
+		} else if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
-		m, err := decodeMeta(id, data)
-		if err != nil {
-			return nil, err
+		in := store.Info{ID: id}
+		var m meta
+		if err == nil {
+			m, err = decodeMeta(id, data)
 		}
-		in, err := m.info(id)
+		if err == nil {
+			in, err = m.info(id)
+		}
 		if err != nil {
-			return nil, err
+			// One damaged record does not hide the other jobs.
+			in = store.Info{ID: id, Damaged: err}
 		}
 		if !q.Match(in) {
 			continue
@@ -609,9 +647,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	return store.History{Origin: origin, Steps: steps}, nil
 }
 
-// Delete removes a job and its history: the nodes under it, then its
-// node. Its queue entries and timers are left to the workers, which drop
-// the entries of jobs that are gone.
+// Delete removes a job and its history (the nodes under it, then its
+// node), then its queue entries, timers and dispatching marker, so that
+// no entry is left for ever for an action no worker has a handler for
+// (this lists the queue and the timers once).
 func (s *Store) Delete(ctx context.Context, id job.ID) error {
 	if err := s.usable(id); err != nil {
 		return err
@@ -625,6 +664,9 @@ func (s *Store) Delete(ctx context.Context, id job.ID) error {
 	}
 	if err := s.c.deleteTree(ctx, p); err != nil {
 		return fmt.Errorf("job %s: delete: %w", id, err)
+	}
+	if err := s.c.dropLeftovers(ctx, map[job.ID]bool{id: true}); err != nil {
+		return fmt.Errorf("job %s: deleted, but not all its queue entries and timers: %w", id, err)
 	}
 	return nil
 }

@@ -232,6 +232,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		stops = sv.m.Stops
 	}
 	r.runOwn(tr.Actions, mine, now, stops)
+	r.dropStopped(ctx, tr.Stops)
 	if len(rest) > 0 {
 		if err := r.createAll(ctx, rest); err != nil {
 			return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
@@ -369,6 +370,7 @@ func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
 	for _, c := range consumedFrom(ctx) {
 		t.r.release(ctx, c)
 	}
+	t.r.dropStopped(ctx, tr.Stops)
 	return nil
 }
 

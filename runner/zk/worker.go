@@ -341,6 +341,13 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		return c, a, stops, ok
 	}
 	data, st, err := r.c.get(ctx, r.c.l.entry(name))
+	if errors.Is(err, zk.ErrNoAuth) {
+		// Made by a client with other credentials (before Open checked
+		// them): no worker here can read or delete it.
+		skip()
+		r.log.Warn("queue entry closed to this worker's credentials (a client with other ones made it): left alone", "entry", r.c.l.entry(name))
+		return consumed{}, job.Action{}, 0, false
+	}
 	if err != nil {
 		if !errors.Is(err, zk.ErrNoNode) && ctx.Err() == nil {
 			r.log.Warn("reading a queue entry", "entry", name, "err", err)
@@ -416,6 +423,14 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		if errors.Is(err, store.ErrNotFound) {
 			r.log.Info("queue entry of a job that is gone: deleted", "job", id, "action", actionID)
 			r.release(ctx, c)
+			return consumed{}, job.Action{}, 0, false
+		}
+		if errors.Is(err, job.ErrCorrupt) {
+			// Damaged: no worker can tell what it waits for. Left alone
+			// (once per worker), until an operator deletes the job.
+			skip()
+			r.log.Error("queue entry of a job whose stored state is damaged: left alone (deleting the job removes it)", "job", id, "action", actionID, "err", err)
+			r.handBack(c)
 			return consumed{}, job.Action{}, 0, false
 		}
 		if err != nil {

@@ -48,6 +48,16 @@ type Options struct {
 	// Whatever the count, the cached jobs hold at most about 262,000
 	// actions (about 50 MB), except that the job used last is always kept.
 	CacheSize int
+
+	// Retention, if positive, is how long a settled job is kept after its
+	// clock (job.Job.Clock: the time of the last result it applied); Sweep
+	// deletes the jobs older than that, and the runner that works on the
+	// store calls it now and then. Zero (the default) keeps every job.
+	Retention time.Duration
+
+	// Now is the clock Sweep measures a job's age with; nil means
+	// time.Now.
+	Now func() time.Time
 }
 
 // ErrLocked is wrapped by the error Open returns when another process (or
@@ -97,11 +107,20 @@ type Store struct {
 
 	group group // see group.go
 
+	// Retention (see retain.go): sweepMu makes sweeps take turns, and
+	// sweepFrom is the last job the previous one read (nil: start over).
+	retention time.Duration
+	now       func() time.Time
+	sweepMu   sync.Mutex
+	sweepFrom []byte
+
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
 }
 
 var (
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
+	_ store.Sweeper   = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 )
@@ -139,7 +158,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
 	}
-	s := &Store{path: path, cache: newCache(o.CacheSize), timeout: o.Timeout, lock: lock}
+	s := &Store{path: path, cache: newCache(o.CacheSize), timeout: o.Timeout, lock: lock, retention: o.Retention, now: o.Now}
 	if o.SnapshotEvery > 0 {
 		s.every = uint64(o.SnapshotEvery)
 	}
@@ -168,6 +187,9 @@ func (opts *Options) withDefaults() Options {
 		o.CacheSize = 4096
 	case o.CacheSize < 0:
 		o.CacheSize = 0
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return o
 }

@@ -49,9 +49,13 @@
 // The file holds two top-level buckets:
 //
 //	baton/format                 layout version ("1")
-//	jobs/<id>/meta               46 bytes: incarnation, version, status,
+//	jobs/<id>/meta               86 bytes: incarnation, version, status,
 //	                             snapshot version, step bytes since the
-//	                             snapshot, CRC-32Cs of origin and snapshot
+//	                             snapshot, CRC-32Cs of origin and snapshot,
+//	                             the job's incarnation, progress, steps
+//	                             since the snapshot, and clock (format 3;
+//	                             older formats are read, and rewritten by
+//	                             the next Save)
 //	jobs/<id>/origin/job         job.Encode of version 1, as Create got it
 //	jobs/<id>/snap/job           job.Encode of the newest snapshot (absent
 //	                             until the first one)
@@ -121,6 +125,19 @@
 // re-creates cost a decode, never a wrong answer. It holds
 // Options.CacheSize jobs (default 4096) and about 262,000 actions in all,
 // least recently used first out.
+//
+// # Retention
+//
+// With Options.Retention, Sweep (store.Sweeper) deletes the settled jobs
+// whose clock (job.Job.Clock, the time of the last result they applied,
+// kept in the meta record) is older than the retention, by Options.Now.
+// The store never sweeps on its own: the runner working on it
+// (runner/inmem's Run) calls Sweep now and then. Each call reads at most
+// 1,024 meta records, going on from where the previous one stopped, and
+// deletes at most 256 jobs in one write transaction, shared with the Saves
+// waiting then; a round through the store takes jobs/1,024 calls, then
+// the runner waits a tenth of the retention (from a second to a minute).
+// Without Retention (the default) every job is kept.
 //
 // Stats reports counters (transactions, record bytes, steps, snapshots,
 // page bytes) for benchmarks; see BenchmarkSave.

@@ -263,6 +263,11 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 		return job.Job{}, err
 	}
 	defer s.mu.RUnlock()
+	return s.load(ctx, id)
+}
+
+// load is Load inside an operation (s.mu held for reading).
+func (s *Store) load(ctx context.Context, id job.ID) (job.Job, error) {
 	var (
 		m        meta
 		snapName string
@@ -367,6 +372,9 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 			if !bytes.HasPrefix(k, []byte(q.Prefix)) {
 				break
 			}
+			if q.After != "" && string(k) <= string(q.After) {
+				continue // q.After itself: filtered by its key, its meta unread
+			}
 			if v != nil {
 				return s.corrupt(job.ID(k), "", fmt.Errorf("%w: a value where a job's bucket belongs", job.ErrCorrupt))
 			}
@@ -391,6 +399,31 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		return nil, s.txErr("", err)
 	}
 	return out, nil
+}
+
+// Stat implements store.Stater: it reads the job's meta record alone.
+func (s *Store) Stat(ctx context.Context, id job.ID) (store.Info, error) {
+	if err := s.enter(ctx, id); err != nil {
+		return store.Info{}, err
+	}
+	defer s.mu.RUnlock()
+	var in store.Info
+	err := s.view(ctx, id, func(tx *bbolt.Tx) error {
+		jb, err := s.jobBucket(tx, id)
+		if err != nil {
+			return err
+		}
+		m, err := s.readMeta(jb, id)
+		if err != nil {
+			return err
+		}
+		in = m.info(id)
+		return nil
+	})
+	if err != nil {
+		return store.Info{}, s.txErr(id, err)
+	}
+	return in, nil
 }
 
 // Delete implements store.Deleter: it removes the job's bucket, history and

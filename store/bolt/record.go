@@ -15,9 +15,11 @@ import (
 // job.EncodeStep's.
 const (
 	metaFormat1 = 1 // up to the first release: no job incarnation, no progress
-	metaFormat  = 2
+	metaFormat2 = 2 // no clock
+	metaFormat  = 3
 	metaLen1    = 1 + 8 + 8 + 1 + 8 + 8 + 4 + 4 + 4
-	metaLen     = metaLen1 + 8 + 8 + 8 + 8
+	metaLen2    = metaLen1 + 8 + 8 + 8 + 8
+	metaLen     = metaLen2 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -41,6 +43,10 @@ type meta struct {
 	jobInc         uint64 // job.Job.Incarnation, checked by Save
 	settled, total int64  // job.Job.Progress of the newest version
 	stepsSinceSnap uint64 // step records written after the snapshot
+
+	// Format 3 and later; an older record reads as clock unknown (0), and
+	// is rewritten in the newest format by the next Save.
+	clock int64 // job.Job.Clock of the newest version, Unix nanoseconds; 0 if unknown
 }
 
 func (m meta) encode() []byte {
@@ -57,6 +63,7 @@ func (m meta) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(m.settled))
 	b = binary.BigEndian.AppendUint64(b, uint64(m.total))
 	b = binary.BigEndian.AppendUint64(b, m.stepsSinceSnap)
+	b = binary.BigEndian.AppendUint64(b, uint64(m.clock))
 	return binary.BigEndian.AppendUint32(b, checksum(b))
 }
 
@@ -68,8 +75,10 @@ func decodeMeta(b []byte) (meta, error) {
 		return meta{}, fmt.Errorf("%w: missing", job.ErrCorrupt)
 	case b[0] == metaFormat1:
 		want = metaLen1
+	case b[0] == metaFormat2:
+		want = metaLen2
 	case b[0] != metaFormat:
-		return meta{}, fmt.Errorf("%w: record format %d, want %d or %d", job.ErrCorrupt, b[0], metaFormat1, metaFormat)
+		return meta{}, fmt.Errorf("%w: record format %d, want %d to %d", job.ErrCorrupt, b[0], metaFormat1, metaFormat)
 	}
 	switch {
 	case len(b) != want:
@@ -88,7 +97,7 @@ func decodeMeta(b []byte) (meta, error) {
 		settled:     -1,
 		total:       -1,
 	}
-	if b[0] == metaFormat {
+	if b[0] >= metaFormat2 {
 		m.jobInc = binary.BigEndian.Uint64(b[42:])
 		m.settled = int64(binary.BigEndian.Uint64(b[50:]))
 		m.total = int64(binary.BigEndian.Uint64(b[58:]))
@@ -99,17 +108,24 @@ func decodeMeta(b []byte) (meta, error) {
 	} else {
 		m.stepsSinceSnap = m.version - m.snapVersion
 	}
+	if b[0] >= metaFormat {
+		m.clock = int64(binary.BigEndian.Uint64(b[74:]))
+	}
 	if m.version < 1 || m.snapVersion < 1 || m.snapVersion > m.version || m.status > job.StatusCancelled {
 		return meta{}, fmt.Errorf("%w: version %d, snapshot version %d, status %d", job.ErrCorrupt, m.version, m.snapVersion, m.status)
 	}
 	return m, nil
 }
 
-// withJob records j's version, status, incarnation and progress.
+// withJob records j's version, status, incarnation, progress and clock.
 func (m meta) withJob(j job.Job) meta {
 	settled, total := j.Progress()
 	m.version, m.status, m.jobInc = j.Version(), j.Status(), j.Incarnation()
 	m.settled, m.total = int64(settled), int64(total)
+	m.clock = 0
+	if c := j.Clock(); !c.IsZero() {
+		m.clock = c.UnixNano()
+	}
 	return m
 }
 

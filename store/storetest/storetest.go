@@ -50,6 +50,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"History", testHistory},
 		{"List", testList},
 		{"ListQuery", testListQuery},
+		{"Stat", testStat},
 		{"Incarnation", testIncarnation},
 		{"Delete", testDelete},
 		{"Closed", testClosed},
@@ -541,6 +542,15 @@ func testDelete(t *testing.T, s store.Store) {
 	checkLoad(t, s, again.j)
 	mustSave(t, s, again.succeed(1))
 	checkLoad(t, s, again.j)
+	if l, ok := s.(store.Lister); ok {
+		infos, err := l.List(ctx, store.Query{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]store.Info{infoOf(again.j), infoOf(keep.j)}, infos); diff != "" {
+			t.Fatalf("List after Delete and Create again (-want +got):\n%s", diff)
+		}
+	}
 	if _, ok := s.(store.Historian); ok {
 		checkHistory(t, history(t, s, "doomed"), again)
 	}
