@@ -34,7 +34,7 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	}
 	e := newEngine(Job{id: id, version: 1, t: t, inc: o.incarnation, clock: o.start})
 	// The trie belongs to this edit, so starting the job writes into it.
-	e.j.st = newSplitVec(t, nil, e.e)
+	e.j.st = newSplitVec(t, nil, e.token())
 	e.begin(0)
 	e.run()
 	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
@@ -283,12 +283,13 @@ func compareResults(x, y *Result) int {
 }
 
 // engine carries one New or Restart: the job being built, the edit token
-// that owns the state copied so far, the queue of nodes that settled and
+// that owns the state copied so far (made at the first write: token), the
+// queue of nodes that settled and
 // whose parents have not yet heard of it, and the queue of nodes to start
 // once settling is over.
 type engine struct {
-	j       Job // the job being built, held here so the two are one allocation
-	e       *edit
+	j       Job             // the job being built, held here so the two are one allocation
+	e       *edit           // nil until token makes it
 	fresh   map[int32]bool  // pars whose first failure came in this batch
 	res     *resChunk       // the results applied, once one is
 	ownOuts bool            // j.outs is this edit's copy
@@ -329,13 +330,28 @@ const (
 )
 
 func newEngine(j Job) *engine {
-	e := &engine{j: j, e: new(edit)}
+	e := &engine{j: j}
 	e.settleQ, e.startQ = e.settleBuf[:0], e.startBuf[:0]
 	return e
 }
 
 func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
-func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.e, id) }
+func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.token(), id) }
+
+// token returns the edit's token, the owner of the trie nodes it copied,
+// making it at the first write. An edit that applies results has made its
+// results chunk by then (Restart records each result before it writes the
+// leaf's state), and takes the chunk's token: one allocation for both.
+func (e *engine) token() *edit {
+	if e.e == nil {
+		if e.res != nil {
+			e.e = &e.res.tok
+		} else {
+			e.e = new(edit)
+		}
+	}
+	return e.e
+}
 func (e *engine) node(id int32) *tnode { return &e.j.t.nodes[id] }
 
 // finish returns the job built, with the results applied linked in, and
