@@ -74,3 +74,31 @@ func TestBatchesOfPendingResults(t *testing.T) {
 		}
 	}
 }
+
+// Wait for a job that has finished reads it and returns: it arms no timer
+// (it makes one only when it has to look at the store again), so it costs
+// its waiter's channel and entry, and nothing more.
+func TestWaitFinishedAllocations(t *testing.T) {
+	ctx := context.Background()
+	reg := runner.NewRegistry()
+	must(t, reg.Register("task", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	r, err := inmem.New(inmem.Options{Registry: reg, NoResume: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	must(t, r.Submit(ctx, "j", ast.Act("task", nil)))
+	j, err := r.Status(ctx, "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, r.Deliver(ctx, j.Outstanding()[0].Succeed(nil)))
+	n := testing.AllocsPerRun(50, func() {
+		if j, err := r.Wait(ctx, "j"); err != nil || !j.Done() {
+			t.Fatalf("Wait = %v, %v", j.Status(), err)
+		}
+	})
+	if n > 2 {
+		t.Errorf("Wait for a finished job: %v allocations, want at most 2 (its channel, its entry)", n)
+	}
+}

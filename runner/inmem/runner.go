@@ -510,8 +510,12 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
 	every := minWaitPoll
-	poll := time.NewTimer(every)
-	defer poll.Stop()
+	var poll *time.Timer // made when Wait first looks at the store on its own
+	defer func() {
+		if poll != nil {
+			poll.Stop()
+		}
+	}()
 	for {
 		j, err := r.o.Store.Load(ctx, id)
 		if err != nil {
@@ -551,7 +555,11 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 					return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
 				}
 			}
-			poll.Reset(every)
+			if poll == nil {
+				poll = time.NewTimer(every)
+			} else {
+				poll.Reset(every)
+			}
 			select {
 			case <-ch:
 				break wait
