@@ -94,8 +94,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 	e := newEngine(j)
 	var ignored []Ignored
 	var firings []keyed
-	batch := e.batchBuf[:0]
-	if len(results) > len(e.batchBuf) {
+	var batchBuf [1]keyed // a batch of one allocates nothing
+	batch := batchBuf[:0]
+	if len(results) > len(batchBuf) {
 		batch = make([]keyed, 0, len(results))
 	}
 	for i := range results {
@@ -204,7 +205,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		switch k.timer {
 		case timerRetry:
 			e.removeTimer(k.node, k.timer)
-			e.startQ = append(e.startQ, start{node: k.node, checks: true, kind: startRetry})
+			e.startQ.push(start{node: k.node, checks: true, kind: startRetry})
 		case timerDeadline:
 			e.removeTimer(k.node, k.timer)
 			e.expire(k.node)
@@ -300,18 +301,12 @@ type engine struct {
 	dagReq  map[int32]bool  // dag children after several siblings, requested in this edit
 	gaveUp  map[int32]bool  // leaves that gave up their retries in this edit
 	waitAt  map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
-	settleQ []int32
+	settleQ smallQ[int32]
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
-	startQ   []start
+	startQ   smallQ[start]
 	actions  []Action
-
-	// First backing arrays of the queues and of Restart's batch, so that a
-	// step of a few nodes allocates none of them.
-	settleBuf [8]int32
-	startBuf  [8]start
-	batchBuf  [1]keyed
 }
 
 // start is 8 bytes: the queue is on every Restart's path. A wait's time
@@ -329,10 +324,11 @@ const (
 	startRetry        // a leaf's retry timer fired: begin its next attempt
 )
 
+// newEngine returns an engine building on j. Nothing points into an
+// engine (its queues keep their first items in themselves, not behind a
+// slice), so one that New or Restart makes stays on the stack.
 func newEngine(j Job) *engine {
-	e := &engine{j: j}
-	e.settleQ, e.startQ = e.settleBuf[:0], e.startBuf[:0]
-	return e
+	return &engine{j: j}
 }
 
 func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
@@ -390,7 +386,7 @@ func (e *engine) markFresh(p int32) {
 	e.fresh[p] = true
 }
 
-func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{node: id, checks: true}) }
+func (e *engine) requestStart(id int32) { e.startQ.push(start{node: id, checks: true}) }
 
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.
@@ -411,7 +407,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 			e.waitAt = map[int32]int64{}
 		}
 		e.waitAt[id] = unixNano(r.At) // 0: the job's clock
-		e.startQ = append(e.startQ, start{node: id, checks: true, kind: startWait})
+		e.startQ.push(start{node: id, checks: true, kind: startWait})
 		return
 	}
 	if r.Failed() {
@@ -426,7 +422,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 	e.j.running--
 	e.j.settled++
 	e.settled(id)
-	e.settleQ = append(e.settleQ, id)
+	e.settleQ.push(id)
 }
 
 // retryable reports whether the failed attempt r of the leaf id (state s)
@@ -491,10 +487,10 @@ func (e *engine) tick(at time.Time) {
 // turn, without starting anything: the starts stay queued for run.
 func (e *engine) propagateAll() {
 	// propagate may queue more: the loop takes them in turn.
-	for i := 0; i < len(e.settleQ); i++ {
-		e.propagate(e.settleQ[i])
+	for i := 0; i < e.settleQ.len(); i++ {
+		e.propagate(e.settleQ.at(i))
 	}
-	e.settleQ = e.settleQ[:0]
+	e.settleQ.truncate(0)
 }
 
 // run settles everything that can settle, then starts what was requested,
@@ -521,12 +517,13 @@ func (e *engine) run() {
 			e.abandonQ = e.abandonQ[:0]
 			continue
 		}
-		if len(e.startQ) == 0 {
+		if e.startQ.len() == 0 {
 			return
 		}
 		cancelled := false
-		kept := e.startQ[:0]
-		for _, st := range e.startQ {
+		kept, n := 0, e.startQ.len()
+		for i := range n {
+			st := e.startQ.at(i)
 			if st.kind != startBegin && e.get(st.node).flags&flagWaiting == 0 {
 				// A leaf queued to wait or to retry that gave up since (an
 				// expiry in this batch): nothing is left to do for it.
@@ -541,14 +538,15 @@ func (e *engine) run() {
 				cancelled = true
 				continue
 			}
-			kept = append(kept, st)
+			e.startQ.set(kept, st)
+			kept++
 		}
-		e.startQ = kept
+		e.startQ.truncate(kept)
 		if cancelled {
 			continue
 		}
-		for _, st := range e.startQ {
-			switch st.kind { // none of these queues anything
+		for i := range e.startQ.len() {
+			switch st := e.startQ.at(i); st.kind { // none of these queues anything
 			case startBegin:
 				e.begin(st.node)
 			case startWait:
@@ -558,7 +556,7 @@ func (e *engine) run() {
 				e.begin(st.node)
 			}
 		}
-		e.startQ = e.startQ[:0]
+		e.startQ.truncate(0)
 	}
 }
 
@@ -583,7 +581,7 @@ func (e *engine) settle(id int32, status Status, cause, others int32) {
 		s.cause, s.others = 0, 0
 	}
 	e.settled(id)
-	e.settleQ = append(e.settleQ, id)
+	e.settleQ.push(id)
 }
 
 // settled withdraws the deadline of node id, which has settled.
@@ -853,7 +851,7 @@ func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
 	if f := tp.kids[partFinally]; f >= 0 {
 		ps.pos = partFinally
 		// A try already entered always runs its finally, frozen or not.
-		e.startQ = append(e.startQ, start{node: f})
+		e.startQ.push(start{node: f})
 		return
 	}
 	e.settle(p, ps.out, ps.cause, ps.others)
