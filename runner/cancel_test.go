@@ -37,7 +37,7 @@ func TestEngineCancel(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory()
 	d := &stopper{}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d)})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d)})
 	if err != nil {
 		t.Fatal(err)
 	}

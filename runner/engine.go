@@ -13,10 +13,11 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-// EngineOptions configures an Engine.
-type EngineOptions struct {
-	Store     store.Store // loads jobs; required
-	Transport Transport   // commits transitions and dispatches; required
+// EngineOptions configures an Engine whose commits consume per-call data
+// of type R (see Transport).
+type EngineOptions[R any] struct {
+	Store     store.Store  // loads jobs; required
+	Transport Transport[R] // commits transitions and dispatches; required
 	// Registry, if set, makes Submit refuse, and Recover leave alone,
 	// workflows naming actions that have no handler in it.
 	Registry *Registry
@@ -36,8 +37,12 @@ type EngineOptions struct {
 // It is safe for concurrent use: concurrent Applies to one job are
 // serialised by the store's compare-and-swap (the loser reloads and
 // retries, and finds its results already applied).
-type Engine struct {
-	o   EngineOptions
+//
+// R is what the results of one ApplyWith consume, handed to every
+// Transport.Commit it makes (see Transport); runners with nothing of the
+// kind use struct{}.
+type Engine[R any] struct {
+	o   EngineOptions[R]
 	log *slog.Logger
 }
 
@@ -47,7 +52,7 @@ type Engine struct {
 var ErrUnknownActions = errors.New("runner: workflow uses actions with no handler")
 
 // NewEngine returns an engine. Store and Transport are required.
-func NewEngine(o EngineOptions) (*Engine, error) {
+func NewEngine[R any](o EngineOptions[R]) (*Engine[R], error) {
 	if o.Store == nil || o.Transport == nil {
 		return nil, errors.New("runner: NewEngine needs a Store and a Transport")
 	}
@@ -61,12 +66,12 @@ func NewEngine(o EngineOptions) (*Engine, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{o: o, log: log}, nil
+	return &Engine[R]{o: o, log: log}, nil
 }
 
 // missing returns an error wrapping ErrUnknownActions if the engine has a
 // registry and root names actions it has no handler for.
-func (e *Engine) missing(id job.ID, root ast.Node) error {
+func (e *Engine[R]) missing(id job.ID, root ast.Node) error {
 	if e.o.Registry == nil {
 		return nil
 	}
@@ -80,7 +85,7 @@ func (e *Engine) missing(id job.ID, root ast.Node) error {
 // (create and dispatch the first actions). An invalid workflow, a workflow
 // naming actions without a handler (when the engine has a Registry), or an
 // ID already in use (store.ErrExists) is an error and nothing is stored.
-func (e *Engine) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
+func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
 	if err := e.missing(id, root); err != nil {
 		return job.Transition{}, err
 	}
@@ -88,7 +93,8 @@ func (e *Engine) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Tran
 	if err != nil {
 		return job.Transition{}, err
 	}
-	if err := e.o.Transport.Commit(ctx, tr); err != nil && !errors.Is(err, ErrNotDispatched) {
+	var none R // a new job consumes nothing
+	if err := e.o.Transport.Commit(ctx, tr, none); err != nil && !errors.Is(err, ErrNotDispatched) {
 		return job.Transition{}, fmt.Errorf("job %s: %w", id, err)
 	} else if err != nil {
 		e.committed(ctx, tr)
@@ -108,7 +114,7 @@ func incarnation() uint64 {
 }
 
 // committed tells the hooks and the log about a committed transition.
-func (e *Engine) committed(ctx context.Context, tr job.Transition) {
+func (e *Engine[R]) committed(ctx context.Context, tr job.Transition) {
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
 	logTimers(ctx, e.log, tr.Timers)
 	if tr.Job.Done() {
@@ -117,7 +123,16 @@ func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 	}
 }
 
-// Apply applies a batch of results to job id: load, job.Restart, Commit.
+// Apply applies a batch of results to job id that consume nothing:
+// ApplyWith with R's zero value.
+func (e *Engine[R]) Apply(ctx context.Context, id job.ID, results []job.Result) (job.Transition, error) {
+	var none R
+	return e.ApplyWith(ctx, id, results, none)
+}
+
+// ApplyWith applies a batch of results to job id: load, job.Restart,
+// Commit, which gets consumed (what these results consume, written or
+// released by the commit that applies them: see Transport.Commit).
 // It returns the transition committed, or, when no result applied, one
 // that changed nothing. When Apply returns nil, or an error wrapping
 // ErrNotDispatched, the results are durable and the transport may
@@ -144,7 +159,7 @@ func (e *Engine) committed(ctx context.Context, tr job.Transition) {
 // the commit's compare-and-swap fails, and Apply loads the job and tries
 // again; when the results change nothing on it, Apply loads the job and
 // looks again before it concludes anything.
-func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (job.Transition, error) {
+func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Result, consumed R) (job.Transition, error) {
 	if len(results) == 0 {
 		return job.Transition{}, fmt.Errorf("job %s: Apply with no results (Recover dispatches a job's outstanding actions)", id)
 	}
@@ -154,7 +169,7 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 			if j, ok := cache.Cached(id); ok {
 				cache = nil // once
 				if tr, err := job.Restart(j, results); err == nil && tr.Changed() {
-					err = e.o.Transport.Commit(ctx, tr)
+					err = e.o.Transport.Commit(ctx, tr, consumed)
 					switch {
 					case err == nil:
 						e.reportIgnored(ctx, id, tr.Ignored)
@@ -189,7 +204,7 @@ func (e *Engine) Apply(ctx context.Context, id job.ID, results []job.Result) (jo
 			}
 			return tr, nil
 		}
-		err = e.o.Transport.Commit(ctx, tr)
+		err = e.o.Transport.Commit(ctx, tr, consumed)
 		switch {
 		case err == nil:
 			e.committed(ctx, tr)
@@ -240,7 +255,7 @@ var ErrFinished = errors.New("runner: the job has finished")
 //
 // A runner that serialises the results of a job (runner/inmem) hands in
 // job.CancelResult like any result instead.
-func (e *Engine) Cancel(ctx context.Context, id job.ID, reason string) (job.Transition, error) {
+func (e *Engine[R]) Cancel(ctx context.Context, id job.ID, reason string) (job.Transition, error) {
 	if reason == "" {
 		return job.Transition{}, fmt.Errorf("job %s: cancel needs a reason", id)
 	}
@@ -267,7 +282,7 @@ func redelivered(ig []job.Ignored) bool {
 	return false
 }
 
-func (e *Engine) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignored) {
+func (e *Engine[R]) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignored) {
 	for _, x := range ig {
 		lvl := slog.LevelDebug
 		if x.Reason == job.IgnoredUnknown {
@@ -290,7 +305,7 @@ func (e *Engine) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignored)
 // It returns how many actions it dispatched, and the errors of the jobs it
 // could not recover, joined, each naming its job; the other jobs are
 // recovered all the same.
-func (e *Engine) Recover(ctx context.Context, ids ...job.ID) (int, error) {
+func (e *Engine[R]) Recover(ctx context.Context, ids ...job.ID) (int, error) {
 	var errs []error
 	n := 0
 	for _, id := range ids {

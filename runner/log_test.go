@@ -163,7 +163,7 @@ func TestEngineLogsJobEnd(t *testing.T) {
 	st := store.NewMemory()
 	d := &collect{}
 	h := &capture{level: slog.LevelInfo}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Logger: slog.New(h)})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d), Logger: slog.New(h)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestEngineLogsTimers(t *testing.T) {
 	d := &collect{}
 	h := &capture{level: slog.LevelDebug}
 	t0 := time.Date(2026, 11, 26, 1, 0, 0, 0, time.UTC)
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Logger: slog.New(h),
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d), Logger: slog.New(h),
 		Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)

@@ -143,7 +143,7 @@ func TestEngineSubmitApplyRecover(t *testing.T) {
 	reg := runner.NewRegistry()
 	_ = reg.Register("log", func(context.Context, job.Action) ([]byte, error) { return nil, nil })
 	var counts runner.Counters
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg, Hooks: counts.Hooks(nil)})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg, Hooks: counts.Hooks(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestEngineRecoverIsolatesJobs(t *testing.T) {
 	}
 	reg := runner.NewRegistry()
 	_ = reg.Register("log", func(context.Context, job.Action) ([]byte, error) { return nil, nil })
-	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg})
+	eng, _ := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d), Registry: reg})
 	n, err := eng.Recover(ctx, "ok-1", "alien", "ghost", "ok-2")
 	if n != 3 || len(d.acts) != 3 {
 		t.Errorf("recovered %d actions (%v), want the 3 of ok-1 and ok-2", n, d.acts)
@@ -264,7 +264,7 @@ func TestEngineDispatchFailureThenRedelivery(t *testing.T) {
 	ctx := context.Background()
 	st := store.NewMemory()
 	d := &failingDispatch{}
-	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, d)})
+	eng, _ := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, d)})
 	tr, err := eng.Submit(ctx, "j", ast.Seq(ast.Act("log", "a"), ast.Par(ast.Act("log", "b"), ast.Act("log", "c"))))
 	if err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestEngineRetriesOnConflict(t *testing.T) {
 			t.Error(err)
 		}
 	}}
-	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, &collect{})})
+	eng, _ := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, &collect{})})
 	got, err := eng.Apply(ctx, "j", []job.Result{acts[0].Succeed(nil), acts[1].Succeed(nil)})
 	if err != nil {
 		t.Fatal(err)
@@ -357,7 +357,7 @@ func TestEngineConflictRetriesBounded(t *testing.T) {
 	tr, _ := job.New("j", ast.Act("log", "a"))
 	_ = mem.Create(context.Background(), tr.Job)
 	st := &alwaysConflicting{Store: mem}
-	eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(st, &collect{}), ConflictRetries: 3})
+	eng, _ := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(st, &collect{}), ConflictRetries: 3})
 	_, err := eng.Apply(context.Background(), "j", []job.Result{tr.Actions[0].Succeed(nil)})
 	if !errors.Is(err, store.ErrConflict) || st.saves != 4 {
 		t.Errorf("Apply: %v after %d saves, want ErrConflict after 4", err, st.saves)
@@ -367,7 +367,7 @@ func TestEngineConflictRetriesBounded(t *testing.T) {
 	cancel()
 	mem2 := &alwaysConflicting{Store: store.NewMemory()}
 	_ = mem2.Create(context.Background(), tr.Job)
-	eng, _ = runner.NewEngine(runner.EngineOptions{Store: &loadAnyway{mem2}, Transport: runner.SaveThenDispatch(mem2, &collect{}), ConflictRetries: 3})
+	eng, _ = runner.NewEngine(runner.EngineOptions[struct{}]{Store: &loadAnyway{mem2}, Transport: runner.SaveThenDispatch(mem2, &collect{}), ConflictRetries: 3})
 	_, err = eng.Apply(ctx, "j", []job.Result{tr.Actions[0].Succeed(nil)})
 	if !errors.Is(err, store.ErrConflict) || mem2.saves != 1 {
 		t.Errorf("Apply with an ended context: %v after %d saves, want ErrConflict after 1", err, mem2.saves)
@@ -426,7 +426,7 @@ func TestEngineStaleCache(t *testing.T) {
 			var ignored []job.Ignored
 			hooks := &runner.Hooks{Ignored: func(_ job.ID, ig job.Ignored) { ignored = append(ignored, ig) }}
 			d := &collect{}
-			eng, _ := runner.NewEngine(runner.EngineOptions{Store: st, Transport: runner.SaveThenDispatch(mem, d), Hooks: hooks})
+			eng, _ := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: runner.SaveThenDispatch(mem, d), Hooks: hooks})
 			// Move the stored job on without the cache seeing it.
 			next := tr.Actions[0]
 			for range tc.ahead {

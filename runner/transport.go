@@ -14,7 +14,14 @@ import (
 // durable and how actions reach workers. The loop (Engine) is written once
 // on top of it; runner/inmem, runner/zk and runner/kafka differ only in
 // their Transport and in how they feed results to Engine.Apply.
-type Transport interface {
+//
+// R is the per-call data a commit consumes: what the results it applies
+// were holding, which the commit releases with the state it writes
+// (runner/zk: the queue entries and claims of the actions whose results
+// these are, deleted in the transition's multi-op). Engine.ApplyWith
+// hands it to Commit as an argument, never through the context. A
+// transport with nothing of the kind uses struct{}.
+type Transport[R any] interface {
 	// Commit makes a transition durable, dispatches its actions and arms
 	// its timers. The job's new state is written first (Create for a
 	// created job, else a compare-and-swap Save of the step on the version
@@ -38,7 +45,12 @@ type Transport interface {
 	// transition are durable, and the actions are dispatched again when
 	// those results are delivered again (Engine.Apply) or the job is
 	// recovered. Any other error may or may not have written the state.
-	Commit(ctx context.Context, tr job.Transition) error
+	//
+	// consumed is what the results being applied consume (the zero R for
+	// a created job, and for results that consume nothing): a commit
+	// that writes the state releases it too, and one that writes nothing
+	// leaves it as it was.
+	Commit(ctx context.Context, tr job.Transition, consumed R) error
 
 	// Dispatch hands actions to workers and arms timers again: the
 	// outstanding actions and pending timers of a recovered job, whose
@@ -101,8 +113,8 @@ func (f DispatchFunc) Dispatch(ctx context.Context, actions []job.Action, timers
 // SaveThenDispatch returns the Transport of a runner whose store and
 // queues are apart: Commit stores the transition in st (store.Commit) and
 // then dispatches its actions through d. If the dispatch fails, Commit's
-// error wraps ErrNotDispatched.
-func SaveThenDispatch(st store.Store, d Dispatcher) Transport {
+// error wraps ErrNotDispatched. Its commits consume nothing.
+func SaveThenDispatch(st store.Store, d Dispatcher) Transport[struct{}] {
 	return saveThenDispatch{st, d}
 }
 
@@ -111,7 +123,7 @@ type saveThenDispatch struct {
 	d  Dispatcher
 }
 
-func (t saveThenDispatch) Commit(ctx context.Context, tr job.Transition) error {
+func (t saveThenDispatch) Commit(ctx context.Context, tr job.Transition, _ struct{}) error {
 	if err := store.Commit(ctx, t.st, tr); err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/batonwf/baton/job"
-	zkrunner "github.com/batonwf/baton/runner/zk"
-	"github.com/batonwf/baton/store"
 )
 
 func cancelCommand() command {
@@ -39,7 +37,7 @@ for bad usage, 3 if the store is damaged, fails, or is in use.`,
 	}
 }
 
-func (c *cli) cancel(ctx context.Context, args []string) int {
+func (c *cli) cancel(ctx context.Context, args []string) error {
 	cmd := cancelCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -49,7 +47,7 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	case *reason == "":
@@ -63,39 +61,24 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readWrite)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
-	// With --zk, a runner that runs nothing saves the cancel and queues
-	// the finally blocks for the workers; with --kafka, one hands the
-	// cancel to the restarter that owns the job.
-	var cr canceller
-	switch {
-	case js.zk != nil:
-		r, err := zkrunner.New(zkrunner.Options{Store: js.zk, Logger: runnerLogger(c.stderr)})
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		defer r.Close()
-		cr = r
-	case js.kafka != nil && js.kafka.st != nil:
-		r, stop, err := js.kafka.canceller(ctx, c.stderr)
-		if err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-		defer stop()
-		cr = r
+	defer b.Close()
+	// A store file takes the cancel itself; with --zk, a runner that runs
+	// nothing saves it and queues the finally blocks for the workers; with
+	// --kafka, one hands it to the restarter that owns the job.
+	cr, err := b.canceller(ctx)
+	if err != nil {
+		return withCode(exitError, err)
 	}
-	path := js.where
+	defer cr.close()
+	path := b.where()
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)
-		j, err := js.load(ctx, id)
+		j, err := loadJob(ctx, b, id)
 		if err != nil {
 			c.errorf("%v", err)
 			status = max(status, storeExit(err))
@@ -110,44 +93,13 @@ func (c *cli) cancel(ctx context.Context, args []string) int {
 			status = max(status, exitError)
 			continue
 		}
-		if cr != nil {
-			if err := cr.Cancel(ctx, id, *reason); err != nil {
-				c.errorf("cancel job %s in %s: %v", id, path, err)
-				status = max(status, exitError)
-				continue
-			}
-			j, err := js.load(ctx, id)
-			switch {
-			case err != nil:
-				fmt.Fprintf(c.stdout, "job %s cancelled\n", id)
-			case j.Done():
-				fmt.Fprintf(c.stdout, "job %s cancelled: %s at v%d\n", id, j.Status(), j.Version())
-			default:
-				fmt.Fprintf(c.stdout, "job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled\n", id, j.Version())
-			}
-			continue
-		}
-		tr, err := job.Cancel(j, *reason)
-		if err == nil {
-			err = store.Commit(ctx, js.st, tr)
-		}
+		line, err := cr.cancel(ctx, j, *reason)
 		if err != nil {
 			c.errorf("cancel job %s in %s: %v", id, path, err)
-			status = max(status, storeExit(err))
+			status = max(status, exitCode(err))
 			continue
 		}
-		if tr.Job.Done() {
-			fmt.Fprintf(c.stdout, "job %s cancelled at v%d\n", id, tr.Job.Version())
-			continue
-		}
-		fmt.Fprintf(c.stdout, "job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s\n",
-			id, tr.Job.Version(), path, id)
+		fmt.Fprintln(c.stdout, line)
 	}
-	return status
-}
-
-// canceller cancels a job through a runner (ZooKeeper's, Kafka's), and
-// returns once the cancel is saved.
-type canceller interface {
-	Cancel(ctx context.Context, id job.ID, reason string) error
+	return exitWith(status)
 }

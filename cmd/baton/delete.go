@@ -13,23 +13,23 @@ func deleteCommand() command {
 	return command{
 		name:    "delete",
 		summary: "remove jobs and their history from the store",
-		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH]] JOB...",
+		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB...",
 		about: `
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
 the same ID is a new job (its actions get new idempotency keys). With --zk,
 its queue entries and timers go with it, and the workers stop its actions
-in flight. Prints a line per job. Exit status: 0 if every job was deleted, 2 if one was not
-found or bad usage, 3 if the store is damaged or fails.
-
-Not with --kafka: there only the restarter that owns a job's partition may
-delete the job (runner/kafka's Store.Delete), and this command is not one;
-cancel the job instead.`,
+in flight. With --kafka, the delete goes to the restarter that owns the
+job (as a cancel does: with no restarter running, it says so and waits for
+one), which stops the job's actions and deletes its records with
+tombstones that compaction then drops. Prints a line per job. Exit status:
+0 if every job was deleted, 2 if one was not found or bad usage, 3 if the
+store is damaged or fails.`,
 		run: (*cli).delete,
 	}
 }
 
-func (c *cli) delete(ctx context.Context, args []string) int {
+func (c *cli) delete(ctx context.Context, args []string) error {
 	cmd := deleteCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -38,48 +38,49 @@ func (c *cli) delete(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	}
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	if k.on() {
-		return c.usageError(cmd, "not supported with --kafka: only the restarter that owns a job's partition may delete the job, and this command is not one (cancel the job instead: 'baton cancel %s JOB')", k.hint())
-	}
 	for _, p := range pos {
 		if err := checkID(job.ID(p)); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readWrite)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
-	st, path := js.st, js.where
+	defer b.Close()
+	d, err := b.deleter(ctx)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	defer d.close()
+	path := b.where()
 	status := exitOK
 	for _, p := range pos {
 		id := job.ID(p)
 		what := "job"
-		if in, err := jobInfo(ctx, st, id); err == nil {
+		if in, err := jobInfo(ctx, b.jobs(), id); err == nil {
 			what = fmt.Sprintf("job, %s at v%d", in.Status, in.Version)
 		}
-		err := st.Delete(ctx, id)
+		err := d.delete(ctx, id)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			c.errorf("job %s not found in %s", id, path)
 			status = max(status, exitError)
 		case err != nil:
 			c.errorf("delete job %s from %s: %v", id, path, err)
-			status = max(status, storeExit(err))
+			status = max(status, exitCode(err))
 		default:
 			fmt.Fprintf(c.stdout, "deleted %s (%s) from %s\n", id, what, path)
 		}
 	}
-	return status
+	return exitWith(status)
 }
 
 // jobInfo returns what the store lists for job id, without loading it.

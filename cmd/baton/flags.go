@@ -30,7 +30,8 @@ func (c *cli) parse(cmd command, fs *flag.FlagSet, args []string) (pos []string,
 			return nil, exitOK, false
 		}
 		if err != nil {
-			return nil, c.usageError(cmd, "%v", err), false
+			c.usageError(cmd, "%v", err)
+			return nil, exitError, false
 		}
 		rest := fs.Args()
 		consumed := len(args) - len(rest)
@@ -45,11 +46,12 @@ func (c *cli) parse(cmd command, fs *flag.FlagSet, args []string) (pos []string,
 	}
 }
 
-// usageError prints a usage error for cmd on stderr and returns exitError.
-func (c *cli) usageError(cmd command, format string, args ...any) int {
+// usageError prints a usage error for cmd on stderr, and returns the
+// error that ends the command with exitError.
+func (c *cli) usageError(cmd command, format string, args ...any) error {
 	c.errorf("%s: %s", cmd.name, fmt.Sprintf(format, args...))
 	fmt.Fprintf(c.stderr, "usage: %s\nRun 'baton %s --help' for details.\n", cmd.usage, cmd.name)
-	return exitError
+	return exitWith(exitError)
 }
 
 // commandUsage prints cmd's help: usage line, description, flags.

@@ -16,23 +16,22 @@ func helpCommand() command {
 	}
 }
 
-func (c *cli) help(_ context.Context, args []string) int {
+func (c *cli) help(_ context.Context, args []string) error {
 	cmd := helpCommand()
 	fs := flagSet(cmd)
 	pos, code, ok := c.parse(cmd, fs, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) == 0:
 		c.mainUsage(c.stdout)
-		return exitOK
+		return nil
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one command name, got %d arguments", len(pos))
 	}
 	target, found := lookup(pos[0])
 	if !found {
-		c.errorf("help: unknown command %q (run 'baton help' for the list)", pos[0])
-		return exitError
+		return fmt.Errorf("help: unknown command %q (run 'baton help' for the list)", pos[0])
 	}
 	// Asking the command itself for --help prints its flags too.
 	return target.run(c, context.Background(), []string{"--help"})

@@ -25,7 +25,7 @@ results it applied (action, ok or failed with the message, output cut to
 	}
 }
 
-func (c *cli) history(ctx context.Context, args []string) int {
+func (c *cli) history(ctx context.Context, args []string) error {
 	cmd := historyCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -34,7 +34,7 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
@@ -43,25 +43,21 @@ func (c *cli) history(ctx context.Context, args []string) int {
 	}
 	id := job.ID(pos[0])
 	if err := checkID(id); err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
-	h, err := js.history(ctx, id)
+	defer b.Close()
+	h, err := loadHistory(ctx, b, id)
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	if err := writeHistory(c.stdout, h); err != nil {
-		c.errorf("job %s in %s: %v", id, js.where, err)
-		return exitError
+		return fmt.Errorf("job %s in %s: %v", id, b.where(), err)
 	}
-	return exitOK
+	return nil
 }
 
 // writeHistory prints h: a header, then one block per version.

@@ -24,7 +24,7 @@ Shows JOB, now or as it was at version V (see 'baton history'):
 	}
 }
 
-func (c *cli) inspect(ctx context.Context, args []string) int {
+func (c *cli) inspect(ctx context.Context, args []string) error {
 	cmd := inspectCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -35,7 +35,7 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
 	}
@@ -53,42 +53,37 @@ func (c *cli) inspect(ctx context.Context, args []string) int {
 	}
 	id := job.ID(pos[0])
 	if err := checkID(id); err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
+	defer b.Close()
 
 	var j job.Job
 	if *version == 0 {
-		j, err = js.load(ctx, id)
+		j, err = loadJob(ctx, b, id)
 	} else {
 		var h store.History
-		if h, err = js.history(ctx, id); err == nil {
+		if h, err = loadHistory(ctx, b, id); err == nil {
 			first, last := h.Origin.Version(), h.Origin.Version()+uint64(len(h.Steps))
 			if *version < first || *version > last {
-				c.errorf("job %s in %s has versions %d to %d, not %d", id, js.where, first, last, *version)
-				return exitError
+				return fmt.Errorf("job %s in %s has versions %d to %d, not %d", id, b.where(), first, last, *version)
 			}
 			j, err = h.At(*version)
-			err = js.jobError(err, id)
+			err = jobError(b, err, id)
 		}
 	}
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	out, err := render(j)
 	if err != nil {
-		c.errorf("job %s: %v", id, err)
-		return exitError
+		return fmt.Errorf("job %s: %v", id, err)
 	}
 	fmt.Fprint(c.stdout, out)
-	return exitOK
+	return nil
 }
 
 func renderJSON(j job.Job) (string, error) {

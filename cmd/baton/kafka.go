@@ -1,8 +1,9 @@
 package main
 
 // The Kafka engine: the flags that put a command's jobs in Kafka
-// (--kafka), and what the commands do there. runner/kafka and kafka-go are
-// used in this file only; the commands call the functions here.
+// (--kafka), and the connection to the brokers. runner/kafka and kafka-go
+// are used here and in kafkabackend.go only; the commands reach Kafka
+// through the backend interface (backend.go).
 
 import (
 	"context"
@@ -14,7 +15,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"regexp"
 	"slices"
@@ -30,9 +30,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/batonwf/baton/ast"
-	"github.com/batonwf/baton/job"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
-	"github.com/batonwf/baton/store"
 )
 
 // Defaults and names of the Kafka flags.
@@ -42,9 +40,6 @@ const (
 	// kafkaPasswordEnv holds the SASL password (never on the command
 	// line, where other users of the machine could read it).
 	kafkaPasswordEnv = "BATON_KAFKA_PASSWORD"
-	// maxKafkaPrefix is runner/kafka's bound on a prefix: every action
-	// topic's name, PREFIX.action.NAME, fits in Kafka's 249 bytes.
-	maxKafkaPrefix = 249 - len(".action.") - ast.MaxActionName
 )
 
 // kafkaOnly are the flags that mean something only with --kafka.
@@ -64,6 +59,7 @@ type kafkaFlags struct {
 	sasl     *string
 	saslUser *string
 	connect  *time.Duration // --connect-timeout, shared with the ZooKeeper flags
+	z        *zkFlags       // for --retain, baton worker's, shared with them too
 
 	cfg kafkarunner.Config // made by check
 }
@@ -88,6 +84,7 @@ func (c *cli) addKafkaFlags(fs *flag.FlagSet, z *zkFlags, optional bool) *kafkaF
 		sasl:     fs.String("sasl", "", "with --kafka, authenticate with SASL `MECHANISM` (plain, scram-sha-256 or scram-sha-512) as --sasl-user, with the password in $"+kafkaPasswordEnv),
 		saslUser: fs.String("sasl-user", "", "with --kafka and --sasl, the SASL user `NAME`"),
 		connect:  z.connect,
+		z:        z,
 	}
 }
 
@@ -117,7 +114,7 @@ func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
 	case given(k.fs, "store"):
 		return errors.New("--kafka and --store exclude each other: the jobs are either in Kafka or in a store file")
 	}
-	for _, name := range []string{"root", "auth", "auth-file", "retain"} {
+	for _, name := range []string{"root", "auth", "auth-file"} {
 		if given(k.fs, name) {
 			return fmt.Errorf("--%s needs --zk; it does not go with --kafka", name)
 		}
@@ -151,17 +148,14 @@ func (k *kafkaFlags) check() error {
 	return nil
 }
 
-// checkPrefix checks --prefix as runner/kafka does, to say so before
+// checkPrefix checks --prefix with runner/kafka's rule, to say so before
 // anything connects.
 func checkPrefix(p string) error {
-	if p == "" || len(p) > maxKafkaPrefix {
-		return fmt.Errorf("--prefix %q: want 1 to %d bytes (every topic name must fit in 249)", p, maxKafkaPrefix)
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("--prefix %q has %q at byte %d: a topic name allows letters, digits, '.', '_' and '-'", p, c, i)
-		}
+	var pe *kafkarunner.PrefixError
+	if err := kafkarunner.CheckPrefix(p); errors.As(err, &pe) && pe.At >= 0 {
+		return fmt.Errorf("--prefix %q has %q at byte %d: a topic name allows letters, digits, '.', '_' and '-'", p, p[pe.At], pe.At)
+	} else if err != nil {
+		return fmt.Errorf("--prefix %q: want 1 to %d bytes (every topic name must fit in 249)", p, kafkarunner.MaxPrefix)
 	}
 	return nil
 }
@@ -283,6 +277,12 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	kj.cl = &kafka.Client{Addr: kafka.TCP(k.cfg.Brokers...), Timeout: *k.connect, Transport: kj.tr}
 	cfg := k.cfg
 	cfg.Logger = log
+	if k.z.retain != nil {
+		cfg.Retention = *k.z.retain
+		if cfg.Retention == 0 {
+			cfg.Retention = -1 // --retain 0: kept
+		}
+	}
 	cfg.NoCreate = !create
 	// Open waits within cctx for a broker slow to answer metadata.
 	st, err := kafkarunner.Open(cctx, cfg)
@@ -291,7 +291,7 @@ func (k *kafkaFlags) open(ctx context.Context, log *slog.Logger, create bool) (*
 	case err == nil:
 		kj.st = st
 		return kj, nil
-	case errors.As(err, &missing) && slices.Contains(missing.Topics, *k.prefix+".state"):
+	case errors.As(err, &missing) && slices.Contains(missing.Topics, kafkarunner.StateTopic(*k.prefix)):
 		return kj, nil
 	}
 	kj.tr.CloseIdleConnections()
@@ -383,19 +383,9 @@ func (kj *kafkaJobs) close() {
 
 func (kj *kafkaJobs) closeClient() { kj.tr.CloseIdleConnections() }
 
-// jobs is the jobStore of the prefix: its Kafka store, or an empty one
-// when its topics do not exist.
-func (kj *kafkaJobs) jobs() *jobStore {
-	var st store.Deleter = store.NewMemory()
-	if kj.st != nil {
-		st = kj.st
-	}
-	return &jobStore{st: st, kafka: kj, where: kj.f.where(), hint: kj.f.hint()}
-}
-
 // restarterGroup is the consumer group of the restarters (runner/kafka's
 // package doc names it).
-func (kj *kafkaJobs) restarterGroup() string { return *kj.f.prefix + ".restarters" }
+func (kj *kafkaJobs) restarterGroup() string { return kafkarunner.RestarterGroup(*kj.f.prefix) }
 
 // restarters counts the members of the restarter group.
 func (kj *kafkaJobs) restarters(ctx context.Context) (int, error) {
@@ -417,8 +407,8 @@ func (kj *kafkaJobs) restarters(ctx context.Context) (int, error) {
 // then wait for one. It says nothing when it cannot tell.
 func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what string) {
 	if n, err := kj.restarters(ctx); err == nil && n == 0 {
-		fmt.Fprintf(w, "baton: no restarter runs in %s (group %s has no member): %s waits in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
-			kj.f.where(), kj.restarterGroup(), what, *kj.f.prefix, kj.f.hint())
+		fmt.Fprintf(w, "baton: no restarter runs in %s (group %s has no member): %s waits in topic %s until one starts ('baton worker %s' runs one)\n",
+			kj.f.where(), kj.restarterGroup(), what, kafkarunner.RestarterTopic(*kj.f.prefix), kj.f.hint())
 	}
 }
 
@@ -430,75 +420,6 @@ func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(
 		return nil, nil, err
 	}
 	return r, func() { r.Close() }, nil
-}
-
-// canceller returns what cancels jobs in Kafka, through the restarters.
-func (kj *kafkaJobs) canceller(ctx context.Context, stderr io.Writer) (canceller, func(), error) {
-	r, stop, err := kj.client(runnerLogger(stderr))
-	if err != nil {
-		return nil, nil, err
-	}
-	kj.warnNoRestarter(ctx, stderr, "a cancel")
-	return r, stop, nil
-}
-
-// workerKafka is 'baton worker --kafka': a restarter and a worker of the
-// built-in actions, named name, until ctx ends. The flags were checked.
-func (c *cli) workerKafka(ctx context.Context, cmd command, k *kafkaFlags, name string, workers int, timeout time.Duration, verbose bool) int {
-	ctx, stopSignals := c.interruptible(ctx)
-	defer stopSignals()
-	con := newConsole(c.stdout, c.stderr)
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
-	kj, err := k.open(ctx, log, true)
-	if err != nil {
-		if ctx.Err() != nil {
-			return exitInterrupted
-		}
-		c.errorf("%v", err)
-		return engineExit(err)
-	}
-	defer kj.close()
-	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	defer client.CloseIdleConnections()
-	reg := builtins(con.Stdout(), client)
-	r, err := kafkarunner.New(kafkarunner.Options{
-		Store:         kj.st,
-		Registry:      reg,
-		Role:          kafkarunner.RoleAll,
-		Name:          name,
-		Workers:       workers,
-		ActionTimeout: timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        log,
-	})
-	if err != nil {
-		return c.usageError(cmd, "%v", strings.TrimPrefix(err.Error(), "kafka: "))
-	}
-	defer r.Close()
-
-	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s, as a restarter and a worker\n",
-		name, strings.Join(reg.Names(), ", "), workers, k.where())
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run(ctx) }()
-	select {
-	case err = <-ran:
-	case <-ctx.Done():
-		fmt.Fprintf(con.Stderr(), "baton worker %s: stopping: finishing the actions in flight for up to %v, then handing back the others (a second signal stops it at once)\n", name, workerDrain)
-		err = <-ran
-	}
-	if err != nil {
-		c.errorf("worker %s: %v", name, strings.TrimPrefix(err.Error(), "kafka: "))
-		return exitError
-	}
-	if s := skipped(r.Stats()); s != "" {
-		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", name, s)
-	}
-	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", name)
-	return exitOK
 }
 
 // skipped lists the nonzero counts of s: "malformed restarter messages: 2,
@@ -519,54 +440,6 @@ func skipped(s kafkarunner.Stats) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-// submitKafka is 'baton submit --kafka': it submits root as job id
-// through the restarter topic, and follows it with wait.
-func (c *cli) submitKafka(ctx context.Context, k *kafkaFlags, id job.ID, root ast.Node, source string, wait, quiet bool) int {
-	ctx, stopSignals := c.interruptible(ctx)
-	defer stopSignals()
-	con := newConsole(c.stdout, c.stderr)
-	kj, err := k.open(ctx, runnerLogger(con.Stderr()), true)
-	if err != nil {
-		if ctx.Err() != nil {
-			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)
-			return exitInterrupted
-		}
-		c.errorf("%v", err)
-		return engineExit(err)
-	}
-	defer kj.close()
-	where, hint := k.where(), k.hint()
-	r, stop, err := kj.client(runnerLogger(con.Stderr()))
-	if err != nil {
-		c.errorf("%v", err)
-		return exitError
-	}
-	defer stop()
-	kj.warnNoRestarter(ctx, con.Stderr(), "the job")
-	start := c.now()
-	if err := r.Submit(ctx, id, root); err != nil {
-		switch {
-		case errors.Is(err, store.ErrExists):
-			c.errorf("job %s already exists in %s; choose another --id", id, where)
-			return exitError
-		case ctx.Err() != nil:
-			fmt.Fprintf(con.Stderr(), "interrupted: job %s may or may not have been submitted: see 'baton status %s %s'\n", id, hint, id)
-			return exitInterrupted
-		}
-		c.errorf("%s: submit job %s to %s: %v", source, id, where, strings.TrimPrefix(err.Error(), "kafka: "))
-		return exitError
-	}
-	fmt.Fprintln(con.Stdout(), id)
-	if missing, err := kj.unconsumed(ctx, root); err == nil && len(missing) > 0 {
-		fmt.Fprintf(con.Stderr(), "baton: no worker in %s consumes the topic of %s yet: the job waits for one ('baton worker %s' serves the built-in actions)\n",
-			where, quoteAll(missing), hint)
-	}
-	if !wait {
-		return exitOK
-	}
-	return c.follow(ctx, con, r.Status, r.Wait, id, start, where, hint, quiet)
 }
 
 // unconsumed lists the action names of root whose topic no member of the
@@ -606,27 +479,27 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 //
 // When the workers group cannot be described, WORKERS shows "?" and no
 // topic is said to have no worker: a line says it could not tell why.
-func writeKafka(ctx context.Context, w io.Writer, js *jobStore) error {
-	kj := js.kafka
+func writeKafka(ctx context.Context, w io.Writer, b *kafkaBackend) error {
+	kj := b.kj
 	fmt.Fprintln(w)
 	if kj.st == nil {
 		fmt.Fprintf(w, "no topics in %s: nothing was submitted there (is --prefix right? 'baton worker %s' or 'baton submit %s' makes them)\n",
-			js.where, js.hint, js.hint)
+			b.where(), b.hint(), b.hint())
 		return nil
 	}
 	n, err := kj.restarters(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: %v", js.where, err)
+		return fmt.Errorf("%s: %v", b.where(), err)
 	}
 	if n == 0 {
-		fmt.Fprintf(w, "WARNING: no restarter runs (group %s has no member): new jobs, results and cancels wait in topic %s.restarter until one starts ('baton worker %s' runs one)\n",
-			kj.restarterGroup(), *kj.f.prefix, js.hint)
+		fmt.Fprintf(w, "WARNING: no restarter runs (group %s has no member): new jobs, results and cancels wait in topic %s until one starts ('baton worker %s' runs one)\n",
+			kj.restarterGroup(), kafkarunner.RestarterTopic(*kj.f.prefix), b.hint())
 	} else {
 		fmt.Fprintf(w, "restarters: %d in group %s\n", n, kj.restarterGroup())
 	}
 	queues, err := kj.st.Queues(ctx)
 	if err != nil {
-		return fmt.Errorf("%s: %v", js.where, strings.TrimPrefix(err.Error(), "kafka: "))
+		return fmt.Errorf("%s: %v", b.where(), strings.TrimPrefix(err.Error(), "kafka: "))
 	}
 	if len(queues) == 0 {
 		fmt.Fprintln(w, "no action topics yet (a worker makes those of its actions; a job, those it dispatches)")

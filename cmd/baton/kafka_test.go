@@ -241,6 +241,13 @@ func TestKafka(t *testing.T) {
 			return regexp.MustCompile(`(?m)^job mail-1 v\d+: cancelled`).MatchString(r.stdout), r.stdout + r.stderr
 		})
 		contains(t, "worker stdout", w.out.String(), "body.seq[0]#1: drafted\n", "finally#1: cleanup\n")
+		// The cancelled job's email.send is no longer waiting work
+		// (issue 15, defect 7): status neither counts nor warns of it.
+		r = baton(t, kafkaArgs(p, "status")...).want(t, exitOK)
+		contains(t, "status", r.stdout, "email.send  0       0        mail.action.email.send\n")
+		if strings.Contains(r.stdout, "WARNING: email.send") {
+			t.Errorf("status warns of the cancelled job's action:\n%s", r.stdout)
+		}
 		r = baton(t, kafkaArgs(p, "cancel", "mail-1", "nosuch")...).want(t, exitError)
 		contains(t, "stdout", r.stdout, "job mail-1 was cancelled already (not needed): cancelled\n")
 		contains(t, "stderr", r.stderr, "baton: job nosuch not found in "+where(p))
@@ -336,8 +343,8 @@ func TestKafkaErrors(t *testing.T) {
 		"status --kafka h:1 --sasl-user u":                                 "status: --sasl-user needs --sasl",
 		"worker --kafka h:1 --workers 0":                                   "worker: --workers must be at least 1",
 		"worker --kafka h:1 x":                                             "worker: takes no arguments",
+		"worker --kafka h:1 --retain -1s":                                  "worker: --retain must not be negative",
 		"resume --kafka h:1":                                               "resume: not with --kafka: there the restarters resume by themselves",
-		"delete --kafka h:1 j":                                             "delete: not supported with --kafka: only the restarter that owns a job's partition may delete the job",
 		"worker --prefix p":                                                "worker: --prefix needs --kafka",
 		"worker":                                                           "worker: --zk or --kafka is required",
 		"status --kafka h:1 --tls-cert c.pem --tls-key k":                  "status: --tls-cert c.pem: no such file or directory",
@@ -351,14 +358,12 @@ func TestKafkaErrors(t *testing.T) {
 	contains(t, "stderr", r.stderr, `baton: status: --sasl "md5": unknown mechanism (want plain, scram-sha-256 or scram-sha-512)`)
 
 	// The help of every command that takes --kafka shows its flags.
-	for _, cmd := range []string{"worker", "submit", "status", "history", "inspect", "cancel"} {
+	for _, cmd := range []string{"worker", "submit", "status", "history", "inspect", "cancel", "delete"} {
 		r := baton(t, cmd, "--help").want(t, exitOK)
 		contains(t, cmd+" --help", r.stdout, "--kafka HOST:PORT", "-kafka HOST:PORT[,HOST:PORT...]", "-prefix NAME", "-tls-ca FILE", "-sasl MECHANISM")
 	}
-	for _, cmd := range []string{"resume", "delete"} {
-		r := baton(t, cmd, "--help").want(t, exitOK)
-		contains(t, cmd+" --help", r.stdout, "Not with --kafka")
-	}
+	r = baton(t, "resume", "--help").want(t, exitOK)
+	contains(t, "resume --help", r.stdout, "Not with --kafka")
 	r = baton(t, "help").want(t, exitOK)
 	contains(t, "help", r.stdout, "With --kafka HOST:PORT[,...], jobs are kept in Kafka topics")
 
@@ -370,7 +375,7 @@ func TestKafkaErrors(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	ok := writeWorkflow(t, "ok.json", helloJSON)
-	for _, args := range [][]string{{"status"}, {"history", "j"}, {"submit", ok}, {"cancel", "j"}, {"worker"}} {
+	for _, args := range [][]string{{"status"}, {"history", "j"}, {"submit", ok}, {"cancel", "j"}, {"delete", "j"}, {"worker"}} {
 		start := time.Now()
 		r := baton(t, append(args, "--kafka", addr)...).want(t, exitStore)
 		contains(t, "stderr", r.stderr, "baton: cannot reach Kafka at "+addr+": connect: connection refused (is it running?)")

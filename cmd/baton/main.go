@@ -25,8 +25,8 @@
 //	baton status --kafka HOST:PORT      the jobs, the restarters, the action
 //	                                    topics, and those no worker consumes
 //
-// history, inspect and cancel take --kafka too; resume and delete do not
-// (restarters resume jobs by themselves; only one deletes).
+// history, inspect, cancel and delete take --kafka too; resume does not
+// (restarters resume jobs by themselves).
 //
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
 // 2 bad usage, bad input or an error, 3 the store is damaged, full,
@@ -87,7 +87,10 @@ type command struct {
 	summary string // one line, for baton help
 	usage   string // the usage line, after "usage: "
 	about   string // a paragraph for baton CMD --help
-	run     func(c *cli, ctx context.Context, args []string) int
+	// run runs the command. Its error carries the exit status (a
+	// codeError; exitError for any other error) and, unless the command
+	// printed its messages itself, the message main prints.
+	run func(c *cli, ctx context.Context, args []string) error
 }
 
 // commands returns every subcommand, in the order baton help lists them.
@@ -121,7 +124,16 @@ func (c *cli) main(ctx context.Context, args []string) int {
 		c.errorf("unknown command %q (run 'baton help' for the list)", args[0])
 		return exitError
 	}
-	return cmd.run(c, ctx, args[1:])
+	return c.exit(cmd.run(c, ctx, args[1:]))
+}
+
+// exit prints the message of err, a command's, and returns the exit
+// status it carries: the one place a command's outcome becomes a status.
+func (c *cli) exit(err error) int {
+	if err != nil && err.Error() != "" {
+		c.errorf("%v", err)
+	}
+	return exitCode(err)
 }
 
 // errorf prints an error line, "baton: ...", on stderr.

@@ -237,7 +237,7 @@ func (s *syncBuffer) String() string {
 }
 
 // interruptibleBaton runs the command with a context the test cancels, as
-// Ctrl-C would, once stdout contains after.
+// Ctrl-C would, once stdout or stderr contains after.
 func interruptibleBaton(t *testing.T, after string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -246,13 +246,13 @@ func interruptibleBaton(t *testing.T, after string, args ...string) result {
 	c := &cli{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: os.Getenv, now: time.Now, noSignals: true}
 	done := make(chan int, 1)
 	go func() { done <- c.main(ctx, args) }()
-	deadline := time.After(10 * time.Second)
-	for !strings.Contains(out.String(), after) {
+	deadline := time.After(time.Minute)
+	for !strings.Contains(out.String(), after) && !strings.Contains(errb.String(), after) {
 		select {
 		case code := <-done:
 			t.Fatalf("finished with %d before %q appeared\nstdout:\n%s\nstderr:\n%s", code, after, out.String(), errb.String())
 		case <-deadline:
-			t.Fatalf("%q did not appear\nstdout:\n%s", after, out.String())
+			t.Fatalf("%q did not appear\nstdout:\n%s\nstderr:\n%s", after, out.String(), errb.String())
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
@@ -260,7 +260,7 @@ func interruptibleBaton(t *testing.T, after string, args ...string) result {
 	select {
 	case code := <-done:
 		return result{code, out.String(), errb.String()}
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute): // a hang: the drain is seconds at most
 		t.Fatal("did not stop after the interrupt")
 		return result{}
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/runner/inmem"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -17,7 +15,7 @@ func resumeCommand() command {
 	return command{
 		name:    "resume",
 		summary: "finish unfinished jobs in the store",
-		usage:   "baton resume [--store PATH] [--workers N] [--retain D] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
+		usage:   "baton resume [--store PATH] [--workers N] [--retain D] [--verbose] [JOB...]\n       baton resume --zk HOST:PORT[,...] [--root PATH] [JOB...]",
 		about: `
 Runs unfinished jobs to their end: jobs interrupted by Ctrl-C or a crash
 continue where they stopped, without repeating actions whose results were
@@ -48,18 +46,19 @@ topic that no worker consumes.)`,
 	}
 }
 
-func (c *cli) resume(ctx context.Context, args []string) int {
+func (c *cli) resume(ctx context.Context, args []string) error {
 	cmd := resumeCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	workers := fset.Int("workers", 4, "run at most `N` actions at once (not with --zk: the workers run them)")
+	verbose := fset.Bool("verbose", false, "log each action's start and end and each job's end (failed actions are logged without it; not with --zk)")
 	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case *workers < 1:
 		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
 	case *retain < 0:
@@ -84,25 +83,26 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		}
 		named[i] = job.ID(p)
 	}
-	if z.on() {
-		return c.resumeZK(ctx, z, named)
-	}
-	st, path, err := c.openStoreRetaining(*storeArg, readWrite, *retain)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite, retain: *retain})
 	if err != nil {
-		c.errorf("%v", err)
-		return storeExit(err)
+		return err
 	}
-	defer st.Close()
+	defer b.Close()
+	return b.resume(ctx, c, named, resumeOptions{workers: *workers, verbose: *verbose})
+}
 
+// resume on a store file runs the jobs in this process until they end.
+func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resumeOptions) error {
+	st, path := b.st, b.path
+	var err error
 	ids := named
 	if len(named) == 0 {
 		if ids, err = unfinished(ctx, st); err != nil {
-			c.errorf("list jobs in %s: %v", path, err)
-			return storeExit(err)
+			return withCode(storeExit(err), fmt.Errorf("list jobs in %s: %v", path, err))
 		}
 		if len(ids) == 0 {
 			fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", path)
-			return exitOK
+			return nil
 		}
 	}
 
@@ -148,20 +148,12 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		run = append(run, id)
 	}
 	if len(run) == 0 {
-		return status
+		return exitWith(status)
 	}
 
-	r, err := inmem.New(inmem.Options{
-		Store:        st,
-		NoResume:     true,
-		Registry:     reg,
-		Workers:      *workers,
-		DrainTimeout: drainTimeout,
-		Logger:       runnerLogger(con.Stderr()),
-	})
+	r, err := b.local(workerOptions{reg: reg, workers: o.workers, log: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))})
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	fmt.Fprintf(con.Stdout(), "resuming %d unfinished job%s in %s\n", len(run), plural(len(run)), path)
 	start := c.now()
@@ -207,19 +199,19 @@ func (c *cli) resume(ctx context.Context, args []string) int {
 		c.errorf("store %s failed: %v", path, cause(runErr))
 		fmt.Fprintf(con.Stderr(), "the unfinished jobs (%s) are saved as they were before the failure; once the store can be written, finish them with: baton resume --store %s\n",
 			strings.Join(left, ", "), path)
-		return exitStore
+		return exitWith(exitStore)
 	case ctx.Err() != nil && len(left) > 0:
 		fmt.Fprintf(con.Stderr(), "interrupted: %d unfinished job%s (%s) saved in %s; finish them with: baton resume --store %s\n",
 			len(left), plural(len(left)), strings.Join(left, ", "), path, path)
-		return exitInterrupted
+		return exitWith(exitInterrupted)
 	case ctx.Err() != nil:
 		fmt.Fprintf(con.Stderr(), "interrupted: every resumed job had finished\n")
-		return exitInterrupted
+		return exitWith(exitInterrupted)
 	case len(left) > 0:
 		c.errorf("jobs %s in %s did not finish", strings.Join(left, ", "), path)
 		worse(exitError)
 	}
-	return status
+	return exitWith(status)
 }
 
 // unfinished lists the unfinished jobs of the store, a page at a time.
@@ -241,34 +233,27 @@ func unfinished(ctx context.Context, st store.Store) ([]job.ID, error) {
 	}
 }
 
-// resumeZK is resume --zk: it dispatches again what the jobs named (or
-// every unfinished job) are missing in ZooKeeper's queue, for the workers
-// to run.
-func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
-	js, code, err := c.openJobs(ctx, "", z, nil, readWrite)
-	if err != nil {
-		c.errorf("%v", err)
-		return code
-	}
-	defer js.Close()
+// resume on ZooKeeper dispatches again what the jobs named (or every
+// unfinished job) are missing in the queue, for the workers to run.
+func (b *zkBackend) resume(ctx context.Context, c *cli, named []job.ID, _ resumeOptions) error {
+	var err error
 	ids := named
 	if len(named) == 0 {
-		if ids, err = unfinished(ctx, js.st); err != nil {
-			c.errorf("list jobs in %s: %v", js.where, err)
-			return storeExit(err)
+		if ids, err = unfinished(ctx, b.st); err != nil {
+			return withCode(storeExit(err), fmt.Errorf("list jobs in %s: %v", b.where(), err))
 		}
 		if len(ids) == 0 {
-			fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", js.where)
-			return exitOK
+			fmt.Fprintf(c.stdout, "no unfinished jobs in %s\n", b.where())
+			return nil
 		}
 	}
 	status := exitOK
 	var run []job.ID
 	for _, id := range ids {
-		j, err := js.load(ctx, id)
+		j, err := loadJob(ctx, b, id)
 		switch {
 		case errors.Is(err, job.ErrCorrupt):
-			c.errorf("%v; left as it is ('baton delete %s %s' removes it)", err, js.hint, id)
+			c.errorf("%v; left as it is ('baton delete %s %s' removes it)", err, b.hint(), id)
 			status = max(status, exitStore)
 		case err != nil:
 			c.errorf("%v", err)
@@ -280,37 +265,35 @@ func (c *cli) resumeZK(ctx context.Context, z *zkFlags, named []job.ID) int {
 		}
 	}
 	if len(run) == 0 {
-		return status
+		return exitWith(status)
 	}
 	// A runner with no handlers: it queues, the workers run.
-	r, err := zkrunner.New(zkrunner.Options{Store: js.zk, NoResume: true, Logger: runnerLogger(c.stderr)})
+	r, err := b.client()
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	defer r.Close()
-	before, _ := js.zk.Queued(ctx)
+	before, _ := b.st.Queued(ctx)
 	if err := r.Resume(ctx, run...); err != nil {
-		c.errorf("resume jobs in %s: %v", js.where, err)
-		return exitError
+		return fmt.Errorf("resume jobs in %s: %v", b.where(), err)
 	}
 	for _, id := range run {
-		if j, err := js.load(ctx, id); err == nil {
+		if j, err := loadJob(ctx, b, id); err == nil {
 			fmt.Fprintf(c.stdout, "job %s: %s, v%d; its actions are queued\n", id, stateOf(j), j.Version())
 		}
 	}
-	after, err := js.zk.Queued(ctx)
+	after, err := b.st.Queued(ctx)
 	if err == nil {
 		fmt.Fprintf(c.stdout, "queue: %d entries before, %d now\n", before, after)
 	}
-	workers, err := js.zk.Workers(ctx)
+	workers, err := b.st.Workers(ctx)
 	switch {
 	case err != nil:
-		c.errorf("list workers in %s: %v", js.where, err)
+		c.errorf("list workers in %s: %v", b.where(), err)
 	case len(workers) == 0:
-		fmt.Fprintf(c.stdout, "no live workers in %s: the jobs wait until one starts ('baton worker %s')\n", js.where, js.hint)
+		fmt.Fprintf(c.stdout, "no live workers in %s: the jobs wait until one starts ('baton worker %s')\n", b.where(), b.hint())
 	default:
-		fmt.Fprintf(c.stdout, "%d live worker%s in %s run them\n", len(workers), plural(len(workers)), js.where)
+		fmt.Fprintf(c.stdout, "%d live worker%s in %s run them\n", len(workers), plural(len(workers)), b.where())
 	}
-	return status
+	return exitWith(status)
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
 )
 
@@ -60,7 +59,7 @@ Built-in actions:
 	}
 }
 
-func (c *cli) run(ctx context.Context, args []string) int {
+func (c *cli) run(ctx context.Context, args []string) error {
 	cmd := runCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -73,7 +72,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
 	case *workers < 1:
@@ -92,8 +91,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	// Everything about the input is checked before the store is touched.
 	root, err := readWorkflow(file, c.stdin)
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	con := newConsole(c.stdout, c.stderr)
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
@@ -102,7 +100,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 	if missing := reg.Missing(root); len(missing) > 0 {
 		c.errorf("%s: unknown action%s %s (built-in actions: %s); nothing was run",
 			source, plural(len(missing)), quoteAll(missing), strings.Join(reg.Names(), ", "))
-		return exitError
+		return exitWith(exitError)
 	}
 	id := job.ID(*idArg)
 	if id == "" {
@@ -113,42 +111,31 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		id = defaultID(base, c.now())
 	}
 	if err := checkID(id); err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 
-	st, path, err := c.openStoreRetaining(*storeArg, create, *retain)
+	// Only a store file: this process runs the job.
+	b, err := c.openBoltBackend(*storeArg, create, *retain)
 	if err != nil {
-		c.errorf("%v", err)
-		return storeExit(err)
+		return err
 	}
-	defer st.Close()
+	defer b.Close()
+	st, path := b.st, b.path
 
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
-	r, err := inmem.New(inmem.Options{
-		Store: st,
-		// The runner would resume every unfinished job in the store; this
-		// command runs only its own and leaves the others to 'baton resume'.
-		NoResume:      true,
-		Registry:      reg,
-		Workers:       *workers,
-		ActionTimeout: *timeout,
-		DrainTimeout:  drainTimeout,
-		Logger:        runnerLoggerAt(con.Stderr(), logLevel(*verbose)),
-	})
+	// The runner would resume every unfinished job in the store; this
+	// command runs only its own and leaves the others to 'baton resume'.
+	r, err := b.local(workerOptions{reg: reg, workers: *workers, timeout: *timeout, log: runnerLoggerAt(con.Stderr(), logLevel(*verbose))})
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	start := c.now()
 	if err := r.Submit(ctx, id, root); err != nil {
 		if errors.Is(err, store.ErrExists) {
-			c.errorf("job %s already exists in %s; choose another --id", id, path)
-			return exitError
+			return fmt.Errorf("job %s already exists in %s; choose another --id", id, path)
 		}
-		c.errorf("%s: submit job %s to %s: %v", source, id, path, err)
-		return storeExit(err)
+		return withCode(storeExit(err), fmt.Errorf("%s: submit job %s to %s: %v", source, id, path, err))
 	}
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
@@ -167,7 +154,7 @@ func (c *cli) run(ctx context.Context, args []string) int {
 			v = fmt.Sprintf("saved as of v%d", j.Version())
 		}
 		fmt.Fprintf(con.Stderr(), "job %s is %s; once the store can be written, finish it with: baton resume --store %s %s\n", id, v, path, id)
-		return exitStore
+		return exitWith(exitStore)
 	}
 	took := c.now().Sub(start)
 
@@ -176,20 +163,19 @@ func (c *cli) run(ctx context.Context, args []string) int {
 		if j, err := st.Load(context.Background(), id); err == nil && j.Done() {
 			c.printResult(con, j, took, *quiet)
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s had finished (%s)\n", id, j.Status())
-			return exitInterrupted
+			return exitWith(exitInterrupted)
 		}
 		fmt.Fprintf(con.Stderr(), "interrupted: job %s is saved in %s; finish it with: baton resume --store %s\n", id, path, path)
-		return exitInterrupted
+		return exitWith(exitInterrupted)
 	}
 	if waitErr != nil {
-		c.errorf("job %s in %s: %v", id, path, waitErr)
-		return exitError
+		return fmt.Errorf("job %s in %s: %v", id, path, waitErr)
 	}
 	c.printResult(con, j, took, *quiet)
 	if j.Status() != job.StatusSucceeded {
-		return exitFailed
+		return exitWith(exitFailed)
 	}
-	return exitOK
+	return nil
 }
 
 // printResult prints the final tree (unless quiet) and the summary line.

@@ -1,16 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/batonwf/baton/job"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -45,7 +40,7 @@ described, WORKERS shows ? and status says it could not tell).`,
 	}
 }
 
-func (c *cli) status(ctx context.Context, args []string) int {
+func (c *cli) status(ctx context.Context, args []string) error {
 	cmd := statusCommand()
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
@@ -54,7 +49,7 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one job ID, got %d arguments", len(pos))
 	}
@@ -63,25 +58,22 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	}
 	if len(pos) == 1 {
 		if err := checkID(job.ID(pos[0])); err != nil {
-			c.errorf("%v", err)
-			return exitError
+			return withCode(exitError, err)
 		}
 	}
-	js, code, err := c.openJobs(ctx, *storeArg, z, k, readOnly)
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly})
 	if err != nil {
-		c.errorf("%v", err)
-		return code
+		return err
 	}
-	defer js.Close()
+	defer b.Close()
 
 	if len(pos) == 1 {
-		j, err := js.load(ctx, job.ID(pos[0]))
+		j, err := loadJob(ctx, b, job.ID(pos[0]))
 		if err != nil {
-			c.errorf("%v", err)
-			return exitError
+			return withCode(exitError, err)
 		}
 		fmt.Fprint(c.stdout, job.Describe(j))
-		return exitOK
+		return nil
 	}
 
 	// Listing reads the small per-job records the store keeps for it,
@@ -91,10 +83,9 @@ func (c *cli) status(ctx context.Context, args []string) int {
 	n := 0
 	var damaged []store.Info
 	for {
-		infos, err := store.List(ctx, js.st, q)
+		infos, err := store.List(ctx, b.jobs(), q)
 		if err != nil {
-			c.errorf("list jobs in %s: %v", js.where, err)
-			return storeExit(err)
+			return withCode(storeExit(err), fmt.Errorf("list jobs in %s: %v", b.where(), err))
 		}
 		for _, in := range infos {
 			if n == 0 {
@@ -118,109 +109,16 @@ func (c *cli) status(ctx context.Context, args []string) int {
 		q.After = infos[len(infos)-1].ID
 	}
 	if n == 0 {
-		fmt.Fprintf(c.stdout, "no jobs in %s\n", js.where)
+		fmt.Fprintf(c.stdout, "no jobs in %s\n", b.where())
 	}
 	if err := tw.Flush(); err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	for _, in := range damaged {
-		c.errorf("job %s in %s cannot be read: %v; left as it is ('baton delete %s %s' removes it)", in.ID, js.where, in.Damaged, js.hint, in.ID)
+		c.errorf("job %s in %s cannot be read: %v; left as it is ('baton delete %s %s' removes it)", in.ID, b.where(), in.Damaged, b.hint(), in.ID)
 	}
-	if js.zk != nil {
-		if err := writeWorkers(ctx, c.stdout, js); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
+	if err := b.writeStatus(ctx, c.stdout); err != nil {
+		return withCode(exitError, err)
 	}
-	if js.kafka != nil {
-		if err := writeKafka(ctx, c.stdout, js); err != nil {
-			c.errorf("%v", err)
-			return exitError
-		}
-	}
-	return exitOK
-}
-
-// maxClaimsShown bounds the actions listed per worker by status.
-const maxClaimsShown = 8
-
-// writeWorkers prints the live workers of a ZooKeeper root and the size of
-// its queue:
-//
-//	WORKER  PID   BUSY  ACTIONS                  RUNNING
-//	w1      4242  1/4   fail,http.get,log,sleep  order-7/seq[1]#1
-//	queue: 3 entries (actions waiting or running)
-func writeWorkers(ctx context.Context, w io.Writer, js *jobStore) error {
-	workers, err := js.zk.Workers(ctx)
-	if err != nil {
-		return fmt.Errorf("list workers in %s: %v", js.where, err)
-	}
-	queued, err := js.zk.Queued(ctx)
-	if err != nil {
-		return fmt.Errorf("list the queue in %s: %v", js.where, err)
-	}
-	fmt.Fprintln(w)
-	if len(workers) == 0 {
-		fmt.Fprintf(w, "no live workers in %s (start one with 'baton worker %s')\n", js.where, js.hint)
-	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tPID\tBUSY\tACTIONS\tRUNNING")
-		for _, wi := range workers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wi.Name, orDash(wi.PID), busy(wi), actionList(wi.Actions), claimList(wi.Running))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	entries := "entries"
-	if queued == 1 {
-		entries = "entry"
-	}
-	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)\n", queued, entries)
 	return nil
-}
-
-// busy is "RUNNING/CAPACITY", or the running count for a worker whose
-// announcement is gone (it is stopping).
-func busy(wi zkrunner.WorkerInfo) string {
-	if wi.Capacity == 0 {
-		return fmt.Sprintf("%d/-", len(wi.Running))
-	}
-	return fmt.Sprintf("%d/%d", len(wi.Running), wi.Capacity)
-}
-
-func orDash(n int) string {
-	if n == 0 {
-		return "-"
-	}
-	return fmt.Sprint(n)
-}
-
-func actionList(names []string) string {
-	if len(names) == 0 {
-		return "-"
-	}
-	return strings.Join(names, ",")
-}
-
-// claimList is "JOB/ACTION JOB/ACTION ...", sorted, at most
-// maxClaimsShown of them (job IDs hold no '/').
-func claimList(cs []zkrunner.Claim) string {
-	if len(cs) == 0 {
-		return "-"
-	}
-	cs = slices.Clone(cs)
-	slices.SortFunc(cs, func(a, b zkrunner.Claim) int {
-		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Action, b.Action))
-	})
-	var parts []string
-	for i, cl := range cs {
-		if i == maxClaimsShown {
-			parts = append(parts, fmt.Sprintf("(+%d more)", len(cs)-i))
-			break
-		}
-		parts = append(parts, string(cl.Job)+"/"+cl.Action)
-	}
-	return strings.Join(parts, " ")
 }

@@ -55,15 +55,10 @@ const (
 // command must not leave an empty store behind a typo). readOnly opens it
 // with bolt.OpenReadOnly: it never writes (not even to an empty file),
 // works on a file it may not write, and while another process runs jobs
-// on it. The returned path is the file opened.
-func (c *cli) openStore(flagValue string, mode openMode) (*bolt.Store, string, error) {
-	return c.openStoreRetaining(flagValue, mode, 0)
-}
-
-// openStoreRetaining is openStore for a command that runs jobs: with
-// retain > 0, the runner deletes the settled jobs older than that
-// (bolt.Options.Retention).
-func (c *cli) openStoreRetaining(flagValue string, mode openMode, retain time.Duration) (*bolt.Store, string, error) {
+// on it. With retain > 0, a runner on it deletes the settled jobs older
+// than that (bolt.Options.Retention). The returned path is the file
+// opened.
+func (c *cli) openStore(flagValue string, mode openMode, retain time.Duration) (*bolt.Store, string, error) {
 	path, err := c.storePath(flagValue)
 	if err != nil {
 		return nil, "", err

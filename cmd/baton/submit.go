@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
 
@@ -43,7 +40,7 @@ cannot be reached, 130 when interrupted (the job goes on: follow it with
 	}
 }
 
-func (c *cli) submit(ctx context.Context, args []string) int {
+func (c *cli) submit(ctx context.Context, args []string) error {
 	cmd := submitCommand()
 	fset := flagSet(cmd)
 	z := c.addZKFlags(fset, false)
@@ -54,7 +51,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
 	}
@@ -71,8 +68,7 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 	// touched.
 	root, err := readWorkflow(file, c.stdin)
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
 	id := job.ID(*idArg)
 	if id == "" {
@@ -83,63 +79,53 @@ func (c *cli) submit(ctx context.Context, args []string) int {
 		id = defaultID(base, c.now())
 	}
 	if err := checkID(id); err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
-	if k.on() {
-		return c.submitKafka(ctx, k, id, root, source, *wait, *quiet)
-	}
-
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
-	st, err := z.open(ctx, runnerLogger(con.Stderr()), false)
+	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr()})
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)
-			return exitInterrupted
+			return exitWith(exitInterrupted)
 		}
-		c.errorf("%v", err)
-		return zkExit(err)
+		return err
 	}
-	defer st.Close()
-	where, hint := z.where(), z.hint()
+	defer b.Close()
+	where, hint := b.where(), b.hint()
 	// A runner without handlers: it submits and waits; workers run.
-	r, err := zkrunner.New(zkrunner.Options{Store: st, NoResume: true, Logger: runnerLogger(con.Stderr())})
+	s, err := b.submitter(ctx)
 	if err != nil {
-		c.errorf("%v", err)
-		return exitError
+		return withCode(exitError, err)
 	}
-	defer r.Close()
+	defer s.close()
 	start := c.now()
-	if err := r.Submit(ctx, id, root); err != nil {
+	if err := s.submit(ctx, id, root); err != nil {
 		switch {
 		case errors.Is(err, store.ErrExists):
-			c.errorf("job %s already exists in %s; choose another --id", id, where)
-			return exitError
+			return fmt.Errorf("job %s already exists in %s; choose another --id", id, where)
 		case ctx.Err() != nil:
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s may or may not have been submitted: see 'baton status %s %s'\n", id, hint, id)
-			return exitInterrupted
+			return exitWith(exitInterrupted)
 		}
-		c.errorf("%s: submit job %s to %s: %v", source, id, where, err)
-		return exitError
+		return fmt.Errorf("%s: submit job %s to %s: %v", source, id, where, err)
 	}
 	fmt.Fprintln(con.Stdout(), id)
-	if missing, err := unserved(ctx, st, root); err == nil && len(missing) > 0 {
-		fmt.Fprintf(con.Stderr(), "baton: no live worker in %s has a handler for %s yet: the job waits for one ('baton worker %s' serves the built-in actions)\n",
-			where, quoteAll(missing), hint)
+	if warning := s.unserved(ctx, root); warning != "" {
+		fmt.Fprintln(con.Stderr(), warning)
 	}
 	if !*wait {
-		return exitOK
+		return nil
 	}
-	return c.follow(ctx, con, r.Status, r.Wait, id, start, where, hint, *quiet)
+	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet)
 }
 
 // follow is submit --wait: it follows job id with the progress line
 // (status gives its state as stored) until wait returns it finished, and
-// prints the result. It returns the exit status.
+// prints the result. Its error carries the exit status.
 func (c *cli) follow(ctx context.Context, con *console, status, wait func(context.Context, job.ID) (job.Job, error),
-	id job.ID, start time.Time, where, hint string, quiet bool) int {
+	id job.ID, start time.Time, where, hint string, quiet bool) error {
 	stopProgress := func() {}
 	if !quiet {
 		stopProgress = c.showProgress(con, status, id, start)
@@ -150,38 +136,13 @@ func (c *cli) follow(ctx context.Context, con *console, status, wait func(contex
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintf(con.Stderr(), "interrupted: job %s goes on in %s; follow it with: baton status %s %s\n", id, where, hint, id)
-		return exitInterrupted
+		return exitWith(exitInterrupted)
 	case err != nil:
-		c.errorf("job %s in %s: %v", id, where, err)
-		return exitError
+		return fmt.Errorf("job %s in %s: %v", id, where, err)
 	}
 	c.printResult(con, j, took, quiet)
 	if j.Status() != job.StatusSucceeded {
-		return exitFailed
+		return exitWith(exitFailed)
 	}
-	return exitOK
-}
-
-// unserved lists the action names of root that no live worker has a
-// handler for, sorted.
-func unserved(ctx context.Context, st *zkrunner.Store, root ast.Node) ([]string, error) {
-	workers, err := st.Workers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	served := map[string]bool{}
-	for _, w := range workers {
-		for _, a := range w.Actions {
-			served[a] = true
-		}
-	}
-	var missing []string
-	ast.Walk(root, func(_ string, n *ast.Node) bool {
-		if n.Kind == ast.KindAct && !served[n.Action] && !slices.Contains(missing, n.Action) {
-			missing = append(missing, n.Action)
-		}
-		return true
-	})
-	slices.Sort(missing)
-	return missing, nil
+	return nil
 }

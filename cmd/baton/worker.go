@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 	"time"
-
-	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
 // workerDrain is how long a stopping worker lets the actions in flight
@@ -22,7 +20,7 @@ func workerCommand() command {
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
 		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
-			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--verbose]",
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -50,6 +48,9 @@ partitions over and dispatch again what its jobs were missing. --tls,
 --sasl-user authenticate with SASL (PLAIN or SCRAM), with the password in
 $BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
 SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
+A restarter deletes the settled jobs of its partitions once they are
+older than --retain (a week by default), with tombstones that the state
+topic's compaction then drops.
 
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
@@ -63,7 +64,7 @@ error, 3 if ZooKeeper or Kafka cannot be reached.`,
 	}
 }
 
-func (c *cli) worker(ctx context.Context, args []string) int {
+func (c *cli) worker(ctx context.Context, args []string) error {
 	cmd := workerCommand()
 	fset := flagSet(cmd)
 	z := c.addZKFlags(fset, false)
@@ -72,11 +73,11 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
-	z.retain = fset.Duration("retain", zkrunner.DefaultRetention, "with --zk, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins)")
+	z.addRetain(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
-		return code
+		return exitWith(code)
 	case len(pos) != 0:
 		return c.usageError(cmd, "takes no arguments, got %d", len(pos))
 	case *workers < 1:
@@ -85,6 +86,8 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
 		return c.usageError(cmd, "--name must not be empty")
+	case k.on() && *z.retain < 0:
+		return c.usageError(cmd, "--retain must not be negative, got %v (0 keeps settled jobs)", *z.retain)
 	}
 	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -93,10 +96,6 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		host, _ := os.Hostname()
 		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
-	if k.on() {
-		return c.workerKafka(ctx, cmd, k, *name, *workers, *timeout, *verbose)
-	}
-
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
@@ -105,48 +104,38 @@ func (c *cli) worker(ctx context.Context, args []string) int {
 		level = slog.LevelDebug
 	}
 	log := slog.New(slog.NewTextHandler(con.Stderr(), &slog.HandlerOptions{Level: level}))
-	st, err := z.open(ctx, log, false)
+	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr(), log: log})
 	if err != nil {
 		if ctx.Err() != nil {
-			return exitInterrupted
+			return exitWith(exitInterrupted)
 		}
-		c.errorf("%v", err)
-		return zkExit(err)
+		return err
 	}
-	defer st.Close()
+	defer b.Close()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
-	r, err := zkrunner.New(zkrunner.Options{
-		Store:         st,
-		Registry:      reg,
-		Name:          *name,
-		Workers:       *workers,
-		ActionTimeout: *timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        log,
-	})
+	r, err := b.worker(workerOptions{name: *name, reg: reg, workers: *workers, timeout: *timeout, log: log})
 	if err != nil {
-		return c.usageError(cmd, "%v", strings.TrimPrefix(err.Error(), "zk: "))
+		return c.usageError(cmd, "%v", err)
 	}
 	defer r.Close()
 
-	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s\n", *name, strings.Join(reg.Names(), ", "), *workers, z.where())
+	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s%s\n", *name, strings.Join(reg.Names(), ", "), *workers, b.where(), r.role())
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
 	select {
-	case err := <-ran:
-		if err != nil {
-			c.errorf("worker %s: %v", *name, strings.TrimPrefix(err.Error(), "zk: "))
-			return exitError
-		}
+	case err = <-ran:
 	case <-ctx.Done():
 		fmt.Fprintf(con.Stderr(), "baton worker %s: stopping: finishing the actions in flight for up to %v, then handing back the others (a second signal stops it at once)\n", *name, workerDrain)
-		if err := <-ran; err != nil {
-			c.errorf("worker %s: %v", *name, strings.TrimPrefix(err.Error(), "zk: "))
-			return exitError
-		}
+		err = <-ran
+	}
+	if err != nil {
+		return fmt.Errorf("worker %s: %v", *name, err)
+	}
+	if s := r.skipped(); s != "" {
+		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", *name, s)
 	}
 	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", *name)
-	return exitOK
+	return nil
 }

@@ -14,9 +14,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/batonwf/baton/job"
 	zkrunner "github.com/batonwf/baton/runner/zk"
-	"github.com/batonwf/baton/store"
 )
 
 // Defaults and names of the ZooKeeper flags.
@@ -65,6 +63,12 @@ func (c *cli) addZKFlags(fs *flag.FlagSet, optional bool) *zkFlags {
 	}
 }
 
+// addRetain adds baton worker's --retain, which serves --zk and --kafka
+// alike (runner/zk's and runner/kafka's defaults are the same week).
+func (z *zkFlags) addRetain(fs *flag.FlagSet) {
+	z.retain = fs.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
+}
+
 // given reports whether flag name was on the command line.
 func given(fs *flag.FlagSet, name string) bool {
 	found := false
@@ -99,8 +103,8 @@ func (z *zkFlags) check(required bool) error {
 	if _, err := z.serverList(); err != nil {
 		return err
 	}
-	if r := *z.root; !strings.HasPrefix(r, "/") || r == "/" || strings.HasSuffix(r, "/") {
-		return fmt.Errorf("--root %q: want an absolute node path such as /baton (not / itself, no trailing slash)", r)
+	if err := zkrunner.CheckRoot(*z.root); err != nil {
+		return errors.New("--" + strings.TrimPrefix(err.Error(), "zk: "))
 	}
 	if err := z.checkAuth(); err != nil {
 		return err
@@ -294,73 +298,4 @@ func zkExit(err error) int {
 		return exitStore
 	}
 	return exitError
-}
-
-// jobStore is where a command finds its jobs: a store file, ZooKeeper
-// with --zk, or Kafka with --kafka.
-type jobStore struct {
-	st    store.Deleter   // the store: bolt, ZooKeeper or Kafka
-	zk    *zkrunner.Store // the ZooKeeper store, nil for a file
-	kafka *kafkaJobs      // the Kafka connection, nil unless --kafka
-	where string          // how messages name it: the file, the root on the servers, the prefix on the brokers
-	hint  string          // the flags that name it: "--store PATH", "--zk HOST:PORT ..." or "--kafka HOST:PORT ..."
-}
-
-func (js *jobStore) Close() error {
-	if js.kafka != nil {
-		js.kafka.closeClient()
-	}
-	return js.st.Close()
-}
-
-// openJobs opens the store the flags choose: ZooKeeper with --zk, Kafka
-// with --kafka (whose topics are not created: a command that finds none
-// sees no jobs), else the store file (--store, with mode). The flags were
-// checked.
-func (c *cli) openJobs(ctx context.Context, storeArg string, z *zkFlags, k *kafkaFlags, mode openMode) (*jobStore, int, error) {
-	if k.on() {
-		kj, err := k.open(ctx, runnerLogger(c.stderr), false)
-		if err != nil {
-			return nil, engineExit(err), err
-		}
-		return kj.jobs(), exitOK, nil
-	}
-	if z.on() {
-		st, err := z.open(ctx, runnerLogger(c.stderr), true)
-		if err != nil {
-			return nil, zkExit(err), err
-		}
-		return &jobStore{st: st, zk: st, where: z.where(), hint: z.hint()}, exitOK, nil
-	}
-	st, path, err := c.openStore(storeArg, mode)
-	if err != nil {
-		return nil, storeExit(err), err
-	}
-	return &jobStore{st: st, where: path, hint: "--store " + path}, exitOK, nil
-}
-
-// load loads a job, with a message that names the job and the store.
-func (js *jobStore) load(ctx context.Context, id job.ID) (job.Job, error) {
-	j, err := js.st.Load(ctx, id)
-	return j, js.jobError(err, id)
-}
-
-// history loads a job's history, with a message that names the job and
-// the store.
-func (js *jobStore) history(ctx context.Context, id job.ID) (store.History, error) {
-	h, err := store.LoadHistory(ctx, js.st, id)
-	return h, js.jobError(err, id)
-}
-
-// jobError names the job and the store in err, and says how to list the
-// jobs when there is no such job.
-func (js *jobStore) jobError(err error, id job.ID) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("job %s not found in %s (run 'baton status %s' for the list)", id, js.where, js.hint)
-	default:
-		return fmt.Errorf("job %s in %s: %w", id, js.where, err)
-	}
 }

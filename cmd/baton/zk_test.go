@@ -451,7 +451,6 @@ func TestZKErrors(t *testing.T) {
 		"status --auth-file f":                              "status: --auth-file needs --zk",
 		"status --zk h:1 --auth a --auth-file /nonexistent": "status: --auth-file: open /nonexistent: no such file or directory",
 		"worker --zk h:1 --retain -1s":                      "worker: --retain must not be negative",
-		"worker --kafka h:1 --retain 1h":                    "worker: --retain needs --zk",
 		"worker --zk h:1 --workers 0":                       "worker: --workers must be at least 1",
 		"worker --zk h:1 x":                                 "worker: takes no arguments",
 		"worker --zk h:1 --name=":                           "worker: --name must not be empty",

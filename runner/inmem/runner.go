@@ -56,8 +56,8 @@ var (
 type Runner struct {
 	o     Options
 	log   *slog.Logger
-	eng   *runner.Engine // for Submit, Deliver and Resume; workers have their own
-	hooks *runner.Hooks  // o.Hooks, and waking waiters when a job finishes
+	eng   *runner.Engine[struct{}] // for Submit, Deliver and Resume; workers have their own
+	hooks *runner.Hooks            // o.Hooks, and waking waiters when a job finishes
 	q     *queue
 	tm    *timers
 
@@ -166,8 +166,8 @@ func New(o Options) (*Runner, error) {
 
 // engine returns an engine whose commits queue the new actions, keeping
 // one in keep when it is not nil (see queue.push).
-func (r *Runner) engine(keep *slot) (*runner.Engine, error) {
-	return runner.NewEngine(runner.EngineOptions{
+func (r *Runner) engine(keep *slot) (*runner.Engine[struct{}], error) {
+	return runner.NewEngine(runner.EngineOptions[struct{}]{
 		Store:     r.o.Store,
 		Transport: transport{r, keep},
 		Registry:  r.o.Registry,
@@ -183,7 +183,7 @@ type transport struct {
 	keep *slot // a worker's slot, or nil
 }
 
-func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+func (t transport) Commit(ctx context.Context, tr job.Transition, _ struct{}) error {
 	if err := store.Commit(ctx, t.r.o.Store, tr); err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func (r *Runner) closedErr() error {
 // report hands in results: they join their jobs' pending results, and for
 // each job whose results no goroutine is applying, this one does, with
 // eng, until none are left.
-func (r *Runner) report(ctx context.Context, eng *runner.Engine, rs ...job.Result) {
+func (r *Runner) report(ctx context.Context, eng *runner.Engine[struct{}], rs ...job.Result) {
 	var claimed [4]job.ID
 	mine := claimed[:0] // jobs whose results this goroutine applies
 	r.pendMu.Lock()
@@ -392,7 +392,7 @@ func (r *Runner) report(ctx context.Context, eng *runner.Engine, rs ...job.Resul
 // applyPending applies the pending results of job id, which this goroutine
 // has claimed, until none are left: everything that piled up while it
 // applied the previous batch goes in one Restart and one commit.
-func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine, id job.ID) {
+func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine[struct{}], id job.ID) {
 	r.pendMu.Lock()
 	p := r.pending[id]
 	for {
@@ -437,7 +437,7 @@ func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine, id job.ID
 // other error is the store's (a full disk, an I/O error, a closed store):
 // the runner stops, and Run returns the error. Nothing is retried: a store
 // that failed once is not trusted with the next write.
-func (r *Runner) apply(ctx context.Context, eng *runner.Engine, id job.ID, batch []job.Result) {
+func (r *Runner) apply(ctx context.Context, eng *runner.Engine[struct{}], id job.ID, batch []job.Result) {
 	r.dispatchMu.RLock()
 	_, err := eng.Apply(ctx, id, batch)
 	r.dispatchMu.RUnlock()
@@ -803,7 +803,7 @@ const goroutinesPerWorker = 4
 // work runs actions until stop is closed, each holding one of tokens, and
 // applies their results with eng, whose commits keep an action in keep for
 // this worker to run next.
-func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, eng *runner.Engine, keep *slot) {
+func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, eng *runner.Engine[struct{}], keep *slot) {
 	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
 	applyCtx := context.WithoutCancel(ctx)
 	for {

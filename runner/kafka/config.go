@@ -45,6 +45,14 @@ type Config struct {
 	// headers); default 1,000,000. Open lowers it to fit the topics'
 	// max.message.bytes.
 	MaxMessageBytes int
+	// Retention is how long a settled job (succeeded, failed, cancelled)
+	// is kept, counted from its clock (job.Job.Clock: the time of the last
+	// result or cancel it applied); the restarter that owns its partition
+	// then deletes it with tombstones, which compaction drops. 0 means
+	// DefaultRetention; a negative value keeps settled jobs until they
+	// are deleted by hand (Runner.Delete). Each restarter applies its own
+	// store's setting to the partitions it owns.
+	Retention time.Duration
 	// SnapshotEvery, when > 0, writes a job's snapshot at least every so
 	// many steps, besides store.SnapshotDue's rule by size.
 	SnapshotEvery uint64
@@ -67,6 +75,17 @@ type Config struct {
 	// dial, if set, makes the connections of the transports (writers,
 	// admin and fetch requests) instead of a net.Dialer. For tests.
 	dial func(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// DefaultRetention is Config.Retention's default: a week.
+const DefaultRetention = 7 * 24 * time.Hour
+
+// retention returns how long settled jobs are kept; <= 0: for ever.
+func (c *Config) retention() time.Duration {
+	if c.Retention == 0 {
+		return DefaultRetention
+	}
+	return c.Retention
 }
 
 // maxPrefix bounds Config.Prefix so that "PREFIX.action.NAME" stays under

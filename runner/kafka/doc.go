@@ -27,7 +27,7 @@
 //
 // Every topic is named under a prefix (Config.Prefix, default "baton"):
 //
-//	PREFIX.restarter     new jobs, results and cancels; key: the job ID;
+//	PREFIX.restarter     new jobs, results, cancels and deletes; key: the job ID;
 //	                     Config.Partitions partitions; cleanup.policy=delete
 //	PREFIX.state         the jobs' state; as many partitions as the restarter
 //	                     topic; cleanup.policy=compact
@@ -71,13 +71,16 @@
 //	{"v":1,"type":"submit","incarnation":"00ab…(16 hex)","started":TIME,"workflow":WORKFLOW}
 //	{"v":1,"type":"result","incarnation":HEX,"action":"seq[0]#1","output":JSON,
 //	 "error":"…","kind":"…","final":true,"at":TIME}
-//	{"v":1,"type":"cancel","reason":"…"}
+//	{"v":1,"type":"cancel","reason":"…","at":TIME}
+//	{"v":1,"type":"delete","incarnation":HEX}
 //
 // WORKFLOW is ast.Encode's document. "incarnation" on a result is the
 // incarnation of the job the action belonged to: a result for a job since
 // deleted and submitted again under its ID is ignored. A timer's firing
 // is a result with the timer's ID as "action" (it never travels through
-// the topic: see Timers).
+// the topic: see Timers). A cancel's "at" (optional) moves the job's
+// clock. A delete names the incarnation to delete; without one, it
+// deletes whatever is stored under the ID (a damaged job).
 //
 // Action topics, key JOB/ACTION-ID:
 //
@@ -107,7 +110,9 @@
 //	/claim/P/TOKEN                a restarter's claim on partition P (headers
 //	                              baton-partition: P, baton-epoch: ERA.GEN.SEQ);
 //	                              value JSON {"v":1,"partition":P,"owner":NAME,
-//	                              "epoch":"ERA.GEN.SEQ","at":TIME}
+//	                              "epoch":"ERA.GEN.SEQ","at":TIME}, NAME being the
+//	                              runner's Options.Name; a null value deletes a
+//	                              superseded claim (see Ownership)
 //
 // A job's steps and its origin are kept (they are its history); a snapshot
 // is written when store.SnapshotDue says so, and the one it supersedes is
@@ -130,7 +135,12 @@
 //  3. recovers the unfinished jobs of p (Engine.Recover): it dispatches
 //     again the actions that may not have been dispatched, and arms the
 //     jobs' timers;
-//  4. reads restarter partition p from the group's committed offset.
+//  4. reads restarter partition p from the group's committed offset, and
+//     applies its backlog (the messages up to the partition's end as it
+//     was taken over: a cancel sent while no restarter ran, results of
+//     other processes' workers) in offset order before anything handed
+//     in within the process (a result of its own worker, a Submit or
+//     Cancel of its own, a timer's firing), which came after it.
 //
 // A restarter that lost p without knowing it (paused past its session
 // timeout: a zombie) may still write. Every state record carries the token
@@ -147,7 +157,15 @@
 // partition up to its own claim, it has seen every record that counts
 // from before it; and it never writes over a version it has not seen.
 // Offset commits are fenced by the group itself (a commit of an old
-// generation is refused). A restarter whose state write fails does not
+// generation is refused).
+//
+// Every claim supersedes the ones before it, but a superseded claim stays
+// needed while records depend on it: those written under it, and those of
+// the claim before it that it fences (a zombie's). Once its claim counts,
+// a new owner deletes with tombstones the claims that decide nothing
+// (their ranges hold neither) and the claims that never counted, so the
+// live claims of a partition are bounded by its eras that wrote records
+// still in it, not by the restarters' starts. A restarter whose state write fails does not
 // trust its cache: it claims the partition again and rebuilds it.
 //
 // # Transitions: write order, commit order
@@ -242,6 +260,15 @@
 // it was taken is skipped. Stopping is a courtesy: the reducer ignores a
 // stopped action's result, so a notice lost or read late loses nothing.
 //
+// A message cannot be taken out of a Kafka topic, so the actions of a job
+// cancelled, deleted or finished while they waited for a worker stay in
+// their topic until its retention removes them. They are not waiting work:
+// Store.Queues reads what waits after the workers' committed offsets and
+// counts them apart (Queue.Withdrawn), and a worker that takes a partition
+// over checks, for each action queued before it took it, that the job as
+// stored still waits for it, and skips (and commits) it otherwise. Stop
+// notices cover the actions dispatched while the worker runs.
+//
 // # At most once
 //
 // On Kafka, an action whose worker may have run it cannot be told apart
@@ -259,6 +286,25 @@
 // an at-most-once action is never run twice; but one whose worker was still
 // running it when the partition moved (a worker rebalance) is reported
 // lost too, and its late result is ignored.
+//
+// # Deleting and retention
+//
+// Only the owner of a partition writes its jobs, so Runner.Delete sends a
+// delete to the restarter topic (or to its own loop, if it owns the
+// partition), as Cancel does. The owner applies it in the job's order of
+// inputs: it stops the job's actions in flight, if the job had not
+// finished, and writes a tombstone for every record of the job, its head
+// last; compaction drops them. Results that come later for the job are
+// skipped (Stats.UnknownJobs, or Stale once the ID is used again).
+//
+// Config.Retention (default DefaultRetention, a week; negative: for
+// ever) bounds how long a settled job stays: the restarter that owns a
+// partition deletes the settled jobs whose clocks (the time of the last
+// result or cancel applied) are older, the same way. Each partition keeps
+// its settled jobs in a heap by clock, so a sweep costs what it deletes;
+// a sweep deletes at most 64 jobs, between two batches of the partition's
+// inputs, every quarter of the retention (at most every minute), and
+// sooner while more are due.
 //
 // # Sizes
 //
@@ -337,10 +383,11 @@
 //
 // # Limits
 //
-//   - A job's history stays in the state topic until the job is deleted;
-//     a restarter that takes a partition over reads all of it (reading is
-//     fast; replay starts at each job's newest snapshot), and keeps every
-//     job of its partitions in memory.
+//   - A job's history stays in the state topic until the job is deleted
+//     (by hand, or by retention once it settled); a restarter that takes a
+//     partition over reads all of it (reading is fast; replay starts at
+//     each job's newest snapshot), and keeps every job of its partitions
+//     in memory.
 //   - One consumer group serves every action topic: a worker joining or
 //     leaving pauses every action for the rebalance (about a second).
 //   - A worker commits an action's offset only when every earlier action of
@@ -356,7 +403,8 @@
 //     at-most-once action it had not yet claimed may claim and run it
 //     after the partition's new owner read past it: at most once holds
 //     for workers that notice they lost their partitions.
-//   - Only the owner of a job's partition deletes it (Store.Delete).
+//   - Only the owner of a job's partition deletes it (Store.Delete);
+//     Runner.Delete asks the owner.
 //   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
 //     partition taken over then dispatch what they lack only when their
 //     results are delivered again.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/job"
@@ -65,4 +66,38 @@ func (r *Runner) Kill() { r.kill() }
 func WithDial(cfg Config, d func(ctx context.Context, network, address string) (net.Conn, error)) Config {
 	cfg.dial = d
 	return cfg
+}
+
+// LiveKeys returns the keys of the state topic whose latest record is not
+// a tombstone, with that record's value: what compaction leaves, once it
+// has run.
+func (s *Store) LiveKeys(ctx context.Context) (map[string][]byte, error) {
+	live := map[string][]byte{}
+	for part := range s.nparts {
+		if _, err := s.readState(ctx, part, 0, func(_ int64, m kafka.Message) {
+			live[string(m.Key)] = m.Value
+		}); err != nil {
+			return nil, err
+		}
+	}
+	for k, v := range live {
+		if v == nil {
+			delete(live, k)
+		}
+	}
+	return live, nil
+}
+
+// Owns returns how many restarter partitions the runner owns.
+func (r *Runner) Owns() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.loops)
+}
+
+// ClaimOwner returns the owner a claim record's value names.
+func ClaimOwner(v []byte) (string, error) {
+	var c claimMsg
+	err := decodeStrict(v, &c)
+	return c.Owner, err
 }

@@ -55,7 +55,7 @@ func TestFencing(t *testing.T) {
 	defer cancel()
 	prefix := testPrefix(t)
 	a := openTestStore(t, prefix, 1)
-	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true, "a"); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "j", ast.Par(ast.Act("x", 1), ast.Act("y", 2)))
@@ -64,7 +64,7 @@ func TestFencing(t *testing.T) {
 	}
 
 	b := openTestStore(t, prefix, 1)
-	_, ids, err := b.claim(ctx, 0, 2, true)
+	_, ids, err := b.claim(ctx, 0, 2, true, "b")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestSuspects(t *testing.T) {
 	defer cancel()
 	prefix := testPrefix(t)
 	a := openTestStore(t, prefix, 1)
-	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true, "a"); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "s", ast.Seq(ast.Par(ast.Act("x", 1), ast.Act("y", 2)), ast.Act("z", 3)))
@@ -151,7 +151,7 @@ func TestSuspects(t *testing.T) {
 		t.Errorf("after v3: suspects %v all %v, want seq[1]#1 (the step's new action)", ids, all)
 	}
 	b := openTestStore(t, prefix, 1)
-	if _, _, err := b.claim(ctx, 0, 2, true); err != nil {
+	if _, _, err := b.claim(ctx, 0, 2, true, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if ids, all, _ := b.suspects("s"); all || !maps.Equal(ids, map[string]bool{"seq[1]#1": true}) {
@@ -160,7 +160,7 @@ func TestSuspects(t *testing.T) {
 	b.markDispatched("s", 3)
 	b.bg.Wait()
 	c := openTestStore(t, prefix, 1)
-	if _, _, err := c.claim(ctx, 0, 3, true); err != nil {
+	if _, _, err := c.claim(ctx, 0, 3, true, "c"); err != nil {
 		t.Fatal(err)
 	}
 	if ids, all, _ := c.suspects("s"); all || len(ids) != 0 {
@@ -174,7 +174,7 @@ func TestReclaimAfterFailedWrite(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a := openTestStore(t, testPrefix(t), 1)
-	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true, "a"); err != nil {
 		t.Fatal(err)
 	}
 	tr := mustNew(t, "r", ast.Act("x", 1))
@@ -202,7 +202,7 @@ func TestReclaimAfterFailedWrite(t *testing.T) {
 	if !a.dirty(0) {
 		t.Fatal("the partition is not dirty")
 	}
-	if _, _, err := a.claim(ctx, 0, 1, true); err != nil {
+	if _, _, err := a.claim(ctx, 0, 1, true, "a"); err != nil {
 		t.Fatal(err)
 	}
 	if j, err := a.Load(ctx, "r"); err != nil || j.Version() != 1 {

@@ -75,6 +75,8 @@ type genCommitter struct {
 	busy    bool                     // a request is under way
 }
 
+var _ committer = (*genCommitter)(nil)
+
 func newGenCommitter(gen *kafka.Generation) *genCommitter { return &genCommitter{gen: gen} }
 
 func (c *genCommitter) commit(topic string, part int, offset int64) error {

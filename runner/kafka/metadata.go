@@ -53,6 +53,8 @@ type kafkaTransport struct {
 	ready map[string]bool // the addresses whose metadata was fetched
 }
 
+var _ kafka.RoundTripper = (*kafkaTransport)(nil)
+
 // quietTopicWait is how long a transport waits for metadata that lists a
 // topic that exists before it says so in a warning: a few fetches.
 const quietTopicWait = 2 * time.Second

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
@@ -344,5 +345,39 @@ func TestNoCreate(t *testing.T) {
 	}
 	if n := creates.Load() - sent; n != 0 {
 		t.Errorf("%d CreateTopics requests sent with NoCreate", n)
+	}
+}
+
+// TestLifecycleErrors: the runner's ErrRunning and ErrClosed are the
+// runner package's too (runner.Lifecycle's), so that errors.Is matches
+// either.
+func TestLifecycleErrors(t *testing.T) {
+	st := openStore(t, testConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := kafkarunner.New(kafkarunner.Options{Store: st, Role: kafkarunner.RoleClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two Runs at once: one runs, the other is refused.
+	ret := make(chan error, 2)
+	for range 2 {
+		go func() { ret <- r.Run(ctx) }()
+	}
+	if err := <-ret; !errors.Is(err, kafkarunner.ErrRunning) || !errors.Is(err, runner.ErrRunning) {
+		t.Errorf("second Run: %v, want kafka.ErrRunning and runner.ErrRunning", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ret; err != nil {
+		t.Errorf("Run: %v, want nil once closed", err)
+	}
+	err = r.Deliver(ctx, job.Result{JobID: "nobody", ActionID: "root#1"})
+	if !errors.Is(err, kafkarunner.ErrClosed) || !errors.Is(err, runner.ErrClosed) {
+		t.Errorf("Deliver after Close: %v, want kafka.ErrClosed and runner.ErrClosed", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Errorf("Close twice: %v", err)
 	}
 }

@@ -19,6 +19,8 @@ const hdrPartition = "baton-partition"
 // A message with a baton-partition header goes to that partition.
 type jobBalancer struct{}
 
+var _ kafka.Balancer = jobBalancer{}
+
 func (jobBalancer) Balance(m kafka.Message, partitions ...int) int {
 	for _, h := range m.Headers {
 		if h.Key == hdrPartition {

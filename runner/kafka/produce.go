@@ -11,6 +11,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/protocol/metadata"
+
+	"github.com/batonwf/baton/runner"
 )
 
 // producer is baton's writer: it produces messages to the partitions of
@@ -57,7 +59,8 @@ type partList struct {
 }
 
 // Retries of a request: kafka-go's Writer's defaults (10 attempts, each
-// bounded by 10s), with the back-off baton gave its Writers.
+// bounded by 10s), with the back-off baton gave its Writers (runner.Backoff
+// from backoffMin, doubling, at most backoffMax).
 const (
 	maxAttempts    = 10
 	attemptTimeout = 10 * time.Second
@@ -222,16 +225,13 @@ func (p *producer) send(tp topicPartition) {
 // produce sends one request of batch to tp, again while it fails with a
 // retriable error, up to maxAttempts times.
 func (p *producer) produce(tp topicPartition, batch []sendItem) error {
-	var err error
-	for attempt := range maxAttempts {
-		if attempt > 0 {
-			time.Sleep(retryBackoff(attempt))
-		}
-		err = p.produceOnce(tp, batch)
-		if err == nil || !retriable(err) {
-			break
-		}
-	}
+	attempts := 0
+	err := runner.Backoff{Base: backoffMin, Max: backoffMax}.Retry(context.Background(),
+		func(err error) bool { return attempts < maxAttempts && retriable(err) },
+		func() error {
+			attempts++
+			return p.produceOnce(tp, batch)
+		})
 	if err != nil {
 		return fmt.Errorf("kafka: produce %d messages to %s/%d: %w", len(batch), tp.topic, tp.part, err)
 	}
@@ -255,16 +255,6 @@ func (p *producer) produceOnce(tp topicPartition, batch []sendItem) error {
 		err = res.Error
 	}
 	return err
-}
-
-// retryBackoff is the wait before attempt (1, 2, ...): doubling from
-// backoffMin, at most backoffMax.
-func retryBackoff(attempt int) time.Duration {
-	d := backoffMin
-	for i := 1; i < attempt && d < backoffMax; i++ {
-		d *= 2
-	}
-	return min(d, backoffMax)
 }
 
 // retriable reports whether a request that failed with err may succeed

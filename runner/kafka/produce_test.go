@@ -262,3 +262,21 @@ func TestProducerClose(t *testing.T) {
 		t.Errorf("a write after Close: %v", err)
 	}
 }
+
+// TestProducerGivesUp: a request refused as retriable every time is sent
+// maxAttempts times in all (kafka-go's Writer's bound), then the write
+// fails with the broker's error.
+func TestProducerGivesUp(t *testing.T) {
+	c, topic, p := producerCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f := c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Produce}, Topic: topic, Err: kerr.NotLeaderForPartition, Count: -1})
+	defer f.Remove()
+	err := p.WriteMessages(ctx, kafka.Message{Key: []byte("a")})
+	if !errors.Is(err, kafka.NotLeaderForPartition) {
+		t.Errorf("a write refused as not leader every time: %v, want kafka.NotLeaderForPartition", err)
+	}
+	if f.Hits() != maxAttempts {
+		t.Errorf("%d requests refused, want %d (maxAttempts)", f.Hits(), maxAttempts)
+	}
+}

@@ -2,21 +2,32 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/segmentio/kafka-go"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
 )
 
 // Queue is what waits in one action topic.
 type Queue struct {
 	Action string // the action name
 	Topic  string
-	// Waiting counts the messages after the workers' committed offsets:
-	// actions not taken yet, or taken and not ended (and the claims of
-	// at-most-once ones among them).
+	// Waiting counts the actions after the workers' committed offsets
+	// (not taken yet, or taken and not ended) that their jobs still wait
+	// for. Past the first 10,000 messages of a partition, every message
+	// is counted, unread.
 	Waiting int64
+	// Withdrawn counts the actions after the committed offsets that their
+	// jobs no longer wait for: the job was cancelled, deleted or has
+	// finished, or the action was stopped or retried since. A Kafka topic
+	// keeps them until its retention removes them; a worker that takes
+	// them skips them.
+	Withdrawn int64
 	// Workers counts the members of the workers group subscribed to the
 	// topic: 0 means no worker serves the action, and its actions wait
 	// (unless WorkersErr is set).
@@ -80,6 +91,7 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 		return nil, fmt.Errorf("kafka: queues: committed offsets of group %s: %w", s.cfg.workerGroup(), err)
 	}
 	members, werr := s.workers(ctx)
+	look := &lookups{jobs: map[job.ID]jobLookup{}, read: map[int]bool{}}
 	out := make([]Queue, 0, len(topics))
 	for _, t := range topics {
 		q := Queue{Action: strings.TrimPrefix(t, prefix), Topic: t, Workers: members[t], WorkersErr: werr}
@@ -93,13 +105,83 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 			}
 		}
 		for _, po := range ends.Topics[t] {
-			if po.Error == nil && po.LastOffset > at[po.Partition] {
-				q.Waiting += po.LastOffset - at[po.Partition]
+			if po.Error != nil || po.LastOffset <= at[po.Partition] {
+				continue
 			}
+			waiting, withdrawn, err := s.inspect(ctx, t, po.Partition, at[po.Partition], po.LastOffset, look)
+			if err != nil {
+				return nil, fmt.Errorf("kafka: queues: %w", err)
+			}
+			q.Waiting += waiting
+			q.Withdrawn += withdrawn
 		}
 		out = append(out, q)
 	}
 	return out, nil
+}
+
+// inspectMax bounds the messages of one partition Queues reads.
+const inspectMax = 10_000
+
+// inspect reads topic/part from offset from to end (at most inspectMax
+// messages; the others are counted waiting) and counts the actions there
+// that their jobs wait for, and those they no longer wait for. look
+// caches what was looked up.
+func (s *Store) inspect(ctx context.Context, topic string, part int, from, end int64, look *lookups) (waiting, withdrawn int64, err error) {
+	stop := min(end, from+inspectMax)
+	waiting = end - stop
+	_, err = s.readRange(ctx, topic, part, from, stop, func(_ int64, m kafka.Message) {
+		out, err := decodeOutbound(m.Key, m.Value)
+		switch {
+		case err != nil:
+			waiting++ // not baton's: a worker decides
+		case out.claimed:
+		case s.waitsFor(ctx, out.a, look):
+			waiting++
+		default:
+			withdrawn++
+		}
+	})
+	return waiting, withdrawn, err
+}
+
+// lookups caches what one Queues call looked up: the jobs, and the state
+// partitions read to their ends (once each).
+type lookups struct {
+	jobs map[job.ID]jobLookup
+	read map[int]bool
+}
+
+type jobLookup struct {
+	j   job.Job
+	err error
+}
+
+// waitsFor reports whether the job of action a, as stored, still waits
+// for a's result (it is outstanding, in the same incarnation); when the
+// job cannot be read, it says so (true), so that nothing is skipped for
+// want of knowing. c, if not nil, caches the lookups.
+func (s *Store) waitsFor(ctx context.Context, a job.Action, c *lookups) bool {
+	if c == nil {
+		c = &lookups{}
+	}
+	l, ok := c.jobs[a.JobID]
+	if !ok {
+		l.j, l.err = s.load(ctx, a.JobID, c.read)
+		if c.jobs != nil {
+			c.jobs[a.JobID] = l
+		}
+	}
+	switch {
+	case errors.Is(l.err, store.ErrNotFound):
+		return false
+	case l.err != nil:
+		return true
+	case l.j.Incarnation() != a.Incarnation:
+		return false
+	}
+	_, ok = l.j.Pending(a.ID)
+	return ok
 }
 
 // workers counts the members of the workers group subscribed to each

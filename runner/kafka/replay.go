@@ -29,6 +29,8 @@ type partition struct {
 	next   int64  // the next offset to read
 	jobs   map[job.ID]*entry
 	gather map[chunkID]*gathering // snapshot chunks being gathered
+	expiry expiryHeap             // settled jobs, by clock (retention.go)
+	claims claimLog               // the claims read (claims.go)
 }
 
 // chanMutex is a mutex that a context can give up waiting for.
@@ -100,6 +102,8 @@ func (p *partition) reset() {
 	p.token, p.dirty, p.fence, p.next, p.epoch = 0, false, 0, 0, epoch{}
 	p.jobs = map[job.ID]*entry{}
 	p.gather = map[chunkID]*gathering{}
+	p.expiry = nil
+	p.claims = claimLog{}
 }
 
 // catchUp reads the partition from where reading stopped to its end, and
@@ -137,16 +141,22 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 		ep, ok := parseEpoch(eh)
 		switch {
 		case m.Value == nil:
+			p.claims.deleted(string(m.Key))
 		case !ok || terr != nil || tok != k.token:
 			s.log.Warn("claim record with bad headers: skipped", "partition", p.id, "offset", off)
 		case p.fence == 0 || p.epoch.less(ep):
 			p.fence, p.epoch = k.token, ep
+			p.claims.counted(string(m.Key), k.token)
 			s.log.Debug("claim read", "partition", p.id, "offset", off, "token", hexInc(k.token), "epoch", ep)
 		default:
+			p.claims.outranked(string(m.Key))
 			s.log.Debug("claim read that an earlier one outranks: it does not count", "partition", p.id, "offset", off,
 				"token", hexInc(k.token), "epoch", ep, "counting", p.epoch)
 		}
 		return
+	}
+	if terr == nil {
+		p.claims.record(tok)
 	}
 	if terr != nil || tok != p.fence || tok == 0 {
 		// Written under a claim that a newer one fenced, or before any
@@ -323,6 +333,7 @@ func (s *Store) settle(p *partition, id job.ID, pj *pendJob) {
 	}
 	ne.latest = base
 	p.jobs[id] = ne
+	p.settledAt(base)
 }
 
 // reaches reports whether steps go from base's version up to v without a
@@ -373,6 +384,16 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 			}
 			s.cfg.Logger.Debug("kafka: a fetch timed out; trying again", "topic", topic, "partition", part, "offset", from, "attempt", attempt)
 		}
+		if errors.Is(err, kafka.OffsetOutOfRange) {
+			// The partition starts later: compaction removed its first
+			// records (tombstones included), or retention did.
+			first, ferr := s.firstOffset(ctx, topic, part)
+			if ferr == nil && first > from {
+				s.log.Debug("the partition starts after the offset read from", "topic", topic, "partition", part, "from", from, "start", first)
+				from = first
+				continue
+			}
+		}
 		if err != nil {
 			return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)
 		}
@@ -416,6 +437,42 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 		}
 	}
 	return from, nil
+}
+
+// backlogEnd returns the offset after the last record of topic/part, if a
+// reader starting at from (an offset, or kafka.FirstOffset) has records to
+// read before it; else 0.
+func (s *Store) backlogEnd(ctx context.Context, topic string, part int, from int64) (int64, error) {
+	end, err := s.endOffset(ctx, topic, part)
+	if err != nil || from >= 0 {
+		if from >= end {
+			end = 0
+		}
+		return end, err
+	}
+	first, err := s.firstOffset(ctx, topic, part)
+	if err != nil || first >= end {
+		return 0, err
+	}
+	return end, nil
+}
+
+// firstOffset returns the offset of the first record of topic/part.
+func (s *Store) firstOffset(ctx context.Context, topic string, part int) (int64, error) {
+	res, err := s.cl.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{
+		topic: {{Partition: part, Timestamp: kafka.FirstOffset}}}})
+	if err != nil {
+		return 0, fmt.Errorf("kafka: start offset of %s/%d: %w", topic, part, err)
+	}
+	for _, po := range res.Topics[topic] {
+		if po.Partition == part {
+			if po.Error != nil {
+				return 0, fmt.Errorf("kafka: start offset of %s/%d: %w", topic, part, po.Error)
+			}
+			return po.FirstOffset, nil
+		}
+	}
+	return 0, fmt.Errorf("kafka: start offset of %s/%d: not in the answer", topic, part)
 }
 
 // endOffset returns the offset after the last record of topic/part.

@@ -58,6 +58,8 @@ type timerKey struct {
 
 type timerHeap []job.Timer
 
+var _ heap.Interface = (*timerHeap)(nil)
+
 func (h timerHeap) Len() int           { return len(h) }
 func (h timerHeap) Less(i, j int) bool { return h[i].Due.Before(h[j].Due) }
 func (h timerHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
@@ -104,6 +106,22 @@ func (l *loop) arm(ts []job.Timer) {
 	l.poke()
 }
 
+// disarm drops the timers of job id (it was deleted).
+func (l *loop) disarm(id job.ID) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kept := l.timers[:0]
+	for _, t := range l.timers {
+		if t.JobID == id {
+			delete(l.armed, timerKey{t.JobID, t.ID, t.Due.UnixNano()})
+			continue
+		}
+		kept = append(kept, t)
+	}
+	l.timers = kept
+	heap.Init(&l.timers)
+}
+
 // take returns the inputs handed in and the timers due, and when the next
 // timer is due (zero if none).
 func (l *loop) take(now time.Time) ([]input, time.Time) {
@@ -145,15 +163,12 @@ func (r *Runner) loopFor(id job.ID) *loop {
 	return r.loops[partitionOf(id, r.st.nparts)]
 }
 
-// backoff returns the next wait of a capped exponential back-off.
-func backoff(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return 50 * time.Millisecond
-	case d >= time.Second:
-		return 2 * time.Second
-	}
-	return 2 * d
+// retrying is the back-off of what the restarter and the worker try
+// again until it passes (claiming a partition, reading its end, recovering
+// and applying jobs, creating topics, delivering results): from 50ms,
+// doubling, at most 2s, jittered.
+func retrying() runner.Backoff {
+	return runner.Backoff{Base: 50 * time.Millisecond, Max: 2 * time.Second}
 }
 
 // sleep waits d, or until ctx ends; it reports whether ctx is still live.
@@ -180,18 +195,14 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 
 	var tok uint64
 	var ids []job.ID
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	if retrying().Retry(live, nil, func() error {
 		var err error
-		if tok, ids, err = r.st.claim(live, part, gen, true); err == nil {
-			break
+		if tok, ids, err = r.st.claim(live, part, gen, true, r.o.Name); err != nil && live.Err() == nil {
+			log.Warn("claiming the state partition", "err", err)
 		}
-		if live.Err() != nil {
-			return
-		}
-		log.Warn("claiming the state partition", "err", err)
-		if !sleep(live, wait) {
-			return
-		}
+		return err
+	}) != nil {
+		return // live ended
 	}
 	l := &loop{r: r, part: part, gen: gen, token: tok, armed: map[timerKey]bool{}, wake: make(chan struct{}, 1)}
 	defer func() { r.st.release(part, l.token) }() // the token of its last claim: it may claim again
@@ -209,6 +220,22 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	log.Debug("partition taken over", "unfinished", len(ids), "offset", offset)
 	if !r.o.NoResume {
 		r.recoverJobs(live, l, ids)
+	}
+
+	// The backlog: what waits in the partition as it is taken over (a
+	// cancel sent while no restarter ran, results of workers of other
+	// processes). It is applied, in offset order, before anything handed
+	// in within this process (a local worker's result, a timer's firing):
+	// those came after it.
+	var backlog int64
+	if retrying().Retry(live, nil, func() error {
+		var err error
+		if backlog, err = r.st.backlogEnd(live, topic, part, offset); err != nil && live.Err() == nil {
+			log.Warn("reading the restarter partition's end", "err", err)
+		}
+		return err
+	}) != nil {
+		return // live ended
 	}
 
 	rd := r.cfg.reader(topic, part, r.st.limit)
@@ -238,11 +265,34 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
+	inBacklog := backlog > 0
+	retention := r.cfg.retention()
+	var nextSweep time.Time // now: the partition's first sweep comes after its backlog
 	for {
-		ins, next := l.take(time.Now())
+		var ins []input
+		var next time.Time
+		if !inBacklog {
+			now := time.Now()
+			if retention > 0 && !now.Before(nextSweep) {
+				nextSweep = now.Add(sweepEvery(retention))
+				if r.sweep(live, l, log) {
+					nextSweep = now // more are due: after this batch
+				}
+				if live.Err() != nil {
+					return
+				}
+			}
+			ins, next = l.take(now)
+			if retention > 0 && (next.IsZero() || nextSweep.Before(next)) {
+				next = nextSweep
+			}
+		}
 		var last int64 = -1
 		if len(ins) == 0 {
-			if !next.IsZero() {
+			wake, fire := l.wake, timer.C
+			if inBacklog {
+				wake, fire = nil, nil // only the backlog, for now
+			} else if !next.IsZero() {
 				timer.Reset(max(time.Until(next), 0))
 			} else {
 				timer.Reset(time.Hour)
@@ -254,9 +304,9 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 				}
 				ins = append(ins, r.decode(log, m))
 				last = m.Offset
-			case <-l.wake:
+			case <-wake:
 				continue
-			case <-timer.C:
+			case <-fire:
 				continue
 			case <-live.Done():
 				return
@@ -286,6 +336,10 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 				log.Warn("committing the restarter partition's offset (the generation ended?)", "offset", last+1, "err", err)
 				return
 			}
+			if inBacklog && last+1 >= backlog {
+				inBacklog = false
+				log.Debug("backlog applied", "offset", last+1)
+			}
 		}
 	}
 }
@@ -313,7 +367,7 @@ func clip(b []byte) string {
 // over may not have dispatched, and arms their timers; it retries the jobs
 // it could not recover for as long as the partition is owned.
 func (r *Runner) recoverJobs(ctx context.Context, l *loop, ids []job.ID) {
-	for wait := time.Duration(0); len(ids) > 0; wait = backoff(wait) {
+	for n := 1; len(ids) > 0; n++ {
 		var failed []job.ID
 		for _, id := range ids {
 			if _, err := r.eng.Recover(ctx, id); err != nil {
@@ -325,7 +379,7 @@ func (r *Runner) recoverJobs(ctx context.Context, l *loop, ids []job.ID) {
 			}
 		}
 		ids = failed
-		if len(ids) > 0 && !sleep(ctx, wait) {
+		if len(ids) > 0 && retrying().Sleep(ctx, n) != nil {
 			return
 		}
 	}
@@ -347,7 +401,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 		byJob[in.in.id] = append(byJob[in.in.id], in)
 	}
 	todo := order
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	for n := 1; ; n++ {
 		var mu sync.Mutex
 		var failed []job.ID
 		var wg sync.WaitGroup
@@ -372,11 +426,11 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 		if len(failed) == 0 {
 			return true
 		}
-		if !sleep(ctx, wait) {
+		if retrying().Sleep(ctx, n) != nil {
 			return false
 		}
 		if r.st.dirty(l.part) {
-			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false)
+			tok, ids, err := r.st.claim(ctx, l.part, l.gen, false, r.o.Name)
 			if err != nil {
 				log.Warn("claiming the state partition again", "err", err)
 				continue
@@ -388,8 +442,9 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 	}
 }
 
-// applyJob applies the inputs of one job, in order: submits, then the
-// results and cancels in batches that fit one state record. It returns the
+// applyJob applies the inputs of one job, in order: submits and deletes
+// one by one, the results and cancels between them in batches that fit
+// one state record. It returns the
 // inputs still to apply, and an error if they should be tried again.
 // Inputs handed in with an ack are answered once, after their first try:
 // their senders decide what a failure means.
@@ -401,8 +456,13 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 	}
 	for len(ins) > 0 {
 		in := ins[0]
-		if in.in.kind == typeSubmit {
-			err := r.create(ctx, log, in.in)
+		if in.in.kind == typeSubmit || in.in.kind == typeDelete {
+			var err error
+			if in.in.kind == typeSubmit {
+				err = r.create(ctx, log, in.in)
+			} else {
+				err = r.deleteJob(ctx, log, l, in.in)
+			}
 			if err != nil && retryable(err) && in.ack == nil {
 				return unanswered(ins, err), err
 			}
@@ -412,7 +472,7 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 		}
 		// A run of results and cancels, as large as one step may be.
 		n, bytes := 0, 0
-		for n < len(ins) && ins[n].in.kind != typeSubmit && n < r.o.MaxBatch {
+		for n < len(ins) && ins[n].in.kind != typeSubmit && ins[n].in.kind != typeDelete && n < r.o.MaxBatch {
 			res := ins[n].in.result
 			sz := len(res.ActionID) + len(res.Output) + len(res.Error) + len(res.Kind) + 32
 			if n > 0 && bytes+sz > r.st.limit/2 {
@@ -489,16 +549,7 @@ func (r *Runner) applyResults(ctx context.Context, log *slog.Logger, id job.ID, 
 		// The state is saved; its actions are dispatched by recovery,
 		// before anything else of the partition goes on.
 		log.Warn("actions not dispatched; dispatching them again", "job", id, "err", err)
-		for wait := time.Duration(0); ; wait = backoff(wait) {
-			if _, rerr := r.eng.Recover(ctx, id); rerr == nil {
-				return nil
-			} else if ctx.Err() != nil {
-				return rerr
-			}
-			if !sleep(ctx, wait) {
-				return ctx.Err()
-			}
-		}
+		return r.recoverUntil(ctx, id)
 	case errors.Is(err, store.ErrNotFound):
 		r.stats.unknownJobs.Add(1)
 		log.Warn("results for a job the partition does not hold: skipped", "job", id, "results", len(results), "first", results[0].ActionID)
@@ -512,6 +563,16 @@ func (r *Runner) applyResults(ctx context.Context, log *slog.Logger, id job.ID, 
 	return err
 }
 
+// recoverUntil recovers job id (Engine.Recover: its actions dispatched
+// again, its timers armed) until that passes or ctx ends; it returns nil
+// then, or the last error, joined to ctx's.
+func (r *Runner) recoverUntil(ctx context.Context, id job.ID) error {
+	return retrying().Retry(ctx, nil, func() error {
+		_, err := r.eng.Recover(ctx, id)
+		return err
+	})
+}
+
 // create makes the job a submit message asks for: job.New with the
 // message's incarnation and start time (so that a submit read twice makes
 // the same job), then Transport.Commit.
@@ -522,7 +583,7 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 		log.Warn("submit of a workflow job.New refuses: skipped", "job", in.id, "err", err)
 		return err
 	}
-	err = r.tp.Commit(ctx, tr)
+	err = r.tp.Commit(ctx, tr, struct{}{})
 	switch {
 	case err == nil:
 		r.committed(tr)
@@ -530,14 +591,7 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 	case errors.Is(err, runner.ErrNotDispatched):
 		r.committed(tr)
 		log.Warn("actions not dispatched; dispatching them again", "job", in.id, "err", err)
-		for wait := time.Duration(0); ; wait = backoff(wait) {
-			if _, rerr := r.eng.Recover(ctx, in.id); rerr == nil || ctx.Err() != nil {
-				return rerr
-			}
-			if !sleep(ctx, wait) {
-				return ctx.Err()
-			}
-		}
+		return r.recoverUntil(ctx, in.id)
 	case errors.Is(err, store.ErrExists):
 		j, lerr := r.jobs().Load(ctx, in.id)
 		if lerr == nil && j.Incarnation() == in.inc {

@@ -121,7 +121,7 @@ func (r *Runner) kill() {
 		return
 	}
 	r.killed = true
-	stop := r.stop
+	stop := r.cancelRun
 	r.mu.Unlock()
 	r.closeWriters()
 	_ = r.st.Close()
@@ -139,10 +139,14 @@ func (r *Runner) isKilled() bool {
 	return r.killed
 }
 
-// Errors of the runner.
+// Errors of the runner. Each wraps the runner package's error of the same
+// name, so that errors.Is matches either.
 var (
-	ErrClosed  = errors.New("kafka: runner closed")
-	ErrRunning = errors.New("kafka: Run already called")
+	// ErrClosed is returned by calls made after Close, or after Run
+	// returned.
+	ErrClosed = fmt.Errorf("kafka: %w", runner.ErrClosed)
+	// ErrRunning is returned by a second call of Run.
+	ErrRunning = fmt.Errorf("kafka: %w", runner.ErrRunning)
 )
 
 // Runner runs baton on Kafka: as a restarter it owns partitions of the
@@ -155,22 +159,20 @@ type Runner struct {
 	st    *Store
 	cfg   *Config
 	log   *slog.Logger
-	eng   *runner.Engine
+	eng   *runner.Engine[struct{}]
 	tp    transport
 	rw    *producer // the restarter topic
 	aw    *producer // the action topics
 	sw    *producer // the stops topic
 	stats counters
 
+	lc        runner.Lifecycle
 	closeOnce sync.Once // of the writers
 
-	mu      sync.Mutex
-	started bool
-	closed  bool
-	killed  bool
-	stop    context.CancelFunc
-	stopped chan struct{}
-	loops   map[int]*loop // the restarter partitions this runner owns
+	mu        sync.Mutex
+	killed    bool
+	cancelRun context.CancelFunc // ends Run's context: set by Run, called by kill
+	loops     map[int]*loop      // the restarter partitions this runner owns
 
 	w *worker
 }
@@ -225,14 +227,14 @@ func New(o Options) (*Runner, error) {
 		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	st := o.Store
-	r := &Runner{o: o, st: st, cfg: &st.cfg, stopped: make(chan struct{}), loops: map[int]*loop{}}
+	r := &Runner{o: o, st: st, cfg: &st.cfg, loops: map[int]*loop{}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = st.log
 	}
 	r.log = r.log.With("runner", o.Name)
 	r.tp = transport{r}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
@@ -254,10 +256,9 @@ func (r *Runner) jobs() store.Store {
 	return r.st
 }
 
+// usable returns ErrClosed once Close was called or Run returned.
 func (r *Runner) usable() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+	if r.lc.Usable() != nil {
 		return ErrClosed
 	}
 	return nil
@@ -269,27 +270,24 @@ func (r *Runner) usable() error {
 // ended, and leaves its group; then the restarter finishes its batch,
 // commits, and leaves its group.
 func (r *Runner) Run(ctx context.Context) error {
-	r.mu.Lock()
+	ctx, done, err := r.lc.Start(ctx)
 	switch {
-	case r.started:
-		r.mu.Unlock()
+	case errors.Is(err, runner.ErrRunning):
 		return ErrRunning
-	case r.closed:
-		r.mu.Unlock()
+	case err != nil:
 		r.closeWriters() // Close did; done again in case it is under way
 		return nil
 	}
-	r.started = true
+	defer done()
 	ctx, cancel := context.WithCancel(ctx)
-	r.stop = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
-		close(r.stopped)
-	}()
 	defer cancel()
+	r.mu.Lock()
+	r.cancelRun = cancel
+	killed := r.killed
+	r.mu.Unlock()
+	if killed {
+		cancel()
+	}
 
 	restarterCtx, stopRestarter := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRestarter()
@@ -314,20 +312,8 @@ func (r *Runner) Run(ctx context.Context) error {
 // runner's writers and their connections whether or not Run ran (a Run
 // called after Close returns at once). It does not close the store.
 func (r *Runner) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
-	r.closed = true
-	started, stop := r.started, r.stop
-	r.mu.Unlock()
-	if started {
-		stop()
-		<-r.stopped
-		return nil
-	}
-	r.closeWriters()
+	r.lc.Close()
+	r.closeWriters() // Run closed them if it ran
 	return nil
 }
 
@@ -409,7 +395,9 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 
 // Cancel cancels job id with reason and returns once the cancel is saved.
 // Cancelling a cancelled job is not an error; a finished job is one
-// wrapping runner.ErrFinished, a missing one store.ErrNotFound.
+// wrapping runner.ErrFinished, a missing one store.ErrNotFound. So is a
+// job that finished otherwise while the cancel waited for its restarter
+// (its last results were ahead of the cancel in the restarter topic).
 func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if err := r.usable(); err != nil {
 		return err
@@ -427,18 +415,33 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if j.Done() {
 		return fmt.Errorf("job %s: cancel: %w (%s)", id, runner.ErrFinished, j.Status())
 	}
-	m := cancelMessage(id, reason)
+	// Stamped, so that the job's clock (and its retention) counts from
+	// the cancel.
+	at := time.Now()
+	m := cancelMessage(id, reason, at)
 	if n := size(m); n > r.st.limit {
 		return fmt.Errorf("job %s: the cancel's reason is too long (%d bytes as a message, over %d)", id, n, r.st.limit)
 	}
-	in := input{in: inbound{id: id, kind: typeCancel, result: job.CancelResult(id, reason)}, offset: -1}
+	res := job.CancelResult(id, reason)
+	res.At = at.UTC()
+	in := input{in: inbound{id: id, kind: typeCancel, result: res}, offset: -1}
 	if err := r.send(ctx, []input{in}, []kafka.Message{m}); err != nil {
 		return fmt.Errorf("job %s: cancel: %w", id, err)
 	}
-	return r.waitFor(ctx, id, false, func(j job.Job) bool {
+	var got job.Job
+	if err := r.waitFor(ctx, id, false, func(j job.Job) bool {
+		got = j
 		_, ok := j.Cancelled()
 		return ok || j.Done()
-	})
+	}); err != nil {
+		return err
+	}
+	if _, ok := got.Cancelled(); !ok {
+		// The job's last results were applied before the cancel (they
+		// came first in the restarter topic).
+		return fmt.Errorf("job %s: cancel: %w (%s before the cancel was applied)", id, runner.ErrFinished, got.Status())
+	}
+	return nil
 }
 
 // Status returns the job as stored.
@@ -454,19 +457,35 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	return got, err
 }
 
-// waitFor loads job id until cond holds, waking when the store sees a
-// change of the job and polling (more slowly as time goes) for the
-// changes made in other processes. A missing job is an error unless
-// absentOK.
+// waitFor loads job id until cond holds (see watch). A missing job is an
+// error unless absentOK.
 func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond func(job.Job) bool) error {
+	return r.watch(ctx, id, func(j job.Job, err error) (bool, error) {
+		switch {
+		case err == nil:
+			return cond(j), nil
+		case absentOK && errors.Is(err, store.ErrNotFound):
+			return false, nil
+		}
+		return false, err
+	})
+}
+
+// watch loads job id until check, given what Load returned, says it is
+// done or returns an error, waking when the store sees a change of the
+// job and polling (more slowly as time goes) for the changes made in
+// other processes. An error of check that may pass (the cluster is out of
+// reach, a partition changes hands) is tried again; a missing or damaged
+// job, a closed store and ctx's end are returned.
+func (r *Runner) watch(ctx context.Context, id job.ID, check func(job.Job, error) (bool, error)) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		ch, done := r.st.changes(id)
-		j, err := r.jobs().Load(ctx, id)
+		ok, err := check(r.jobs().Load(ctx, id))
 		switch {
-		case err == nil && cond(j):
+		case ok:
 			done()
 			return nil
-		case err == nil, absentOK && errors.Is(err, store.ErrNotFound):
+		case err == nil:
 		case errors.Is(err, store.ErrNotFound), errors.Is(err, job.ErrCorrupt), errors.Is(err, store.ErrClosed), ctx.Err() != nil:
 			done()
 			return err

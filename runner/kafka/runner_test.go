@@ -10,6 +10,9 @@ import (
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
 
+// A Runner is what the conformance suite drives.
+var _ runnertest.Runner = (*kafkarunner.Runner)(nil)
+
 // TestConformance runs runner/runnertest. Each scenario gets topics of its
 // own; its runners share the scenario's Store, and load and save jobs
 // through the suite's wrapper of it where the suite gives one

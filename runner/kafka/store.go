@@ -63,6 +63,15 @@ type Store struct {
 	bg      sync.WaitGroup      // head writes not waited for
 }
 
+// The store's interfaces: a store.Store that lists, keeps history and
+// deletes (it tells no Info apart from the job: it is no store.Stater).
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Lister    = (*Store)(nil)
+	_ store.Historian = (*Store)(nil)
+	_ store.Deleter   = (*Store)(nil)
+)
+
 type storeStats struct {
 	fenced, malformedState atomic.Int64
 }
@@ -204,7 +213,7 @@ func (s *Store) ClaimAll(ctx context.Context) error {
 		if err := p.mu.lock(ctx); err != nil {
 			return err
 		}
-		_, _, err := s.claimLocked(ctx, p, 0, true)
+		_, _, err := s.claimLocked(ctx, p, 0, true, s.name)
 		p.mu.unlock()
 		if err != nil {
 			return err
@@ -219,7 +228,7 @@ func (s *Store) ClaimAll(ctx context.Context) error {
 // a claim with a fresh token and an epoch above every claim read, reads
 // on past its claim, and returns the token and the IDs of the unfinished
 // jobs, sorted.
-func (s *Store) claim(ctx context.Context, part int, gen int32, fresh bool) (uint64, []job.ID, error) {
+func (s *Store) claim(ctx context.Context, part int, gen int32, fresh bool, owner string) (uint64, []job.ID, error) {
 	if err := s.usable(ctx); err != nil {
 		return 0, nil, err
 	}
@@ -228,11 +237,13 @@ func (s *Store) claim(ctx context.Context, part int, gen int32, fresh bool) (uin
 		return 0, nil, err
 	}
 	defer p.mu.unlock()
-	return s.claimLocked(ctx, p, gen, fresh)
+	return s.claimLocked(ctx, p, gen, fresh, owner)
 }
 
-// claimLocked claims p; gen 0 means no group (ClaimAll).
-func (s *Store) claimLocked(ctx context.Context, p *partition, gen int32, fresh bool) (uint64, []job.ID, error) {
+// claimLocked claims p for owner (a name, for people); gen 0 means no
+// group (ClaimAll). Once its claim counts, it deletes with tombstones the
+// claims it supersedes that no record depends on (claimLog.superseded).
+func (s *Store) claimLocked(ctx context.Context, p *partition, gen int32, fresh bool, owner string) (uint64, []job.ID, error) {
 	p.reset()
 	if err := s.catchUp(ctx, p); err != nil {
 		p.reset()
@@ -258,7 +269,7 @@ func (s *Store) claimLocked(ctx context.Context, p *partition, gen int32, fresh 
 			p.id, ErrNotOwner, gen, last.gen)
 	}
 	tok := rand.Uint64() | 1
-	v, _ := json.Marshal(claimMsg{V: wireFormat, Partition: p.id, Owner: s.name, Epoch: ep.String(), At: time.Now().UTC()})
+	v, _ := json.Marshal(claimMsg{V: wireFormat, Partition: p.id, Owner: owner, Epoch: ep.String(), At: time.Now().UTC()})
 	m := kafka.Message{Key: []byte(claimKey(p.id, tok)), Value: v, Headers: []kafka.Header{
 		{Key: hdrPartition, Value: []byte(strconv.Itoa(p.id))}, tokenHeader(tok), {Key: hdrEpoch, Value: []byte(ep.String())}}}
 	if err := s.w.WriteMessages(ctx, m); err != nil {
@@ -274,6 +285,16 @@ func (s *Store) claimLocked(ctx context.Context, p *partition, gen int32, fresh 
 		return 0, nil, fmt.Errorf("kafka: claim state partition %d: %w: a claim of a higher epoch was read", p.id, ErrNotOwner)
 	}
 	p.token = tok
+	if keys := p.claims.superseded(); len(keys) > 0 {
+		msgs := make([]kafka.Message, len(keys))
+		for i, k := range keys {
+			msgs[i] = kafka.Message{Key: []byte(k), Headers: []kafka.Header{{Key: hdrPartition, Value: []byte(strconv.Itoa(p.id))}, tokenHeader(tok)}}
+		}
+		// Best effort: a claim left is deleted by the next claim.
+		if err := s.w.WriteMessages(ctx, msgs...); err != nil {
+			s.log.Debug("deleting superseded claims", "partition", p.id, "claims", len(keys), "err", err)
+		}
+	}
 	var ids []job.ID
 	for id, e := range p.jobs {
 		if e.broken == nil && !e.latest.Done() {
@@ -315,7 +336,7 @@ func (s *Store) owned(ctx context.Context, p *partition) error {
 	s.mu.Unlock()
 	switch {
 	case all:
-		_, _, err := s.claimLocked(ctx, p, 0, false)
+		_, _, err := s.claimLocked(ctx, p, 0, false, s.name)
 		return err
 	case p.dirty:
 		return fmt.Errorf("state partition %d: %w", p.id, ErrReclaim)
@@ -388,6 +409,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	}
 	e.creating = false
 	e.snapVer, e.snapBytes, e.keys = 1, uint64(len(enc)), keys
+	p.settledAt(j)
 	s.notify(id)
 	return nil
 }
@@ -473,6 +495,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		return nil // the partition was read again meanwhile: it knows
 	}
 	e.prev, e.latest, e.dispatched = e.latest, j, false
+	p.settledAt(j)
 	e.keys = append(e.keys, key)
 	if snap != nil {
 		e.keys = append(slices.DeleteFunc(e.keys, func(k string) bool { return slices.Contains(old.snapKeys, k) }), snapKeys...)
@@ -625,6 +648,13 @@ func (s *Store) suspects(id job.ID) (ids map[string]bool, all bool, version uint
 
 // Load implements store.Store.
 func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
+	return s.load(ctx, id, nil)
+}
+
+// load loads job id; a partition this Store does not own is read to its
+// end first, unless read says it was already (read, if not nil, records
+// the partitions read).
+func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job, error) {
 	if err := s.usable(ctx); err != nil {
 		return job.Job{}, err
 	}
@@ -633,8 +663,13 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 		return job.Job{}, err
 	}
 	defer p.mu.unlock()
-	if err := s.view(ctx, p); err != nil {
-		return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+	if !read[p.id] {
+		if err := s.view(ctx, p); err != nil {
+			return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+		}
+		if read != nil {
+			read[p.id] = true
+		}
 	}
 	e, err := p.settled(ctx, id)
 	switch {

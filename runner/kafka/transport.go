@@ -17,11 +17,11 @@ import (
 // then dispatch (W1-W4 in the package doc).
 type transport struct{ r *Runner }
 
-var _ runner.Transport = transport{}
+var _ runner.Transport[struct{}] = transport{}
 
 // Commit writes the state (W1), publishes the stops (W2), produces the
 // actions and arms the timers (W3), and marks the version dispatched (W4).
-func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+func (t transport) Commit(ctx context.Context, tr job.Transition, _ struct{}) error {
 	r := t.r
 	if err := store.Commit(ctx, r.jobs(), tr); err != nil {
 		return err

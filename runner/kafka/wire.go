@@ -22,6 +22,7 @@ const (
 	typeSubmit  = "submit"
 	typeResult  = "result"
 	typeCancel  = "cancel"
+	typeDelete  = "delete"
 	typeAction  = "action"
 	typeClaimed = "claimed"
 	typeStop    = "stop"
@@ -101,8 +102,8 @@ type restarterMsg struct {
 // inbound is a decoded restarter message.
 type inbound struct {
 	id   job.ID
-	kind string // typeSubmit, typeResult, typeCancel
-	// submit
+	kind string // typeSubmit, typeResult, typeCancel, typeDelete
+	// submit; delete: the incarnation deleted (0: whichever is stored)
 	inc      uint64
 	started  time.Time
 	workflow ast.Node
@@ -135,8 +136,24 @@ func resultMessage(r job.Result, inc uint64) kafka.Message {
 	return kafka.Message{Key: []byte(r.JobID), Value: v}
 }
 
-func cancelMessage(id job.ID, reason string) kafka.Message {
-	v, _ := json.Marshal(restarterMsg{V: wireFormat, Type: typeCancel, Reason: reason})
+func cancelMessage(id job.ID, reason string, at time.Time) kafka.Message {
+	m := restarterMsg{V: wireFormat, Type: typeCancel, Reason: reason}
+	if !at.IsZero() {
+		at = at.UTC()
+		m.At = &at
+	}
+	v, _ := json.Marshal(m)
+	return kafka.Message{Key: []byte(id), Value: v}
+}
+
+// deleteMessage asks the owner of job id's partition to delete it: the
+// incarnation inc, or whichever is stored if inc is 0 (a damaged job).
+func deleteMessage(id job.ID, inc uint64) kafka.Message {
+	m := restarterMsg{V: wireFormat, Type: typeDelete}
+	if inc != 0 {
+		m.Incarnation = hexInc(inc)
+	}
+	v, _ := json.Marshal(m)
 	return kafka.Message{Key: []byte(id), Value: v}
 }
 
@@ -190,6 +207,17 @@ func decodeInbound(key, value []byte) (inbound, error) {
 			return inbound{}, errors.New("cancel: no reason")
 		}
 		in.result = job.CancelResult(id, m.Reason)
+		if m.At != nil {
+			in.result.At = *m.At
+		}
+	case typeDelete:
+		if m.Incarnation != "" {
+			inc, err := parseInc(m.Incarnation)
+			if err != nil {
+				return inbound{}, fmt.Errorf("delete: %v", err)
+			}
+			in.inc = inc
+		}
 	default:
 		return inbound{}, fmt.Errorf("unknown message type %q", m.Type)
 	}

@@ -42,9 +42,22 @@ func TestWireRoundTrips(t *testing.T) {
 			t.Errorf("result %+v read back as %+v", r, in.result)
 		}
 	}
-	c := cancelMessage("j", "changed my mind")
+	c := cancelMessage("j", "changed my mind", time.Time{})
 	if in, err := decodeInbound(c.Key, c.Value); err != nil || !reflect.DeepEqual(in.result, job.CancelResult("j", "changed my mind")) {
 		t.Errorf("cancel read back as %+v, %v", in.result, err)
+	}
+	at = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	c = cancelMessage("j", "later", at)
+	want := job.CancelResult("j", "later")
+	want.At = at
+	if in, err := decodeInbound(c.Key, c.Value); err != nil || !reflect.DeepEqual(in.result, want) {
+		t.Errorf("stamped cancel read back as %+v, %v", in.result, err)
+	}
+	for _, inc := range []uint64{0, 7} {
+		d := deleteMessage("j", inc)
+		if in, err := decodeInbound(d.Key, d.Value); err != nil || in.kind != typeDelete || in.id != "j" || in.inc != inc {
+			t.Errorf("delete of incarnation %d read back as %+v, %v", inc, in, err)
+		}
 	}
 
 	a := job.Action{JobID: "j", Incarnation: 9, ID: "seq[1].par[0]#2", Name: "charge", Payload: []byte(`{"amount":5}`),

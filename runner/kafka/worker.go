@@ -64,18 +64,14 @@ func (w *worker) run(ctx context.Context) {
 		<-ctx.Done()
 		return
 	}
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	if retrying().Retry(ctx, nil, func() error {
 		_, err := r.st.adm.ensure(ctx, specs...)
-		if err == nil {
-			break
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("creating the action topics", "err", err)
 		}
-		if ctx.Err() != nil {
-			return
-		}
-		w.log.Error("creating the action topics", "err", err)
-		if !sleep(ctx, wait) {
-			return
-		}
+		return err
+	}) != nil {
+		return // ctx ended
 	}
 	var wg sync.WaitGroup
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
@@ -273,6 +269,14 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 			t.done(off)
 			continue
 		}
+		if off < end && !r.st.waitsFor(live, a, nil) {
+			// Queued before this worker took the partition, for a job
+			// since cancelled, deleted or finished: the stop notice, if
+			// any, came before this worker listened.
+			log.Debug("action its job no longer waits for: skipped", "job", a.JobID, "action", a.ID, "offset", off)
+			t.done(off)
+			continue
+		}
 		done := t.begin(off)
 		if w.attach(key, done) {
 			continue
@@ -307,6 +311,7 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 			done(false)
 			return
 		}
+		runner.LogClaimed(live, w.log, a, slog.String("topic", topic), slog.Int("partition", part), slog.Int64("offset", off))
 		w.start(a, key, done)
 	}
 }
@@ -315,16 +320,13 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 // waits for it: the action runs only once the claim is durable.
 func (w *worker) claim(ctx context.Context, topic string, a job.Action, off int64) bool {
 	m := claimedMessage(topic, a, off, w.r.o.Name)
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	return retrying().Retry(ctx, nil, func() error {
 		err := w.r.aw.WriteMessages(ctx, m)
-		if err == nil {
-			return true
+		if err != nil {
+			w.log.Warn("claiming an at-most-once action", "job", a.JobID, "action", a.ID, "err", writeError(err))
 		}
-		w.log.Warn("claiming an at-most-once action", "job", a.JobID, "action", a.ID, "err", writeError(err))
-		if !sleep(ctx, wait) {
-			return false
-		}
-	}
+		return err
+	}) == nil
 }
 
 // readClaims reads topic/part from offset from to end and returns the
@@ -407,7 +409,7 @@ func (w *worker) fit(a job.Action, res job.Result) job.Result {
 func (w *worker) deliver(a job.Action, res job.Result) bool {
 	in := input{in: inbound{id: a.JobID, kind: typeResult, result: res, inc: a.Incarnation, hasInc: true}, offset: -1}
 	m := resultMessage(res, a.Incarnation)
-	for wait := time.Duration(0); ; wait = backoff(wait) {
+	for n := 1; ; n++ {
 		err := w.r.send(w.base, []input{in}, []kafka.Message{m})
 		if err == nil || !retryable(err) {
 			return true
@@ -421,7 +423,7 @@ func (w *worker) deliver(a job.Action, res job.Result) bool {
 			return false
 		}
 		w.log.Warn("delivering a result; will try again", "job", a.JobID, "action", a.ID, "err", err)
-		if !sleep(w.base, wait) {
+		if retrying().Sleep(w.base, n) != nil {
 			return false
 		}
 	}

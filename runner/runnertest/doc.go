@@ -12,10 +12,12 @@
 // runner finishes; two runners on one store at once; a crash after a step
 // is saved and before its actions are dispatched; a crash after an action
 // ran and before its result is saved; and a step whose dispatch was lost,
-// rescued by its result delivered again. Crashes are injected through the
-// store the suite hands the runner (Config.Store), the seam every runner
-// shares: on a chosen Save the wrapper writes or not, then fails that call
-// and every later one, as a dead process would.
+// rescued by its result delivered again. A crash (Crash) happens at the
+// commit of a chosen step, before or after its write, and then every
+// request of the runner fails, as a dead process's would. A runner's
+// factory injects it at the runner's real write seam (InjectsCrashes:
+// ZooKeeper's one multi-op); otherwise the suite injects it through a
+// wrapper of the store it hands the runner, whose Save crashes.
 //
 // Wherever the store keeps history (store.Historian), the suite checks
 // that every step was applied once and that the history replays to the

@@ -19,8 +19,9 @@ import (
 // The scenarios of this file put a runner through faults: killed with no
 // drain, racing another runner on the same store, dying between the two
 // halves of a transition, and losing a dispatch that a redelivered result
-// must make good. The crash points are injected through the store the
-// suite hands the runner (crashStore), the one seam every runner shares.
+// must make good. A crash (Crash) is injected at the runner's own write
+// seam by its factory, when it says it does (InjectsCrashes), else
+// through the store the suite hands the runner (crashStore).
 
 // finishTimeout bounds the wait for a job the scenario knows can finish
 // at once; it is short so that a stranded job fails the test soon.
@@ -333,118 +334,195 @@ func (w *watchStore) Delete(ctx context.Context, id job.ID) error {
 	return store.Delete(ctx, w.Store, id)
 }
 
-// errCrashed is what crashStore returns once the process it stands for
-// has died.
-var errCrashed = errors.New("runnertest: injected crash: the process died here")
+// ErrCrashed is what a runner's requests fail with once the process it
+// stands for has died at an injected crash (Crash).
+var ErrCrashed = errors.New("runnertest: injected crash: the process died here")
 
-// crashStore is the store a runner sees in the crash scenarios. It passes
-// every call to the store under it until the Save for which crashAt is
-// true; there the process dies: that Save writes to the store under it
-// first if afterWrite is set (a crash after the save, before the
-// dispatch), or not at all (a crash before the save), and returns
-// errCrashed, and so does every call after it: the dead runner can
-// neither write nor read. The suite then starts a new runner on the store
-// under it. Listing, history and deletion pass through as the store under
-// it has them.
-type crashStore struct {
-	store.Store
-	crashAt    func(n int, j job.Job, step job.Step) bool // n counts Saves from 1
+// Crash is a crash the suite injects: the process dies at the commit of
+// a chosen step, before that commit writes anything or once its write
+// took effect and before the runner acts on it (dispatches, runs, or
+// acknowledges anything). From then on every request of the dead runner
+// fails with ErrCrashed, as a killed process makes none; the suite then
+// starts a new runner on the store.
+//
+// A runner's own fault injector calls it at the runner's real write seam
+// (see InjectsCrashes); otherwise the suite calls it from a wrapper of the
+// store's Save (crashStore). Its methods may be called from several
+// goroutines at once.
+type Crash struct {
+	at         func(n int, j job.Job, step job.Step) bool // n counts commits of steps from 1
 	afterWrite bool
 
 	mu      sync.Mutex
-	saves   int
+	commits int
 	dead    bool
-	crashed chan struct{} // closed once the crash happened
-	// at is the job and step of the Save that crashed; wrote is the error
-	// of its write to the store under it, when afterWrite.
-	at    job.Job
+	pending struct { // the commit that dies once written (afterWrite)
+		id job.ID
+		v  uint64
+		ok bool
+	}
+	crashed chan struct{} // closed once the process died
+	// j and step are those of the commit that crashed; wrote is the
+	// error of its write, when afterWrite and that write failed.
+	j     job.Job
 	step  job.Step
 	wrote error
 }
 
-func newCrashStore(st store.Store, afterWrite bool, crashAt func(n int, j job.Job, step job.Step) bool) *crashStore {
-	return &crashStore{Store: st, crashAt: crashAt, afterWrite: afterWrite, crashed: make(chan struct{})}
+func newCrash(afterWrite bool, at func(n int, j job.Job, step job.Step) bool) *Crash {
+	return &Crash{at: at, afterWrite: afterWrite, crashed: make(chan struct{})}
 }
 
-func (c *crashStore) alive() error {
+// Alive returns ErrCrashed once the process has died, nil before: a
+// runner's injector fails every request of the dead runner with it.
+func (c *Crash) Alive() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
-		return errCrashed
+		return ErrCrashed
 	}
 	return nil
 }
 
+// Commit is called just before a commit writes step, which makes j (a
+// transition of a job that exists: the commit of a created job is no
+// step, and only asks Alive). It returns ErrCrashed when the process has
+// died, or dies here, before the write; nil lets the write go ahead.
+func (c *Crash) Commit(j job.Job, step job.Step) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return ErrCrashed
+	}
+	c.commits++
+	if c.pending.ok || !c.at(c.commits, j, step) {
+		return nil
+	}
+	if c.afterWrite {
+		c.pending.id, c.pending.v, c.pending.ok = j.ID(), j.Version(), true
+		return nil
+	}
+	c.die(j, step)
+	return ErrCrashed
+}
+
+// Committed is called once the write of a commit that Commit let go
+// ahead took effect, before the runner acts on it. It returns ErrCrashed
+// when the process dies here (or has died): the write stays, and nothing
+// after it happens.
+func (c *Crash) Committed(j job.Job, step job.Step) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return ErrCrashed
+	}
+	if c.pending.ok && c.pending.id == j.ID() && c.pending.v == j.Version() {
+		c.die(j, step)
+		return ErrCrashed
+	}
+	return nil
+}
+
+// writeFailed records that the write of the commit meant to crash once
+// written failed: the scenario cannot go on.
+func (c *Crash) writeFailed(j job.Job, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead || !c.pending.ok || c.pending.id != j.ID() || c.pending.v != j.Version() {
+		return
+	}
+	c.wrote = err
+	c.die(j, job.Step{})
+}
+
+// die marks the process dead; c.mu is held.
+func (c *Crash) die(j job.Job, step job.Step) {
+	c.dead = true
+	c.j, c.step = j, step
+	close(c.crashed)
+}
+
+// crash returns the job and step of the commit that crashed, once it has.
+func (c *Crash) crash(t *testing.T) (job.Job, job.Step) {
+	t.Helper()
+	waitFor(t, c.crashed, "the injected crash")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.wrote != nil {
+		t.Fatalf("the write before the crash failed: %v", c.wrote)
+	}
+	return c.j, c.step
+}
+
+// crashStore is the store a runner sees in the crash scenarios when its
+// factory does not inject crashes itself: it passes every call to the
+// store under it, and its Save is the commit Crash is asked about. Once
+// the process died every call fails with ErrCrashed: the dead runner can
+// neither write nor read. Listing, history and deletion pass through as
+// the store under it has them.
+type crashStore struct {
+	store.Store
+	c *Crash
+}
+
 func (c *crashStore) Create(ctx context.Context, j job.Job) error {
-	if err := c.alive(); err != nil {
+	if err := c.c.Alive(); err != nil {
 		return err
 	}
 	return c.Store.Create(ctx, j)
 }
 
 func (c *crashStore) Save(ctx context.Context, j job.Job, step job.Step) error {
-	c.mu.Lock()
-	if c.dead {
-		c.mu.Unlock()
-		return errCrashed
+	if err := c.c.Commit(j, step); err != nil {
+		return err
 	}
-	c.saves++
-	if !c.crashAt(c.saves, j, step) {
-		c.mu.Unlock()
-		return c.Store.Save(ctx, j, step)
+	if err := c.Store.Save(ctx, j, step); err != nil {
+		c.c.writeFailed(j, err)
+		return err
 	}
-	c.dead = true
-	c.at, c.step = j, step
-	c.mu.Unlock()
-	var err error
-	if c.afterWrite {
-		err = c.Store.Save(ctx, j, step)
-	}
-	c.mu.Lock()
-	c.wrote = err
-	c.mu.Unlock()
-	close(c.crashed)
-	return errCrashed
+	return c.c.Committed(j, step)
 }
 
 func (c *crashStore) Load(ctx context.Context, id job.ID) (job.Job, error) {
-	if err := c.alive(); err != nil {
+	if err := c.c.Alive(); err != nil {
 		return job.Job{}, err
 	}
 	return c.Store.Load(ctx, id)
 }
 
 func (c *crashStore) List(ctx context.Context, q store.Query) ([]store.Info, error) {
-	if err := c.alive(); err != nil {
+	if err := c.c.Alive(); err != nil {
 		return nil, err
 	}
 	return store.List(ctx, c.Store, q)
 }
 
 func (c *crashStore) History(ctx context.Context, id job.ID) (store.History, error) {
-	if err := c.alive(); err != nil {
+	if err := c.c.Alive(); err != nil {
 		return store.History{}, err
 	}
 	return store.LoadHistory(ctx, c.Store, id)
 }
 
 func (c *crashStore) Delete(ctx context.Context, id job.ID) error {
-	if err := c.alive(); err != nil {
+	if err := c.c.Alive(); err != nil {
 		return err
 	}
 	return store.Delete(ctx, c.Store, id)
 }
 
-// crash returns the job and step of the Save that crashed, once it has.
-func (c *crashStore) crash(t *testing.T) (job.Job, job.Step) {
-	t.Helper()
-	waitFor(t, c.crashed, "the injected crash")
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.wrote != nil {
-		t.Fatalf("the save before the crash failed: %v", c.wrote)
+// crashing returns cfg for a runner that dies of a crash at the commit
+// for which at is true (n counts commits of steps from 1): the crash is
+// given to the factory (Config.Crash) when it injects crashes itself,
+// else injected through a wrapper of cfg.Store.
+func (s *suite) crashing(cfg Config, afterWrite bool, at func(n int, j job.Job, step job.Step) bool) (Config, *Crash) {
+	c := newCrash(afterWrite, at)
+	if s.injectsCrashes {
+		cfg.Crash = c
+	} else {
+		cfg.Store = &crashStore{Store: cfg.Store, c: c}
 	}
-	return c.at, c.step
+	return cfg, c
 }
 
 // crashed stops a runner whose store died and logs what Run returned: a
@@ -457,9 +535,10 @@ func crashed(t *testing.T, r *running) {
 
 // skipUnlessCrashed skips the rest of a scenario whose crash point was
 // never reached: the runner commits without Store.Save (one atomic
-// operation on a store of its own), so the store seam cannot put a crash
-// between the save and the dispatch.
-func skipUnlessCrashed(t *testing.T, c *crashStore, r *running, id job.ID) {
+// operation on a store of its own) and its factory does not inject
+// crashes itself (InjectsCrashes), so nothing can put a crash between the
+// write and the dispatch.
+func skipUnlessCrashed(t *testing.T, c *Crash, r *running, id job.ID) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -478,15 +557,15 @@ func skipUnlessCrashed(t *testing.T, c *crashStore, r *running, id job.ID) {
 		dead := c.dead
 		c.mu.Unlock()
 		if !dead {
-			t.Skipf("job %s ended and the runner never called Store.Save: the crash point cannot be injected through the store", id)
+			t.Skipf("job %s ended and the runner never called Store.Save: the crash point cannot be injected through the store (see InjectsCrashes)", id)
 		}
 		<-c.crashed
 	}
 }
 
 // crashAfterSave: the process dies after a step is saved and before its
-// actions are dispatched. crashStore lets the 2nd Save reach the store
-// and then fails it, and everything after it. A new runner on the store
+// actions are dispatched. The 2nd commit of a step is written, and the
+// process dies then: that commit and everything after it fail. A new runner on the store
 // dispatches the saved-but-undispatched action when it resumes the job,
 // and the job completes: every action ran once (none was dispatched by
 // the dead runner after its failed commit), and each step is in the
@@ -496,8 +575,8 @@ func (s *suite) crashAfterSave(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
 	const id = "crash-save"
-	cs := newCrashStore(st, true, func(n int, _ job.Job, _ job.Step) bool { return n == 2 })
-	r1 := s.launch(t, Config{Store: cs, Registry: rec.reg, DrainTimeout: -1})
+	cfg, cs := s.crashing(Config{Store: st, Registry: rec.reg, DrainTimeout: -1}, true, func(n int, _ job.Job, _ job.Step) bool { return n == 2 })
+	r1 := s.launch(t, cfg)
 	must(t, r1.Submit(ctx, id, ast.Seq(ast.Act("noop", 1), ast.Act("noop", 2), ast.Act("noop", 3), ast.Act("noop", 4))))
 	skipUnlessCrashed(t, cs, r1, id)
 	at, _ := cs.crash(t)
@@ -526,9 +605,8 @@ func (s *suite) crashAfterSave(t *testing.T) {
 }
 
 // crashBeforeResultSaved: the process dies after an action was dispatched
-// and ran, before its result was saved. crashStore fails, without
-// writing, the Save whose step holds that action's result (and every
-// call after it). A new runner runs the action again and the job
+// and ran, before its result was saved. The commit whose step holds that
+// action's result fails, without writing (and every call after it). A new runner runs the action again and the job
 // completes: that action ran twice, every other once, and each step is in
 // the history once.
 func (s *suite) crashBeforeResultSaved(t *testing.T) {
@@ -536,10 +614,10 @@ func (s *suite) crashBeforeResultSaved(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
 	const id, lost = "crash-result", "seq[1]#1"
-	cs := newCrashStore(st, false, func(_ int, _ job.Job, step job.Step) bool {
+	cfg, cs := s.crashing(Config{Store: st, Registry: rec.reg, DrainTimeout: -1}, false, func(_ int, _ job.Job, step job.Step) bool {
 		return slices.ContainsFunc(step.Results, func(r job.Result) bool { return r.ActionID == lost })
 	})
-	r1 := s.launch(t, Config{Store: cs, Registry: rec.reg, DrainTimeout: -1})
+	r1 := s.launch(t, cfg)
 	must(t, r1.Submit(ctx, id, ast.Seq(ast.Act("noop", 1), ast.Act("noop", 2), ast.Act("noop", 3))))
 	skipUnlessCrashed(t, cs, r1, id)
 	cs.crash(t)
@@ -570,7 +648,7 @@ func (s *suite) crashBeforeResultSaved(t *testing.T) {
 // the runner's own business, behind no interface the suite holds. What it
 // can do leaves the same state a failed dispatch leaves: the first
 // delivery's result is saved and the process dies before dispatching
-// (crashStore after the write). A second runner, told not to resume
+// (a crash after the write). A second runner, told not to resume
 // (NoResume), gets the same result again: it must ignore it as a duplicate
 // and dispatch the job's outstanding action, or the job stays stranded.
 // Once that action runs, the result is delivered a third time, while it is
@@ -594,8 +672,8 @@ func (s *suite) redeliveryRedispatches(t *testing.T) {
 	st := s.newStore(t)
 	ctx := ctxFor(t)
 	const id = "redeliver"
-	cs := newCrashStore(st, true, func(n int, _ job.Job, _ job.Step) bool { return n == 1 })
-	r1 := s.launch(t, Config{Store: cs, Registry: rec.reg, DrainTimeout: -1, NoResume: true})
+	cfg, cs := s.crashing(Config{Store: st, Registry: rec.reg, DrainTimeout: -1, NoResume: true}, true, func(n int, _ job.Job, _ job.Step) bool { return n == 1 })
+	r1 := s.launch(t, cfg)
 	must(t, r1.Submit(ctx, id, ast.Seq(ast.Act("outside", nil), ast.Act("gate", nil))))
 	a := waitFor(t, entered, "the outside action to start")
 	res := a.Succeed([]byte(`"done outside"`))

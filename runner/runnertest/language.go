@@ -31,14 +31,18 @@ import (
 type watcher struct {
 	entered chan job.Action
 	mu      sync.Mutex
+	started map[string]bool
 	causes  map[string]error
 }
 
 func newWatcher() *watcher {
-	return &watcher{entered: make(chan job.Action, 64), causes: map[string]error{}}
+	return &watcher{entered: make(chan job.Action, 64), started: map[string]bool{}, causes: map[string]error{}}
 }
 
 func (w *watcher) handler(ctx context.Context, a job.Action) ([]byte, error) {
+	w.mu.Lock()
+	w.started[a.ID] = true
+	w.mu.Unlock()
 	select {
 	case w.entered <- a:
 	default:
@@ -55,11 +59,20 @@ func (w *watcher) handler(ctx context.Context, a job.Action) ([]byte, error) {
 // a handler may return after the job has been saved.
 func (w *watcher) wantStopped(t *testing.T, ids ...string) {
 	t.Helper()
+	w.wantStoppedIfStarted(t, true, ids...)
+}
+
+// wantStoppedIfStarted is wantStopped for the handlers that started, when
+// some may not have (all false): an action whose stop comes before any
+// worker took it is never run, and its handler's absence is logged, not
+// failed. With all set, every handler must have started.
+func (w *watcher) wantStoppedIfStarted(t *testing.T, all bool, ids ...string) {
+	t.Helper()
 	eventually(t, 10*time.Second, func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		for _, id := range ids {
-			if _, ok := w.causes[id]; !ok {
+			if _, ok := w.causes[id]; !ok && (all || w.started[id]) {
 				return false
 			}
 		}
@@ -68,6 +81,10 @@ func (w *watcher) wantStopped(t *testing.T, ids ...string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, id := range ids {
+		if !w.started[id] {
+			t.Logf("the handler of %s never started: its stop came before a worker took it", id)
+			continue
+		}
 		if !errors.Is(w.causes[id], runner.ErrStopped) {
 			t.Errorf("handler of %s ended with cause %v, want runner.ErrStopped", id, w.causes[id])
 		}
@@ -246,7 +263,9 @@ func (s *suite) deadline(t *testing.T) {
 		t.Errorf("failure %+v, want the deadline of seq[0].body", f)
 	}
 	wantLogged(t, rec, "cleanup")
-	w.wantStopped(t, "seq[0].body.par[0]#1", "seq[0].body.par[1]#1")
+	// The deadline may run out before a worker took an action of the par
+	// (a runner slow to start): that action is then never run.
+	w.wantStoppedIfStarted(t, false, "seq[0].body.par[0]#1", "seq[0].body.par[1]#1")
 
 	late := job.Result{JobID: "deadline", ActionID: "seq[0].body.par[0]#1", Output: []byte(`"late"`)}
 	must(t, r.Deliver(ctx, late))

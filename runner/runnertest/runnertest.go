@@ -58,8 +58,9 @@ type Runner interface {
 // every field.
 type Config struct {
 	// Store keeps the jobs. The suite owns it: several runners may share
-	// it, at once or one after another, and in the crash scenarios it is
-	// a wrapper that fails on purpose.
+	// it, at once or one after another. In the crash scenarios it is a
+	// wrapper that fails on purpose, unless the factory injects crashes
+	// itself (InjectsCrashes).
 	Store    store.Store
 	Registry *runner.Registry
 	// DrainTimeout is how long actions in flight may finish once Run's
@@ -77,6 +78,14 @@ type Config struct {
 	// The suite learns from Hooks.Ignored that a result it delivered has
 	// been processed, where the runner applies results asynchronously.
 	Hooks *runner.Hooks
+	// Crash, set only in the crash scenarios of a suite run with
+	// InjectsCrashes, is the crash the runner must die of: the factory
+	// injects it at the runner's real write seam, calling Crash.Commit
+	// before the write of every transition of an existing job and
+	// Crash.Committed once it took effect, and failing every request of
+	// the runner with Crash.Alive's error once it died. Close of a
+	// crashed runner ends what a killed process's end ends (its session).
+	Crash *Crash
 }
 
 // Factory builds a runner on cfg. The suite calls Run and Close itself.
@@ -89,8 +98,11 @@ type Factory func(t *testing.T, cfg Config) Runner
 // through store.List and store.LoadHistory: with a store that lacks them,
 // the assertions that need them are skipped (and logged), not the
 // scenarios.
-func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factory) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factory, opts ...Option) {
 	s := &suite{newStore: newStore, newRunner: newRunner}
+	for _, o := range opts {
+		o(s)
+	}
 	t.Run("Success", s.success)
 	t.Run("Failure", s.failure)
 	t.Run("Rescue", s.rescue)
@@ -117,8 +129,22 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 }
 
 type suite struct {
-	newStore  func(t *testing.T) store.Store
-	newRunner Factory
+	newStore       func(t *testing.T) store.Store
+	newRunner      Factory
+	injectsCrashes bool
+}
+
+// Option changes how Run drives the runners.
+type Option func(*suite)
+
+// InjectsCrashes tells Run that the factory injects the crash scenarios'
+// crashes at its runner's own write seam (Config.Crash), so that they
+// crash the commit production runs. Without it, the suite injects them
+// through a wrapper of the store whose Save crashes: a runner that
+// commits without Store.Save (one atomic write of its own) then skips
+// those scenarios' checks.
+func InjectsCrashes() Option {
+	return func(s *suite) { s.injectsCrashes = true }
 }
 
 // recorder is a registry whose handlers count and log their calls.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/job"
 )
 
 // Backoff is a capped, jittered exponential back-off: the waits between
@@ -59,6 +61,9 @@ type client struct {
 	acl     []zk.ACL
 	backoff Backoff
 	log     *slog.Logger
+	// faults, set only by the package's tests (export_test.go) before
+	// the connection is used, injects faults (see fault).
+	faults func(faultPoint, *job.Transition) error
 }
 
 // retryable reports whether err is the connection's, not the request's.
@@ -74,6 +79,9 @@ func (c *client) do(ctx context.Context, what string, f func() error) error {
 	var wait time.Duration
 	for attempt := 1; ; attempt++ {
 		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		if err := c.fault(faultRequest, nil); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		err := f()

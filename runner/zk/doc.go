@@ -76,6 +76,8 @@
 // once, with no request of their own. A seq therefore costs one write per
 // action: its transition. (If the multi-op's reply is lost and its retry
 // fails, the claim existing in the worker's session shows it was written.)
+// The slots are the work loop's: the transition reserves them before its
+// multi-op, and gives them back or starts the actions in them after.
 //
 // The other entries wait in the queue. A worker lists the queue (with a
 // watch) and the claims, and claims entries it has a handler for: one
@@ -97,6 +99,9 @@
 // process are applied together, starting from the process's cached copy
 // of the job (runner.Cache: a stale copy fails the compare-and-swap, and
 // the job is read again).
+//
+// Every claim, from the queue or in a transition, is logged at DEBUG
+// ("action claimed", with the entry: runner.LogClaimed).
 //
 // A worker that dies loses its session, and with it its claims: another
 // worker claims the entry and runs the action again (actions run at
@@ -171,6 +176,23 @@
 // the users it admits) a root made with credentials when it has none or
 // other ones, and a root made without any when it has some (the nodes it
 // made would be closed to the others).
+//
+// # Code
+//
+// The runner is runner.Engine's loop on a transport of its own
+// (transport.go): Commit writes a transition as the one multi-op above,
+// and the queue entries and claims that the results it applies consume
+// are its argument (the engine's R, handed in by Engine.ApplyWith). The
+// work loop (workloop.go) lists the queue, claims entries (claim.go),
+// runs their actions and hands the results to a per-job applier
+// (apply.go); its slots (slots.go) are what a transition claims in,
+// through the small claimer interface the transport calls. Timers
+// (timers.go), stop watches (stopwatch.go), retention (retention.go),
+// leftovers of cancelled and deleted jobs (leftovers.go) and the store
+// (store.go) have a file each. There is one commit path: the package's
+// tests crash it through an unexported fault hook on the connection
+// (faults.go), asked before a transition's multi-op, once it applied, and
+// before every request, which only export_test.go sets.
 //
 // # Limits
 //

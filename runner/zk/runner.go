@@ -27,11 +27,6 @@ type Options struct {
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
-	// Jobs, if set, is the store jobs are loaded from and saved to
-	// instead of Store: a wrapper of it (tests inject crashes through
-	// one). A transition is then saved first and queued after, in two
-	// writes, instead of in one multi-op.
-	Jobs store.Store
 	// Registry holds the handlers this worker runs. A runner with no
 	// Registry runs no actions: it submits, cancels, waits and fires
 	// timers (baton submit). Actions whose name has no handler here are
@@ -72,7 +67,7 @@ type Runner struct {
 	o   Options
 	st  *Store
 	c   *conn
-	eng *runner.Engine
+	eng *runner.Engine[[]consumed]
 	log *slog.Logger
 
 	mu       sync.Mutex
@@ -84,7 +79,7 @@ type Runner struct {
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
 
-	work  *work
+	slots *slots // the work loop's, which transitions claim in (claimer)
 	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
 	pendMu   sync.Mutex
@@ -113,32 +108,20 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, stopped: make(chan struct{}), running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{},
-		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{},
-		work: &work{slots: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1)}}
+		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = r.c.log
 	}
 	r.log = r.log.With("worker", o.Name)
-	jobs := store.Store(o.Store)
-	var tp runner.Transport = transport{r}
-	if o.Jobs != nil {
-		jobs = o.Jobs
-		tp = saveThenQueue{r, o.Jobs}
-	}
-	eng, err := runner.NewEngine(runner.EngineOptions{Store: jobs, Transport: tp, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
+		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
+	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
 	r.eng = eng
 	return r, nil
-}
-
-func (r *Runner) jobs() store.Store {
-	if r.o.Jobs != nil {
-		return r.o.Jobs
-	}
-	return r.st
 }
 
 func (r *Runner) usable() error {
@@ -222,7 +205,7 @@ func (r *Runner) Resume(ctx context.Context, ids ...job.ID) error {
 
 // Status returns the job as stored.
 func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
-	return r.jobs().Load(ctx, id)
+	return r.st.Load(ctx, id)
 }
 
 // Wait blocks until job id has finished, whichever worker finished it,
@@ -244,22 +227,13 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 			return err
 		})
 		switch {
-		case r.o.Jobs != nil && (err == nil || errors.Is(err, zk.ErrNoNode) || errors.Is(err, job.ErrCorrupt)):
-			// The jobs are in another store: the record is only a signal.
-			j, err := r.jobs().Load(ctx, id)
-			if err != nil {
-				return job.Job{}, err
-			}
-			if j.Done() {
-				return j, nil
-			}
 		case errors.Is(err, zk.ErrNoNode):
 			return job.Job{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 		case err != nil && !errors.Is(err, job.ErrCorrupt):
 			return job.Job{}, fmt.Errorf("job %s: wait: %w", id, err)
 		case err != nil || m.Status != job.StatusRunning.String():
 			// Ended, or a record Load has the last word on.
-			j, err := r.jobs().Load(ctx, id)
+			j, err := r.st.Load(ctx, id)
 			if err != nil {
 				return job.Job{}, err
 			}
@@ -457,7 +431,7 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 func (r *Runner) resumeAll(ctx context.Context) {
 	q := store.Query{Unfinished: true, Limit: 1000}
 	for {
-		infos, err := store.List(ctx, r.jobs(), q)
+		infos, err := store.List(ctx, r.st, q)
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Error("listing unfinished jobs to resume", "err", err)

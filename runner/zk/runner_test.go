@@ -19,9 +19,11 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-// TestConformance runs runner/runnertest against a real ZooKeeper. A
-// scenario that wraps the store (the crash scenarios) gets a runner whose
-// jobs go through the wrapper (Options.Jobs), saved then queued.
+// TestConformance runs runner/runnertest against a real ZooKeeper. The
+// crash scenarios crash the runner at its one multi-op commit, the one
+// production runs (crashAt): a runner that is to crash gets a session of
+// its own, which its Close ends, taking its claims and its worker node
+// with it as a killed process's end does.
 func TestConformance(t *testing.T) {
 	srv := zktest.Start(t)
 	var mu sync.Mutex
@@ -37,6 +39,12 @@ func TestConformance(t *testing.T) {
 		mu.Lock()
 		zs := stores[t]
 		mu.Unlock()
+		if zs == nil {
+			t.Fatal("the runner's store was not made by this test's newStore")
+		}
+		if s, ok := cfg.Store.(*zkrunner.Store); !ok || s != zs {
+			t.Logf("the suite handed a wrapper of the store (%T): this runner works on the store itself", cfg.Store)
+		}
 		o := zkrunner.Options{
 			Store:        zs,
 			Registry:     cfg.Registry,
@@ -45,18 +53,52 @@ func TestConformance(t *testing.T) {
 			Hooks:        cfg.Hooks,
 			Workers:      8,
 		}
-		if s, ok := cfg.Store.(*zkrunner.Store); !ok || s != zs {
-			o.Jobs = cfg.Store
+		if cfg.Crash == nil {
+			r, err := zkrunner.New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r
 		}
-		if zs == nil {
-			t.Fatal("the runner's store was not made by this test's newStore")
-		}
+		own := openStore(t, srv, zkrunner.Config{Root: zs.Root(), SessionTimeout: 2 * time.Second})
+		zkrunner.InjectFaults(own, crashAt(cfg.Crash))
+		o.Store = own
 		r, err := zkrunner.New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
-	})
+		return crashing{r, own}
+	}, runnertest.InjectsCrashes())
+}
+
+var _ runnertest.Runner = (*zkrunner.Runner)(nil)
+
+// crashAt is the fault hook that makes the runner die of c at its commit:
+// every request fails once it died, and the commit of a step asks c
+// before its multi-op is sent and once it was applied.
+func crashAt(c *runnertest.Crash) func(zkrunner.FaultPoint, *job.Transition) error {
+	return func(p zkrunner.FaultPoint, tr *job.Transition) error {
+		switch {
+		case p == zkrunner.FaultRequest || tr.Created():
+			return c.Alive()
+		case p == zkrunner.FaultCommit:
+			return c.Commit(tr.Job, tr.Step)
+		default:
+			return c.Committed(tr.Job, tr.Step)
+		}
+	}
+}
+
+// crashing is a runner that dies of an injected crash: Close closes its
+// session too.
+type crashing struct {
+	*zkrunner.Runner
+	st *zkrunner.Store
+}
+
+func (c crashing) Close() error {
+	err := c.Runner.Close()
+	return errors.Join(err, c.st.Close())
 }
 
 // runRunner runs a runner on st until the test ends.

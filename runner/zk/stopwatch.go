@@ -136,7 +136,7 @@ func (r *Runner) watchJob(ctx context.Context, id job.ID, w *jobWatch) {
 		}
 		r.mu.Unlock()
 		if need {
-			j, err := r.jobs().Load(ctx, id)
+			j, err := r.st.Load(ctx, id)
 			switch {
 			case err == nil:
 				out := map[string]bool{}

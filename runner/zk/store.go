@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -41,6 +42,17 @@ type Store struct {
 	cache  map[job.ID]cached
 	closed bool
 }
+
+// What a Store is: a store with every optional capability but Stater and
+// Sweeper (the workers sweep the root: see the package doc, Retention),
+// and a cache the engine starts from.
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Lister    = (*Store)(nil)
+	_ store.Historian = (*Store)(nil)
+	_ store.Deleter   = (*Store)(nil)
+	_ runner.Cache    = (*Store)(nil)
+)
 
 // cached is a job as loaded or saved here, with the meta record and the
 // znode version it was read or written at.

@@ -23,7 +23,8 @@ var errClaimLost = errors.New("zk: the claim on this action was lost (session ex
 
 // consumed is what applying a worker's result deletes in the same
 // multi-op: the action's queue entry, at the version the worker claimed it
-// at, and the worker's claim.
+// at, and the worker's claim. The results of one Engine.ApplyWith hand
+// theirs to transport.Commit as its argument (runner.Transport's R).
 type consumed struct {
 	entry string
 	ver   int32
@@ -35,19 +36,6 @@ func (c consumed) ops() []any {
 		&zk.DeleteRequest{Path: c.entry, Version: c.ver},
 		&zk.DeleteRequest{Path: c.claim, Version: -1},
 	}
-}
-
-type consumedKey struct{}
-
-// withConsumed returns ctx carrying the nodes that applying the results
-// of this Engine.Apply consumes.
-func withConsumed(ctx context.Context, cs []consumed) context.Context {
-	return context.WithValue(ctx, consumedKey{}, cs)
-}
-
-func consumedFrom(ctx context.Context) []consumed {
-	cs, _ := ctx.Value(consumedKey{}).([]consumed)
-	return cs
 }
 
 // claimLost is the error of a commit that failed because the claim of
@@ -94,10 +82,19 @@ func entryOf(a job.Action, worker string) []byte {
 // transport is the runner's runner.Transport: a transition is one
 // multi-op that checks and sets the job's record, appends its step,
 // deletes what the results consumed, and creates the new queue entries
-// and timers.
-type transport struct{ r *Runner }
+// and timers, claiming for this worker those its work loop takes
+// (claimer).
+type transport struct {
+	r      *Runner
+	claims claimer
+}
 
-func (t transport) Commit(ctx context.Context, tr job.Transition) error {
+var _ runner.Transport[[]consumed] = transport{}
+
+// Commit writes tr in one multi-op (see the package doc) with the deletes
+// of cons: the queue entries and claims of the actions whose results tr
+// applies. A claim lost meanwhile fails it with a *claimLost naming which.
+func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consumed) error {
 	r := t.r
 	defer r.stopLocal(tr.Stops)
 	id := tr.Job.ID()
@@ -142,17 +139,15 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	default:
 		return nil
 	}
-	cons := consumedFrom(ctx)
 	consStart := len(ops)
 	for _, c := range cons {
 		ops = append(ops, c.ops()...)
 	}
 	base = len(ops)
 	// The new actions this worker has free slots for are claimed by this
-	// very multi-op and run here: no claim request, no listing of the
-	// queue, and no other worker racing for them.
-	mine := r.reserve(tr.Actions)
+	// very multi-op and run here (claimer).
 	now := time.Now().UnixMilli()
+	mine := t.claims.reserve(tr.Actions, now)
 	queue := r.queueOps(tr.Actions, tr.Timers, mine, now)
 	size := 0
 	for _, op := range ops {
@@ -164,7 +159,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	// cannot read yet.
 	unfinished := sv == nil && bigCreate
 	if mine != nil && (unfinished || size+queueSize(queue) > maxMulti) {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		mine = nil
 		queue = r.queueOps(tr.Actions, tr.Timers, nil, now)
 	}
@@ -189,8 +184,12 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 	}
 	ops = append(ops, first...)
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
+	if err := r.c.fault(faultCommit, &tr); err != nil {
+		t.claims.cancel(mine)
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	_, failed, err := r.c.multi(ctx, what, ops)
-	if err != nil && r.ownsClaim(ctx, tr.Actions, mine, now) {
+	if err != nil && r.ownsClaim(ctx, mine) {
 		// The multi-op was applied and its reply lost with the connection
 		// (the retry then failed on what the first attempt wrote): the
 		// claim it made exists, in this session. It is this commit's.
@@ -198,7 +197,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		err = nil
 	}
 	if err != nil {
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		switch {
 		case sv != nil && failed >= 0 && failed < len(sv.ops):
 			sv.abandon(ctx)
@@ -216,22 +215,26 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 		}
 		return fmt.Errorf("job %s: %s: %w", id, what, err)
 	}
+	if err := r.c.fault(faultCommitted, &tr); err != nil {
+		t.claims.cancel(mine)
+		return fmt.Errorf("%s applied, then: %w", what, err)
+	}
 	if sv != nil {
 		sv.done(ctx, sv.old)
 	} else if err := cr(ctx, m); err != nil {
 		// The job's record is unfinished: leave the actions to whichever
 		// worker finds them once it is.
-		for _, c := range r.ownConsumed(tr.Actions, mine, now) {
+		for _, c := range mine.claims() {
 			r.handBack(c)
 		}
-		r.unreserve(mine)
+		t.claims.cancel(mine)
 		return err
 	}
 	stops := m.Stops
 	if sv != nil {
 		stops = sv.m.Stops
 	}
-	r.runOwn(tr.Actions, mine, now, stops)
+	t.claims.start(mine, stops)
 	r.dropStopped(ctx, tr.Stops)
 	if len(rest) > 0 {
 		if err := r.createAll(ctx, rest); err != nil {
@@ -246,10 +249,10 @@ func (t transport) Commit(ctx context.Context, tr job.Transition) error {
 
 // queueOps returns the creates of the queue entries of acts, queued at
 // now (Unix milliseconds), and of the timer nodes of ts. The entries of
-// the actions mine marks are created claimed by this worker, each with
+// the actions mine reserves are created claimed by this worker, each with
 // its ephemeral claim. At-most-once actions come first, so that a
 // transition split in parts (Commit) queues them in its first.
-func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine []bool, now int64) []any {
+func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine *reservation, now int64) []any {
 	var ops []any
 	for _, once := range []bool{true, false} {
 		for i, a := range acts {
@@ -257,7 +260,7 @@ func (r *Runner) queueOps(acts []job.Action, ts []job.Timer, mine []bool, now in
 				continue
 			}
 			name := entryName(a, now)
-			if mine != nil && mine[i] {
+			if mine.mine(i) {
 				ops = append(ops,
 					r.c.createOp(r.c.l.entry(name), entryOf(a, r.o.Name), 0),
 					r.c.createOp(r.c.l.claim(name), []byte(r.o.Name), zk.FlagEphemeral))
@@ -350,30 +353,4 @@ func (r *Runner) queued(ctx context.Context) (map[string]bool, error) {
 		}
 	}
 	return have, nil
-}
-
-// saveThenQueue is the transport when the runner's jobs live in a store
-// other than its own (Options.Jobs): the state is saved first, the queue
-// written after, and what a result consumed deleted after that.
-type saveThenQueue struct {
-	r  *Runner
-	st store.Store
-}
-
-func (t saveThenQueue) Commit(ctx context.Context, tr job.Transition) error {
-	defer t.r.stopLocal(tr.Stops)
-	if err := runner.SaveThenDispatch(t.st, runner.DispatchFunc(func(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-		return t.r.createAll(ctx, t.r.queueOps(acts, ts, nil, time.Now().UnixMilli()))
-	})).Commit(ctx, tr); err != nil {
-		return err
-	}
-	for _, c := range consumedFrom(ctx) {
-		t.r.release(ctx, c)
-	}
-	t.r.dropStopped(ctx, tr.Stops)
-	return nil
-}
-
-func (t saveThenQueue) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-	return transport{t.r}.Dispatch(ctx, acts, ts)
 }

@@ -1,0 +1,247 @@
+package main
+
+// How the commands reach a store. The flags choose a backend (openBackend);
+// from there a command calls the backend interface only. Each backend
+// lives in its own file with everything that names its runner package:
+// boltbackend.go (and store.go, opening the file), zkbackend.go (and
+// zk.go, its flags), kafkabackend.go (and kafka.go, its flags and
+// connection). 'baton serve' is to reuse the same interface.
+//
+// What a backend does that needs a runner comes back as a small value
+// made once per command (canceller, deleter, submitter, workerRunner)
+// rather than as one flat method per operation: on ZooKeeper and Kafka
+// each is a runner that must be made, warned about ("no restarter runs")
+// and closed once, not per job, and a server will hold them for its
+// lifetime. resume is a method of its own because the three do different
+// things: a store file runs the jobs here, ZooKeeper queues again what
+// they miss, Kafka refuses (its restarters resume by themselves).
+//
+// Exit statuses: a command's error carries its status (codeError, made by
+// withCode or exitWith); main maps it once (cli.exit). A backend wraps the
+// failures of opening it and of its operations with the status they mean
+// (exitStore when the store cannot be used); what a command reads through
+// jobs() is classified by storeExit (store.go), the one list of the
+// errors that mean a store cannot be used.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// backend is where a command's jobs are: a bolt store file (boltBackend),
+// a ZooKeeper root (zkBackend) or the topics under a Kafka prefix
+// (kafkaBackend). The commands reach a store through it only, and never
+// ask which one it is: what differs between the three (who writes a
+// cancel, what status shows besides the jobs) is a method here, each
+// implementation in its own file. Its errors carry their exit status
+// (see codeError): a backend knows which of its failures mean the store
+// cannot be used.
+type backend interface {
+	// where names the store in messages: the file, the root on the
+	// servers, the prefix on the brokers.
+	where() string
+	// hint is the flags that name the store again, for the commands a
+	// message suggests: "--store PATH", "--zk HOST:PORT ...".
+	hint() string
+	// jobs is the store the commands read: jobs, listings, histories.
+	jobs() store.Store
+	// canceller returns what cancels jobs here; close it once done.
+	canceller(ctx context.Context) (canceller, error)
+	// deleter returns what deletes jobs here; close it once done.
+	deleter(ctx context.Context) (deleter, error)
+	// submitter returns what submits jobs here, for the workers to run,
+	// and follows them; close it once done. A store file has none: 'baton
+	// run' runs its job itself.
+	submitter(ctx context.Context) (submitter, error)
+	// worker returns a runner of o's actions here, until its Run's
+	// context ends (on Kafka a restarter too).
+	worker(o workerOptions) (workerRunner, error)
+	// resume finishes the unfinished jobs named, or all of them: a store
+	// file runs them here, ZooKeeper queues again what they miss for the
+	// workers. It prints a line per job; its error carries the exit
+	// status. Kafka has none: there the restarters resume by themselves.
+	resume(ctx context.Context, c *cli, named []job.ID, o resumeOptions) error
+	// writeStatus prints, after status's list of jobs, what the store
+	// holds besides jobs: the live workers and the queue, the restarters
+	// and the action topics. Nothing for a store file.
+	writeStatus(ctx context.Context, w io.Writer) error
+	// Close closes the store and its connections.
+	Close() error
+}
+
+// canceller cancels the jobs of a backend.
+type canceller interface {
+	// cancel cancels j, loaded and not finished, and returns the line
+	// that says so.
+	cancel(ctx context.Context, j job.Job, reason string) (string, error)
+	close()
+}
+
+// deleter deletes the jobs of a backend; store.ErrNotFound when there is
+// no such job.
+type deleter interface {
+	delete(ctx context.Context, id job.ID) error
+	close()
+}
+
+// submitter submits jobs for the workers of a backend to run.
+type submitter interface {
+	// submit stores root as job id and queues its first actions; an
+	// error wrapping store.ErrExists when the ID is taken.
+	submit(ctx context.Context, id job.ID, root ast.Node) error
+	// status returns the job as stored; wait returns it once it has
+	// finished.
+	status(ctx context.Context, id job.ID) (job.Job, error)
+	wait(ctx context.Context, id job.ID) (job.Job, error)
+	// unserved is a warning line when an action of root has no worker
+	// to run it yet, or "" (also when it cannot tell).
+	unserved(ctx context.Context, root ast.Node) string
+	close()
+}
+
+// workerOptions are the settings of 'baton worker', the same on every backend.
+type workerOptions struct {
+	name    string
+	reg     *runner.Registry
+	workers int
+	timeout time.Duration
+	log     *slog.Logger
+}
+
+// resumeOptions are the settings of 'baton resume' for a store file.
+type resumeOptions struct {
+	workers int
+	verbose bool
+}
+
+// workerRunner runs actions (and on Kafka makes transitions) until the
+// context of Run ends.
+type workerRunner interface {
+	Run(ctx context.Context) error
+	Close() error
+	// role says, after "serving ACTIONS on WHERE", what else it is.
+	role() string
+	// skipped lists what it skipped or failed on the way, or "".
+	skipped() string
+}
+
+// openOptions say how a command opens its backend.
+type openOptions struct {
+	mode openMode
+	// retain, for a store file: the runner on it deletes the settled
+	// jobs older than that (0: none). ZooKeeper's and Kafka's come with
+	// their flags.
+	retain time.Duration
+	// stderr gets the backend's warnings, log its connections' and
+	// runners' records: a console's for the commands that show progress
+	// (nil: the command's standard error and runnerLogger).
+	stderr io.Writer
+	log    *slog.Logger
+}
+
+// openBackend opens the store the flags choose: ZooKeeper with --zk, Kafka
+// with --kafka, else the store file (--store). With the create mode,
+// ZooKeeper's root and Kafka's topics are made when missing, and so is
+// the store file; otherwise ZooKeeper and Kafka are only read until a
+// command writes (a missing root is an error; a prefix without topics has
+// no jobs). The flags were checked. The error carries its exit status.
+func (c *cli) openBackend(ctx context.Context, storeArg string, z *zkFlags, k *kafkaFlags, o openOptions) (backend, error) {
+	if o.stderr == nil {
+		o.stderr = c.stderr
+	}
+	if o.log == nil {
+		o.log = runnerLogger(o.stderr)
+	}
+	switch {
+	case k.on():
+		return openKafkaBackend(ctx, k, o.mode == create, o.stderr, o.log)
+	case z.on():
+		return openZKBackend(ctx, z, o.mode != create, o.log)
+	}
+	return c.openBoltBackend(storeArg, o.mode, o.retain)
+}
+
+// loadJob loads a job, with a message that names the job and the store.
+func loadJob(ctx context.Context, b backend, id job.ID) (job.Job, error) {
+	j, err := b.jobs().Load(ctx, id)
+	return j, jobError(b, err, id)
+}
+
+// loadHistory loads a job's history, with a message that names the job
+// and the store.
+func loadHistory(ctx context.Context, b backend, id job.ID) (store.History, error) {
+	h, err := store.LoadHistory(ctx, b.jobs(), id)
+	return h, jobError(b, err, id)
+}
+
+// jobError names the job and the store in err, and says how to list the
+// jobs when there is no such job.
+func jobError(b backend, err error, id job.ID) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("job %s not found in %s (run 'baton status %s' for the list)", id, b.where(), b.hint())
+	default:
+		return fmt.Errorf("job %s in %s: %w", id, b.where(), err)
+	}
+}
+
+// plainError is err without the name of the package that made it at the
+// start of its message ("kafka: "), which a command's message says in its
+// own words; errors.Is and errors.As still see err.
+type plainError struct {
+	prefix string
+	err    error
+}
+
+func (e plainError) Error() string { return strings.TrimPrefix(e.err.Error(), e.prefix) }
+func (e plainError) Unwrap() error { return e.err }
+
+// runnerCanceller cancels jobs through a runner (ZooKeeper's, Kafka's),
+// which returns once the cancel is saved.
+type runnerCanceller struct {
+	r interface {
+		Cancel(ctx context.Context, id job.ID, reason string) error
+	}
+	st   store.Store
+	stop func()
+}
+
+func (rc *runnerCanceller) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
+	id := j.ID()
+	if err := rc.r.Cancel(ctx, id, reason); err != nil {
+		return "", err
+	}
+	j, err := rc.st.Load(ctx, id)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("job %s cancelled", id), nil
+	case j.Done():
+		return fmt.Sprintf("job %s cancelled: %s at v%d", id, j.Status(), j.Version()), nil
+	}
+	return fmt.Sprintf("job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled", id, j.Version()), nil
+}
+
+func (rc *runnerCanceller) close() { rc.stop() }
+
+// storeDeleter deletes jobs from a store that does it all (bolt's and
+// ZooKeeper's: queue entries and timers go with the job).
+type storeDeleter struct{ st store.Deleter }
+
+func (d storeDeleter) delete(ctx context.Context, id job.ID) error {
+	err := d.st.Delete(ctx, id)
+	return withCode(storeExit(err), err)
+}
+
+func (storeDeleter) close() {}

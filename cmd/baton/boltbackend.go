@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner/inmem"
+	"github.com/batonwf/baton/store"
+	"github.com/batonwf/baton/store/bolt"
+)
+
+// boltBackend is a bolt store file: this process writes it, so a cancel
+// or a delete is a commit to the file.
+type boltBackend struct {
+	st   *bolt.Store
+	path string
+}
+
+var _ backend = (*boltBackend)(nil)
+
+// openBoltBackend opens the store file --store names, with mode; with
+// retain > 0 a runner on it deletes the settled jobs older than that.
+func (c *cli) openBoltBackend(storeArg string, mode openMode, retain time.Duration) (*boltBackend, error) {
+	st, path, err := c.openStore(storeArg, mode, retain)
+	if err != nil {
+		return nil, withCode(storeExit(err), err)
+	}
+	return &boltBackend{st: st, path: path}, nil
+}
+
+func (b *boltBackend) where() string                                { return b.path }
+func (b *boltBackend) hint() string                                 { return "--store " + b.path }
+func (b *boltBackend) jobs() store.Store                            { return b.st }
+func (b *boltBackend) writeStatus(context.Context, io.Writer) error { return nil }
+func (b *boltBackend) Close() error                                 { return b.st.Close() }
+
+// local returns a runner of o's actions in this process, on the file:
+// 'baton run' and 'baton resume' run their jobs with it. It resumes
+// nothing by itself (each command names its jobs); after Ctrl-C it lets
+// the actions in flight finish for drainTimeout.
+func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
+	return inmem.New(inmem.Options{
+		Store:         b.st,
+		NoResume:      true,
+		Registry:      o.reg,
+		Workers:       o.workers,
+		ActionTimeout: o.timeout,
+		DrainTimeout:  drainTimeout,
+		Logger:        o.log,
+	})
+}
+
+// errNoWorkers is a store file's answer to what needs workers: 'baton
+// run' and 'baton resume' run their jobs themselves.
+var errNoWorkers = errors.New("a store file has no workers: 'baton run' and 'baton resume' run its jobs")
+
+func (b *boltBackend) submitter(context.Context) (submitter, error) { return nil, errNoWorkers }
+func (b *boltBackend) worker(workerOptions) (workerRunner, error)   { return nil, errNoWorkers }
+
+func (b *boltBackend) canceller(context.Context) (canceller, error) { return b, nil }
+func (b *boltBackend) deleter(context.Context) (deleter, error)     { return storeDeleter{b.st}, nil }
+func (b *boltBackend) close()                                       {}
+
+// cancel commits the cancel; the finally blocks it leaves wait for
+// 'baton resume'.
+func (b *boltBackend) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
+	tr, err := job.Cancel(j, reason)
+	if err == nil {
+		err = store.Commit(ctx, b.st, tr)
+	}
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
+	if tr.Job.Done() {
+		return fmt.Sprintf("job %s cancelled at v%d", j.ID(), tr.Job.Version()), nil
+	}
+	return fmt.Sprintf("job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s",
+		j.ID(), tr.Job.Version(), b.path, j.ID()), nil
+}

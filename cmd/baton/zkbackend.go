@@ -1,0 +1,237 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	zkrunner "github.com/batonwf/baton/runner/zk"
+	"github.com/batonwf/baton/store"
+)
+
+// zkBackend is a ZooKeeper root: the workers run the jobs, and a command
+// reaches them through a runner that runs nothing (it saves a cancel and
+// queues what follows for the workers).
+type zkBackend struct {
+	st  *zkrunner.Store
+	z   *zkFlags
+	log *slog.Logger // the runners'
+}
+
+var _ backend = (*zkBackend)(nil)
+
+// openZKBackend connects to the root --zk and --root name; with
+// mustExist it writes nothing, and a root that does not exist is an
+// error.
+func openZKBackend(ctx context.Context, z *zkFlags, mustExist bool, log *slog.Logger) (*zkBackend, error) {
+	st, err := z.open(ctx, log, mustExist)
+	if err != nil {
+		return nil, withCode(zkExit(err), err)
+	}
+	return &zkBackend{st: st, z: z, log: log}, nil
+}
+
+func (b *zkBackend) where() string     { return b.z.where() }
+func (b *zkBackend) hint() string      { return b.z.hint() }
+func (b *zkBackend) jobs() store.Store { return b.st }
+func (b *zkBackend) Close() error      { return b.st.Close() }
+
+// client returns a runner with no handlers: it submits, cancels, resumes
+// and waits; the workers run the actions.
+func (b *zkBackend) client() (*zkrunner.Runner, error) {
+	return zkrunner.New(zkrunner.Options{Store: b.st, NoResume: true, Logger: b.log})
+}
+
+func (b *zkBackend) canceller(context.Context) (canceller, error) {
+	r, err := b.client()
+	if err != nil {
+		return nil, err
+	}
+	return &runnerCanceller{r: r, st: b.st, stop: func() { r.Close() }}, nil
+}
+
+func (b *zkBackend) deleter(context.Context) (deleter, error) { return storeDeleter{b.st}, nil }
+
+func (b *zkBackend) submitter(context.Context) (submitter, error) {
+	r, err := b.client()
+	if err != nil {
+		return nil, err
+	}
+	return &zkSubmitter{r, b}, nil
+}
+
+// zkSubmitter submits through a runner with no handlers.
+type zkSubmitter struct {
+	r *zkrunner.Runner
+	b *zkBackend
+}
+
+func (s *zkSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) error {
+	return s.r.Submit(ctx, id, root)
+}
+
+func (s *zkSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
+	return s.r.Status(ctx, id)
+}
+
+func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
+	return s.r.Wait(ctx, id)
+}
+
+func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {
+	missing, err := unserved(ctx, s.b.st, root)
+	if err != nil || len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("baton: no live worker in %s has a handler for %s yet: the job waits for one ('baton worker %s' serves the built-in actions)",
+		s.b.where(), quoteAll(missing), s.b.hint())
+}
+
+func (s *zkSubmitter) close() { s.r.Close() }
+
+func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
+	r, err := zkrunner.New(zkrunner.Options{
+		Store:         b.st,
+		Registry:      o.reg,
+		Name:          o.name,
+		Workers:       o.workers,
+		ActionTimeout: o.timeout,
+		DrainTimeout:  workerDrain,
+		Logger:        o.log,
+	})
+	if err != nil {
+		return nil, plainError{"zk: ", err}
+	}
+	return zkWorker{r}, nil
+}
+
+// zkWorker is a ZooKeeper worker.
+type zkWorker struct{ *zkrunner.Runner }
+
+func (w zkWorker) Run(ctx context.Context) error {
+	if err := w.Runner.Run(ctx); err != nil {
+		return plainError{"zk: ", err}
+	}
+	return nil
+}
+
+func (zkWorker) role() string    { return "" }
+func (zkWorker) skipped() string { return "" }
+
+func (b *zkBackend) writeStatus(ctx context.Context, w io.Writer) error {
+	return writeWorkers(ctx, w, b)
+}
+
+// unserved lists the action names of root that no live worker has a
+// handler for, sorted.
+func unserved(ctx context.Context, st *zkrunner.Store, root ast.Node) ([]string, error) {
+	workers, err := st.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	served := map[string]bool{}
+	for _, w := range workers {
+		for _, a := range w.Actions {
+			served[a] = true
+		}
+	}
+	var missing []string
+	ast.Walk(root, func(_ string, n *ast.Node) bool {
+		if n.Kind == ast.KindAct && !served[n.Action] && !slices.Contains(missing, n.Action) {
+			missing = append(missing, n.Action)
+		}
+		return true
+	})
+	slices.Sort(missing)
+	return missing, nil
+}
+
+// maxClaimsShown bounds the actions listed per worker by status.
+const maxClaimsShown = 8
+
+// writeWorkers prints the live workers of a ZooKeeper root and the size of
+// its queue:
+//
+//	WORKER  PID   BUSY  ACTIONS                  RUNNING
+//	w1      4242  1/4   fail,http.get,log,sleep  order-7/seq[1]#1
+//	queue: 3 entries (actions waiting or running)
+func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
+	workers, err := b.st.Workers(ctx)
+	if err != nil {
+		return fmt.Errorf("list workers in %s: %v", b.where(), err)
+	}
+	queued, err := b.st.Queued(ctx)
+	if err != nil {
+		return fmt.Errorf("list the queue in %s: %v", b.where(), err)
+	}
+	fmt.Fprintln(w)
+	if len(workers) == 0 {
+		fmt.Fprintf(w, "no live workers in %s (start one with 'baton worker %s')\n", b.where(), b.hint())
+	} else {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WORKER\tPID\tBUSY\tACTIONS\tRUNNING")
+		for _, wi := range workers {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wi.Name, orDash(wi.PID), busy(wi), actionList(wi.Actions), claimList(wi.Running))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	entries := "entries"
+	if queued == 1 {
+		entries = "entry"
+	}
+	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)\n", queued, entries)
+	return nil
+}
+
+// busy is "RUNNING/CAPACITY", or the running count for a worker whose
+// announcement is gone (it is stopping).
+func busy(wi zkrunner.WorkerInfo) string {
+	if wi.Capacity == 0 {
+		return fmt.Sprintf("%d/-", len(wi.Running))
+	}
+	return fmt.Sprintf("%d/%d", len(wi.Running), wi.Capacity)
+}
+
+func orDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func actionList(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	return strings.Join(names, ",")
+}
+
+// claimList is "JOB/ACTION JOB/ACTION ...", sorted, at most
+// maxClaimsShown of them (job IDs hold no '/').
+func claimList(cs []zkrunner.Claim) string {
+	if len(cs) == 0 {
+		return "-"
+	}
+	cs = slices.Clone(cs)
+	slices.SortFunc(cs, func(a, b zkrunner.Claim) int {
+		return cmp.Or(cmp.Compare(a.Job, b.Job), cmp.Compare(a.Action, b.Action))
+	})
+	var parts []string
+	for i, cl := range cs {
+		if i == maxClaimsShown {
+			parts = append(parts, fmt.Sprintf("(+%d more)", len(cs)-i))
+			break
+		}
+		parts = append(parts, string(cl.Job)+"/"+cl.Action)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,165 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
+)
+
+// perform runs a claimed action and applies its result.
+// stops is the stop count of the job's record the claim was checked
+// against (unknownStops if none was): see watchStops.
+func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops uint64) {
+	key := keyName(a.JobID, a.ID)
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.running[key] = cancel
+	r.mu.Unlock()
+	r.watchStops(a, stops, cancel)
+	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks})
+	r.unwatchStops(a)
+	stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
+	r.mu.Lock()
+	delete(r.running, key)
+	r.mu.Unlock()
+	switch {
+	case stopped:
+		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
+		r.release(ctx, c)
+	case err != nil:
+		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
+		r.handBack(c)
+	default:
+		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res))
+	}
+}
+
+// MaxResultBytes bounds a result's output and error message together: a
+// larger result is reported as the action's failure, saying so, since no
+// ZooKeeper request could carry it.
+const MaxResultBytes = 512 << 10
+
+// bounded returns res, or, when it is too large to store, a failure of a
+// that says why.
+func bounded(a job.Action, res job.Result) job.Result {
+	if n := len(res.Output) + len(res.Error); n > MaxResultBytes {
+		f := a.Fail(fmt.Sprintf("result of %d bytes is over runner/zk's limit of %d (MaxResultBytes): keep large data outside ZooKeeper and return a reference", n, MaxResultBytes))
+		f.At, f.Final = res.At, true
+		return f
+	}
+	return res
+}
+
+// pendingResult is a result waiting to be applied with the entry and the
+// claim it consumes.
+type pendingResult struct {
+	c      consumed
+	res    job.Result
+	rounds int // applications that ran out of conflict retries
+}
+
+// maxApplyRounds bounds how often a batch of results that ran out of
+// conflict retries is applied again before its actions are handed back.
+const maxApplyRounds = 8
+
+// Bounds of one batch of results applied together.
+const (
+	maxBatch      = 256
+	maxBatchBytes = MaxResultBytes
+)
+
+// enqueue hands a result to its job's applier in this process, starting
+// one if none runs: the results of one job that end while a transition of
+// it is being written are applied together in the next, one multi-op
+// for all (and no conflict among this process's workers).
+func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
+	id := res.JobID
+	r.pendMu.Lock()
+	defer r.pendMu.Unlock()
+	r.pend[id] = append(r.pend[id], pendingResult{c: c, res: res})
+	if r.applying[id] {
+		return
+	}
+	r.applying[id] = true
+	r.appliers.Go(func() { r.applyJob(ctx, id) })
+}
+
+// applyJob applies the pending results of job id, a batch at a time,
+// until none is left.
+func (r *Runner) applyJob(ctx context.Context, id job.ID) {
+	for {
+		r.pendMu.Lock()
+		all := r.pend[id]
+		if len(all) == 0 {
+			delete(r.pend, id)
+			delete(r.applying, id)
+			r.pendMu.Unlock()
+			return
+		}
+		n, size := 0, 0
+		for n < len(all) && n < maxBatch {
+			size += len(all[n].res.Output) + len(all[n].res.Error)
+			if n > 0 && size > maxBatchBytes {
+				break
+			}
+			n++
+		}
+		batch := slices.Clone(all[:n])
+		r.pend[id] = all[n:]
+		r.pendMu.Unlock()
+		r.apply(ctx, batch)
+	}
+}
+
+// apply applies results of one job, deleting their entries and claims in
+// the same multi-op.
+func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
+	id := batch[0].res.JobID
+	cs := make([]consumed, len(batch))
+	rs := make([]job.Result, len(batch))
+	for i, p := range batch {
+		cs[i], rs[i] = p.c, p.res
+	}
+	tr, err := r.eng.ApplyWith(ctx, id, rs, cs)
+	var lost *claimLost
+	switch {
+	case err == nil && !tr.Changed():
+		for _, c := range cs {
+			r.release(ctx, c) // ignored (duplicates, the job ended): done with
+		}
+	case err == nil, errors.Is(err, runner.ErrNotDispatched):
+	case errors.As(err, &lost) && lost.i < len(batch):
+		p := batch[lost.i]
+		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", id, "action", p.res.ActionID)
+		if rest := slices.Delete(slices.Clone(batch), lost.i, lost.i+1); len(rest) > 0 {
+			r.apply(ctx, rest)
+		}
+	case errors.Is(err, store.ErrNotFound):
+		for _, c := range cs {
+			r.release(ctx, c)
+		}
+	case errors.Is(err, store.ErrConflict) && ctx.Err() == nil && batch[0].rounds < maxApplyRounds:
+		// Other workers kept winning the job's record. The results are
+		// good and their claims still this worker's: apply them again
+		// (with what ended meanwhile) instead of running them again.
+		r.log.Debug("applying results: conflicts past the retries; trying again", "job", id, "results", len(batch))
+		sleep(ctx, r.c.backoff.Initial)
+		for i := range batch {
+			batch[i].rounds++
+		}
+		r.pendMu.Lock()
+		r.pend[id] = append(batch, r.pend[id]...)
+		r.pendMu.Unlock()
+	default:
+		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
+		for _, c := range cs {
+			r.handBack(c)
+		}
+	}
+}
