@@ -23,6 +23,9 @@ const (
 	leafMask  = leafWidth - 1
 )
 
+// edit is the token of one New or Restart: the trie nodes it owns are the
+// ones it copied or made, which it may write in place. Only its address
+// matters.
 type edit struct{ _ byte } // non-zero size so each token is distinct
 
 // pnode is the header shared by inner nodes and leaves. Exactly one of kids

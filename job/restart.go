@@ -34,7 +34,7 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	}
 	e := newEngine(Job{id: id, version: 1, t: t, inc: o.incarnation, clock: o.start})
 	// The trie belongs to this edit, so starting the job writes into it.
-	e.j.st = newSplitVec(t, nil, e.e)
+	e.j.st = newSplitVec(t, nil, e.token())
 	e.begin(0)
 	e.run()
 	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
@@ -94,8 +94,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 	e := newEngine(j)
 	var ignored []Ignored
 	var firings []keyed
-	batch := e.batchBuf[:0]
-	if len(results) > len(e.batchBuf) {
+	var batchBuf [1]keyed // a batch of one allocates nothing
+	batch := batchBuf[:0]
+	if len(results) > len(batchBuf) {
 		batch = make([]keyed, 0, len(results))
 	}
 	for i := range results {
@@ -204,7 +205,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		switch k.timer {
 		case timerRetry:
 			e.removeTimer(k.node, k.timer)
-			e.startQ = append(e.startQ, start{node: k.node, checks: true, kind: startRetry})
+			e.startQ.push(start{node: k.node, checks: true, kind: startRetry})
 		case timerDeadline:
 			e.removeTimer(k.node, k.timer)
 			e.expire(k.node)
@@ -283,12 +284,13 @@ func compareResults(x, y *Result) int {
 }
 
 // engine carries one New or Restart: the job being built, the edit token
-// that owns the state copied so far, the queue of nodes that settled and
+// that owns the state copied so far (made at the first write: token), the
+// queue of nodes that settled and
 // whose parents have not yet heard of it, and the queue of nodes to start
 // once settling is over.
 type engine struct {
-	j       Job // the job being built, held here so the two are one allocation
-	e       *edit
+	j       Job             // the job being built, held here so the two are one allocation
+	e       *edit           // nil until token makes it
 	fresh   map[int32]bool  // pars whose first failure came in this batch
 	res     *resChunk       // the results applied, once one is
 	ownOuts bool            // j.outs is this edit's copy
@@ -299,18 +301,12 @@ type engine struct {
 	dagReq  map[int32]bool  // dag children after several siblings, requested in this edit
 	gaveUp  map[int32]bool  // leaves that gave up their retries in this edit
 	waitAt  map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
-	settleQ []int32
+	settleQ smallQ[int32]
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
-	startQ   []start
+	startQ   smallQ[start]
 	actions  []Action
-
-	// First backing arrays of the queues and of Restart's batch, so that a
-	// step of a few nodes allocates none of them.
-	settleBuf [8]int32
-	startBuf  [8]start
-	batchBuf  [1]keyed
 }
 
 // start is 8 bytes: the queue is on every Restart's path. A wait's time
@@ -328,14 +324,30 @@ const (
 	startRetry        // a leaf's retry timer fired: begin its next attempt
 )
 
+// newEngine returns an engine building on j. Nothing points into an
+// engine (its queues keep their first items in themselves, not behind a
+// slice), so one that New or Restart makes stays on the stack.
 func newEngine(j Job) *engine {
-	e := &engine{j: j, e: new(edit)}
-	e.settleQ, e.startQ = e.settleBuf[:0], e.startBuf[:0]
-	return e
+	return &engine{j: j}
 }
 
 func (e *engine) get(id int32) nstate  { return e.j.st.get(id) }
-func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.e, id) }
+func (e *engine) mut(id int32) *nstate { return e.j.st.ptr(e.token(), id) }
+
+// token returns the edit's token, the owner of the trie nodes it copied,
+// making it at the first write. An edit that applies results has made its
+// results chunk by then (Restart records each result before it writes the
+// leaf's state), and takes the chunk's token: one allocation for both.
+func (e *engine) token() *edit {
+	if e.e == nil {
+		if e.res != nil {
+			e.e = &e.res.tok
+		} else {
+			e.e = new(edit)
+		}
+	}
+	return e.e
+}
 func (e *engine) node(id int32) *tnode { return &e.j.t.nodes[id] }
 
 // finish returns the job built, with the results applied linked in, and
@@ -374,7 +386,7 @@ func (e *engine) markFresh(p int32) {
 	e.fresh[p] = true
 }
 
-func (e *engine) requestStart(id int32) { e.startQ = append(e.startQ, start{node: id, checks: true}) }
+func (e *engine) requestStart(id int32) { e.startQ.push(start{node: id, checks: true}) }
 
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.
@@ -395,7 +407,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 			e.waitAt = map[int32]int64{}
 		}
 		e.waitAt[id] = unixNano(r.At) // 0: the job's clock
-		e.startQ = append(e.startQ, start{node: id, checks: true, kind: startWait})
+		e.startQ.push(start{node: id, checks: true, kind: startWait})
 		return
 	}
 	if r.Failed() {
@@ -410,7 +422,7 @@ func (e *engine) settleLeaf(id int32, r *Result) {
 	e.j.running--
 	e.j.settled++
 	e.settled(id)
-	e.settleQ = append(e.settleQ, id)
+	e.settleQ.push(id)
 }
 
 // retryable reports whether the failed attempt r of the leaf id (state s)
@@ -475,10 +487,10 @@ func (e *engine) tick(at time.Time) {
 // turn, without starting anything: the starts stay queued for run.
 func (e *engine) propagateAll() {
 	// propagate may queue more: the loop takes them in turn.
-	for i := 0; i < len(e.settleQ); i++ {
-		e.propagate(e.settleQ[i])
+	for i := 0; i < e.settleQ.len(); i++ {
+		e.propagate(e.settleQ.at(i))
 	}
-	e.settleQ = e.settleQ[:0]
+	e.settleQ.truncate(0)
 }
 
 // run settles everything that can settle, then starts what was requested,
@@ -505,12 +517,13 @@ func (e *engine) run() {
 			e.abandonQ = e.abandonQ[:0]
 			continue
 		}
-		if len(e.startQ) == 0 {
+		if e.startQ.len() == 0 {
 			return
 		}
 		cancelled := false
-		kept := e.startQ[:0]
-		for _, st := range e.startQ {
+		kept, n := 0, e.startQ.len()
+		for i := range n {
+			st := e.startQ.at(i)
 			if st.kind != startBegin && e.get(st.node).flags&flagWaiting == 0 {
 				// A leaf queued to wait or to retry that gave up since (an
 				// expiry in this batch): nothing is left to do for it.
@@ -525,14 +538,15 @@ func (e *engine) run() {
 				cancelled = true
 				continue
 			}
-			kept = append(kept, st)
+			e.startQ.set(kept, st)
+			kept++
 		}
-		e.startQ = kept
+		e.startQ.truncate(kept)
 		if cancelled {
 			continue
 		}
-		for _, st := range e.startQ {
-			switch st.kind { // none of these queues anything
+		for i := range e.startQ.len() {
+			switch st := e.startQ.at(i); st.kind { // none of these queues anything
 			case startBegin:
 				e.begin(st.node)
 			case startWait:
@@ -542,7 +556,7 @@ func (e *engine) run() {
 				e.begin(st.node)
 			}
 		}
-		e.startQ = e.startQ[:0]
+		e.startQ.truncate(0)
 	}
 }
 
@@ -567,7 +581,7 @@ func (e *engine) settle(id int32, status Status, cause, others int32) {
 		s.cause, s.others = 0, 0
 	}
 	e.settled(id)
-	e.settleQ = append(e.settleQ, id)
+	e.settleQ.push(id)
 }
 
 // settled withdraws the deadline of node id, which has settled.
@@ -837,7 +851,7 @@ func (e *engine) tryChild(p int32, tp *tnode, part int32, cs nstate) {
 	if f := tp.kids[partFinally]; f >= 0 {
 		ps.pos = partFinally
 		// A try already entered always runs its finally, frozen or not.
-		e.startQ = append(e.startQ, start{node: f})
+		e.startQ.push(start{node: f})
 		return
 	}
 	e.settle(p, ps.out, ps.cause, ps.others)

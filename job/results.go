@@ -33,6 +33,10 @@ type resChunk struct {
 	// Room for the single result of most Restarts, so that recording it
 	// costs one allocation.
 	one [1]resEntry
+	// tok is the edit token of the Restart that made the chunk (see
+	// engine.token), held here so the two are one allocation. It is only
+	// ever compared by address.
+	tok edit
 }
 
 // newResChunk returns an empty chunk linked to prev, with room for n

@@ -62,10 +62,57 @@ func compile(root ast.Node) (*tree, error) {
 	if err := ast.Validate(root); err != nil {
 		return nil, err
 	}
-	t := &tree{root: root, nodes: make([]tnode, 0, ast.Count(root))}
-	t.add(&t.root, -1, 0, make([]byte, 0, 64))
+	n := ast.Count(root)
+	t := &tree{root: root, nodes: make([]tnode, 0, n)}
+	ids := newFirstIDs(n)
+	t.add(&t.root, -1, 0, make([]byte, 0, 64), ids)
+	ids.assign(t)
 	t.link()
 	return t, nil
+}
+
+// firstIDs collects the action IDs of attempt 1 of a tree's leaves, in
+// pre-order, in one buffer: the leaves' tnode.id1 are substrings of one
+// string (assign), which costs a few allocations per tree instead of one
+// per leaf. (An ID given out keeps that string alive, which the tree
+// does anyway while the job lives.)
+type firstIDs struct {
+	buf  strings.Builder
+	ends []int // where each leaf's ID ends in buf
+}
+
+// newFirstIDs returns a firstIDs with room for a tree of n nodes with
+// paths of the usual length.
+func newFirstIDs(n int) *firstIDs {
+	f := &firstIDs{ends: make([]int, 0, n)}
+	f.buf.Grow(12 * n)
+	return f
+}
+
+// add appends the ID of attempt 1 of the leaf at path (as written by
+// path, "" for the root): ActionID(path, 1).
+func (f *firstIDs) add(path []byte) {
+	if len(path) == 0 {
+		f.buf.WriteString(ast.RootPath)
+	} else {
+		f.buf.Write(path)
+	}
+	f.buf.WriteString("#1")
+	f.ends = append(f.ends, f.buf.Len())
+}
+
+// assign sets the id1 of t's leaves, which add saw in pre-order, the
+// order of t.nodes.
+func (f *firstIDs) assign(t *tree) {
+	all := f.buf.String()
+	k, start := 0, 0
+	for i := range t.nodes {
+		if tn := &t.nodes[i]; tn.kind == ast.KindAct {
+			tn.id1 = all[start:f.ends[k]]
+			start = f.ends[k]
+			k++
+		}
+	}
 }
 
 // link resolves the leaves' inputs to nodes, once every name is known.
@@ -85,7 +132,7 @@ func (t *tree) link() {
 // add appends n and its subtree in pre-order, n being at path (as written
 // by path, "" for the root), and returns n's index. The children's paths
 // are built in path's spare capacity, which each child reuses in turn.
-func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
+func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
 	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline})
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
@@ -122,12 +169,12 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
-		t.nodes[id].id1 = firstActionID(path)
+		ids.add(path) // t.nodes[id].id1, set by ids.assign
 		t.leaves++
 	case ast.KindSeq, ast.KindPar, ast.KindDag:
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
-			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i))
+			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i), ids)
 		}
 		t.nodes[id].kids = kids
 		if n.Kind == ast.KindDag {
@@ -137,7 +184,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte) int32 {
 		kids := []int32{-1, -1, -1}
 		for part, p := range [...]*ast.Node{n.Body, n.Rescue, n.Finally} {
 			if p != nil {
-				kids[part] = t.add(p, id, int32(part), ast.AppendEdge(path, n.Kind, part))
+				kids[part] = t.add(p, id, int32(part), ast.AppendEdge(path, n.Kind, part), ids)
 			}
 		}
 		t.nodes[id].kids = kids
@@ -163,14 +210,6 @@ func (t *tree) linkDag(n *ast.Node, kids []int32) {
 			}
 		}
 	}
-}
-
-// firstActionID returns ActionID(string(path), 1) with one allocation.
-func firstActionID(path []byte) string {
-	if len(path) == 0 {
-		return ast.RootPath + "#1"
-	}
-	return string(append(path, "#1"...))
 }
 
 // path returns the path of node id, "" for the root.

@@ -151,6 +151,9 @@ func (e *Engine[R]) Apply(ctx context.Context, id job.ID, results []job.Result) 
 // Errors name the job. A result for another job is an error wrapping
 // job.ErrWrongJob; a missing job wraps store.ErrNotFound.
 //
+// Apply keeps no reference to results once it returns (the job keeps
+// their Output bytes, see job.Restart): the caller may reuse the slice.
+//
 // With a store that implements Cache, the first attempt starts from the
 // job the store holds in memory, with no read: when that copy is stale,
 // the commit's compare-and-swap fails, and Apply loads the job and tries

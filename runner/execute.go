@@ -46,7 +46,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 		logEnded(ctx, o.Logger, a, r, 0)
 		return r, nil
 	}
-	actx := context.WithValue(ctx, actionKey{}, a)
+	var actx context.Context = &actionCtx{Context: ctx, a: a}
 	timeout := o.Timeout
 	if a.Timeout > 0 && (timeout == 0 || a.Timeout < timeout) {
 		timeout = a.Timeout
@@ -154,17 +154,40 @@ func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out [
 	return h(ctx, a)
 }
 
-// actionKey is the context key under which Execute puts the action a
-// handler performs.
+// actionKey is the key under which the context Execute gives a handler
+// holds the action it performs.
 type actionKey struct{}
+
+// actionCtx is the context Execute gives a handler: ctx, with the action.
+// It is what context.WithValue(ctx, actionKey{}, a) would be, in one
+// allocation instead of two (WithValue boxes the action, then wraps it).
+// Done, Err, Deadline and every other value are ctx's, so contexts derived
+// from it, and context.Cause, see ctx's cancellation as they would
+// through a WithValue.
+type actionCtx struct {
+	context.Context
+	a job.Action
+}
+
+// Value returns a pointer to the action for actionKey (no allocation;
+// ActionFrom copies it), and ctx's value for any other key.
+func (c *actionCtx) Value(key any) any {
+	if _, ok := key.(actionKey); ok {
+		return &c.a
+	}
+	return c.Context.Value(key)
+}
 
 // ActionFrom returns the action that the handler called with ctx performs:
 // its job, its ID and attempt, and its idempotency key
 // (job.Action.IdempotencyKey), which typed handlers (Handle) need to key
 // their side effects. ok is false outside a handler run by Execute.
 func ActionFrom(ctx context.Context) (a job.Action, ok bool) {
-	a, ok = ctx.Value(actionKey{}).(job.Action)
-	return a, ok
+	p, ok := ctx.Value(actionKey{}).(*job.Action)
+	if !ok {
+		return job.Action{}, false
+	}
+	return *p, true
 }
 
 // InputAs decodes into a T the input called name (ast.Node.WithInputs) of

@@ -27,6 +27,9 @@ type Memory struct {
 	dirty bool
 }
 
+// firstSteps is the room a job's history gets at its first step.
+const firstSteps = 8
+
 type memEntry struct {
 	origin job.Job
 	steps  []job.Step
@@ -92,6 +95,11 @@ func (m *Memory) Save(ctx context.Context, j job.Job, step job.Step) error {
 	}
 	if e.latest.Incarnation() != j.Incarnation() {
 		return fmt.Errorf("%w: job %s is incarnation %x, save of incarnation %x (the job was deleted and made again)", ErrConflict, j.ID(), e.latest.Incarnation(), j.Incarnation())
+	}
+	if e.steps == nil {
+		// Room for a few steps at once: growing one step at a time from
+		// none cost an allocation every few steps of a short job.
+		e.steps = make([]job.Step, 0, firstSteps)
 	}
 	e.steps = append(e.steps, step)
 	e.latest = j

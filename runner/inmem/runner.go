@@ -73,6 +73,7 @@ type Runner struct {
 
 	pendMu  sync.Mutex
 	pending map[job.ID]*pending // results waiting to be applied
+	idle    []*pending          // drained entries, for reuse (at most maxIdlePending)
 
 	mu      sync.Mutex
 	waiters map[job.ID][]chan struct{}
@@ -86,10 +87,24 @@ type Runner struct {
 
 // pending holds the results of one job that wait to be applied, and
 // whether some goroutine is applying them.
+//
+// A job's results go through two arrays in turn: while a batch is applied
+// from one, results arriving meanwhile gather in the other (spare, swapped
+// in for results). A drained entry goes to Runner.idle for the next job,
+// so that handing in a result allocates nothing once the runner is warm.
 type pending struct {
 	results []job.Result
+	spare   []job.Result // empty, or nil: an array to swap in for results
 	busy    bool
 }
+
+// maxIdlePending bounds the drained pending entries a runner keeps for
+// reuse, and maxReusedResults the arrays they keep (in results): more
+// than a few jobs' worth of memory is not kept for speed.
+const (
+	maxIdlePending   = 64
+	maxReusedResults = 16
+)
 
 // New returns a runner. It does not start it: call Run.
 func New(o Options) (*Runner, error) {
@@ -354,7 +369,12 @@ func (r *Runner) report(ctx context.Context, eng *runner.Engine[struct{}], rs ..
 	for _, res := range rs {
 		p := r.pending[res.JobID]
 		if p == nil {
-			p = &pending{}
+			if n := len(r.idle); n > 0 {
+				p, r.idle[n-1] = r.idle[n-1], nil
+				r.idle = r.idle[:n-1]
+			} else {
+				p = &pending{}
+			}
 			r.pending[res.JobID] = p
 		}
 		p.results = append(p.results, res)
@@ -376,22 +396,34 @@ func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine[struct{}],
 	r.pendMu.Lock()
 	p := r.pending[id]
 	for {
-		batch := p.results
-		if len(batch) > r.o.MaxBatch {
-			batch = batch[:r.o.MaxBatch:r.o.MaxBatch]
-			p.results = p.results[r.o.MaxBatch:]
-		} else {
-			p.results = nil
-		}
-		if len(batch) == 0 {
+		if len(p.results) == 0 {
 			p.busy = false
 			delete(r.pending, id)
+			if len(r.idle) < maxIdlePending {
+				r.idle = append(r.idle, p)
+			}
 			r.pendMu.Unlock()
 			return
+		}
+		batch := p.results
+		whole := len(batch) <= r.o.MaxBatch
+		if whole {
+			p.results, p.spare = p.spare, nil
+		} else {
+			// The rest moves to an array of its own, so that every array
+			// a pending entry holds starts with its first result.
+			batch = batch[:r.o.MaxBatch:r.o.MaxBatch]
+			p.results = append([]job.Result(nil), p.results[r.o.MaxBatch:]...)
 		}
 		r.pendMu.Unlock()
 		r.apply(ctx, eng, id, batch)
 		r.pendMu.Lock()
+		if whole && cap(batch) <= maxReusedResults {
+			// Applied: nothing holds the array now (job.Restart copies the
+			// results it keeps). Emptied, it is the next spare.
+			clear(batch)
+			p.spare = batch[:0]
+		}
 	}
 }
 
@@ -478,8 +510,12 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
 	every := minWaitPoll
-	poll := time.NewTimer(every)
-	defer poll.Stop()
+	var poll *time.Timer // made when Wait first looks at the store on its own
+	defer func() {
+		if poll != nil {
+			poll.Stop()
+		}
+	}()
 	for {
 		j, err := r.o.Store.Load(ctx, id)
 		if err != nil {
@@ -519,7 +555,11 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 					return j, fmt.Errorf("inmem: wait for job %s: %w", id, ctx.Err())
 				}
 			}
-			poll.Reset(every)
+			if poll == nil {
+				poll = time.NewTimer(every)
+			} else {
+				poll.Reset(every)
+			}
 			select {
 			case <-ch:
 				break wait
