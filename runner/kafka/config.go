@@ -12,6 +12,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/segmentio/kafka-go/sasl"
 
+	"github.com/batonwf/baton/job"
+
 	"github.com/batonwf/baton/ast"
 )
 
@@ -75,6 +77,9 @@ type Config struct {
 	// dial, if set, makes the connections of the transports (writers,
 	// admin and fetch requests) instead of a net.Dialer. For tests.
 	dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// faults, set only by the package's tests (export_test.go), injects
+	// faults at the runner's writes and reads (see fault).
+	faults func(p faultPoint, topic string, tr *job.Transition) error
 }
 
 // DefaultRetention is Config.Retention's default: a week.
@@ -202,6 +207,7 @@ func (c *Config) client(exists func(topic string) bool) *kafka.Client {
 // which exists is true waits for metadata that lists it.
 func (c *Config) writer(topic string, b kafka.Balancer, maxBytes int, exists func(topic string) bool) *producer {
 	return &producer{
+		cfg:      c,
 		cl:       &kafka.Client{Addr: c.addr(), Timeout: attemptTimeout, Transport: c.transport(exists)},
 		topic:    topic,
 		balancer: b,

@@ -3,7 +3,9 @@ package kafka_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -171,53 +173,138 @@ func finishAll(t *testing.T, ctx context.Context, client *running, st *kafkarunn
 	return extra
 }
 
+// errDied is what every request and commit of a runner fails with once
+// the process it stands for died (dier).
+var errDied = errors.New("injected crash: the process died here")
+
+// dier is a fault hook (InjectFaults) that kills its process at the first
+// fault point at says yes to: that request or commit fails, and so does
+// every one after it, as a dead process makes none. at may be called from
+// several goroutines at once.
+type dier struct {
+	at   func(p kafkarunner.FaultPoint, topic string, tr *job.Transition) bool
+	dead atomic.Bool
+	once sync.Once
+	died chan struct{} // closed once the process died
+}
+
+func (d *dier) hook(p kafkarunner.FaultPoint, topic string, tr *job.Transition) error {
+	if d.dead.Load() {
+		return errDied
+	}
+	if d.at(p, topic, tr) {
+		d.dead.Store(true)
+		d.once.Do(func() { close(d.died) })
+		return errDied
+	}
+	return nil
+}
+
 // TestCrashPoints kills a runner at each crash point of the package doc
-// while 20 jobs run, in a process of its own (its own Store), and starts
-// another in its place: every job completes, each job's history holds
-// every step once, every action ran (some twice: at least once).
+// while 20 jobs run, in a process of its own (its own Store, whose fault
+// hook kills it), and starts another in its place: every job completes,
+// each job's history holds every step once, every action ran (some
+// twice: at least once).
 //
-// The restarter points (saved, dispatched, applied) kill a restarter
-// while a worker process goes on; the worker points (ran, delivered) kill
-// a worker while a restarter process goes on. Results cross processes
+// The restarter points (before and after a state write, between the
+// actions and the head, after a batch is applied) kill a restarter while
+// a worker process goes on; the worker points (ran, delivered) kill a
+// worker while a restarter process goes on. Results cross processes
 // through the restarter topic.
 func TestCrashPoints(t *testing.T) {
+	type at = func(p kafkarunner.FaultPoint, topic string, tr *job.Transition) bool
 	for _, tc := range []struct {
 		point  string
 		worker bool
+		// at makes the point's hook: state, restarter and action are the
+		// state topic, the restarter topic and the action topics' prefix.
+		at func(state, restarter, action string) at
 	}{
-		{kafkarunner.CrashSaved, false},
-		{kafkarunner.CrashDispatched, false},
-		{kafkarunner.CrashApplied, false},
-		{kafkarunner.CrashRan, true},
-		{kafkarunner.CrashDelivered, true},
+		// Before its 7th step is written (W1): the step is lost.
+		{"commit", false, func(_, _, _ string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, _ string, tr *job.Transition) bool {
+				return p == kafkarunner.FaultCommit && !tr.Created() && n.Add(1) == 7
+			}
+		}},
+		// Once its 7th step is written (W1), before its actions are
+		// produced.
+		{"saved", false, func(_, _, _ string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, _ string, tr *job.Transition) bool {
+				return p == kafkarunner.FaultCommitted && !tr.Created() && n.Add(1) == 7
+			}
+		}},
+		// At the first state write (a head, W4, or another job's step)
+		// after its 7th produce of actions (W3).
+		{"dispatched", false, func(state, _, action string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, topic string, _ *job.Transition) bool {
+				if p != kafkarunner.FaultRequest {
+					return false
+				}
+				if strings.HasPrefix(topic, action) {
+					n.Add(1)
+					return false
+				}
+				return topic == state && n.Load() >= 7
+			}
+		}},
+		// At its first request on the restarter topic (a fetch or the
+		// offset commit, C) once its 7th step was written: a batch is
+		// applied, its offset maybe not committed.
+		{"applied", false, func(_, restarter, _ string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, topic string, tr *job.Transition) bool {
+				if p == kafkarunner.FaultCommitted && !tr.Created() {
+					n.Add(1)
+				}
+				return p == kafkarunner.FaultRequest && topic == restarter && n.Load() >= 7
+			}
+		}},
+		// Before it produces its 7th result: an action ran, its result is
+		// not delivered.
+		{"ran", true, func(_, restarter, _ string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, topic string, _ *job.Transition) bool {
+				return p == kafkarunner.FaultRequest && topic == restarter && n.Add(1) == 7
+			}
+		}},
+		// At its first request on an action topic (a fetch or the offset
+		// commit) after its 7th result was produced: the result is
+		// delivered, its offset maybe not committed.
+		{"delivered", true, func(_, restarter, action string) at {
+			var n atomic.Int64
+			return func(p kafkarunner.FaultPoint, topic string, _ *job.Transition) bool {
+				if p != kafkarunner.FaultRequest {
+					return false
+				}
+				if topic == restarter {
+					n.Add(1)
+					return false
+				}
+				return strings.HasPrefix(topic, action) && n.Load() > 7
+			}
+		}},
 	} {
 		t.Run(tc.point, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			cfg := testConfig(t)
 			c := newCounter(t)
-			var hits atomic.Int64
-			died := make(chan struct{})
-			var once sync.Once
-			crash := func(point string, id job.ID) bool {
-				if point != tc.point || hits.Add(1) != 7 {
-					return false
-				}
-				once.Do(func() { close(died) })
-				return true
-			}
+			d := &dier{at: tc.at(cfg.Prefix+".state", cfg.Prefix+".restarter", cfg.Prefix+".action."), died: make(chan struct{})}
 			victimRole, survivorRole := kafkarunner.RoleRestarter, kafkarunner.RoleWorker
 			if tc.worker {
 				victimRole, survivorRole = kafkarunner.RoleWorker, kafkarunner.RoleRestarter
 			}
 			start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: survivorRole, DrainTimeout: time.Second})
-			victim := start(t, kafkarunner.WithCrash(kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: victimRole, DrainTimeout: -1}, crash))
+			victim := start(t, kafkarunner.Options{Store: openStore(t, kafkarunner.InjectFaults(cfg, d.hook)), Registry: c.reg, Role: victimRole, DrainTimeout: -1})
 			clientStore := openStore(t, cfg)
 			client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 
 			ids, errs := submitAll(ctx, client, 20, "crash")
 			select {
-			case <-died:
+			case <-d.died:
 			case <-time.After(time.Minute):
 				t.Fatalf("the crash point %s was not reached", tc.point)
 			}

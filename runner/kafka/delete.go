@@ -29,7 +29,7 @@ func (r *Runner) Delete(ctx context.Context, id job.ID) error {
 		return err
 	}
 	var inc uint64 // 0: a damaged job, whichever incarnation it is
-	j, err := r.jobs().Load(ctx, id)
+	j, err := r.st.Load(ctx, id)
 	switch {
 	case err == nil:
 		inc = j.Incarnation()
@@ -55,7 +55,7 @@ func (r *Runner) Delete(ctx context.Context, id job.ID) error {
 
 // deleteJob applies a delete request in the loop of the job's partition.
 func (r *Runner) deleteJob(ctx context.Context, log *slog.Logger, l *loop, in inbound) error {
-	j, err := r.jobs().Load(ctx, in.id)
+	j, err := r.st.Load(ctx, in.id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		log.Info("delete of a job the partition does not hold: nothing to do", "job", in.id)
@@ -72,7 +72,7 @@ func (r *Runner) deleteJob(ctx context.Context, log *slog.Logger, l *loop, in in
 	case err != nil && !errors.Is(err, job.ErrCorrupt):
 		return err
 	}
-	if err := store.Delete(ctx, r.jobs(), in.id); err != nil {
+	if err := store.Delete(ctx, r.st, in.id); err != nil {
 		return err
 	}
 	l.disarm(in.id)

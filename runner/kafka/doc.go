@@ -218,6 +218,13 @@
 // step is written once per version, since only the owner writes and its
 // cache compares versions before every write (store.ErrConflict).
 //
+// There is one commit path: the package's tests crash it through an
+// unexported fault hook of the Config (faults.go), which only
+// export_test.go sets: Transport.Commit asks it before W1 and once W1
+// took effect, and every produce, fetch and offset commit asks it first,
+// so that a runner that died there writes, reads and acknowledges
+// nothing more.
+//
 // A worker takes an action from its partition, runs it, delivers the
 // result, and only then acknowledges the action (commits the offset of
 // the longest run of finished actions of that partition):

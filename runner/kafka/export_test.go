@@ -42,24 +42,26 @@ var clusters sync.Map // testing.TB -> []string
 // NewPrefix returns a topic prefix no other test uses.
 func NewPrefix(t testing.TB) string { return testPrefix(t) }
 
-// WithCrash returns o with a crash hook: at each crash point the runner
-// asks f whether it dies there.
-func WithCrash(o Options, f func(point string, id job.ID) bool) Options {
-	o.crash = f
-	return o
-}
+// FaultPoint is where a fault hook is asked (faultPoint).
+type FaultPoint = faultPoint
 
-// Crash points, for tests.
+// The fault points.
 const (
-	CrashSaved      = crashSaved
-	CrashDispatched = crashDispatched
-	CrashApplied    = crashApplied
-	CrashRan        = crashRan
-	CrashDelivered  = crashDelivered
+	FaultRequest   = faultRequest
+	FaultCommit    = faultCommit
+	FaultCommitted = faultCommitted
 )
 
-// Kill kills the runner as a crash would.
-func (r *Runner) Kill() { r.kill() }
+// InjectFaults returns cfg with the fault hook f: every produce, fetch
+// and offset commit of a store opened with it, and of a runner on that
+// store, asks f first (FaultRequest, with the request's topic; a fetch
+// asks again once it returned), and a transition's commit asks it before
+// its state is written (FaultCommit) and once it was (FaultCommitted);
+// an error f returns is the request's or the commit's.
+func InjectFaults(cfg Config, f func(p FaultPoint, topic string, tr *job.Transition) error) Config {
+	cfg.faults = f
+	return cfg
+}
 
 // WithDial returns cfg whose transports (writers, admin and fetch
 // requests) make their connections with d.

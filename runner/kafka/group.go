@@ -68,6 +68,7 @@ type committer interface {
 // newer one of its partition) is answered, with that answer.
 type genCommitter struct {
 	gen *kafka.Generation
+	cfg *Config // its fault hook is asked before every commit
 
 	mu      sync.Mutex
 	next    map[string]map[int]int64 // the offsets of the next request
@@ -77,9 +78,14 @@ type genCommitter struct {
 
 var _ committer = (*genCommitter)(nil)
 
-func newGenCommitter(gen *kafka.Generation) *genCommitter { return &genCommitter{gen: gen} }
+func newGenCommitter(gen *kafka.Generation, cfg *Config) *genCommitter {
+	return &genCommitter{gen: gen, cfg: cfg}
+}
 
 func (c *genCommitter) commit(topic string, part int, offset int64) error {
+	if err := c.cfg.fault(faultRequest, topic, nil); err != nil {
+		return err
+	}
 	ch := make(chan error, 1)
 	c.mu.Lock()
 	if c.next == nil {
@@ -156,7 +162,7 @@ func (m *member) run(ctx context.Context) {
 			continue
 		}
 		n := 0
-		c := newGenCommitter(gen)
+		c := newGenCommitter(gen, m.cfg)
 		for topic, parts := range gen.Assignments {
 			for _, pa := range parts {
 				n++

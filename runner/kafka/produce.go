@@ -39,6 +39,7 @@ import (
 // write whose caller gave up may still land (at least once). Each attempt
 // is bounded by attemptTimeout.
 type producer struct {
+	cfg      *Config       // its fault hook (Config.fault) is asked before every produce
 	cl       *kafka.Client // its transport is the producer's own
 	topic    string        // "": every message names its topic
 	balancer kafka.Balancer
@@ -122,6 +123,13 @@ func (p *producer) WriteMessages(ctx context.Context, msgs ...kafka.Message) err
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("kafka: %w", err) // nothing sent
+	}
+	topic := p.topic
+	if topic == "" {
+		topic = msgs[0].Topic
+	}
+	if err := p.cfg.fault(faultRequest, topic, nil); err != nil {
+		return err // nothing sent
 	}
 	tps := make([]topicPartition, len(msgs))
 	counts := map[string][]int{}

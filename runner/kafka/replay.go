@@ -372,6 +372,9 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 		var res *kafka.FetchResponse
 		var err error
 		for attempt := 1; ; attempt++ {
+			if err := s.cfg.fault(faultRequest, topic, nil); err != nil {
+				return from, err
+			}
 			res, err = s.cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: part, Offset: from,
 				MinBytes: 1, MaxBytes: 32 << 20, MaxWait: 50 * time.Millisecond})
 			if err == nil {

@@ -248,7 +248,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 	go func() {
 		defer close(msgs)
 		for {
-			m, err := rd.FetchMessage(live)
+			m, err := r.cfg.fetch(live, rd)
 			if err != nil {
 				if live.Err() == nil {
 					log.Error("reading the restarter partition", "err", err)
@@ -329,9 +329,6 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 			return // not applied: the messages are read again by the next owner
 		}
 		if last >= 0 {
-			if len(ins) > 0 && r.crashes(crashApplied, ins[len(ins)-1].in.id) || r.isKilled() {
-				return
-			}
 			if err := c.commit(topic, part, last+1); err != nil {
 				log.Warn("committing the restarter partition's offset (the generation ended?)", "offset", last+1, "err", err)
 				return
@@ -526,7 +523,7 @@ func (r *Runner) applyResults(ctx context.Context, log *slog.Logger, id job.ID, 
 	var j job.Job
 	for _, in := range run {
 		if in.in.hasInc && j.ID() == "" {
-			if loaded, err := r.jobs().Load(ctx, id); err == nil {
+			if loaded, err := r.st.Load(ctx, id); err == nil {
 				j = loaded
 			}
 		}
@@ -593,7 +590,7 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 		log.Warn("actions not dispatched; dispatching them again", "job", in.id, "err", err)
 		return r.recoverUntil(ctx, in.id)
 	case errors.Is(err, store.ErrExists):
-		j, lerr := r.jobs().Load(ctx, in.id)
+		j, lerr := r.st.Load(ctx, in.id)
 		if lerr == nil && j.Incarnation() == in.inc {
 			// This submit, read again: its job may not have been
 			// dispatched.

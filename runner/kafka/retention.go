@@ -98,7 +98,7 @@ func (r *Runner) sweep(ctx context.Context, l *loop, log *slog.Logger) bool {
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := store.Delete(ctx, r.jobs(), id); err != nil {
+			if err := store.Delete(ctx, r.st, id); err != nil {
 				if ctx.Err() == nil {
 					log.Warn("deleting a settled job past its retention", "job", id, "err", err)
 				}

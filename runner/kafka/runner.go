@@ -47,9 +47,6 @@ type Options struct {
 	// Store is the Kafka store: its configuration names the topics and
 	// groups, and the restarter claims its partitions through it; required.
 	Store *Store
-	// Jobs, if set, is the store jobs are loaded from and saved to instead
-	// of Store: a wrapper of it (tests inject crashes through one).
-	Jobs store.Store
 	// Registry holds the handlers a worker runs; it subscribes to the
 	// action topics of their names. With a Registry, Submit refuses
 	// workflows naming actions it has no handler for.
@@ -82,61 +79,6 @@ type Options struct {
 	Logger *slog.Logger
 	// Hooks observes actions and steps; may be nil.
 	Hooks *runner.Hooks
-
-	// crash, if set, is asked at each crash point (package doc: W1, W3,
-	// C, and a worker's after running and after delivering) whether the
-	// runner dies there: if so, it is killed at once (kill). For tests.
-	crash func(point string, id job.ID) bool
-}
-
-// Crash points.
-const (
-	crashSaved      = "saved"      // a transition's state is written (W1), its actions not dispatched
-	crashDispatched = "dispatched" // its actions are produced (W3), the head not written (W4)
-	crashApplied    = "applied"    // a batch is applied, its offset not committed (C)
-	crashRan        = "ran"        // an action ran, its result is not delivered
-	crashDelivered  = "delivered"  // its result is delivered, its offset not committed
-)
-
-// errKilled is returned where the runner was killed at a crash point.
-var errKilled = errors.New("kafka: the runner was killed here (a crash point)")
-
-// crashes reports whether the runner dies at point, and kills it if so.
-func (r *Runner) crashes(point string, id job.ID) bool {
-	if r.o.crash == nil || !r.o.crash(point, id) {
-		return false
-	}
-	r.log.Info("crash point reached: the runner dies", "point", point, "job", id)
-	r.kill()
-	return true
-}
-
-// kill stops the runner at once, as a crash would: its writers and its
-// store are closed, so nothing more is written; the actions in flight are
-// handed back; no offset is committed. Run returns soon after.
-func (r *Runner) kill() {
-	r.mu.Lock()
-	if r.killed {
-		r.mu.Unlock()
-		return
-	}
-	r.killed = true
-	stop := r.cancelRun
-	r.mu.Unlock()
-	r.closeWriters()
-	_ = r.st.Close()
-	if r.w != nil {
-		r.w.drop()
-	}
-	if stop != nil {
-		stop()
-	}
-}
-
-func (r *Runner) isKilled() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.killed
 }
 
 // Errors of the runner. Each wraps the runner package's error of the same
@@ -169,10 +111,8 @@ type Runner struct {
 	lc        runner.Lifecycle
 	closeOnce sync.Once // of the writers
 
-	mu        sync.Mutex
-	killed    bool
-	cancelRun context.CancelFunc // ends Run's context: set by Run, called by kill
-	loops     map[int]*loop      // the restarter partitions this runner owns
+	mu    sync.Mutex
+	loops map[int]*loop // the restarter partitions this runner owns
 
 	w *worker
 }
@@ -234,7 +174,7 @@ func New(o Options) (*Runner, error) {
 	}
 	r.log = r.log.With("runner", o.Name)
 	r.tp = transport{r}
-	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: r.jobs(), Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
 	if err != nil {
 		return nil, err
 	}
@@ -246,14 +186,6 @@ func New(o Options) (*Runner, error) {
 		r.w = newWorker(r)
 	}
 	return r, nil
-}
-
-// jobs returns the store jobs are loaded from and saved to.
-func (r *Runner) jobs() store.Store {
-	if r.o.Jobs != nil {
-		return r.o.Jobs
-	}
-	return r.st
 }
 
 // usable returns ErrClosed once Close was called or Run returned.
@@ -281,13 +213,6 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.mu.Lock()
-	r.cancelRun = cancel
-	killed := r.killed
-	r.mu.Unlock()
-	if killed {
-		cancel()
-	}
 
 	restarterCtx, stopRestarter := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRestarter()
@@ -405,7 +330,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	if reason == "" {
 		return fmt.Errorf("job %s: cancel needs a reason", id)
 	}
-	j, err := r.jobs().Load(ctx, id)
+	j, err := r.st.Load(ctx, id)
 	if err != nil {
 		return fmt.Errorf("job %s: %w", id, err)
 	}
@@ -446,7 +371,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 
 // Status returns the job as stored.
 func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
-	return r.jobs().Load(ctx, id)
+	return r.st.Load(ctx, id)
 }
 
 // Wait blocks until job id has finished, whichever restarter finished it,
@@ -480,7 +405,7 @@ func (r *Runner) waitFor(ctx context.Context, id job.ID, absentOK bool, cond fun
 func (r *Runner) watch(ctx context.Context, id job.ID, check func(job.Job, error) (bool, error)) error {
 	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
 		ch, done := r.st.changes(id)
-		ok, err := check(r.jobs().Load(ctx, id))
+		ok, err := check(r.st.Load(ctx, id))
 		switch {
 		case ok:
 			done()

@@ -23,22 +23,22 @@ var _ runner.Transport[struct{}] = transport{}
 // actions and arms the timers (W3), and marks the version dispatched (W4).
 func (t transport) Commit(ctx context.Context, tr job.Transition, _ struct{}) error {
 	r := t.r
-	if err := store.Commit(ctx, r.jobs(), tr); err != nil {
+	if err := r.cfg.fault(faultCommit, "", &tr); err != nil {
+		return err
+	}
+	if err := store.Commit(ctx, r.st, tr); err != nil {
+		return err
+	}
+	if err := r.cfg.fault(faultCommitted, "", &tr); err != nil {
 		return err
 	}
 	id := tr.Job.ID()
-	if r.crashes(crashSaved, id) {
-		return errKilled
-	}
 	if len(tr.Stops) > 0 {
 		r.stopActions(ctx, tr.Job, tr.Stops)
 	}
 	held, err := r.dispatch(ctx, tr.Actions)
 	if err != nil {
 		return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
-	}
-	if r.crashes(crashDispatched, id) {
-		return errKilled
 	}
 	r.arm(tr.Timers)
 	if !held {

@@ -188,9 +188,6 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 
 	t := newTracker()
 	commit := func() {
-		if r.isKilled() {
-			return
-		}
 		if n := t.frontier(); n >= 0 {
 			if err := c.commit(topic, part, n); err != nil {
 				log.Debug("committing an action partition's offset", "offset", n, "err", err)
@@ -238,7 +235,7 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 		return
 	}
 	for {
-		m, err := rd.FetchMessage(live)
+		m, err := r.cfg.fetch(live, rd)
 		if err != nil {
 			if live.Err() == nil {
 				log.Error("reading the action partition", "err", err)
@@ -371,9 +368,8 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 		<-w.sem
 		ended := false
 		switch {
-		case err == nil && r.crashes(crashRan, a.JobID):
 		case err == nil:
-			ended = w.deliver(a, w.fit(a, res)) && !r.crashes(crashDelivered, a.JobID)
+			ended = w.deliver(a, w.fit(a, res))
 		case stopped:
 			ended = true // its result would be ignored: nothing to deliver
 		}
@@ -494,7 +490,7 @@ func (w *worker) listenStops(ctx context.Context) {
 				return
 			}
 			for {
-				m, err := rd.FetchMessage(ctx)
+				m, err := r.cfg.fetch(ctx, rd)
 				if err != nil {
 					if ctx.Err() == nil {
 						w.log.Error("reading the stops topic", "err", err)
