@@ -69,12 +69,19 @@ echo ok
 step "go test -race ./..."
 go test -race -count=1 -timeout 20m ./...
 
-step "runner/zk's 30 s outage test, without -race (go-zookeeper races with itself when it reconnects)"
-out=$(go test -count=1 -run '^TestServerDown30s$' -v ./runner/zk) || { echo "$out"; exit 1; }
+step "runner/zk's reconnection tests, without -race (go-zookeeper races with itself when it reconnects)"
+# These tests kill a server or cut a client's connection. Under -race they
+# skip (go-zookeeper v1.0.4 has a data race of its own on reconnection, which
+# the race detector reports as the test's failure); here they run, and each
+# must pass: a skip is a failure.
+reconnecting=(TestServerDown30s TestFailoverLeaderKilled TestLostClaimReplyIsStillOurs TestLostCommitReplyRunsItsOwnClaims)
+out=$(go test -count=1 -run "^($(IFS='|'; echo "${reconnecting[*]}"))\$" -v ./runner/zk) || { echo "$out"; exit 1; }
 echo "$out" | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
-if ! echo "$out" | grep -q -- '--- PASS: TestServerDown30s'; then
-	echo "TestServerDown30s did not run and pass (a skip is a failure here)"; exit 1
-fi
+for name in "${reconnecting[@]}"; do
+	if ! echo "$out" | grep -q -- "--- PASS: $name "; then
+		echo "$name did not run and pass (a skip is a failure here)"; exit 1
+	fi
+done
 
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... > /tmp/baton-bench-smoke.txt 2>&1 || { cat /tmp/baton-bench-smoke.txt; exit 1; }

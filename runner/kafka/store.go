@@ -447,12 +447,14 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		p.mu.unlock()
 		return e.broken
 	case e.latest.Version() != j.Version()-1:
+		have := e.latest.Version() // read under p.mu: a writer may change e.latest once it is given up
 		p.mu.unlock()
-		return fmt.Errorf("%w: job %s is at version %d, save of version %d", store.ErrConflict, id, e.latest.Version(), j.Version())
+		return fmt.Errorf("%w: job %s is at version %d, save of version %d", store.ErrConflict, id, have, j.Version())
 	case e.latest.Incarnation() != j.Incarnation():
+		have := e.latest.Incarnation()
 		p.mu.unlock()
 		return fmt.Errorf("%w: job %s is incarnation %x, save of incarnation %x (the job was deleted and made again)",
-			store.ErrConflict, id, e.latest.Incarnation(), j.Incarnation())
+			store.ErrConflict, id, have, j.Incarnation())
 	}
 	e.begin()
 	tok := p.token

@@ -174,6 +174,7 @@ func (p *cutProxy) pipe(c, s net.Conn) {
 // action. (Runner.claim once gave the entry up silently: no worker ran
 // the action, and the job waited until that worker's session ended.)
 func TestLostClaimReplyIsStillOurs(t *testing.T) {
+	reconnects(t)
 	proxy, logs, runs, subSt, sub := behindCutProxy(t)
 	proxy.arm("/claims/a-")
 	const id = job.ID("orphan")
@@ -243,6 +244,7 @@ func TestResultOverLimitFailsItsAction(t *testing.T) {
 // claim stayed, no handler ran, and the job waited until the worker's
 // session ended; seen in TestFailoverLeaderKilled.)
 func TestLostCommitReplyRunsItsOwnClaims(t *testing.T) {
+	reconnects(t)
 	proxy, logs, runs, _, sub := behindCutProxy(t)
 	// The step node of version 2: the transition that applies the first
 	// action's result and creates (and claims) the second.

@@ -435,6 +435,7 @@ func dumpOnFailure(t *testing.T, st *zkrunner.Store, rl *runLog, logs ...*logBuf
 // did not answer is retried, finds its own claim node, and is given up;
 // the job waits forever ("an orphaned claim" in the failure output).
 func TestFailoverLeaderKilled(t *testing.T) {
+	reconnects(t)
 	ens := zktest.StartEnsemble(t, 3) // skips under -short
 	root := freshRoot(ens.Root())
 	const nJobs, k = 50, 3
@@ -491,12 +492,7 @@ func TestServerDown30s(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped under -short: this test stops ZooKeeper for 30 s (about 45 s in all)")
 	}
-	if raceBuild {
-		// go-zookeeper v1.0.4 races with itself on reconnection (lastZxid,
-		// recvLoop against sendSetWatches; go-zookeeper/zk PR #35).
-		// scripts/test.sh runs this test again without -race.
-		t.Skip("skipped under -race: go-zookeeper v1.0.4 has a data race of its own when it reconnects; scripts/test.sh runs this test without -race")
-	}
+	reconnects(t)
 	srv := zktest.Start(t)
 	root := freshRoot(srv.Root())
 	const nJobs, k, outage = 20, 5, 30 * time.Second
