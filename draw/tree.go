@@ -11,11 +11,20 @@ import (
 // node is one node of the job's tree, as Layout reads it. Nodes are kept
 // in pre-order, so the nodes under node i are i+1 to i+size-1.
 type node struct {
-	info job.NodeInfo
+	info info
 	kids []int32 // children in order; a try's parts present, in order
 	part string  // the try part this node is, or ""
 	deps []int32 // child of a dag: positions among its siblings of those it is after, deduplicated
 	size int32   // nodes in its subtree, itself included
+}
+
+// info is what Layout keeps of a job.NodeInfo.
+type info struct {
+	Path, Name, Action, Error string
+	Payload                   []byte
+	Kind                      ast.Kind
+	Status                    job.Status
+	Attempt                   int
 }
 
 // readTree returns j's nodes in pre-order, with their children, try parts,
@@ -23,11 +32,14 @@ type node struct {
 // edges from the workflow, which is in the same pre-order; a mismatch is
 // an error, never a wrong drawing.
 func readTree(j job.Job) ([]node, error) {
-	var nodes []node
+	nodes := make([]node, 0, ast.Count(j.Workflow()))
 	var stack []int32 // stack[d]: the last node seen at depth d
 	j.Walk(func(n job.NodeInfo) bool {
 		i := int32(len(nodes))
-		nd := node{info: n, size: 1}
+		nd := node{size: 1, info: info{
+			Path: n.Path, Name: n.Name, Action: n.Action, Error: n.Error,
+			Payload: n.Payload, Kind: n.Kind, Status: n.Status, Attempt: n.Attempt,
+		}}
 		stack = append(stack[:n.Depth], i)
 		if n.Depth > 0 {
 			p := stack[n.Depth-1]
