@@ -2,6 +2,7 @@ package draw_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.svg from the layout 
 // action name, until a round answers nothing:
 //
 //	fail   fails with "boom"
+//	explode  fails with its payload as the message
 //	hold   stays running
 //	other  succeeds, its output {"ok":true}
 func play(t testing.TB, id job.ID, root ast.Node) job.Job {
@@ -35,6 +37,8 @@ func play(t testing.TB, id job.ID, root ast.Node) job.Job {
 			case "hold":
 			case "fail":
 				batch = append(batch, a.Fail("boom"))
+			case "explode":
+				batch = append(batch, a.Fail(string(a.Payload)))
 			default:
 				batch = append(batch, a.Succeed([]byte(`{"ok":true}`)))
 			}
@@ -115,6 +119,12 @@ var goldens = []struct {
 			ast.Seq(leaf("fail", "first"), leaf("log", "never")),
 			ast.Try(leaf("hold", "slow"), ast.Rescue(leaf("log", "fix"))),
 			ast.Par(leaf("log", "done"), leaf("hold", "busy")),
+		))
+	}, draw.Options{}},
+	{"hostile", func(t testing.TB) job.Job {
+		return play(t, `<script>"&'`, ast.Par(
+			ast.Act("log", json.RawMessage(`"</script><img src=x onerror=alert(1)>"`)),
+			ast.Act("explode", json.RawMessage(`{"<b>":"\"quoted\" & 'single' ]]>"}`)),
 		))
 	}, draw.Options{}},
 	{"par150", func(t testing.TB) job.Job {

@@ -58,11 +58,11 @@ func Layout(j job.Job, o Options) (*Graph, error) {
 	l.place(0, margin, margin+titleH)
 	l.route()
 	l.g.Width = 2*margin + int(l.w[0])
-	if tw := 2*margin + titleChar*utf8.RuneCountInString(title(l.g)); tw > l.g.Width {
-		l.g.Width = tw
-	}
 	l.g.Height = 2*margin + titleH + int(l.h[0])
 	l.g.MaxBoxes = o.MaxBoxes
+	for _, line := range []string{title(l.g), truncatedLine(l.g)} {
+		l.g.Width = max(l.g.Width, 2*margin+titleChar*utf8.RuneCountInString(line))
+	}
 	return l.g, nil
 }
 
@@ -331,4 +331,12 @@ func (l *layout) route() {
 // title is the drawing's first line.
 func title(g *Graph) string {
 	return "job " + clip(string(g.Job), idChars) + " v" + itoa(int(g.Version)) + ": " + g.Status.String()
+}
+
+// truncatedLine is the drawing's second line: "" unless truncated.
+func truncatedLine(g *Graph) string {
+	if !g.Truncated {
+		return ""
+	}
+	return "Some nodes are drawn closed: opening them would draw more than " + itoa(g.MaxBoxes) + " boxes."
 }

@@ -120,7 +120,7 @@ func (s *svg) header(g *Graph) {
 	s.w("</text>\n")
 	if g.Truncated {
 		s.w(`<text class="truncated" x="`, itoa(margin), `" y="`, itoa(margin+31), `" fill="`, mutedColour, `">`)
-		s.text("Some nodes are drawn closed: opening them would draw more than " + itoa(g.MaxBoxes) + " boxes.")
+		s.text(truncatedLine(g))
 		s.w("</text>\n")
 	}
 }
