@@ -39,6 +39,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, std: pure}, true
 	case rel == "job":
 		return layer{name: rel, may: []string{"ast"}, std: pure}, true
+	case rel == "draw": // the drawing of a job: pure like job, writing only to the io.Writer it is given
+		return layer{name: rel, may: []string{"ast", "job"}, std: set(append(keys(pure), "io")...)}, true
 	case rel == "job/jobtest":
 		return layer{name: rel, may: []string{"ast", "job"}}, true
 	case rel == "store":
@@ -63,6 +65,14 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{""}, ext: []string{""}}, true // the top: anything
 	}
 	return layer{}, false
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func set(xs ...string) map[string]bool {
