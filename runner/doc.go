@@ -43,8 +43,10 @@
 //
 // Errors name the job. A result routed to the wrong job wraps
 // job.ErrWrongJob; a missing job store.ErrNotFound; a workflow naming
-// actions without a handler ErrUnknownActions (Submit refuses it, Recover
-// leaves such a stored job untouched rather than fail its actions).
+// actions without a handler ErrUnknownActions (Submit and Create refuse
+// it, Recover leaves such a stored job untouched rather than fail its
+// actions; CheckHandlers is that check, for a runner that makes it where
+// a job is submitted rather than where it is created).
 //
 // # Delivery
 //

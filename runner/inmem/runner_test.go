@@ -3,7 +3,6 @@ package inmem_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/runner/runnertest"
 	"github.com/batonwf/baton/store"
-	"github.com/batonwf/baton/store/bolt"
 )
 
 func factory(t *testing.T, cfg runnertest.Config) runnertest.Runner {
@@ -31,16 +29,9 @@ func TestConformanceMemory(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() }, factory)
 }
 
-func TestConformanceBolt(t *testing.T) {
-	runnertest.Run(t, func(t *testing.T) store.Store {
-		st, err := bolt.Open(filepath.Join(t.TempDir(), "baton.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}, factory)
-}
+// The suite with runner/inmem on store/bolt runs in store/bolt's tests
+// (TestConformanceInmem), whose crash scenarios crash bolt's commit
+// through a hook only that package's tests can set.
 
 // storeWithoutHistory hides the optional capabilities of the store under
 // it except listing (which inmem needs to resume jobs at start): the suite

@@ -149,7 +149,7 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 		// good and their claims still this worker's: apply them again
 		// (with what ended meanwhile) instead of running them again.
 		r.log.Debug("applying results: conflicts past the retries; trying again", "job", id, "results", len(batch))
-		sleep(ctx, r.c.backoff.Initial)
+		_ = r.c.backoff.Sleep(ctx, batch[0].rounds+1) // longer each round
 		for i := range batch {
 			batch[i].rounds++
 		}

@@ -151,11 +151,13 @@
 // # Connection loss
 //
 // go-zookeeper neither takes contexts nor retries. Every request here is
-// retried with capped, jittered exponential back-off (Backoff: 100 ms,
-// x1.5, 10 s) until its context ends; every write is either idempotent or
+// retried with capped, jittered exponential back-off (Config.Backoff, a
+// runner.Backoff: the first wait at most 100 ms, doubling up to 10 s)
+// until its context ends; every write is either idempotent or
 // guarded by a version, so a retry of a write that had in fact been
 // applied fails visibly and is treated as done or as a conflict. Watches
-// wake workers; the same back-off paces the polls that back them up.
+// wake workers; the same back-off paces the polls that back them up, and
+// the retries of a listing or a load that failed for a reason of its own.
 // Outages are logged once when they start and once when they end.
 //
 // # Sizes

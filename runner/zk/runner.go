@@ -209,7 +209,7 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 // and returns it. It watches the job's record, and loads the job only
 // once the record says it ended.
 func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
-	var wait time.Duration
+	polls := 0 // since the watch last fired
 	var last time.Time
 	for {
 		var ch <-chan zk.Event
@@ -240,11 +240,11 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		}
 		// The watch is the signal; a slow poll backs it up (a watch can be
 		// lost with the connection).
-		wait = r.c.backoff.next(wait)
-		t := time.NewTimer(wait)
+		polls++
+		t := time.NewTimer(r.c.backoff.Wait(polls))
 		select {
 		case <-ch:
-			wait = 0
+			polls = 0
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()

@@ -18,7 +18,7 @@ import (
 // again, which the reducer ignores). Every runner on a root does this;
 // when two fire one timer, the second firing is ignored.
 func (r *Runner) timerLoop(ctx context.Context) {
-	var wait time.Duration
+	polls, failures := 0, 0
 	lastRepair := time.Now()
 	for ctx.Err() == nil {
 		var names []string
@@ -30,10 +30,12 @@ func (r *Runner) timerLoop(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Error("listing the timers", "err", err)
-				sleep(ctx, r.c.backoff.Max)
+				failures++
+				_ = r.c.backoff.Sleep(ctx, failures)
 			}
 			continue
 		}
+		failures = 0
 		slices.Sort(names)
 		var next time.Time
 		for _, name := range names {
@@ -52,8 +54,8 @@ func (r *Runner) timerLoop(ctx context.Context) {
 			r.repairDispatching(ctx)
 			lastRepair = time.Now()
 		}
-		wait = r.c.backoff.next(wait)
-		d := wait
+		polls++ // the poll that backs up the watch slows down to the back-off's cap
+		d := r.c.backoff.Wait(polls)
 		if !next.IsZero() {
 			d = min(d, time.Until(next))
 		}
