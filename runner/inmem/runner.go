@@ -118,7 +118,7 @@ func New(o Options) (*Runner, error) {
 		broken:  map[job.ID]error{},
 	}
 	r.life.OnClose(r.notifyAll) // a Wait for a job left unfinished returns
-	r.q = newQueue(r.notify) // a Wait that relied on this runner looks at the store again
+	r.q = newQueue(r.notify)    // a Wait that relied on this runner looks at the store again
 	hooks := runner.Hooks{}
 	if o.Hooks != nil {
 		hooks = *o.Hooks
