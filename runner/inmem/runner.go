@@ -622,52 +622,27 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.log.Debug("stopping", "drain", r.o.DrainTimeout)
 	workersDone := make(chan struct{})
 	go func() { workers.Wait(); close(workersDone) }()
-	if r.o.DrainTimeout > 0 {
-		t := time.NewTimer(r.o.DrainTimeout)
-		select {
-		case <-workersDone:
-		case <-t.C:
-			r.log.Warn("drain timeout: handing back actions still running")
-		}
-		t.Stop()
-	}
-	cancelHandlers()
-	<-workersDone
+	runner.Drain(r.o.DrainTimeout, workersDone, cancelHandlers, r.log)
 	r.mu.Lock()
 	fatal := r.fatal
 	r.mu.Unlock()
 	return fatal
 }
 
-// resumeAll resumes every unfinished job in the store, a page at a time.
-// A job that cannot be resumed is logged and left as it is.
+// resumeAll resumes every unfinished job in the store, a page at a time
+// (runner.RecoverAll). A job that cannot be resumed is logged and left as
+// it is.
 func (r *Runner) resumeAll(ctx context.Context) {
-	q := store.Query{Unfinished: true, Limit: 1000}
-	for {
-		infos, err := store.List(ctx, r.o.Store, q)
-		if err != nil {
-			if !errors.Is(err, errors.ErrUnsupported) {
-				r.log.Error("listing unfinished jobs to resume", "err", err)
-			}
-			return
-		}
-		ids := make([]job.ID, len(infos))
-		for i, in := range infos {
-			ids[i] = in.ID
-		}
+	jobs, n, err := runner.RecoverAll(ctx, r.o.Store, 0, func(ctx context.Context, ids ...job.ID) (int, error) {
 		r.dispatchMu.Lock()
-		n, err := r.eng.Recover(ctx, ids...)
-		r.dispatchMu.Unlock()
-		if err != nil {
-			r.log.Error("resuming jobs", "err", err)
-		}
-		if len(ids) > 0 {
-			r.log.Info("resumed jobs", "jobs", len(ids), "actions", n)
-		}
-		if len(infos) < q.Limit {
-			return
-		}
-		q.After = infos[len(infos)-1].ID
+		defer r.dispatchMu.Unlock()
+		return r.eng.Recover(ctx, ids...)
+	}, r.log)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) && ctx.Err() == nil {
+		r.log.Error("listing unfinished jobs to resume", "err", err)
+	}
+	if jobs > 0 {
+		r.log.Info("resumed jobs", "jobs", jobs, "actions", n)
 	}
 }
 
