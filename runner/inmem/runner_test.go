@@ -167,6 +167,39 @@ func TestStoppedRunner(t *testing.T) {
 	}
 }
 
+// TestErrorsWrapRunners: the runner's lifecycle errors are the runner
+// kit's (runner.Lifecycle), so a caller tests for them as for any
+// runner's: runner.ErrClosed after Close (before Run too), and
+// runner.ErrRunning for a second Run.
+func TestErrorsWrapRunners(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	r, err := inmem.New(inmem.Options{Registry: reg})
+	must(t, err)
+	ctx := testCtx(t)
+	must(t, r.Close())
+	must(t, r.Close()) // twice: nothing
+	if err := r.Submit(ctx, "j", ast.Act("fast", nil)); !errors.Is(err, runner.ErrClosed) || !errors.Is(err, inmem.ErrClosed) {
+		t.Errorf("Submit after Close = %v, want inmem.ErrClosed wrapping runner.ErrClosed", err)
+	}
+	if err := r.Run(ctx); err != nil {
+		t.Errorf("Run after Close = %v, want nil at once", err)
+	}
+	r2, err := inmem.New(inmem.Options{Registry: reg})
+	must(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 2)
+	for range 2 {
+		go func() { ran <- r2.Run(runCtx) }()
+	}
+	second := <-ran // the one that lost returns at once
+	if !errors.Is(second, runner.ErrRunning) || !errors.Is(second, inmem.ErrRunning) {
+		t.Errorf("second Run = %v, want inmem.ErrRunning wrapping runner.ErrRunning", second)
+	}
+	cancel()
+	must(t, <-ran)
+}
+
 // TestWaitBeforeCloseWithoutRun: Close without Run wakes waiters.
 func TestWaitBeforeCloseWithoutRun(t *testing.T) {
 	reg := runner.NewRegistry()

@@ -99,5 +99,5 @@ func (r *Runner) fireTimer(t job.Timer) {
 	if r.usable() != nil {
 		return // stopped: the timer is pending in the store, armed again on resume
 	}
-	r.report(context.Background(), r.eng, t.Fire(time.Now()))
+	r.results.Add(context.Background(), r.applyR, t.Fire(time.Now()))
 }

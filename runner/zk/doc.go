@@ -186,8 +186,13 @@
 // and the queue entries and claims that the results it applies consume
 // are its argument (the engine's R, handed in by Engine.ApplyWith). The
 // work loop (workloop.go) lists the queue, claims entries (claim.go),
-// runs their actions and hands the results to a per-job applier
-// (apply.go); its slots (slots.go) are what a transition claims in,
+// runs their actions and hands the results to the per-job applier
+// (apply.go: runner.Applier, batches of at most 256 results and
+// MaxResultBytes; a batch that lost its job's record to other workers
+// too often goes back to the head of the job's queue), and drains
+// through runner.Drain when Run's context ends; Run starts with
+// runner.RecoverAll (unless NoResume), Run and Close are
+// runner.Lifecycle's. Its slots (slots.go) are what a transition claims in,
 // through the small claimer interface the transport calls. Timers
 // (timers.go), stop watches (stopwatch.go), retention (retention.go),
 // leftovers of cancelled and deleted jobs (leftovers.go) and the store

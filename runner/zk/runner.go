@@ -81,10 +81,7 @@ type Runner struct {
 	slots *slots // the work loop's, which transitions claim in (claimer)
 	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
-	pendMu   sync.Mutex
-	pend     map[job.ID][]pendingResult // results waiting for their job's applier
-	applying map[job.ID]bool            // jobs with an applier running
-	appliers sync.WaitGroup
+	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
 
 // New returns a runner. It does not start working until Run.
@@ -106,8 +103,7 @@ func New(o Options) (*Runner, error) {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
-		watches: map[job.ID]*jobWatch{},
-		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
+		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger
 	if r.log == nil {
 		r.log = r.c.log
@@ -370,7 +366,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.sessionLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
 	r.workLoop(ctx)
-	r.appliers.Wait() // the results of the actions that ended are applied
+	r.results.Wait() // the results of the actions that ended are applied
 	r.stopWatchers()
 	r.watchers.Wait()
 	wg.Wait()
@@ -401,28 +397,11 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 	}
 }
 
-// resumeAll dispatches again what the store's unfinished jobs are missing.
+// resumeAll dispatches again what the store's unfinished jobs are
+// missing, a page at a time (runner.RecoverAll).
 func (r *Runner) resumeAll(ctx context.Context) {
-	q := store.Query{Unfinished: true, Limit: 1000}
-	for {
-		infos, err := store.List(ctx, r.st, q)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Error("listing unfinished jobs to resume", "err", err)
-			}
-			return
-		}
-		ids := make([]job.ID, len(infos))
-		for i, in := range infos {
-			ids[i] = in.ID
-		}
-		if _, err := r.eng.Recover(ctx, ids...); err != nil && ctx.Err() == nil {
-			r.log.Error("resuming jobs", "err", err)
-		}
-		if len(infos) < q.Limit {
-			return
-		}
-		q.After = infos[len(infos)-1].ID
+	if _, _, err := runner.RecoverAll(ctx, r.st, 0, r.eng.Recover, r.log); err != nil && ctx.Err() == nil {
+		r.log.Error("listing unfinished jobs to resume", "err", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 )
 
 // workLoop claims and runs actions until ctx ends, then drains: it lists
@@ -228,15 +229,5 @@ func (l *loop) await(ctx context.Context) {
 func (l *loop) drain(cancelHandlers context.CancelFunc) {
 	done := make(chan struct{})
 	go func() { l.wg.Wait(); l.s.wg.Wait(); close(done) }()
-	if d := l.r.o.DrainTimeout; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-done:
-		case <-t.C:
-			l.r.log.Warn("drain timeout: handing back actions still running")
-		}
-		t.Stop()
-	}
-	cancelHandlers()
-	<-done
+	runner.Drain(l.r.o.DrainTimeout, done, cancelHandlers, l.r.log)
 }
