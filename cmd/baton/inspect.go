@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonwf/baton/internal/render"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -42,11 +43,11 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	render, ok := map[string]func(job.Job) (string, error){
+	draw, ok := map[string]func(job.Job) (string, error){
 		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
 		"json":    renderJSON,
-		"dot":     func(j job.Job) (string, error) { return renderDot(j), nil },
-		"mermaid": func(j job.Job) (string, error) { return renderMermaid(j), nil },
+		"dot":     func(j job.Job) (string, error) { return render.Dot(j), nil },
+		"mermaid": func(j job.Job) (string, error) { return render.Mermaid(j), nil },
 	}[*format]
 	if !ok {
 		return c.usageError(cmd, "unknown --format %q (want text, json, dot or mermaid)", *format)
@@ -78,7 +79,7 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	out, err := render(j)
+	out, err := draw(j)
 	if err != nil {
 		return fmt.Errorf("job %s: %v", id, err)
 	}

@@ -132,12 +132,3 @@ func TestInspect(t *testing.T) {
 	r = baton(t, "inspect", "--store", db, "--version", "2", "nope").want(t, exitError)
 	contains(t, "stderr", r.stderr, "baton: job nope not found in "+db)
 }
-
-func TestEscaping(t *testing.T) {
-	if got := dotQuote("a\"b\\c\nd"); got != `"a\"b\\c\nd"` {
-		t.Errorf("dotQuote = %s", got)
-	}
-	if got := mermaidEscape(`say "hi" <b> #1`); got != `say #34;hi#34; #60;b#62; #35;1` {
-		t.Errorf("mermaidEscape = %s", got)
-	}
-}
