@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 )
 
@@ -70,33 +71,12 @@ func (c Code) Status() int {
 	return http.StatusInternalServerError
 }
 
-// Problem is an error answer: RFC 9457 problem details with baton's
-// extensions.
-type Problem struct {
-	Type      string `json:"type"`
-	Title     string `json:"title"`
-	Status    int    `json:"status"`
-	Detail    string `json:"detail"`
-	Code      Code   `json:"code"`
-	RequestID string `json:"request_id"`
-	JobID     string `json:"job_id,omitempty"`
-	// Problems lists what is wrong with an invalid workflow, each with
-	// its node path ("" is the root).
-	Problems []PathProblem `json:"problems,omitempty"`
-}
-
-// PathProblem is one problem of a workflow, at a node.
-type PathProblem struct {
-	Path    string `json:"path"`
-	Message string `json:"message"`
-}
-
 // problem is an error a handler returns: the answer to write.
 type problem struct {
 	code       Code
 	detail     string
 	jobID      string
-	problems   []PathProblem
+	problems   []api.PathProblem
 	retryAfter int // seconds; 0: no Retry-After
 	allow      string
 }
@@ -108,10 +88,10 @@ func newProblem(code Code, detail string) *problem { return &problem{code: code,
 func (p *problem) forJob(id string) *problem { p.jobID = id; return p }
 
 // astProblems converts a workflow's problems.
-func astProblems(ps []ast.Problem) []PathProblem {
-	out := make([]PathProblem, len(ps))
+func astProblems(ps []ast.Problem) []api.PathProblem {
+	out := make([]api.PathProblem, len(ps))
 	for i, p := range ps {
-		out[i] = PathProblem{Path: p.Path, Message: p.Msg}
+		out[i] = api.PathProblem{Path: p.Path, Message: p.Msg}
 	}
 	return out
 }
@@ -120,9 +100,9 @@ func astProblems(ps []ast.Problem) []PathProblem {
 func writeProblem(w http.ResponseWriter, p *problem) {
 	status := p.code.Status()
 	rec, _ := w.(*recorder)
-	out := Problem{
+	out := api.Problem{
 		Type: "urn:baton:problem:" + string(p.code), Title: http.StatusText(status), Status: status,
-		Detail: p.detail, Code: p.code, JobID: p.jobID, Problems: p.problems,
+		Detail: p.detail, Code: string(p.code), JobID: p.jobID, Problems: p.problems,
 	}
 	if rec != nil {
 		out.RequestID = rec.requestID

@@ -121,10 +121,10 @@ func (s *srv) checkActions(ctx context.Context, root ast.Node) error {
 	if err != nil || !known || len(missing) == 0 {
 		return err
 	}
-	var ps []PathProblem
+	var ps []api.PathProblem
 	ast.Walk(root, func(path string, n *ast.Node) bool {
 		if n.Kind == ast.KindAct && slices.Contains(missing, n.Action) {
-			ps = append(ps, PathProblem{Path: path, Message: fmt.Sprintf("no worker runs action %q", n.Action)})
+			ps = append(ps, api.PathProblem{Path: path, Message: fmt.Sprintf("no worker runs action %q", n.Action)})
 		}
 		return true
 	})
