@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -266,7 +267,10 @@ func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r 
 			return err
 		}
 	}
-	q := r.URL.Query()
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return newProblem(CodeBadQuery, fmt.Sprintf("the query string of %s %s cannot be read: %v", rt.Method, rt.Pattern, err))
+	}
 	for k := range q {
 		if !allowed[k] {
 			want := "none"

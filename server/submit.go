@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
@@ -100,6 +102,20 @@ func (s *srv) decodeWorkflow(r *http.Request) (ast.Node, error) {
 	}
 	if len(body) == 0 {
 		return ast.Node{}, newProblem(CodeBadJSON, `the body is empty: send a workflow like {"version":1,"root":...}`)
+	}
+	if bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
+		return ast.Node{}, newProblem(CodeBadJSON, "the body starts with a byte-order mark: send JSON without one")
+	}
+	if !utf8.Valid(body) {
+		n := 0
+		for n < len(body) {
+			r, size := utf8.DecodeRune(body[n:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			n += size
+		}
+		return ast.Node{}, newProblem(CodeBadJSON, fmt.Sprintf("the body is not valid UTF-8 at byte %d", n))
 	}
 	root, err := ast.Decode(body)
 	var ae *ast.Error
