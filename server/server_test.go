@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
@@ -48,4 +49,12 @@ func TestBolt(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
 	})
+}
+
+func mustDecode(t *testing.T, s string) ast.Node {
+	n, err := ast.Decode([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
