@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,10 +19,14 @@ import (
 const MinTokenBytes = 16
 
 // Tokens are the bearer tokens a server takes, each with its scope, kept
-// as SHA-256 digests only. A Tokens is immutable: safe for concurrent use.
+// as SHA-256 digests only. It is safe for concurrent use; Replace swaps
+// its tokens for a new set (a token file read again).
 type Tokens struct {
-	keys []tokenKey
+	keys atomic.Pointer[[]tokenKey]
 }
+
+// Replace makes t take u's tokens from the next request on.
+func (t *Tokens) Replace(u *Tokens) { t.keys.Store(u.keys.Load()) }
 
 type tokenKey struct {
 	sum   [sha256.Size]byte
@@ -33,7 +38,7 @@ type tokenKey struct {
 // A token shorter than MinTokenBytes, or any other line, is an error
 // naming its line (never the token).
 func ParseTokens(data []byte) (*Tokens, error) {
-	t := &Tokens{}
+	var keys []tokenKey
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -52,14 +57,16 @@ func ParseTokens(data []byte) (*Tokens, error) {
 		if f[0] == "write" {
 			scope = ScopeWrite
 		}
-		t.keys = append(t.keys, tokenKey{sha256.Sum256([]byte(f[1])), scope})
+		keys = append(keys, tokenKey{sha256.Sum256([]byte(f[1])), scope})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if len(t.keys) == 0 {
+	if len(keys) == 0 {
 		return nil, fmt.Errorf("no token (want lines 'read TOKEN' or 'write TOKEN')")
 	}
+	t := &Tokens{}
+	t.keys.Store(&keys)
 	return t, nil
 }
 
@@ -95,7 +102,7 @@ func LoadTokens(path string) (*Tokens, error) {
 func (t *Tokens) scopeOf(token string) Scope {
 	sum := sha256.Sum256([]byte(token))
 	found := ScopeNone
-	for _, k := range t.keys {
+	for _, k := range *t.keys.Load() {
 		if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 && k.scope > found {
 			found = k.scope
 		}
