@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -125,27 +126,35 @@ func TestServeShutdown(t *testing.T) {
 	c := client.New(serveURL(t, p), client.Options{HTTPClient: &http.Client{Transport: &http.Transport{}}})
 	var mu sync.Mutex
 	answers := map[job.ID]string{}
+	created := 0
 	var wg sync.WaitGroup
-	for i := range 30 {
+	// Eight callers submit until the server is gone; once 20 jobs are in,
+	// it is interrupted with submits in flight.
+	for w := range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id := job.ID("j-" + string(rune('a'+i%26)) + strings.Repeat("x", i/26))
-			_, created, err := c.Submit(context.Background(), id, []byte(`{"version":1,"root":{"act":"sleep","payload":"10ms"}}`))
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case created:
-				answers[id] = "created"
-			case client.Code(err) == "shutting_down":
-				answers[id] = "refused"
-			case err != nil:
-				answers[id] = "unsent" // the listener was closed: never reached the server
+			for i := 0; ; i++ {
+				id := job.ID(fmt.Sprintf("j-%d-%d", w, i))
+				_, ok, err := c.Submit(context.Background(), id, []byte(`{"version":1,"root":{"act":"sleep","payload":"10ms"}}`))
+				mu.Lock()
+				switch {
+				case ok:
+					answers[id] = "created"
+					if created++; created == 20 {
+						p.cancel()
+					}
+				case client.Code(err) == "shutting_down":
+					answers[id] = "refused"
+				default:
+					answers[id] = "unsent" // the listener was closed: it never reached the server
+				}
+				mu.Unlock()
+				if err != nil && client.Code(err) != "shutting_down" {
+					return
+				}
 			}
 		}()
-		if i == 10 {
-			p.cancel()
-		}
 	}
 	wg.Wait()
 	if code := p.stop(t); code != exitOK {
