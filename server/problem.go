@@ -42,6 +42,15 @@ const (
 	CodeShuttingDown        Code = "shutting_down"          // 503
 )
 
+// codes lists every code, for the docs' test.
+var codes = []Code{
+	CodeBadJSON, CodeBadJobID, CodeBadQuery, CodeBadRequest, CodeUnauthorized, CodeForbidden,
+	CodeNotFound, CodeJobNotFound, CodeVersionNotFound, CodeNodeNotFound, CodeMethodNotAllowed,
+	CodeJobExists, CodeJobFinished, CodeJobRunning, CodeRequestTooLarge, CodeUnsupportedMedia,
+	CodeInvalidWorkflow, CodeUnknownAction, CodeTooManyJobs, CodeTooManyStreams, CodeTooManyAuthFailures,
+	CodeInternal, CodeJobDamaged, CodeStoreUnavailable, CodeShuttingDown,
+}
+
 // Status returns the HTTP status of answers with code c.
 func (c Code) Status() int {
 	switch c {

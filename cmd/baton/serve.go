@@ -57,7 +57,8 @@ that CA.
 
 On SIGINT or SIGTERM it stops accepting, answers the requests in flight
 (a submit is done or refused with 503 shutting_down, never half done), lets
-the actions in flight finish for up to 10s, and exits 0.`,
+the actions in flight finish (for up to 2s on a store file, 10s for --zk
+--workers; the others are handed back, to run again), and exits 0.`,
 		run: (*cli).serve,
 	}
 }
