@@ -299,7 +299,8 @@ func (s *srv) checkBody(w http.ResponseWriter, r *http.Request) error {
 		return newProblem(CodeUnsupportedMedia, fmt.Sprintf("Content-Encoding %q is not accepted: send the body uncompressed", ce))
 	}
 	ct := r.Header.Get("Content-Type")
-	if mt, _, _ := strings.Cut(ct, ";"); !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+	empty := r.ContentLength == 0 && len(r.TransferEncoding) == 0 // no body: no type needed
+	if mt, _, _ := strings.Cut(ct, ";"); !empty && !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
 		if ct == "" {
 			ct = "none"
 		}

@@ -119,7 +119,10 @@ func testCancel(t *testing.T, open Open) {
 	if a.Status != http.StatusAccepted || !strings.Contains(string(a.Body), `"reason":"not needed"`) {
 		t.Fatalf("cancel: %d %s", a.Status, a.Body)
 	}
-	// Again: 202, the first reason kept.
+	// Again, with no body at all (curl -X POST): 202, the first reason kept.
+	if a := e.Do(t, "POST", "/api/v1/jobs/c/cancel", nil, ""); a.Status != http.StatusAccepted || !strings.Contains(string(a.Body), `"reason":"not needed"`) {
+		t.Errorf("cancel without a body: %d %s", a.Status, a.Body)
+	}
 	if sum, err := e.Client.Cancel(ctx, "c", "second"); err != nil || sum.Cancel == nil || sum.Cancel.Reason != "not needed" {
 		t.Errorf("second cancel: %+v, %v", sum, err)
 	}
