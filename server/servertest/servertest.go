@@ -51,13 +51,15 @@ type Env struct {
 	// Client has the write token, Reader the read token.
 	Client, Reader *client.Client
 	logs           *logBuffer
+	acts           *actions
 }
 
 // NewEnv serves the API on a store and runner from open, with the suite's
 // tokens and mod's changes to the options (mod may be nil).
 func NewEnv(t *testing.T, open Open, mod func(*server.Options)) *Env {
 	t.Helper()
-	st, r := open(t, Actions())
+	acts := newActions()
+	st, r := open(t, acts.reg)
 	tokens, err := server.ParseTokens([]byte("# the suite's\nwrite " + WriteToken + "\nread " + ReadToken + "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func NewEnv(t *testing.T, open Open, mod func(*server.Options)) *Env {
 		}
 	})
 	return &Env{
-		Store: st, URL: ts.URL, logs: logs,
+		Store: st, URL: ts.URL, logs: logs, acts: acts,
 		Client: client.New(ts.URL, client.Options{HTTPClient: ts.Client(), Token: WriteToken}),
 		Reader: client.New(ts.URL, client.Options{HTTPClient: ts.Client(), Token: ReadToken}),
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,14 @@ func testCancel(t *testing.T, open Open) {
 		t.Errorf("second cancel: %+v, %v", sum, err)
 	}
 	j := e.Settled(t, "c")
+	// The action that ran had its context cancelled.
+	for ctx := ctxOf(t); e.acts.stopped.Load() == 0; {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the running action's context was never cancelled")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	if j.Status != "cancelled" || j.Cancel == nil || j.Cancel.Reason != "not needed" {
 		t.Fatalf("cancelled job: %+v", j.Summary)
 	}
@@ -333,8 +342,18 @@ func testValidate(t *testing.T, open Open) {
 	if err != nil || !a.Known || strings.Join(a.Actions, ",") != "big,block,fail,ok" {
 		t.Errorf("actions: %+v, %v", a, err)
 	}
-	if w, err := e.Reader.Workers(ctx); err != nil || w.Workers == nil {
-		t.Errorf("workers: %+v, %v", w, err)
+	w, err := e.Reader.Workers(ctx)
+	if err != nil || w.Workers == nil {
+		t.Fatalf("workers: %+v, %v", w, err)
+	}
+	if w.Known {
+		ok := false
+		for _, wk := range w.Workers {
+			ok = ok || (wk.Name != "" && slices.Contains(wk.Actions, "block"))
+		}
+		if !ok {
+			t.Errorf("no worker lists the suite's actions: %+v", w)
+		}
 	}
 }
 
