@@ -298,3 +298,27 @@ func TestLogLine(t *testing.T) {
 		t.Errorf("status %d", w.Code)
 	}
 }
+
+// TestTokensReplace: what SIGHUP does in 'baton serve': from the next
+// request on, the old tokens are refused and the new ones taken.
+func TestTokensReplace(t *testing.T) {
+	oldT, _ := server.ParseTokens([]byte("write old-token-0123456789"))
+	newT, _ := server.ParseTokens([]byte("read new-token-0123456789"))
+	h, err := server.New(server.Options{Store: store.NewMemory(), Tokens: oldT})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(h)
+	defer ts.Close()
+	list := func(tok string) string {
+		_, err := client.New(ts.URL, client.Options{Token: tok}).List(t.Context(), client.ListQuery{})
+		return client.Code(err)
+	}
+	if list("old-token-0123456789") != "" || list("new-token-0123456789") != "unauthorized" {
+		t.Fatal("before Replace")
+	}
+	oldT.Replace(newT)
+	if list("old-token-0123456789") != "unauthorized" || list("new-token-0123456789") != "" {
+		t.Error("after Replace")
+	}
+}
