@@ -13,12 +13,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/client"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/server/servertest"
 	"github.com/batonwf/baton/store"
@@ -321,4 +323,34 @@ func TestTokensReplace(t *testing.T) {
 	if list("old-token-0123456789") != "unauthorized" || list("new-token-0123456789") != "" {
 		t.Error("after Replace")
 	}
+}
+
+// full is a store whose writes fail as on a full disk.
+type full struct{ store.Store }
+
+func (f full) Create(context.Context, job.Job) error {
+	return fmt.Errorf("write jobs.db: %w", syscall.ENOSPC)
+}
+
+// TestDiskFull: a submit the store cannot write is 503 store_unavailable,
+// and nothing is stored.
+func TestDiskFull(t *testing.T) {
+	mem := store.NewMemory()
+	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+		r, err := inmem.New(inmem.Options{Store: full{mem}, Registry: reg, DrainTimeout: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- r.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return mem, server.Local{Runner: r, Registry: reg}
+	}, nil)
+	e.Unchanged(t, func() {
+		p := e.Do(t, "POST", "/api/v1/jobs?id=a", nil, flow).Problem(t, 503, server.CodeStoreUnavailable)
+		if p.JobID != "a" || !strings.Contains(p.Detail, "no space left") {
+			t.Errorf("problem: %+v", p)
+		}
+	})
 }
