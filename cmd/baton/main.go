@@ -7,6 +7,7 @@
 //	baton status [JOB]                  list jobs, or show one
 //	baton history JOB                   the results each step applied
 //	baton inspect --format dot JOB      the tree as text, JSON, dot or mermaid
+//	baton serve                         the jobs over HTTP (docs/api.md), run here
 //
 // With --zk HOST:PORT, jobs are kept in ZooKeeper instead, and run by any
 // number of worker processes on any machines:
