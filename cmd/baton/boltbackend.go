@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner/inmem"
+	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 )
@@ -81,3 +82,30 @@ func (b *boltBackend) cancel(ctx context.Context, j job.Job, reason string) (str
 	return fmt.Sprintf("job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s",
 		j.ID(), tr.Job.Version(), b.path, j.ID()), nil
 }
+
+// serveLocal is the runner of 'baton serve' on the file: it runs the jobs
+// in this process, and resumes the unfinished ones first (a job naming
+// actions it has no handler for is left as it is, with a message).
+func (b *boltBackend) serveLocal(ctx context.Context, o workerOptions) (serving, error) {
+	r, err := b.local(o)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := unfinished(ctx, b.st)
+	if err != nil {
+		r.Close()
+		return nil, withCode(storeExit(err), fmt.Errorf("list jobs: %v", err))
+	}
+	if err := r.Resume(ctx, ids...); err != nil {
+		o.log.Warn("serve: some unfinished jobs were not resumed", "err", err)
+	}
+	return boltServing{r, server.Local{Runner: r, Registry: o.reg, Name: o.name, Capacity: o.workers, Since: time.Now()}}, nil
+}
+
+// boltServing runs the jobs of a store file for 'baton serve'.
+type boltServing struct {
+	*inmem.Runner
+	local server.Local
+}
+
+func (s boltServing) runner() any { return s.local }

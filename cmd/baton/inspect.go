@@ -3,9 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
-	"github.com/batonwf/baton/draw"
+	"github.com/batonwf/baton/internal/render"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -47,12 +46,12 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	render, ok := map[string]func(job.Job) (string, error){
+	draw, ok := map[string]func(job.Job) (string, error){
 		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
 		"json":    renderJSON,
-		"dot":     func(j job.Job) (string, error) { return renderDot(j), nil },
-		"mermaid": func(j job.Job) (string, error) { return renderMermaid(j), nil },
-		"svg":     renderSVG,
+		"dot":     func(j job.Job) (string, error) { return render.Dot(j), nil },
+		"mermaid": func(j job.Job) (string, error) { return render.Mermaid(j), nil },
+		"svg":     render.SVG,
 	}[*format]
 	if !ok {
 		return c.usageError(cmd, "unknown --format %q (want text, json, dot, mermaid or svg)", *format)
@@ -84,7 +83,7 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	out, err := render(j)
+	out, err := draw(j)
 	if err != nil {
 		return fmt.Errorf("job %s: %v", id, err)
 	}
@@ -98,18 +97,4 @@ func renderJSON(j job.Job) (string, error) {
 		return "", err
 	}
 	return string(b) + "\n", nil
-}
-
-// renderSVG draws j as package draw lays it out, with its default groups
-// and bound on boxes.
-func renderSVG(j job.Job) (string, error) {
-	g, err := draw.Layout(j, draw.Options{})
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	if err := g.SVG(&b); err != nil {
-		return "", err
-	}
-	return b.String(), nil
 }

@@ -136,15 +136,6 @@ func TestInspect(t *testing.T) {
 	contains(t, "stderr", r.stderr, "baton: job nope not found in "+db)
 }
 
-func TestEscaping(t *testing.T) {
-	if got := dotQuote("a\"b\\c\nd"); got != `"a\"b\\c\nd"` {
-		t.Errorf("dotQuote = %s", got)
-	}
-	if got := mermaidEscape(`say "hi" <b> #1`); got != `say #34;hi#34; #60;b#62; #35;1` {
-		t.Errorf("mermaidEscape = %s", got)
-	}
-}
-
 // TestInspectSVG: --format svg writes the drawing of package draw, the
 // same bytes as draw.Layout of the job: every node drawn with its path and
 // state, now and at a past version.

@@ -29,7 +29,8 @@ type layer struct {
 }
 
 // rules, from the bottom up: ast <- job <- store <- runner <- adapters <-
-// cmd, examples, bench. Adapters (store/bolt, runner/inmem, ...) never
+// cmd, examples, bench; api (the HTTP API's JSON) beside runner, server
+// and client among the adapters. Adapters (store/bolt, runner/inmem, ...) never
 // import each other; test kits (storetest, runnertest) are imported by
 // tests only.
 func rules(pkg string) (layer, bool) {
@@ -59,6 +60,14 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case rel == "runner/kafka":
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
+	case rel == "api":
+		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
+	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render"}}, true
+	case rel == "client":
+		return layer{name: rel, may: []string{"ast", "job", "api"}}, true
+	case rel == "server/servertest":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "server", "client"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
