@@ -4,6 +4,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 )
@@ -70,7 +72,7 @@ func (m *Metrics) Hooks(next *runner.Hooks) *runner.Hooks {
 			} else {
 				m.stepResults.Observe(float64(len(tr.Step.Results)))
 			}
-			m.jobsRunning.Set(float64(m.running.set(tr.Job.ID(), !tr.Job.Done())))
+			m.running.set(tr.Job.ID(), !tr.Job.Done(), m.jobsRunning)
 			if next.Committed != nil {
 				next.Committed(tr, took)
 			}
@@ -97,7 +99,7 @@ func (m *Metrics) Hooks(next *runner.Hooks) *runner.Hooks {
 		},
 		JobDone: func(j job.Job) {
 			m.jobsFinished.WithLabelValues(statusLabel(j.Status())).Inc()
-			m.jobsRunning.Set(float64(m.running.set(j.ID(), false)))
+			m.running.set(j.ID(), false, m.jobsRunning)
 			m.waits.forget(j.ID())
 			if next.JobDone != nil {
 				next.JobDone(j)
@@ -147,8 +149,9 @@ type runningJobs struct {
 	jobs map[job.ID]struct{}
 }
 
-// set records whether job id runs, and returns how many do.
-func (r *runningJobs) set(id job.ID, running bool) int {
+// set records whether job id runs, and sets g to how many do (under the
+// lock, so that concurrent calls cannot leave g stale).
+func (r *runningJobs) set(id job.ID, running bool, g prometheus.Gauge) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if running {
@@ -159,7 +162,7 @@ func (r *runningJobs) set(id job.ID, running bool) int {
 	} else {
 		delete(r.jobs, id)
 	}
-	return len(r.jobs)
+	g.Set(float64(len(r.jobs)))
 }
 
 // Bounds of dispatchTimes.
