@@ -3,12 +3,12 @@
 // wrapper (Store), an HTTP middleware (Middleware) and the endpoint that
 // serves them (Handler). docs/metrics.md lists every metric.
 //
-//	m, err := metrics.New(reg)                 // reg: a *prometheus.Registry
-//	m.Actions(handlers)                        // the action label's values
-//	st = m.Store(st)                           // timed store operations
-//	r, err := inmem.New(inmem.Options{Store: st, Hooks: m.Hooks(nil), ...})
-//	mux.Handle("GET /metrics", m.Handler())    // OpenMetrics, with exemplars
-//	srv.Handler = m.Middleware(mux)
+//	m, err := metrics.New(reg)              // reg: a *prometheus.Registry
+//	m.Actions(handlers)                     // the action label's values
+//	st = m.Store(st)                        // timed store operations
+//	hooks := m.Hooks(nil)                   // a runner's Options.Hooks
+//	mux.Handle("GET /metrics", m.Handler()) // OpenMetrics, with exemplars
+//	srv.Handler = m.Middleware(mux)         // wraps the ServeMux itself
 //
 // It is the only package of baton that imports Prometheus: ast, job, store
 // and runner never do (internal/archtest checks it), so a program that
