@@ -57,6 +57,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case rel == "runner/kafka":
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
+	case rel == "server/live": // live updates over HTTP, mounted by the server
+		return layer{name: rel, may: []string{"job", "store"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
