@@ -308,20 +308,28 @@ func (c *client) close() {
 // (a generous bound: the deadline of a stuck test, not a measure).
 func (c *client) next(t *testing.T) live.Event {
 	t.Helper()
+	ev, err := c.nextErr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// nextErr is next for goroutines other than the test's.
+func (c *client) nextErr() (live.Event, error) {
 	select {
 	case ev := <-c.events:
-		return ev
+		return ev, nil
 	case <-c.done:
 		select {
 		case ev := <-c.events:
-			return ev
+			return ev, nil
 		default:
 		}
-		t.Fatalf("stream ended (%v), want an event", c.err)
+		return live.Event{}, fmt.Errorf("stream ended (%v), want an event", c.err)
 	case <-time.After(30 * time.Second):
-		t.Fatal("no event in 30 s")
+		return live.Event{}, errors.New("no event in 30 s")
 	}
-	return live.Event{}
 }
 
 // ended waits for the stream to end without another event.
