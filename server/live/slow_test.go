@@ -20,7 +20,7 @@ func TestSlowClientDropped(t *testing.T) {
 	const pad = 256 << 10
 	st := store.NewMemory()
 	hub, srv := serve(t, live.Options{Store: st, Notified: true, MaxRate: 1000, SlowClient: 300 * time.Millisecond}, enc{pad: pad})
-	d := newJob(t, st, hub, "slow", 20000)
+	d := newJob(t, st, hub, "slow", 5000)
 
 	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
 	if err != nil {
