@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
@@ -72,7 +73,8 @@ func (h *Hub) Notify(id job.ID) {
 type Stats struct {
 	// Streams open (job streams, list streams and Subscriptions).
 	Streams int
-	// Watchers running: one per job that has streams or waiters.
+	// Watchers running: one per job that has streams or waiters, or had
+	// them less than SafetyPoll ago.
 	Watchers int
 	// Dropped counts the streams ended because their client read nothing
 	// for SlowClient.
@@ -103,6 +105,11 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
 		h.streamw.Wait()
+		h.mu.Lock()
+		for _, w := range h.watchers {
+			h.retireLocked(w) // the lingering ones; waiters detach as they end
+		}
+		h.mu.Unlock()
 		h.cancel()
 		h.wg.Wait()
 		close(done)
@@ -148,7 +155,7 @@ func (h *Hub) attach(id job.ID) (*watcher, error) {
 	}
 	w := h.watchers[id]
 	if w == nil {
-		w = &watcher{h: h, id: id, wake: make(chan struct{}, 1), stop: make(chan struct{}), changed: make(chan struct{})}
+		w = &watcher{h: h, id: id, wake: make(chan struct{}, 1), stop: make(chan struct{}), changed: make(chan struct{}), readDone: make(chan struct{})}
 		h.watchers[id] = w
 		h.wg.Add(1)
 		go w.run()
@@ -157,22 +164,41 @@ func (h *Hub) attach(id job.ID) (*watcher, error) {
 	return w, nil
 }
 
-// detach takes a subscriber away from w, stopping it after the last.
+// detach takes a subscriber away from w. A watcher without subscribers
+// lingers for SafetyPoll before it stops, so that a client that comes
+// back at once (the next long poll, a reconnecting stream) finds the job
+// read already.
 func (h *Hub) detach(w *watcher) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if w.refs--; w.refs == 0 {
+	if w.refs--; w.refs > 0 {
+		return
+	}
+	if h.closed {
+		h.retireLocked(w)
+		return
+	}
+	time.AfterFunc(h.opts.SafetyPoll, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.retireLocked(w)
+	})
+}
+
+// retireLocked stops w unless it has subscribers again or was stopped.
+func (h *Hub) retireLocked(w *watcher) {
+	if w.refs == 0 && h.watchers[w.id] == w {
 		delete(h.watchers, w.id)
 		close(w.stop)
 	}
 }
 
-// first waits for w's first read and returns its snap, or why the job
-// cannot be read.
-func (h *Hub) first(ctx context.Context, w *watcher) (*snap, error) {
+// first waits until w has done read number need (0: any) and returns its
+// snap, or why the job cannot be read.
+func (h *Hub) first(ctx context.Context, w *watcher, need uint64) (*snap, error) {
 	for {
-		s, ch := w.current()
-		if s != nil {
+		done, ch := w.readsDone()
+		if s, _ := w.current(); s != nil && done >= need {
 			return s, s.err
 		}
 		select {

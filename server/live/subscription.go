@@ -86,7 +86,9 @@ func (h *Hub) Subscribe(ctx context.Context, id job.ID, after uint64) (*Subscrip
 		return nil, err
 	}
 	s := &Subscription{h: h, w: w, gap: time.Duration(float64(time.Second) / h.opts.MaxRate)}
-	sn, err := h.first(ctx, w)
+	// The job as it is now decides between 204, a snapshot and a resume:
+	// a watcher that read it a while ago reads it again.
+	sn, err := h.first(ctx, w, w.fresh(s.gap))
 	if err == nil && sn.latest.Done() && after == sn.version() {
 		err = ErrSettled
 	}

@@ -46,48 +46,20 @@ func (h *Hub) WaitStep(ctx context.Context, id job.ID, from uint64, wait time.Du
 	}
 }
 
-// Watch returns a channel closed once job id has moved past the version
-// the hub first reads after the call (or cannot be read, or the hub shuts
-// down), and a func that ends the watch (safe to call twice). It is the
-// change notifier a long poll of the server can take: a hint, shared with
-// the job's streams through its watcher.
+// Watch returns a channel closed the next time the hub reads that job
+// id changed (or is gone, or cannot be read), and a func that ends the
+// watch (safe to call twice). A watch that starts the job's watcher is
+// woken by its first read. It is a hint, shared with the job's streams
+// through its watcher: the change notifier a long poll of the server can
+// take, checking the store after each wake-up.
 func (h *Hub) Watch(id job.ID) (changed <-chan struct{}, stop func()) {
-	out := make(chan struct{})
 	w, err := h.attach(id)
 	if err != nil {
-		close(out)
-		return out, func() {}
+		closed := make(chan struct{})
+		close(closed)
+		return closed, func() {}
 	}
-	done := make(chan struct{})
+	_, changed = w.current()
 	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			close(done)
-			h.detach(w)
-		})
-	}
-	go func() {
-		defer close(out)
-		first := uint64(0)
-		for {
-			sn, ch := w.current()
-			switch {
-			case sn == nil:
-			case sn.err != nil:
-				return
-			case first == 0:
-				first = sn.version()
-			case sn.version() != first:
-				return
-			}
-			select {
-			case <-ch:
-			case <-done:
-				return
-			case <-h.closing:
-				return
-			}
-		}
-	}()
-	return out, stop
+	return changed, func() { once.Do(func() { h.detach(w) }) }
 }

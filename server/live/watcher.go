@@ -20,9 +20,40 @@ type watcher struct {
 	stop chan struct{} // closed when the last subscriber left
 
 	// cur is the newest snap (nil before the first read); changed is
-	// closed and replaced when cur is.
+	// closed and replaced when cur is. Under h.mu.
 	cur     *snap
 	changed chan struct{}
+
+	// Reads started and done, when the last one started, and a channel
+	// closed and replaced when one is done. Under h.mu.
+	started, done uint64
+	startedAt     time.Time
+	readDone      chan struct{}
+	noticed       bool // a notice waits for its read (spaced by 1/MaxRate)
+}
+
+// fresh returns the number of the first read a new subscriber must wait
+// for: none when the last read started less than gap ago and no notice
+// waits (a change since then will be polled), else the next one, which
+// it asks for.
+func (w *watcher) fresh(gap time.Duration) uint64 {
+	w.h.mu.Lock()
+	defer w.h.mu.Unlock()
+	if w.started > 0 && time.Since(w.startedAt) < gap && !w.noticed && len(w.wake) == 0 {
+		return 0
+	}
+	// Under the lock the watcher drains its notices at, so this notice
+	// is either drained by a read counted after it or gets one of its
+	// own: never an extra read.
+	w.poke()
+	return w.started + 1
+}
+
+// readsDone returns the reads done and a channel closed at the next.
+func (w *watcher) readsDone() (uint64, <-chan struct{}) {
+	w.h.mu.Lock()
+	defer w.h.mu.Unlock()
+	return w.done, w.readDone
 }
 
 // current returns the newest snap and a channel closed when a newer one
@@ -72,6 +103,9 @@ func (w *watcher) run() {
 		case <-w.stop:
 			return
 		case <-w.wake:
+			w.h.mu.Lock()
+			w.noticed = true
+			w.h.mu.Unlock()
 			if d := gap - time.Since(last); d > 0 {
 				t := time.NewTimer(d)
 				select {
@@ -80,11 +114,6 @@ func (w *watcher) run() {
 					return
 				case <-t.C:
 				}
-			}
-			// A notice that came while waiting is answered by this read.
-			select {
-			case <-w.wake:
-			default:
 			}
 			w.read()
 			last = time.Now()
@@ -119,7 +148,24 @@ func (w *watcher) moved() bool {
 func (w *watcher) read() {
 	ctx, cancel := context.WithTimeout(w.h.ctx, readTimeout)
 	defer cancel()
-	cur, _ := w.current()
+	w.h.mu.Lock()
+	// Notices that came before this read are answered by it.
+	select {
+	case <-w.wake:
+	default:
+	}
+	w.started++
+	w.startedAt = time.Now()
+	w.noticed = false
+	cur := w.cur
+	w.h.mu.Unlock()
+	defer func() {
+		w.h.mu.Lock()
+		defer w.h.mu.Unlock()
+		w.done++
+		close(w.readDone)
+		w.readDone = make(chan struct{})
+	}()
 	h, err := store.LoadHistory(ctx, w.h.opts.Store, w.id)
 	var next *snap
 	if err == nil {
