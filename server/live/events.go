@@ -113,27 +113,36 @@ type lineReader struct {
 func (lr *lineReader) next() ([]byte, error) {
 	lr.line = lr.line[:0]
 	for {
-		b, err := lr.br.ReadByte()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil, io.EOF
+		if lr.br.Buffered() == 0 {
+			if _, err := lr.br.Peek(1); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil, io.EOF
+				}
+				return nil, fmt.Errorf("live: read event stream: %w", err)
 			}
-			return nil, fmt.Errorf("live: read event stream: %w", err)
 		}
-		skip := lr.skipLF
-		lr.skipLF = false
-		switch {
-		case b == '\n' && skip && len(lr.line) == 0:
-			continue
-		case b == '\n':
-			return lr.line, nil
-		case b == '\r':
-			lr.skipLF = true
-			return lr.line, nil
+		buf, _ := lr.br.Peek(lr.br.Buffered())
+		if lr.skipLF {
+			lr.skipLF = false
+			if buf[0] == '\n' {
+				_, _ = lr.br.Discard(1)
+				continue
+			}
 		}
-		if len(lr.line) >= MaxEventLine {
+		i := bytes.IndexAny(buf, "\r\n")
+		if i < 0 {
+			i = len(buf)
+		}
+		if len(lr.line)+i > MaxEventLine {
 			return nil, ErrLineTooLong
 		}
-		lr.line = append(lr.line, b)
+		lr.line = append(lr.line, buf[:i]...)
+		if i == len(buf) {
+			_, _ = lr.br.Discard(i)
+			continue
+		}
+		lr.skipLF = buf[i] == '\r'
+		_, _ = lr.br.Discard(i + 1)
+		return lr.line, nil
 	}
 }

@@ -106,8 +106,11 @@ func (h *Hub) Shutdown(ctx context.Context) error {
 	go func() {
 		h.streamw.Wait()
 		h.mu.Lock()
-		for _, w := range h.watchers {
-			h.retireLocked(w) // the lingering ones; waiters detach as they end
+		for id, w := range h.watchers {
+			// Lingering ones, and those of watches not yet stopped:
+			// their late detach finds them gone.
+			delete(h.watchers, id)
+			close(w.stop)
 		}
 		h.mu.Unlock()
 		h.cancel()

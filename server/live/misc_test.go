@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/batonwf/baton/job"
@@ -217,25 +220,48 @@ func TestReadEvents(t *testing.T) {
 		{"only blank lines", "\n\n\r\n", nil, nil},
 		{"line too long", "data: " + long + "\n\n", nil, live.ErrLineTooLong},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []live.Event
-			err := live.ReadEvents(strings.NewReader(tt.in), func(ev live.Event) error {
-				got = append(got, ev)
-				return nil
-			})
-			if !errors.Is(err, tt.err) || (tt.err == nil && err != nil) {
-				t.Fatalf("error %v, want %v", err, tt.err)
+		for _, bytewise := range []bool{false, true} {
+			if bytewise && tt.err != nil {
+				continue // a byte at a time, the long line is merely slow
 			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("events %+v, want %+v", got, tt.want)
-			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Errorf("event %d: %+v, want %+v", i, got[i], tt.want[i])
+			t.Run(fmt.Sprintf("%s/bytewise=%v", tt.name, bytewise), func(t *testing.T) {
+				var r io.Reader = strings.NewReader(tt.in)
+				if bytewise {
+					r = iotest.OneByteReader(r)
 				}
-			}
-		})
+				var got []live.Event
+				err := live.ReadEvents(r, func(ev live.Event) error {
+					got = append(got, ev)
+					return nil
+				})
+				if !errors.Is(err, tt.err) || (tt.err == nil && err != nil) {
+					t.Fatalf("error %v, want %v", err, tt.err)
+				}
+				if len(got) != len(tt.want) {
+					t.Fatalf("events %+v, want %+v", got, tt.want)
+				}
+				for i := range got {
+					if got[i] != tt.want[i] {
+						t.Errorf("event %d: %+v, want %+v", i, got[i], tt.want[i])
+					}
+				}
+			})
+		}
 	}
+	// An event ended by "\r\r" is dispatched without waiting for a "\n"
+	// that may never come.
+	pr, pw := io.Pipe()
+	got := make(chan live.Event, 1)
+	go func() {
+		_ = live.ReadEvents(pr, func(ev live.Event) error { got <- ev; return nil })
+	}()
+	if _, err := pw.Write([]byte("data: a\r\r")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := <-got; ev.Data != "a" {
+		t.Errorf("event %+v, want data a", ev)
+	}
+	pw.Close()
 	stop := errors.New("stop")
 	n := 0
 	err := live.ReadEvents(strings.NewReader("data: a\n\ndata: b\n\n"), func(live.Event) error { n++; return stop })
