@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -378,25 +377,6 @@ func historyOf(t *testing.T, st store.Store, id job.ID) map[uint64]string {
 	return out
 }
 
-// tally records what a client got: each version's step once.
-type tally struct {
-	mu   sync.Mutex
-	seen map[uint64]string
+func jobURL(srv *httptest.Server, id job.ID) string {
+	return srv.URL + "/jobs/" + string(id) + "/events"
 }
-
-func (tl *tally) add(t *testing.T, d stepData) error {
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	if tl.seen == nil {
-		tl.seen = map[uint64]string{}
-	}
-	for i, v := range d.Versions {
-		if _, dup := tl.seen[v]; dup {
-			return fmt.Errorf("version %d twice", v)
-		}
-		tl.seen[v] = d.Results[i]
-	}
-	return nil
-}
-
-func jobURL(srv *httptest.Server, id job.ID) string { return srv.URL + "/jobs/" + string(id) + "/events" }
