@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -291,5 +292,35 @@ func TestFullDiff(t *testing.T) {
 	d.j.Walk(func(job.NodeInfo) bool { all++; return true })
 	if c := live.FullDiff(job.Job{}, d.j); len(c) != all {
 		t.Errorf("FullDiff from the zero job: %d nodes, want all %d", len(c), all)
+	}
+}
+
+// A stream outlives the server's WriteTimeout: each write extends its
+// own deadline.
+func TestOutlivesWriteTimeout(t *testing.T) {
+	st := store.NewMemory()
+	hub, err := live.New(live.Options{Store: st, Notified: true, Heartbeat: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newJob(t, st, hub, "long", 10)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := hub.ServeJob(w, r, "long", enc{}); err != nil {
+			answerError(w, err)
+		}
+	}))
+	srv.Config.WriteTimeout = 300 * time.Millisecond
+	srv.Start()
+	defer srv.Close()
+	defer func() { _ = hub.Shutdown(context.Background()) }()
+	c := connect(t, srv.URL, "", http.StatusOK)
+	c.next(t)
+	start := time.Now()
+	for v := uint64(2); time.Since(start) < time.Second; v++ {
+		time.Sleep(100 * time.Millisecond)
+		d.step()
+		if ev := c.next(t); ev.Type != "step" || ev.ID != fmt.Sprint(v) {
+			t.Fatalf("after %v: event %s id %s, want the step of v%d", time.Since(start), ev.Type, ev.ID, v)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
 )
 
 // ServeJob answers a request for the event stream of job id
@@ -55,7 +56,11 @@ func (h *Hub) ServeJob(w http.ResponseWriter, r *http.Request, id job.ID, enc En
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:
-			if r.Context().Err() == nil {
+			switch {
+			case r.Context().Err() != nil: // the client went away
+			case errors.Is(err, store.ErrNotFound):
+				h.opts.Logger.Debug("live: stream ended: job deleted", "job", id)
+			default:
 				h.opts.Logger.Warn("live: stream ended", "job", id, "err", err)
 			}
 			return nil
