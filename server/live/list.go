@@ -47,10 +47,11 @@ const (
 // Changes are hints for a page to read the jobs again; the state always
 // comes from the store.
 type listFeed struct {
-	h    *Hub
-	refs int // under h.mu
-	stop chan struct{}
-	wake chan struct{}
+	h     *Hub
+	refs  int // under h.mu
+	stop  chan struct{}
+	wake  chan struct{}
+	ready chan struct{} // closed after the first scan
 
 	mu       sync.Mutex
 	hints    map[job.ID]struct{}
@@ -106,6 +107,7 @@ func (f *listFeed) add(c Change) {
 func (f *listFeed) run() {
 	defer f.h.wg.Done()
 	f.scan(true)
+	close(f.ready)
 	tick := time.NewTicker(f.h.opts.SafetyPoll)
 	defer tick.Stop()
 	for {
@@ -217,7 +219,7 @@ func (h *Hub) attachList() (*listFeed, error) {
 	}
 	if h.list == nil {
 		h.list = &listFeed{
-			h: h, stop: make(chan struct{}), wake: make(chan struct{}, 1),
+			h: h, stop: make(chan struct{}), wake: make(chan struct{}, 1), ready: make(chan struct{}),
 			hints: map[job.ID]struct{}{}, known: map[job.ID]job.Status{},
 			changed: make(chan struct{}),
 			// Seqs of a new feed start past any an earlier one gave, so
@@ -241,7 +243,8 @@ func (h *Hub) detachList(f *listFeed) {
 }
 
 // ServeList answers a request for the list stream
-// (text/event-stream): a "changes" event for the jobs created or whose
+// (text/event-stream), once the feed knows the unfinished jobs it tells
+// changes against: a "changes" event for the jobs created or whose
 // status changed since the previous one (its id is the Seq of its newest
 // change; at most MaxRate a second), and a "resync" event (data {}) when
 // the stream resumed from, or fell behind, changes the feed no longer
@@ -258,6 +261,15 @@ func (h *Hub) ServeList(w http.ResponseWriter, r *http.Request, enc ListEncoder)
 		return err
 	}
 	defer h.detachList(f)
+	// The feed's first scan is what changes are told against: a change
+	// after the response started is told.
+	select {
+	case <-f.ready:
+	case <-r.Context().Done():
+		return r.Context().Err()
+	case <-h.closing:
+		return ErrShutdown
+	}
 	cursor := resumeFrom(r)
 	if cursor == 0 {
 		_, _, cursor, _ = f.since(0)
