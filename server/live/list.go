@@ -29,7 +29,7 @@ type Change struct {
 // Bounds of the list feed.
 const (
 	listScan  = 1000   // unfinished jobs a scan lists
-	listRing  = 1024   // changes kept for streams that are behind
+	listRing  = 1024   // changes kept for streams that are behind: the newest 512 to 1,024
 	listHints = 10000  // notices waiting to be looked at
 	listKnown = 100000 // jobs whose status the feed remembers
 )
@@ -97,7 +97,9 @@ func (f *listFeed) add(c Change) {
 	f.seq++
 	c.Seq = f.seq
 	if len(f.ring) == listRing {
-		f.ring = append(f.ring[:0:0], f.ring[1:]...)
+		// Keep the newer half: a copy every listRing/2 changes. Streams
+		// hold the old array, which stays as it was.
+		f.ring = append(make([]Change, 0, listRing), f.ring[listRing/2:]...)
 	}
 	f.ring = append(f.ring, c)
 	close(f.changed)
@@ -110,11 +112,18 @@ func (f *listFeed) run() {
 	close(f.ready)
 	tick := time.NewTicker(f.h.opts.SafetyPoll)
 	defer tick.Stop()
+	gap := time.Duration(float64(time.Second) / f.h.opts.MaxRate)
 	for {
 		select {
 		case <-f.stop:
 			return
 		case <-f.wake:
+			// Notices of one job that come within 1/MaxRate are one look.
+			select {
+			case <-time.After(gap):
+			case <-f.stop:
+				return
+			}
 			f.mu.Lock()
 			hints, overflow := f.hints, f.overflow
 			f.hints, f.overflow = map[job.ID]struct{}{}, false
