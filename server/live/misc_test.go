@@ -322,3 +322,30 @@ func TestOutlivesWriteTimeout(t *testing.T) {
 		}
 	}
 }
+
+// plainStore is a store with none of the optional capabilities.
+type plainStore struct{ store.Store }
+
+// New refuses a store without history; a store that fails is the
+// stream's error before anything is written (the server's 503), not a
+// missing job.
+func TestStoreErrors(t *testing.T) {
+	if _, err := live.New(live.Options{}); err == nil {
+		t.Error("New without a store: no error")
+	}
+	if _, err := live.New(live.Options{Store: plainStore{store.NewMemory()}}); err == nil {
+		t.Error("New on a store without history: no error")
+	}
+	st := store.NewMemory()
+	hub, srv := serve(t, live.Options{Store: st, Notified: true}, enc{})
+	newJob(t, st, hub, "a", 2)
+	_ = st.Close()
+	_, err := hub.Subscribe(context.Background(), "a", 0)
+	if !errors.Is(err, store.ErrClosed) || errors.Is(err, store.ErrNotFound) {
+		t.Errorf("Subscribe on a closed store: %v, want ErrClosed", err)
+	}
+	connect(t, jobURL(srv, "a"), "", http.StatusInternalServerError)
+	if s := hub.Stats(); s.Streams != 0 {
+		t.Errorf("streams left open: %+v", s)
+	}
+}
