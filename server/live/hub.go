@@ -177,7 +177,10 @@ func (h *Hub) detach(w *watcher) {
 	if w.refs--; w.refs > 0 {
 		return
 	}
-	if h.closed {
+	if h.closed || w.cur == nil || w.cur.err != nil {
+		// Nothing worth keeping: a missing job (a flood of requests for
+		// jobs that do not exist must not leave watchers behind), a store
+		// that failed.
 		h.retireLocked(w)
 		return
 	}

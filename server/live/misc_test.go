@@ -349,3 +349,18 @@ func TestStoreErrors(t *testing.T) {
 		t.Errorf("streams left open: %+v", s)
 	}
 }
+
+// Requests for jobs that do not exist leave no watcher behind.
+func TestMissingJobsLeaveNoWatcher(t *testing.T) {
+	st := store.NewMemory()
+	hub, srv := serve(t, live.Options{Store: st, Notified: true, SafetyPoll: time.Hour}, enc{})
+	for i := range 20 {
+		connect(t, jobURL(srv, job.ID(fmt.Sprint("nope-", i))), "", http.StatusNotFound)
+		if _, err := hub.WaitStep(context.Background(), job.ID(fmt.Sprint("nope-", i)), 0, time.Hour); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("WaitStep of a missing job: %v", err)
+		}
+	}
+	if s := hub.Stats(); s.Watchers != 0 || s.Streams != 0 {
+		t.Errorf("after requests for missing jobs: %+v, want no watcher", s)
+	}
+}
