@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/server"
@@ -316,7 +317,32 @@ type remoteServing struct {
 	b backend
 }
 
-func (rs *remoteServing) runner() any { return remoteRunner{rs} }
+func (rs *remoteServing) runner() any {
+	if wl, ok := rs.b.(workerLister); ok {
+		return listingRunner{remoteRunner{rs}, wl}
+	}
+	return remoteRunner{rs}
+}
+
+// workerLister is a backend that knows the live workers of its store
+// (ZooKeeper's announcements), found the io/fs way.
+type workerLister interface {
+	listWorkers(ctx context.Context) ([]api.Worker, error)
+}
+
+// listingRunner is a remoteRunner that is also a server.WorkerLister. It
+// is no server.ActionLister: a submit naming an action no worker runs yet
+// is taken, and waits for one, as with 'baton submit --zk'.
+type listingRunner struct {
+	remoteRunner
+	wl workerLister
+}
+
+func (r listingRunner) Workers(ctx context.Context) ([]api.Worker, error) {
+	return r.wl.listWorkers(ctx)
+}
+
+var _ server.WorkerLister = listingRunner{}
 
 func (rs *remoteServing) Run(ctx context.Context) error {
 	if rs.w != nil {

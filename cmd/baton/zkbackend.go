@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	zkrunner "github.com/batonwf/baton/runner/zk"
@@ -234,4 +235,19 @@ func claimList(cs []zkrunner.Claim) string {
 		parts = append(parts, string(cl.Job)+"/"+cl.Action)
 	}
 	return strings.Join(parts, " ")
+}
+
+// listWorkers returns the workers announced on the root, for 'baton serve
+// --zk' (GET /api/v1/workers): a worker stopping has capacity 0.
+func (b *zkBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
+	infos, err := b.st.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Worker, len(infos))
+	for i, w := range infos {
+		since := w.Started.UTC()
+		out[i] = api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since}
+	}
+	return out, nil
 }
