@@ -369,10 +369,6 @@ func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) erro
 }
 
 func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
-	j, err := r.rs.b.jobs().Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, err = r.rs.c.cancel(ctx, j, reason)
+	_, err := r.rs.c.cancel(ctx, id, reason)
 	return err
 }

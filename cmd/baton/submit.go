@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -45,6 +46,8 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	fset := flagSet(cmd)
 	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
+	srv := c.addServerFlags(fset)
+	asJSON := jsonFlag(fset)
 	idArg := fset.String("id", "", "the job `ID` (default: the file's base name, or stdin, and a UTC timestamp)")
 	wait := fset.Bool("wait", false, "wait for the job to finish, showing its progress, and exit with its outcome")
 	quiet := fset.Bool("quiet", false, "with --wait, print only the job ID and the summary line: no tree, no progress line")
@@ -55,8 +58,13 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
 	}
-	if err := checkEngines(z, k, true); err != nil {
+	if err := srv.check(); err != nil {
 		return c.usageError(cmd, "%v", err)
+	}
+	if !srv.on() {
+		if err := checkEngines(z, k, true); err != nil {
+			return c.usageError(cmd, "%v", err)
+		}
 	}
 	file := pos[0]
 	source := file
@@ -84,7 +92,7 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
-	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr()})
+	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr(), server: srv})
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)
@@ -111,23 +119,34 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("%s: submit job %s to %s: %v", source, id, where, err)
 	}
-	fmt.Fprintln(con.Stdout(), id)
+	if *asJSON {
+		// The summary of the job just made, as the API answers a submit.
+		sum, err := s.status(ctx, id)
+		if err != nil {
+			return fmt.Errorf("job %s in %s: %v", id, where, err)
+		}
+		if err := writeJSON(con.Stdout(), sum); err != nil {
+			return withCode(exitError, err)
+		}
+	} else {
+		fmt.Fprintln(con.Stdout(), id)
+	}
 	if warning := s.unserved(ctx, root); warning != "" {
 		fmt.Fprintln(con.Stderr(), warning)
 	}
 	if !*wait {
 		return nil
 	}
-	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet)
+	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet, *asJSON)
 }
 
 // follow is submit --wait: it follows job id with the progress line
 // (status gives its state as stored) until wait returns it finished, and
 // prints the result. Its error carries the exit status.
-func (c *cli) follow(ctx context.Context, con *console, status, wait func(context.Context, job.ID) (job.Job, error),
-	id job.ID, start time.Time, where, hint string, quiet bool) error {
+func (c *cli) follow(ctx context.Context, con *console, status func(context.Context, job.ID) (api.Summary, error),
+	wait func(context.Context, job.ID) (api.Job, error), id job.ID, start time.Time, where, hint string, quiet, asJSON bool) error {
 	stopProgress := func() {}
-	if !quiet {
+	if !quiet && !asJSON {
 		stopProgress = c.showProgress(con, status, id, start)
 	}
 	j, err := wait(ctx, id)
@@ -140,8 +159,14 @@ func (c *cli) follow(ctx context.Context, con *console, status, wait func(contex
 	case err != nil:
 		return fmt.Errorf("job %s in %s: %v", id, where, err)
 	}
-	c.printResult(con, j, took, quiet)
-	if j.Status() != job.StatusSucceeded {
+	if asJSON {
+		if err := writeJSON(con.Stdout(), j.Summary); err != nil {
+			return withCode(exitError, err)
+		}
+	} else {
+		c.printResult(con, j, took, quiet)
+	}
+	if j.Status != job.StatusSucceeded.String() {
 		return exitWith(exitFailed)
 	}
 	return nil

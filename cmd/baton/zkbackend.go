@@ -78,12 +78,12 @@ func (s *zkSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) erro
 	return s.r.Submit(ctx, id, root)
 }
 
-func (s *zkSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Status(ctx, id)
+func (s *zkSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+	return summaries(s.r.Status)(ctx, id)
 }
 
-func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Wait(ctx, id)
+func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+	return jobView(s.r.Wait(ctx, id))
 }
 
 func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {
