@@ -5,7 +5,10 @@ package main
 // lives in its own file with everything that names its runner package:
 // boltbackend.go (and store.go, opening the file), zkbackend.go (and
 // zk.go, its flags), kafkabackend.go (and kafka.go, its flags and
-// connection). 'baton serve' is to reuse the same interface.
+// connection), serverbackend.go ('baton serve' at a URL, through package
+// client: --server). 'baton serve' reuses the same interface. The
+// commands read jobs as the API's values through view(b) (view.go), so
+// that a server, which gives no store.Store, is read like a store.
 //
 // What a backend does that needs a runner comes back as a small value
 // made once per command (canceller, deleter, submitter, workerRunner)

@@ -11,7 +11,7 @@ func cancelCommand() command {
 	return command{
 		name:    "cancel",
 		summary: "cancel unfinished jobs",
-		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--reason TEXT] JOB...",
+		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--reason TEXT] JOB...",
 		about: `
 Cancels each JOB: nothing new starts in it, the actions it was running are
 abandoned (their results, if they come, change nothing), and it ends
@@ -28,7 +28,9 @@ job's actions stop them as soon as they see it; the workers run its
 finally blocks. With --kafka, the cancel goes to the restarter that owns
 the job, and is saved once it has applied it (with no restarter running,
 it says so and waits for one); the workers stop the job's actions and run
-its finally blocks.
+its finally blocks. With --server URL, the cancel goes to 'baton serve',
+which runs the finally blocks (the token: a write one, from $BATON_TOKEN
+or --token-file).
 
 Prints a line per job. Exit status: 0 if every job is cancelled (a job
 cancelled before included), 2 if a job was not found or had finished, or

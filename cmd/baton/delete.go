@@ -14,7 +14,7 @@ func deleteCommand() command {
 	return command{
 		name:    "delete",
 		summary: "remove jobs and their history from the store",
-		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB...",
+		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] JOB...",
 		about: `
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
@@ -23,7 +23,9 @@ its queue entries and timers go with it, and the workers stop its actions
 in flight. With --kafka, the delete goes to the restarter that owns the
 job (as a cancel does: with no restarter running, it says so and waits for
 one), which stops the job's actions and deletes its records with
-tombstones that compaction then drops. Prints a line per job. Exit status:
+tombstones that compaction then drops. With --server URL, the delete goes
+to 'baton serve', which deletes only settled jobs (cancel a running one
+first). Prints a line per job. Exit status:
 0 if every job was deleted, 2 if one was not found or bad usage, 3 if the
 store is damaged or fails.`,
 		run: (*cli).delete,

@@ -10,11 +10,13 @@ func historyCommand() command {
 	return command{
 		name:    "history",
 		summary: "show the steps of a job: the results each one applied",
-		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB",
+		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--json] JOB",
 		about: `
 Shows every version of JOB: how it was created, then for each step the
 results it applied (action, ok or failed with the message, output cut to
-60 bytes) and the job's state after it.`,
+60 bytes) and the job's state after it, and the retries and deadlines it armed
+(waits). With --server URL, through 'baton serve' (see 'baton status');
+--json prints the API's history of the job, every step.`,
 		run: (*cli).history,
 	}
 }

@@ -11,7 +11,7 @@ func inspectCommand() command {
 	return command{
 		name:    "inspect",
 		summary: "show a job as text, JSON, Graphviz dot, mermaid or SVG",
-		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--format text|json|dot|mermaid|svg] [--version V] JOB",
+		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--format text|json|dot|mermaid|svg | --json] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node
@@ -21,7 +21,10 @@ Shows JOB, now or as it was at version V (see 'baton history'):
   mermaid  a mermaid flowchart, for Markdown
   svg      the job page's drawing, every node a box filled by its state
            (groups of over 100 children closed, at most 2,000 boxes):
-           baton inspect --format svg JOB > job.svg`,
+           baton inspect --format svg JOB > job.svg
+--json prints the API's JSON of the job (GET /api/v1/jobs/JOB?version=V).
+With --server URL, through 'baton serve' (see 'baton status'), in every
+format but json, the stored encoding, which a server does not give.`,
 		run: (*cli).inspect,
 	}
 }

@@ -13,7 +13,7 @@ func statusCommand() command {
 	return command{
 		name:    "status",
 		summary: "list the jobs in the store, or show one",
-		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [JOB]",
+		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--json] [JOB]",
 		about: `
 Without JOB, lists every job in the store: ID, status, version and how many
 of its actions have settled, reading only what it shows (a job's size does
@@ -35,7 +35,13 @@ restarters run, and each action topic with the actions queued in it (not
 yet taken, or not yet finished) and the workers that consume it. It warns
 of actions queued on a topic that no worker consumes: they wait until a
 worker with a handler for them starts (when the workers group cannot be
-described, WORKERS shows ? and status says it could not tell).`,
+described, WORKERS shows ? and status says it could not tell).
+
+With --server URL (or $BATON_SERVER), the jobs are those 'baton serve' at
+URL holds, read through its API with the token in $BATON_TOKEN or
+--token-file; the text is the same as against its store. --json prints
+the API's JSON: the job (GET /api/v1/jobs/JOB), or every job as one
+listing ({"jobs": [...]}).`,
 		run: (*cli).status,
 	}
 }

@@ -14,8 +14,9 @@ import (
 func submitCommand() command {
 	return command{
 		name:    "submit",
-		summary: "submit a workflow file to ZooKeeper or Kafka, for the workers to run",
-		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--id ID] [--wait [--quiet]] FILE\n" +
+		summary: "submit a workflow file to ZooKeeper, Kafka or a baton server, for its workers to run",
+		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--id ID] [--wait [--quiet]] [--json] FILE\n" +
+			"       baton submit --server URL [--token-file FILE] [--id ID] [--wait [--quiet]] [--json] FILE\n" +
 			"       baton submit --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--id ID] [--wait [--quiet]] FILE",
 		about: `
 Stores the workflow in FILE (as for 'baton run'; - reads standard input) as
@@ -30,6 +31,16 @@ processes, or Go programs, on the same brokers and prefix) through the
 topic NAME.restarter, and returns once one of them has stored it: with no
 restarter running, it says so and waits for one. It says when no worker
 consumes the topic of one of the job's actions.
+
+With --server URL (or $BATON_SERVER), it submits to 'baton serve' at URL
+(POST /api/v1/jobs, with a write token from $BATON_TOKEN or --token-file),
+which refuses a workflow naming an action no worker of it runs; the same
+ID with the same workflow is a safe retry. --wait follows the job with
+the history's long polls.
+
+--json prints the API's summary of the job made instead of its ID, and
+with --wait, once it has finished, its summary again (no progress line,
+no tree).
 
 With --wait, it follows the job with the same progress line as 'baton run',
 and prints the final tree and summary line. Exit status: 0 once submitted
