@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -186,6 +187,18 @@ type Actions struct {
 // CancelRequest is the body of the cancel route.
 type CancelRequest struct {
 	Reason string `json:"reason"`
+}
+
+// Marshal encodes v as the API answers: encoding/json's Marshal (HTML
+// characters escaped) and a newline. The server writes its answers with
+// it and 'baton ... --json' prints with it, so the two are the same
+// bytes.
+func Marshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }
 
 // SummaryOf returns the summary of a loaded job.

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -130,13 +129,13 @@ func versionError(b backend, id job.ID, first, last, v uint64) error {
 	return fmt.Errorf("job %s in %s has versions %d to %d, not %d", id, b.where(), first, last, v)
 }
 
-// writeJSON prints v as the API answers it: encoding/json's Marshal and
-// a newline (server's writeJSON), so that --json prints the API's bytes.
+// writeJSON prints v as the API answers it (api.Marshal), so that --json
+// prints the API's bytes.
 func writeJSON(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
+	b, err := api.Marshal(v)
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(b)
 	return err
 }
