@@ -85,6 +85,20 @@ func TestServeZKWorkers(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	// submit --json on ZooKeeper prints the API's summary of the job;
+	// the job reads the same from the root as through the server.
+	zkArgs := []string{"--zk", srv.ConnString(), "--root", root}
+	r := baton(t, append([]string{"submit", writeWorkflow(t, "nap.json", `{"version":1,"root":{"act":"sleep","payload":"1ms"}}`), "--id", "nap", "--json", "--wait"}, zkArgs...)...).want(t, exitOK)
+	if first, last, _ := strings.Cut(r.stdout, "\n"); !strings.HasPrefix(first, `{"id":"nap","status":"running","version":1,`) || !strings.HasPrefix(last, `{"id":"nap","status":"succeeded",`) {
+		t.Errorf("submit --json --wait printed:\n%s", r.stdout)
+	}
+	for _, args := range [][]string{{"status", "--json", "nap"}, {"history", "nap"}, {"status", "nap"}, {"inspect", "--json", "--version", "1", "nap"}} {
+		direct := baton(t, append(args, zkArgs...)...).want(t, exitOK)
+		served := baton(t, append(args, "--server", serveURL(t, a))...).want(t, exitOK)
+		if direct.stdout != served.stdout {
+			t.Errorf("baton %q from the root:\n%s\nthrough the server:\n%s", args, direct.stdout, served.stdout)
+		}
+	}
 	for _, p := range []*inProcess{b, a} {
 		if code := p.stop(t); code != exitOK {
 			t.Errorf("exited %d:\n%s", code, p.errOut.String())

@@ -279,20 +279,30 @@ func (b *serverBackend) delete(ctx context.Context, id job.ID) error {
 	return b.fail(err, id)
 }
 
-func (b *serverBackend) submitter(context.Context) (submitter, error) { return serverSubmitter{b}, nil }
+func (b *serverBackend) submitter(context.Context) (submitter, error) {
+	return &serverSubmitter{b: b}, nil
+}
 
 // serverSubmitter submits through the server, and follows a job with its
 // history's long polls.
-type serverSubmitter struct{ b *serverBackend }
+type serverSubmitter struct {
+	b    *serverBackend
+	sent api.Summary // the server's answer to the last submit
+}
+
+// answer is the server's answer to the submit of job id: its summary.
+func (s *serverSubmitter) answer(id job.ID) (api.Summary, bool) {
+	return s.sent, s.sent.ID == string(id)
+}
 
 // submit posts the workflow, encoded again; the same ID with the same
 // workflow is a safe retry (the server answers 200 and makes nothing).
-func (s serverSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) error {
+func (s *serverSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) error {
 	data, err := ast.Encode(root)
 	if err != nil {
 		return err
 	}
-	_, _, err = s.b.c.Submit(ctx, id, data)
+	s.sent, _, err = s.b.c.Submit(ctx, id, data)
 	var ce *client.Error
 	switch {
 	case err == nil:
@@ -305,13 +315,13 @@ func (s serverSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) e
 	return withCode(exitStore, err)
 }
 
-func (s serverSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+func (s *serverSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
 	return s.b.viewSummary(ctx, id)
 }
 
 // wait follows the job with the history's long polls (client.Wait) until
 // it has finished, and returns it.
-func (s serverSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+func (s *serverSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
 	if _, err := s.b.c.Wait(ctx, id); err != nil {
 		return api.Job{}, s.b.fail(err, id)
 	}
@@ -320,8 +330,8 @@ func (s serverSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
 
 // unserved is "": the server refuses a job naming an action no worker
 // runs when it can tell (422 unknown_action).
-func (serverSubmitter) unserved(context.Context, ast.Node) string { return "" }
-func (serverSubmitter) close()                                    {}
+func (*serverSubmitter) unserved(context.Context, ast.Node) string { return "" }
+func (*serverSubmitter) close()                                    {}
 
 // exitCodeOf is the exit status of a server's refusal: exitStore when its
 // store cannot be used or it is stopping, else exitError.

@@ -131,10 +131,16 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s: submit job %s to %s: %v", source, id, where, err)
 	}
 	if *asJSON {
-		// The summary of the job just made, as the API answers a submit.
-		sum, err := s.status(ctx, id)
-		if err != nil {
-			return fmt.Errorf("job %s in %s: %v", id, where, err)
+		// The summary of the job just made: the server's answer, else
+		// the job as stored, as a server would answer.
+		sum, ok := api.Summary{}, false
+		if a, is := s.(answerer); is {
+			sum, ok = a.answer(id)
+		}
+		if !ok {
+			if sum, err = s.status(ctx, id); err != nil {
+				return fmt.Errorf("job %s in %s: %v", id, where, err)
+			}
 		}
 		if err := writeJSON(con.Stdout(), sum); err != nil {
 			return withCode(exitError, err)
@@ -149,6 +155,11 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		return nil
 	}
 	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet, *asJSON)
+}
+
+// answerer is a submitter that has the answer to a submit: a server's.
+type answerer interface {
+	answer(id job.ID) (api.Summary, bool)
 }
 
 // follow is submit --wait: it follows job id with the progress line
