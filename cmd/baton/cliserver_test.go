@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store/bolt"
 )
@@ -95,14 +96,9 @@ func same(t *testing.T, db, url string, code int, args ...string) result {
 // store file as through 'baton serve' on a copy of it, text and JSON.
 func TestServerGolden(t *testing.T) {
 	a := goldenStore(t)
-	b := copyFile(t, a)
-	p := startInProcess(t, "baton serve: http", "serve", "--store", b, "--listen", "127.0.0.1:0")
-	url := serveURL(t, p)
 
-	r := same(t, a, url, exitOK, "status")
-	contains(t, "status", r.stdout, "ID", "long", "retry")
-	same(t, a, url, exitOK, "status", "--json")
-	// The text is job.Describe's, rendered from the API's values.
+	// The text is job.Describe's, rendered from the API's values. The file
+	// is copied once it holds every job.
 	st, err := bolt.OpenReadOnly(a, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +113,20 @@ func TestServerGolden(t *testing.T) {
 		}
 	}
 	st.Close()
-	for _, id := range []string{"ok", "bad", "par", "retry", "dl", "long"} {
+	// An unfinished job, its action running in the server (which resumed
+	// it) and waiting for 'baton resume' in the file.
+	storeJobs(t, a, map[job.ID]ast.Node{"c": ast.Act("sleep", "1h")})
+	b := copyFile(t, a)
+	p := startInProcess(t, "baton serve: http", "serve", "--store", b, "--listen", "127.0.0.1:0")
+	url := serveURL(t, p)
+	eventually(t, 20*time.Second, "c running in the server", func() (bool, string) {
+		r := baton(t, "status", "--server", url, "c")
+		return strings.Contains(r.stdout, `act sleep "1h": running #1`), r.stdout + r.stderr
+	})
+	r := same(t, a, url, exitOK, "status")
+	contains(t, "status", r.stdout, "ID", "long", "retry")
+	same(t, a, url, exitOK, "status", "--json")
+	for _, id := range []string{"ok", "bad", "par", "retry", "dl", "long", "c"} {
 		r := same(t, a, url, exitOK, "status", id)
 		contains(t, "status "+id, r.stdout, "job "+id+" v")
 		same(t, a, url, exitOK, "status", "--json", id)
@@ -125,7 +134,9 @@ func TestServerGolden(t *testing.T) {
 		same(t, a, url, exitOK, "history", "--json", id)
 		for _, f := range []string{"text", "dot", "mermaid", "svg"} {
 			same(t, a, url, exitOK, "inspect", "--format", f, id)
-			same(t, a, url, exitOK, "inspect", "--format", f, "--version", "2", id)
+			if id != "c" { // one version
+				same(t, a, url, exitOK, "inspect", "--format", f, "--version", "2", id)
+			}
 		}
 		same(t, a, url, exitOK, "inspect", "--json", id)
 		same(t, a, url, exitOK, "inspect", "--json", "--version", "1", id)
@@ -150,7 +161,13 @@ func TestServerGolden(t *testing.T) {
 	same(t, a, url, exitError, "cancel", "ok")
 	same(t, a, url, exitError, "cancel", "nope")
 
-	// Changes: a delete of a settled job, the same line.
+	// Changes: a cancel of the unfinished job, and a delete of a settled
+	// one, the same lines; the same job after the cancel.
+	same(t, a, url, exitOK, "cancel", "--reason", "not\nneeded", "c")
+	same(t, a, url, exitOK, "cancel", "c")
+	same(t, a, url, exitOK, "status", "c")
+	same(t, a, url, exitOK, "history", "c")
+	same(t, a, url, exitOK, "status", "--json", "c")
 	same(t, a, url, exitOK, "delete", "ok")
 	same(t, a, url, exitError, "delete", "ok")
 	same(t, a, url, exitOK, "status")
