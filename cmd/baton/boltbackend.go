@@ -68,7 +68,11 @@ func (b *boltBackend) close()                                       {}
 
 // cancel commits the cancel; the finally blocks it leaves wait for
 // 'baton resume'.
-func (b *boltBackend) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
+func (b *boltBackend) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
+	j, err := b.st.Load(ctx, id)
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
 	tr, err := job.Cancel(j, reason)
 	if err == nil {
 		err = store.Commit(ctx, b.st, tr)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
@@ -101,12 +102,12 @@ func (s *kafkaSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) e
 	return nil
 }
 
-func (s *kafkaSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Status(ctx, id)
+func (s *kafkaSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+	return summaries(s.r.Status)(ctx, id)
 }
 
-func (s *kafkaSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Wait(ctx, id)
+func (s *kafkaSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+	return jobView(s.r.Wait(ctx, id))
 }
 
 func (s *kafkaSubmitter) unserved(ctx context.Context, root ast.Node) string {
@@ -171,8 +172,8 @@ func (d runnerDeleter) close() { d.stop() }
 // to cancel.
 type noJobs struct{}
 
-func (noJobs) cancel(_ context.Context, j job.Job, _ string) (string, error) {
-	return "", fmt.Errorf("job %s: %w", j.ID(), store.ErrNotFound)
+func (noJobs) cancel(_ context.Context, id job.ID, _ string) (string, error) {
+	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 }
 
 func (noJobs) close() {}

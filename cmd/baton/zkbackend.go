@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	zkrunner "github.com/batonwf/baton/runner/zk"
@@ -77,12 +78,12 @@ func (s *zkSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) erro
 	return s.r.Submit(ctx, id, root)
 }
 
-func (s *zkSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Status(ctx, id)
+func (s *zkSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+	return summaries(s.r.Status)(ctx, id)
 }
 
-func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Wait(ctx, id)
+func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+	return jobView(s.r.Wait(ctx, id))
 }
 
 func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {
@@ -234,4 +235,19 @@ func claimList(cs []zkrunner.Claim) string {
 		parts = append(parts, string(cl.Job)+"/"+cl.Action)
 	}
 	return strings.Join(parts, " ")
+}
+
+// listWorkers returns the workers announced on the root, for 'baton serve
+// --zk' (GET /api/v1/workers): a worker stopping has capacity 0.
+func (b *zkBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
+	infos, err := b.st.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Worker, len(infos))
+	for i, w := range infos {
+		since := w.Started.UTC()
+		out[i] = api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since}
+	}
+	return out, nil
 }
