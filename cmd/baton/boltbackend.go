@@ -40,17 +40,12 @@ func (b *boltBackend) Close() error                                 { return b.s
 
 // local returns a runner of o's actions in this process, on the file:
 // 'baton run' and 'baton resume' run their jobs with it. It resumes
-// nothing by itself (each command names its jobs); after Ctrl-C it lets
-// the actions in flight finish for drainTimeout.
+// nothing by itself (each command names its jobs).
 func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
 	return inmem.New(inmem.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
 		NoResume:      true,
-		Registry:      o.reg,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  drainTimeout,
-		Logger:        o.log,
 	})
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -126,7 +127,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	defer stopSignals()
 	// The runner would resume every unfinished job in the store; this
 	// command runs only its own and leaves the others to 'baton resume'.
-	r, err := b.local(workerOptions{reg: reg, workers: *workers, timeout: *timeout, log: runnerLoggerAt(con.Stderr(), logLevel(*verbose))})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, DrainTimeout: drainTimeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(*verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -27,7 +27,7 @@ func TestRetryWithTimers(t *testing.T) {
 		return []byte(`"ok"`), nil
 	}))
 	st := store.NewMemory()
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	ctx := testCtx(t)
 	w := ast.Act("flaky", nil).WithRetry(ast.Retry{Attempts: 5, Initial: 20 * time.Millisecond, Multiplier: 2})
 	start := time.Now()
@@ -78,7 +78,7 @@ func TestKindsAndTimeouts(t *testing.T) {
 	must(t, reg.Register("broken", func(ctx context.Context, a job.Action) ([]byte, error) {
 		return nil, runner.Final(errors.New("bad request"))
 	}))
-	r, _, _ := startRunner(t, inmem.Options{Registry: reg})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
 	ctx := testCtx(t)
 	policy := ast.Retry{Attempts: 3, Initial: time.Millisecond, NonRetryable: []string{"card_declined"}}
 	must(t, r.Submit(ctx, "slow", ast.Act("slow", nil).WithTimeout(20*time.Millisecond).WithRetry(policy)))
@@ -122,7 +122,7 @@ func TestAtMostOnceLost(t *testing.T) {
 		return nil, nil
 	}))
 	st := store.NewMemory()
-	r1, ran1, cancel1 := startRunner(t, inmem.Options{Store: st, Registry: reg, DrainTimeout: -1})
+	r1, ran1, cancel1 := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1}, Store: st})
 	ctx := testCtx(t)
 	w := ast.Seq(ast.Act("pay", 1).AtMostOnce().WithRetry(ast.Retry{Attempts: 2, Initial: time.Millisecond}), ast.Act("pay", 2))
 	must(t, r1.Submit(ctx, "p", w))
@@ -130,7 +130,7 @@ func TestAtMostOnceLost(t *testing.T) {
 	cancel1()
 	must(t, <-ran1)
 
-	r2, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
+	r2, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	j, err := r2.Wait(ctx, "p")
 	must(t, err)
 	h, err := store.LoadHistory(ctx, st, "p")
