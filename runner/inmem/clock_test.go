@@ -3,7 +3,6 @@ package inmem_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,14 +68,8 @@ func TestRetryWaitsOnTheClock(t *testing.T) {
 	if end := t0.Add(3 * time.Hour); !j.Clock().Equal(end) {
 		t.Errorf("the job's clock reads %v, want the runner clock's %v", j.Clock(), end)
 	}
-	h, err := store.LoadHistory(ctx, st, "flaky")
+	got, err := runnertest.Stamps(ctx, st, "flaky", t0)
 	must(t, err)
-	var got []string
-	for _, s := range h.Steps {
-		for _, res := range s.Results {
-			got = append(got, fmt.Sprintf("%s at t0+%v", res.ActionID, res.At.Sub(t0)))
-		}
-	}
 	want := []string{"root#1 at t0+0s", "root@retry#2 at t0+1h0m0s", "root#2 at t0+1h0m0s", "root@retry#3 at t0+3h0m0s", "root#3 at t0+3h0m0s"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("history (each result and firing stamped by the clock):\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -3,7 +3,6 @@ package kafka_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +13,6 @@ import (
 	"github.com/batonwf/baton/runner"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 	"github.com/batonwf/baton/runner/runnertest"
-	"github.com/batonwf/baton/store"
 )
 
 // TestRetryWaitsOnTheClock: the restarter arms a retry's back-off on the
@@ -59,15 +57,9 @@ func TestRetryWaitsOnTheClock(t *testing.T) {
 	if j.Status() != job.StatusSucceeded || calls.Load() != 3 {
 		t.Fatalf("%s after %d calls:\n%s", j.Status(), calls.Load(), job.Describe(j))
 	}
-	h, err := store.LoadHistory(ctx, st, "flaky")
+	got, err := runnertest.Stamps(ctx, st, "flaky", t0)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var got []string
-	for _, s := range h.Steps {
-		for _, res := range s.Results {
-			got = append(got, fmt.Sprintf("%s at t0+%v", res.ActionID, res.At.Sub(t0)))
-		}
 	}
 	want := []string{"root#1 at t0+0s", "root@retry#2 at t0+1h0m0s", "root#2 at t0+1h0m0s", "root@retry#3 at t0+3h0m0s", "root#3 at t0+3h0m0s"}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {

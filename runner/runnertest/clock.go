@@ -1,11 +1,15 @@
 package runnertest
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/store"
 )
 
 // Clock is a runner.Clock that moves only when the test moves it: give it
@@ -103,4 +107,22 @@ func (c *Clock) Fired() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.fired
+}
+
+// Stamps lists the results and firings of job id's history in the order
+// they applied, each as "ACTION-ID at t0+OFFSET" (how far its stamp, At,
+// is from t0): what a test on a Clock started at t0 compares. A store
+// that keeps no history is an error wrapping errors.ErrUnsupported.
+func Stamps(ctx context.Context, st store.Store, id job.ID, t0 time.Time) ([]string, error) {
+	h, err := store.LoadHistory(ctx, st, id)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range h.Steps {
+		for _, r := range s.Results {
+			out = append(out, fmt.Sprintf("%s at t0+%v", r.ActionID, r.At.Sub(t0)))
+		}
+	}
+	return out, nil
 }
