@@ -43,8 +43,44 @@
 //
 // Errors name the job. A result routed to the wrong job wraps
 // job.ErrWrongJob; a missing job store.ErrNotFound; a workflow naming
-// actions without a handler ErrUnknownActions (Submit refuses it, Recover
-// leaves such a stored job untouched rather than fail its actions).
+// actions without a handler ErrUnknownActions (Submit and Create refuse
+// it, Recover leaves such a stored job untouched rather than fail its
+// actions; CheckHandlers is that check, for a runner that makes it where
+// a job is submitted rather than where it is created).
+//
+// # The kit
+//
+// What every runner needs besides the loop is written once here, and each
+// runner keeps only its own transport:
+//
+//   - Lifecycle: Run once; Close before Run, twice or concurrently; Stop
+//     for a runner that stops on its own. Each runner's ErrClosed and
+//     ErrRunning wrap ErrClosed and ErrRunning.
+//   - Applier: the per-job applier. Results for a job queue up; one
+//     goroutine at a time applies a job's results, a batch at a time (at
+//     most MaxBatch, and a byte bound if asked); results added while it
+//     applies a batch join the next, so a job's backlog costs one Restart
+//     and one commit per batch, never one per result, and the applies of
+//     one job never overlap. runner/inmem applies in the goroutine that
+//     handed the result in (Add), runner/zk in one of its own (Go).
+//   - Drain: on shutdown, the actions in flight get the drain timeout to
+//     finish, then are handed back (negative: at once).
+//   - RecoverAll: resume every unfinished job when a runner starts,
+//     listing the store a page at a time into Engine.Recover, so memory
+//     does not grow with the store.
+//   - Backoff: capped, jittered exponential retries of I/O.
+//
+// runner/kafka uses Lifecycle, Drain and Backoff, but neither Applier nor
+// RecoverAll, because its shape is another: a restarter owns a partition
+// and applies what it reads from it in batches of messages, each batch
+// grouped by job and applied with a bounded number of jobs at once, and
+// the partition's offset is committed only once the whole batch is
+// applied (a barrier per batch, submits and deletes applied in their
+// place between a job's results, failed jobs retried after the partition
+// is claimed again), so the coalescing is the batch read from the
+// partition itself. Its recovery is per partition, of the jobs its claim
+// read found unfinished in the state partition, not a listing of the
+// store.
 //
 // # Delivery
 //

@@ -69,22 +69,32 @@ func NewEngine[R any](o EngineOptions[R]) (*Engine[R], error) {
 	return &Engine[R]{o: o, log: log}, nil
 }
 
-// missing returns an error wrapping ErrUnknownActions if the engine has a
-// registry and root names actions it has no handler for.
-func (e *Engine[R]) missing(id job.ID, root ast.Node) error {
-	if e.o.Registry == nil {
+// CheckHandlers returns an error wrapping ErrUnknownActions, naming the
+// job and the actions, if the workflow at root uses actions that reg has
+// no handler for; nil if it has them all, or if reg is nil. It is the
+// check Submit, Create and Recover make with EngineOptions.Registry; a
+// runner that checks a workflow where it is submitted, apart from the
+// engine that creates the job (runner/kafka), calls it there.
+func CheckHandlers(reg *Registry, id job.ID, root ast.Node) error {
+	if reg == nil {
 		return nil
 	}
-	if missing := e.o.Registry.Missing(root); len(missing) > 0 {
-		return fmt.Errorf("job %s: %w: %q (registered: %q)", id, ErrUnknownActions, missing, e.o.Registry.Names())
+	if missing := reg.Missing(root); len(missing) > 0 {
+		return fmt.Errorf("job %s: %w: %q (registered: %q)", id, ErrUnknownActions, missing, reg.Names())
 	}
 	return nil
 }
 
-// Submit starts a new job: job.New with a random incarnation, then Commit
-// (create and dispatch the first actions). An invalid workflow, a workflow
-// naming actions without a handler (when the engine has a Registry), or an
-// ID already in use (store.ErrExists) is an error and nothing is stored.
+// missing returns CheckHandlers' error for the engine's registry.
+func (e *Engine[R]) missing(id job.ID, root ast.Node) error {
+	return CheckHandlers(e.o.Registry, id, root)
+}
+
+// Submit starts a new job: job.New with a random incarnation and the
+// engine's clock as its start, then Create. An invalid workflow, a
+// workflow naming actions without a handler (when the engine has a
+// Registry), or an ID already in use (store.ErrExists) is an error and
+// nothing is stored.
 func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
 	if err := e.missing(id, root); err != nil {
 		return job.Transition{}, err
@@ -93,6 +103,38 @@ func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.T
 	if err != nil {
 		return job.Transition{}, err
 	}
+	return e.create(ctx, tr)
+}
+
+// Create commits tr, the transition job.New made for a new job: it
+// checks the workflow against the Registry (as Submit does), commits
+// (Transport.Commit with R's zero value: a new job consumes nothing),
+// which creates the job and dispatches its first actions, and tells the
+// hooks and the log. Submit makes tr itself; a runner whose jobs are
+// made elsewhere calls Create (runner/kafka makes each from its submit
+// message, with the message's incarnation and start, so that a message
+// read twice makes the same job).
+//
+// Errors name the job: a transition that does not create a job, a
+// workflow naming actions without a handler, or store.ErrExists when its
+// ID is taken, and nothing was stored; one wrapping ErrNotDispatched
+// when the job was created but its first actions may not have been
+// dispatched (recovery dispatches them), with tr returned; any other
+// Commit error.
+func (e *Engine[R]) Create(ctx context.Context, tr job.Transition) (job.Transition, error) {
+	id := tr.Job.ID()
+	if !tr.Created() {
+		return job.Transition{}, fmt.Errorf("job %s: Create of a transition that makes version %d, not a new job", id, tr.Job.Version())
+	}
+	if err := e.missing(id, tr.Job.Workflow()); err != nil {
+		return job.Transition{}, err
+	}
+	return e.create(ctx, tr)
+}
+
+// create is Create once the checks passed.
+func (e *Engine[R]) create(ctx context.Context, tr job.Transition) (job.Transition, error) {
+	id := tr.Job.ID()
 	var none R // a new job consumes nothing
 	if err := e.o.Transport.Commit(ctx, tr, none); err != nil && !errors.Is(err, ErrNotDispatched) {
 		return job.Transition{}, fmt.Errorf("job %s: %w", id, err)

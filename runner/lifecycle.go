@@ -77,6 +77,20 @@ func (l *Lifecycle) Close() {
 	<-stopped
 }
 
+// Stop ends Run's context, as Close does, but does not wait for Run to
+// return, and does not close the runner: its other methods work until
+// Run has returned. It is for a runner that stops on its own from within
+// Run's work (a store that failed), where waiting for Run would never
+// end. Before Run, and once Run has returned, it does nothing.
+func (l *Lifecycle) Stop() {
+	l.mu.Lock()
+	stop := l.stop
+	l.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
 // fire calls the OnClose functions, once.
 func (l *Lifecycle) fire() {
 	l.mu.Lock()

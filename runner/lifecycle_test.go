@@ -175,3 +175,32 @@ func TestBackoffRetry(t *testing.T) {
 		t.Errorf("Retry = %v after %d calls, want Canceled and the last error after 5", err, calls)
 	}
 }
+
+// TestLifecycleStop: Stop ends Run's context without waiting for Run, so
+// Run's own work may call it; before Run it does nothing, and the runner
+// stays usable until Run returns.
+func TestLifecycleStop(t *testing.T) {
+	var l runner.Lifecycle
+	l.Stop() // before Run: nothing
+	if err := l.Usable(); err != nil {
+		t.Fatalf("Usable after Stop before Run = %v", err)
+	}
+	ctx, done, err := l.Start(context.Background())
+	if err != nil {
+		t.Fatalf("Start after Stop before Run = %v", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("Run's context ended by a Stop that came before Run")
+	}
+	l.Stop() // from Run's own goroutine: must not wait for Run
+	<-ctx.Done()
+	if err := l.Usable(); err != nil {
+		t.Errorf("Usable after Stop, before Run returned = %v, want nil", err)
+	}
+	done()
+	if err := l.Usable(); !errors.Is(err, runner.ErrClosed) {
+		t.Errorf("Usable after Run returned = %v, want ErrClosed", err)
+	}
+	l.Stop() // after Run returned: nothing
+	l.Close()
+}

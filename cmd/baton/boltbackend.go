@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner/inmem"
+	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 )
@@ -39,9 +40,11 @@ func (b *boltBackend) writeStatus(context.Context, io.Writer) error { return nil
 func (b *boltBackend) Close() error                                 { return b.st.Close() }
 
 // local returns a runner of o's actions in this process, on the file:
-// 'baton run' and 'baton resume' run their jobs with it. It resumes
-// nothing by itself (each command names its jobs).
+// 'baton run', 'baton resume' and 'baton serve' run their jobs with it.
+// It resumes nothing by itself (each command names its jobs); after
+// Ctrl-C it lets the actions in flight finish for drainTimeout.
 func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
+	o.DrainTimeout = drainTimeout
 	return inmem.New(inmem.Options{
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
@@ -76,3 +79,30 @@ func (b *boltBackend) cancel(ctx context.Context, j job.Job, reason string) (str
 	return fmt.Sprintf("job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s",
 		j.ID(), tr.Job.Version(), b.path, j.ID()), nil
 }
+
+// serveLocal is the runner of 'baton serve' on the file: it runs the jobs
+// in this process, and resumes the unfinished ones first (a job naming
+// actions it has no handler for is left as it is, with a message).
+func (b *boltBackend) serveLocal(ctx context.Context, o workerOptions) (serving, error) {
+	r, err := b.local(o)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := unfinished(ctx, b.st)
+	if err != nil {
+		r.Close()
+		return nil, withCode(storeExit(err), fmt.Errorf("list jobs: %v", err))
+	}
+	if err := r.Resume(ctx, ids...); err != nil {
+		o.Logger.Warn("serve: some unfinished jobs were not resumed", "err", err)
+	}
+	return boltServing{r, server.Local{Runner: r, Registry: o.Registry, Name: o.name, Capacity: o.Workers, Since: time.Now()}}, nil
+}
+
+// boltServing runs the jobs of a store file for 'baton serve'.
+type boltServing struct {
+	*inmem.Runner
+	local server.Local
+}
+
+func (s boltServing) runner() any { return s.local }

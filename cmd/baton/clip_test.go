@@ -23,6 +23,7 @@ func TestHugeFailureMessageIsClipped(t *testing.T) {
 		{"inspect", "huge"},
 		{"inspect", "--format", "dot", "huge"},
 		{"inspect", "--format", "mermaid", "huge"},
+		{"inspect", "--format", "svg", "huge"},
 		{"inspect", "--version", "3", "huge"},
 	} {
 		want := exitOK

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/batonwf/baton/internal/render"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -11,15 +12,18 @@ import (
 func inspectCommand() command {
 	return command{
 		name:    "inspect",
-		summary: "show a job as text, JSON, Graphviz dot or mermaid",
-		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--format text|json|dot|mermaid] [--version V] JOB",
+		summary: "show a job as text, JSON, Graphviz dot, mermaid or SVG",
+		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--format text|json|dot|mermaid|svg] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node
   json     the job's encoding, as stored in snapshots
   dot      a Graphviz digraph, nodes coloured by status:
            baton inspect --format dot JOB | dot -Tsvg > job.svg
-  mermaid  a mermaid flowchart, for Markdown`,
+  mermaid  a mermaid flowchart, for Markdown
+  svg      the job page's drawing, every node a box filled by its state
+           (groups of over 100 children closed, at most 2,000 boxes):
+           baton inspect --format svg JOB > job.svg`,
 		run: (*cli).inspect,
 	}
 }
@@ -30,7 +34,7 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
-	format := fset.String("format", "text", "output `FORMAT`: text, json, dot or mermaid")
+	format := fset.String("format", "text", "output `FORMAT`: text, json, dot, mermaid or svg")
 	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -42,14 +46,15 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	render, ok := map[string]func(job.Job) (string, error){
+	draw, ok := map[string]func(job.Job) (string, error){
 		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
 		"json":    renderJSON,
-		"dot":     func(j job.Job) (string, error) { return renderDot(j), nil },
-		"mermaid": func(j job.Job) (string, error) { return renderMermaid(j), nil },
+		"dot":     func(j job.Job) (string, error) { return render.Dot(j), nil },
+		"mermaid": func(j job.Job) (string, error) { return render.Mermaid(j), nil },
+		"svg":     render.SVG,
 	}[*format]
 	if !ok {
-		return c.usageError(cmd, "unknown --format %q (want text, json, dot or mermaid)", *format)
+		return c.usageError(cmd, "unknown --format %q (want text, json, dot, mermaid or svg)", *format)
 	}
 	id := job.ID(pos[0])
 	if err := checkID(id); err != nil {
@@ -78,7 +83,7 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	out, err := render(j)
+	out, err := draw(j)
 	if err != nil {
 		return fmt.Errorf("job %s: %v", id, err)
 	}

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"encoding/xml"
+	"io"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/batonwf/baton/draw"
 	"github.com/batonwf/baton/job"
 )
 
@@ -133,11 +136,77 @@ func TestInspect(t *testing.T) {
 	contains(t, "stderr", r.stderr, "baton: job nope not found in "+db)
 }
 
-func TestEscaping(t *testing.T) {
-	if got := dotQuote("a\"b\\c\nd"); got != `"a\"b\\c\nd"` {
-		t.Errorf("dotQuote = %s", got)
+// TestInspectSVG: --format svg writes the drawing of package draw, the
+// same bytes as draw.Layout of the job: every node drawn with its path and
+// state, now and at a past version.
+func TestInspectSVG(t *testing.T) {
+	db := twoJobs(t)
+	for _, c := range []struct {
+		id      string
+		version string
+	}{{"ok", ""}, {"bad", ""}, {"bad", "1"}} {
+		args := []string{"inspect", "--store", db, "--format", "json"}
+		if c.version != "" {
+			args = append(args, "--version", c.version)
+		}
+		r := baton(t, append(args, c.id)...).want(t, exitOK)
+		j, err := job.Decode([]byte(strings.TrimSpace(r.stdout)))
+		if err != nil {
+			t.Fatalf("inspect json: %v", err)
+		}
+		args[4] = "svg"
+		r = baton(t, append(args, c.id)...).want(t, exitOK)
+
+		g, err := draw.Layout(j, draw.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want strings.Builder
+		if err := g.SVG(&want); err != nil {
+			t.Fatal(err)
+		}
+		if r.stdout != want.String() {
+			t.Errorf("inspect %s v%s --format svg is not draw's drawing:\n%s", c.id, c.version, r.stdout)
+		}
+		// Every node's path and state, as the job has them.
+		states := map[string]string{}
+		d := xml.NewDecoder(strings.NewReader(r.stdout))
+		for {
+			tok, err := d.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("inspect %s --format svg does not parse: %v", c.id, err)
+			}
+			if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "g" {
+				var path, status string
+				var has bool
+				for _, a := range se.Attr {
+					switch a.Name.Local {
+					case "data-status":
+						status = a.Value
+					case "data-path":
+						path, has = a.Value, true
+					}
+				}
+				if has && status != "" {
+					states[path] = status
+				}
+			}
+		}
+		n := 0
+		j.Walk(func(ni job.NodeInfo) bool {
+			n++
+			if states[ni.Path] != ni.Status.String() {
+				t.Errorf("inspect %s v%s: node %q drawn %q, is %s", c.id, c.version, ni.Path, states[ni.Path], ni.Status)
+			}
+			return true
+		})
+		if len(states) != n {
+			t.Errorf("inspect %s: %d nodes drawn, the job has %d", c.id, len(states), n)
+		}
 	}
-	if got := mermaidEscape(`say "hi" <b> #1`); got != `say #34;hi#34; #60;b#62; #35;1` {
-		t.Errorf("mermaidEscape = %s", got)
-	}
+	r := baton(t, "inspect", "--store", db, "--format", "png", "ok").want(t, exitError)
+	contains(t, "stderr", r.stderr, "text, json, dot, mermaid or svg")
 }

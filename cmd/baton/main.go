@@ -6,7 +6,8 @@
 //	baton resume                        finish every unfinished job
 //	baton status [JOB]                  list jobs, or show one
 //	baton history JOB                   the results each step applied
-//	baton inspect --format dot JOB      the tree as text, JSON, dot or mermaid
+//	baton inspect --format dot JOB      the tree as text, JSON, dot, mermaid or SVG
+//	baton serve                         the jobs over HTTP (docs/api.md), run here
 //
 // With --zk HOST:PORT, jobs are kept in ZooKeeper instead, and run by any
 // number of worker processes on any machines:
@@ -96,7 +97,7 @@ type command struct {
 // commands returns every subcommand, in the order baton help lists them.
 // It is a function, not a variable, because help refers back to it.
 func commands() []command {
-	return []command{runCommand(), submitCommand(), workerCommand(), resumeCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
+	return []command{runCommand(), submitCommand(), workerCommand(), resumeCommand(), serveCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
 }
 
 func lookup(name string) (command, bool) {

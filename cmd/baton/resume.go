@@ -152,7 +152,7 @@ func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resu
 		return exitWith(status)
 	}
 
-	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.workers, DrainTimeout: drainTimeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))}})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.workers, Logger: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -127,7 +127,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	defer stopSignals()
 	// The runner would resume every unfinished job in the store; this
 	// command runs only its own and leaves the others to 'baton resume'.
-	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, DrainTimeout: drainTimeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(*verbose))}})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(*verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -29,7 +29,8 @@ type layer struct {
 }
 
 // rules, from the bottom up: ast <- job <- store <- runner <- adapters <-
-// cmd, examples, bench. Adapters (store/bolt, runner/inmem, ...) never
+// cmd, examples, bench; api (the HTTP API's JSON) beside runner, server
+// and client among the adapters. Adapters (store/bolt, runner/inmem, ...) never
 // import each other; test kits (storetest, runnertest) are imported by
 // tests only.
 func rules(pkg string) (layer, bool) {
@@ -39,6 +40,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, std: pure}, true
 	case rel == "job":
 		return layer{name: rel, may: []string{"ast"}, std: pure}, true
+	case rel == "draw": // the drawing of a job: pure like job, writing only to the io.Writer it is given
+		return layer{name: rel, may: []string{"ast", "job"}, std: set(append(keys(pure), "io")...)}, true
 	case rel == "job/jobtest":
 		return layer{name: rel, may: []string{"ast", "job"}}, true
 	case rel == "store":
@@ -57,12 +60,28 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case rel == "runner/kafka":
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
+	case rel == "api":
+		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
+	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render"}}, true
+	case rel == "client":
+		return layer{name: rel, may: []string{"ast", "job", "api"}}, true
+	case rel == "server/servertest":
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "server", "client"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
 		return layer{name: rel, may: []string{""}, ext: []string{""}}, true // the top: anything
 	}
 	return layer{}, false
+}
+
+func keys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func set(xs ...string) map[string]bool {

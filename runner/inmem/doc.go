@@ -6,8 +6,9 @@
 // With store.NewMemory it is a fast engine for tests; with store/bolt every
 // transition is on disk before its actions run, so jobs survive a crash or
 // a restart of the process: a new Runner on the same store resumes every
-// unfinished job when Run starts (unless Options.NoResume; Resume picks
-// jobs), without repeating actions whose results were saved.
+// unfinished job when Run starts, listing a page of them at a time
+// (runner.RecoverAll; unless Options.NoResume; Resume picks jobs),
+// without repeating actions whose results were saved.
 //
 //	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 //	go r.Run(ctx)
@@ -27,8 +28,8 @@
 //
 // A worker takes one action at a time, and applies its result as soon as
 // the action ends: no finished result waits for another action. Results
-// are combined per job: while one goroutine applies a job's results, the
-// others leave theirs with it, and it applies everything that piled up in
+// are combined per job (runner.Applier): while one goroutine applies a
+// job's results, the others leave theirs with it, and it applies everything that piled up in
 // one Restart and one commit (a backlog becomes large batches, which keeps
 // the cost per action low with a durable store). A worker keeps for itself
 // the first action its own commit dispatched when no other action waits,
@@ -54,9 +55,11 @@
 //
 // When Run's context ends (or Close is called), workers take no new
 // action; actions in flight get Options.DrainTimeout to finish and their
-// results are saved; after that their contexts are cancelled, and an
+// results are saved (runner.Drain); after that their contexts are cancelled, and an
 // action that then fails is handed back, not failed: it stays outstanding
 // in the store and runs again when a runner resumes the job. After Run
-// returns the runner is closed: Submit, Deliver and Resume return
-// ErrClosed, and Wait returns at once for a job that has not finished.
+// returns the runner is closed (runner.Lifecycle: Close before Run makes
+// Run return at once, Close twice does nothing): Submit, Deliver and
+// Resume return ErrClosed, which wraps runner.ErrClosed, and Wait returns
+// at once for a job that has not finished.
 package inmem

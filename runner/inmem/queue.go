@@ -17,8 +17,13 @@ import (
 // on dispatch while workers block on reporting results: that is a
 // deadlock. Memory is bounded by the work the jobs hold anyway.
 type queue struct {
-	mu     sync.Mutex
-	items  []job.Action
+	mu sync.Mutex
+	// segs holds the queued actions in the segments push queued them in,
+	// oldest first; segs[0][head:] are next. A segment is the caller's
+	// slice itself when push queued all of it (a transition's actions are
+	// never copied), so the actions of a step cost no copy and no growth
+	// of one big slice.
+	segs   [][]job.Action
 	head   int
 	live   map[actionKey]struct{}
 	signal chan struct{} // has a token when items may be available
@@ -63,13 +68,19 @@ func newQueue(released func(job.ID)) *queue {
 // redelivery), an at-most-once action that is not live is not queued: it
 // may have run, under another process or before a restart. push returns
 // those; the caller reports them lost.
+//
+// push may keep acts itself until its actions are popped: the caller must
+// not change it afterwards (a committed transition's Actions never are).
 func (q *queue) push(acts []job.Action, keep *slot, again bool) (lost []job.Action) {
 	if len(acts) == 0 {
 		return nil
 	}
 	q.mu.Lock()
-	queued := false
-	for _, a := range acts {
+	// The actions queued are acts[lo:hi] while they are contiguous, which
+	// is the rule (a step's actions are all new); copied once a gap shows.
+	lo, hi := -1, -1
+	var copied []job.Action
+	for i, a := range acts {
 		k := keyOf(a)
 		if _, ok := q.live[k]; ok {
 			continue
@@ -80,12 +91,28 @@ func (q *queue) push(acts []job.Action, keep *slot, again bool) (lost []job.Acti
 		}
 		q.live[k] = struct{}{}
 		q.held[k.job]++
-		if keep != nil && !keep.full && q.head == len(q.items) {
+		switch {
+		case keep != nil && !keep.full && len(q.segs) == 0 && lo < 0:
 			keep.next, keep.full = a, true
-			continue
+		case copied != nil:
+			copied = append(copied, a)
+		case lo < 0:
+			lo, hi = i, i+1
+		case hi == i:
+			hi++
+		default:
+			copied = append(make([]job.Action, 0, hi-lo+len(acts)-i), acts[lo:hi]...)
+			copied = append(copied, a)
 		}
-		q.items = append(q.items, a)
-		queued = true
+	}
+	queued := true
+	switch {
+	case copied != nil:
+		q.segs = append(q.segs, copied)
+	case lo >= 0:
+		q.segs = append(q.segs, acts[lo:hi:hi])
+	default:
+		queued = false
 	}
 	q.mu.Unlock()
 	if queued {
@@ -106,17 +133,16 @@ func (q *queue) notify() {
 func (q *queue) pop(stop <-chan struct{}) (job.Action, bool) {
 	for {
 		q.mu.Lock()
-		if q.head < len(q.items) {
-			a := q.items[q.head]
-			q.items[q.head] = job.Action{}
-			q.head++
-			if q.head == len(q.items) {
-				q.items, q.head = q.items[:0], 0
-			} else if q.head > 1024 && q.head > len(q.items)/2 {
-				q.items = append(q.items[:0], q.items[q.head:]...)
-				q.head = 0
+		if len(q.segs) > 0 {
+			seg := q.segs[0]
+			a := seg[q.head]
+			if q.head++; q.head == len(seg) {
+				// The whole segment was taken: drop it (its actions'
+				// payloads go with it), never write into it.
+				q.segs[0] = nil
+				q.segs, q.head = q.segs[1:], 0
 			}
-			more := q.head < len(q.items)
+			more := len(q.segs) > 0
 			q.mu.Unlock()
 			if more {
 				q.notify() // wake the next worker

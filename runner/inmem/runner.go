@@ -30,12 +30,13 @@ type Options struct {
 	NoResume bool
 }
 
-// Errors of the runner.
+// Errors of the runner. They wrap runner.ErrClosed and runner.ErrRunning,
+// so errors.Is matches either.
 var (
 	// ErrClosed is returned by calls after Close, or after Run returned.
-	ErrClosed = errors.New("inmem: runner closed")
+	ErrClosed = fmt.Errorf("inmem: %w", runner.ErrClosed)
 	// ErrRunning is returned by a second call of Run.
-	ErrRunning = errors.New("inmem: Run already called")
+	ErrRunning = fmt.Errorf("inmem: %w", runner.ErrRunning)
 )
 
 // Runner runs jobs in this process. Its methods are safe for concurrent
@@ -56,43 +57,22 @@ type Runner struct {
 	// between another goroutine's commit and its queueing (it would queue
 	// the new actions too), nor queues actions whose results were applied
 	// after it loaded the job. The applies of one job never overlap (see
-	// pending), which keeps a redelivery's re-dispatch current too.
+	// results), which keeps a redelivery's re-dispatch current too.
 	dispatchMu sync.RWMutex
 
-	pendMu  sync.Mutex
-	pending map[job.ID]*pending // results waiting to be applied
-	idle    []*pending          // drained entries, for reuse (at most maxIdlePending)
+	// results holds the results waiting for their jobs: the goroutine
+	// that hands in a result for a job nobody applies applies the job's
+	// results, a batch at a time, until none is left.
+	results *runner.Applier[job.Result]
+	applyR  runner.ApplyFunc[job.Result] // applies with eng
+
+	life runner.Lifecycle // Run and Close
 
 	mu      sync.Mutex
 	waiters map[job.ID][]chan struct{}
 	broken  map[job.ID]error // jobs whose results could not be applied
-	started bool
-	closed  bool
-	fatal   error              // why the runner stopped on its own
-	stop    context.CancelFunc // stops Run
-	stopped chan struct{}      // closed when Run returns, or by Close before Run
+	fatal   error            // why the runner stopped on its own
 }
-
-// pending holds the results of one job that wait to be applied, and
-// whether some goroutine is applying them.
-//
-// A job's results go through two arrays in turn: while a batch is applied
-// from one, results arriving meanwhile gather in the other (spare, swapped
-// in for results). A drained entry goes to Runner.idle for the next job,
-// so that handing in a result allocates nothing once the runner is warm.
-type pending struct {
-	results []job.Result
-	spare   []job.Result // empty, or nil: an array to swap in for results
-	busy    bool
-}
-
-// maxIdlePending bounds the drained pending entries a runner keeps for
-// reuse, and maxReusedResults the arrays they keep (in results): more
-// than a few jobs' worth of memory is not kept for speed.
-const (
-	maxIdlePending   = 64
-	maxReusedResults = 16
-)
 
 // New returns a runner. It does not start it: call Run.
 func New(o Options) (*Runner, error) {
@@ -112,13 +92,16 @@ func New(o Options) (*Runner, error) {
 	log := o.Logger
 	r := &Runner{
 		o: o, log: log,
-		tm:      newTimers(o.Clock),
-		pending: map[job.ID]*pending{},
+		tm: newTimers(o.Clock),
+		results: runner.NewApplier(runner.ApplierOptions[job.Result]{
+			Job:      func(res job.Result) job.ID { return res.JobID },
+			MaxBatch: o.MaxBatch,
+		}),
 		waiters: map[job.ID][]chan struct{}{},
 		broken:  map[job.ID]error{},
-		stopped: make(chan struct{}),
 	}
-	r.q = newQueue(r.notify) // a Wait that relied on this runner looks at the store again
+	r.life.OnClose(r.notifyAll) // a Wait for a job left unfinished returns
+	r.q = newQueue(r.notify)    // a Wait that relied on this runner looks at the store again
 	hooks := runner.Hooks{}
 	if o.Hooks != nil {
 		hooks = *o.Hooks
@@ -144,7 +127,17 @@ func New(o Options) (*Runner, error) {
 		return nil, err
 	}
 	r.eng = eng
+	r.applyR = r.applyWith(eng)
 	return r, nil
+}
+
+// applyWith returns the function that applies a batch of results with
+// eng (see apply).
+func (r *Runner) applyWith(eng *runner.Engine[struct{}]) runner.ApplyFunc[job.Result] {
+	return func(ctx context.Context, id job.ID, batch []job.Result) []job.Result {
+		r.apply(ctx, eng, id, batch)
+		return nil
+	}
 }
 
 // engine returns an engine whose commits queue the new actions, keeping
@@ -179,17 +172,16 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, _ struct{}) er
 
 func (t transport) Dispatch(_ context.Context, acts []job.Action, ts []job.Timer) error {
 	if lost := t.r.q.push(acts, nil, true); len(lost) > 0 {
-		// Reported from another goroutine: the caller may hold the job
-		// (an Apply) or the dispatch lock (a recovery).
+		// Applied in the background: the caller may be applying the job
+		// (then its next batch takes them) or hold the dispatch lock (a
+		// recovery, which an apply waits for).
 		rs := make([]job.Result, len(lost))
 		for i, a := range lost {
 			rs[i] = runner.LostResult(a, t.r.o.Clock.Now())
 		}
-		go func() {
-			if t.r.usable() == nil {
-				t.r.report(context.Background(), t.r.eng, rs...)
-			}
-		}()
+		if t.r.usable() == nil {
+			t.r.results.Go(context.Background(), t.r.applyR, rs...)
+		}
 	}
 	t.r.tm.arm(ts)
 	return nil
@@ -246,7 +238,7 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 		}
 		checked[res.JobID] = true
 	}
-	r.report(context.WithoutCancel(ctx), r.eng, results...)
+	r.results.Add(context.WithoutCancel(ctx), r.applyR, results...)
 	return nil
 }
 
@@ -285,7 +277,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	r.waiters[id] = append(r.waiters[id], ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
-	r.report(context.WithoutCancel(ctx), r.eng, job.CancelResult(id, reason))
+	r.results.Add(context.WithoutCancel(ctx), r.applyR, job.CancelResult(id, reason))
 	every := time.Millisecond
 	poll := time.NewTimer(every)
 	defer poll.Stop()
@@ -300,13 +292,8 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 		if j.Done() {
 			return fmt.Errorf("inmem: cancel job %s: %w first (%s)", id, runner.ErrFinished, j.Status())
 		}
-		r.mu.Lock()
-		broken, closed := r.broken[id], r.closed || r.fatal != nil
-		var cerr error
-		if closed {
-			cerr = r.closedErr()
-		}
-		r.mu.Unlock()
+		broken, cerr := r.jobState(id)
+		closed := cerr != nil
 		switch {
 		case broken != nil:
 			return fmt.Errorf("inmem: cancel job %s: %w", id, broken)
@@ -324,14 +311,15 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	}
 }
 
-// usable returns ErrClosed after Close or once Run has returned.
+// usable returns ErrClosed after Close or once Run has returned (with the
+// reason the runner stopped if it stopped on its own).
 func (r *Runner) usable() error {
+	if r.life.Usable() == nil {
+		return nil
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return r.closedErr()
-	}
-	return nil
+	return r.closedErr()
 }
 
 // closedErr is ErrClosed, with the reason the runner stopped if it
@@ -343,72 +331,17 @@ func (r *Runner) closedErr() error {
 	return ErrClosed
 }
 
-// report hands in results: they join their jobs' pending results, and for
-// each job whose results no goroutine is applying, this one does, with
-// eng, until none are left.
-func (r *Runner) report(ctx context.Context, eng *runner.Engine[struct{}], rs ...job.Result) {
-	var claimed [4]job.ID
-	mine := claimed[:0] // jobs whose results this goroutine applies
-	r.pendMu.Lock()
-	for _, res := range rs {
-		p := r.pending[res.JobID]
-		if p == nil {
-			if n := len(r.idle); n > 0 {
-				p, r.idle[n-1] = r.idle[n-1], nil
-				r.idle = r.idle[:n-1]
-			} else {
-				p = &pending{}
-			}
-			r.pending[res.JobID] = p
-		}
-		p.results = append(p.results, res)
-		if !p.busy {
-			p.busy = true
-			mine = append(mine, res.JobID)
-		}
+// jobState returns why the results of job id could not be applied (nil if
+// they could), and, when the runner is closed or has stopped on its own,
+// the error that says so (nil while it works). A waiter registered before
+// it looks is woken when that changes (notify, notifyAll).
+func (r *Runner) jobState(id job.ID) (broken, closed error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.fatal != nil || r.life.Usable() != nil {
+		closed = r.closedErr()
 	}
-	r.pendMu.Unlock()
-	for _, id := range mine {
-		r.applyPending(ctx, eng, id)
-	}
-}
-
-// applyPending applies the pending results of job id, which this goroutine
-// has claimed, until none are left: everything that piled up while it
-// applied the previous batch goes in one Restart and one commit.
-func (r *Runner) applyPending(ctx context.Context, eng *runner.Engine[struct{}], id job.ID) {
-	r.pendMu.Lock()
-	p := r.pending[id]
-	for {
-		if len(p.results) == 0 {
-			p.busy = false
-			delete(r.pending, id)
-			if len(r.idle) < maxIdlePending {
-				r.idle = append(r.idle, p)
-			}
-			r.pendMu.Unlock()
-			return
-		}
-		batch := p.results
-		whole := len(batch) <= r.o.MaxBatch
-		if whole {
-			p.results, p.spare = p.spare, nil
-		} else {
-			// The rest moves to an array of its own, so that every array
-			// a pending entry holds starts with its first result.
-			batch = batch[:r.o.MaxBatch:r.o.MaxBatch]
-			p.results = append([]job.Result(nil), p.results[r.o.MaxBatch:]...)
-		}
-		r.pendMu.Unlock()
-		r.apply(ctx, eng, id, batch)
-		r.pendMu.Lock()
-		if whole && cap(batch) <= maxReusedResults {
-			// Applied: nothing holds the array now (job.Restart copies the
-			// results it keeps). Emptied, it is the next spare.
-			clear(batch)
-			p.spare = batch[:0]
-		}
-	}
+	return r.broken[id], closed
 }
 
 // apply applies one batch of results to job id. Whatever happens, the
@@ -455,20 +388,17 @@ func jobScoped(err error) bool {
 // fail stops the runner because of err, unless it is stopping already.
 func (r *Runner) fail(err error) {
 	r.mu.Lock()
-	first := r.fatal == nil && !r.closed
+	first := r.fatal == nil && r.life.Usable() == nil
 	if first {
 		r.fatal = err
 	}
-	stop := r.stop
 	r.mu.Unlock()
 	if !first {
 		r.log.Debug("while stopping", "err", err)
 		return
 	}
 	r.log.Error("stopping: the store failed", "err", err)
-	if stop != nil {
-		stop()
-	}
+	r.life.Stop()
 	r.notifyAll()
 }
 
@@ -508,13 +438,8 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		if j.Done() {
 			return j, nil
 		}
-		r.mu.Lock()
-		broken, closed := r.broken[id], r.closed || r.fatal != nil
-		var cerr error
-		if closed {
-			cerr = r.closedErr()
-		}
-		r.mu.Unlock()
+		broken, cerr := r.jobState(id)
+		closed := cerr != nil
 		switch {
 		case broken != nil:
 			return j, fmt.Errorf("inmem: wait for job %s: %w", id, broken)
@@ -563,10 +488,7 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 // stillRunning reports whether the store says job id is running; false
 // when it cannot tell (then the caller loads the job).
 func (r *Runner) stillRunning(ctx context.Context, id job.ID) bool {
-	r.mu.Lock()
-	stop := r.closed || r.fatal != nil || r.broken[id] != nil
-	r.mu.Unlock()
-	if stop {
+	if broken, closed := r.jobState(id); broken != nil || closed != nil {
 		return false
 	}
 	in, err := store.Stat(ctx, r.o.Store, id)
@@ -635,26 +557,15 @@ func wake(ch chan struct{}) {
 // came first, and ErrRunning if called twice. After Run returns, the
 // runner is closed.
 func (r *Runner) Run(ctx context.Context) error {
-	r.mu.Lock()
+	ctx, done, err := r.life.Start(ctx)
 	switch {
-	case r.started:
-		r.mu.Unlock()
+	case errors.Is(err, runner.ErrRunning):
 		return ErrRunning
-	case r.closed:
-		r.mu.Unlock()
+	case err != nil:
 		return nil // closed before it ran: stop at once, as Close asks
 	}
-	r.started = true
+	defer done() // closes the runner, and wakes every waiter (notifyAll)
 	ctx, cancel := context.WithCancel(ctx)
-	r.stop = cancel
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.closed = true
-		r.mu.Unlock()
-		close(r.stopped)
-		r.notifyAll()
-	}()
 	defer cancel()
 
 	if !r.o.NoResume {
@@ -687,59 +598,35 @@ func (r *Runner) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		workers.Go(func() { r.work(handlerCtx, stopTaking, tokens, eng, keep) })
+		apply := r.applyWith(eng)
+		workers.Go(func() { r.work(handlerCtx, stopTaking, tokens, apply, keep) })
 	}
 
 	<-ctx.Done()
 	r.log.Debug("stopping", "drain", r.o.DrainTimeout)
 	workersDone := make(chan struct{})
 	go func() { workers.Wait(); close(workersDone) }()
-	if r.o.DrainTimeout > 0 {
-		t := time.NewTimer(r.o.DrainTimeout)
-		select {
-		case <-workersDone:
-		case <-t.C:
-			r.log.Warn("drain timeout: handing back actions still running")
-		}
-		t.Stop()
-	}
-	cancelHandlers()
-	<-workersDone
+	runner.Drain(r.o.DrainTimeout, workersDone, cancelHandlers, r.log)
 	r.mu.Lock()
-	err := r.fatal
+	fatal := r.fatal
 	r.mu.Unlock()
-	return err
+	return fatal
 }
 
-// resumeAll resumes every unfinished job in the store, a page at a time.
-// A job that cannot be resumed is logged and left as it is.
+// resumeAll resumes every unfinished job in the store, a page at a time
+// (runner.RecoverAll). A job that cannot be resumed is logged and left as
+// it is.
 func (r *Runner) resumeAll(ctx context.Context) {
-	q := store.Query{Unfinished: true, Limit: 1000}
-	for {
-		infos, err := store.List(ctx, r.o.Store, q)
-		if err != nil {
-			if !errors.Is(err, errors.ErrUnsupported) {
-				r.log.Error("listing unfinished jobs to resume", "err", err)
-			}
-			return
-		}
-		ids := make([]job.ID, len(infos))
-		for i, in := range infos {
-			ids[i] = in.ID
-		}
+	jobs, n, err := runner.RecoverAll(ctx, r.o.Store, 0, func(ctx context.Context, ids ...job.ID) (int, error) {
 		r.dispatchMu.Lock()
-		n, err := r.eng.Recover(ctx, ids...)
-		r.dispatchMu.Unlock()
-		if err != nil {
-			r.log.Error("resuming jobs", "err", err)
-		}
-		if len(ids) > 0 {
-			r.log.Info("resumed jobs", "jobs", len(ids), "actions", n)
-		}
-		if len(infos) < q.Limit {
-			return
-		}
-		q.After = infos[len(infos)-1].ID
+		defer r.dispatchMu.Unlock()
+		return r.eng.Recover(ctx, ids...)
+	}, r.log)
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) && ctx.Err() == nil {
+		r.log.Error("listing unfinished jobs to resume", "err", err)
+	}
+	if jobs > 0 {
+		r.log.Info("resumed jobs", "jobs", jobs, "actions", n)
 	}
 }
 
@@ -785,9 +672,9 @@ func (r *Runner) sweep(ctx context.Context, next time.Duration) {
 const goroutinesPerWorker = 4
 
 // work runs actions until stop is closed, each holding one of tokens, and
-// applies their results with eng, whose commits keep an action in keep for
-// this worker to run next.
-func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, eng *runner.Engine[struct{}], keep *slot) {
+// applies their results with apply, whose commits keep an action in keep
+// for this worker to run next.
+func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[job.Result], keep *slot) {
 	opts := r.o.ExecOptions()
 	applyCtx := context.WithoutCancel(ctx)
 	for {
@@ -839,7 +726,7 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			r.q.forget(keyOf(a))
 			continue
 		}
-		r.report(applyCtx, eng, res)
+		r.results.Add(applyCtx, apply, res)
 	}
 }
 
@@ -847,19 +734,6 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 // after Close fail with ErrClosed. Close is safe to call twice. It does not
 // close the store.
 func (r *Runner) Close() error {
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
-	r.closed = true
-	started, stop := r.started, r.stop
-	r.mu.Unlock()
-	if started {
-		stop()
-		<-r.stopped
-	} else {
-		r.notifyAll()
-	}
+	r.life.Close()
 	return nil
 }

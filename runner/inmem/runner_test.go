@@ -3,7 +3,6 @@ package inmem_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/runner/runnertest"
 	"github.com/batonwf/baton/store"
-	"github.com/batonwf/baton/store/bolt"
 )
 
 func factory(t *testing.T, cfg runnertest.Config) runnertest.Runner {
@@ -34,16 +32,9 @@ func TestConformanceMemory(t *testing.T) {
 	runnertest.Run(t, func(t *testing.T) store.Store { return store.NewMemory() }, factory)
 }
 
-func TestConformanceBolt(t *testing.T) {
-	runnertest.Run(t, func(t *testing.T) store.Store {
-		st, err := bolt.Open(filepath.Join(t.TempDir(), "baton.db"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}, factory)
-}
+// The suite with runner/inmem on store/bolt runs in store/bolt's tests
+// (TestConformanceInmem), whose crash scenarios crash bolt's commit
+// through a hook only that package's tests can set.
 
 // storeWithoutHistory hides the optional capabilities of the store under
 // it except listing (which inmem needs to resume jobs at start): the suite
@@ -177,6 +168,39 @@ func TestStoppedRunner(t *testing.T) {
 	if err := r.Run(ctx); !errors.Is(err, inmem.ErrRunning) {
 		t.Errorf("second Run: %v, want ErrRunning", err)
 	}
+}
+
+// TestErrorsWrapRunners: the runner's lifecycle errors are the runner
+// kit's (runner.Lifecycle), so a caller tests for them as for any
+// runner's: runner.ErrClosed after Close (before Run too), and
+// runner.ErrRunning for a second Run.
+func TestErrorsWrapRunners(t *testing.T) {
+	reg := runner.NewRegistry()
+	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
+	must(t, err)
+	ctx := testCtx(t)
+	must(t, r.Close())
+	must(t, r.Close()) // twice: nothing
+	if err := r.Submit(ctx, "j", ast.Act("fast", nil)); !errors.Is(err, runner.ErrClosed) || !errors.Is(err, inmem.ErrClosed) {
+		t.Errorf("Submit after Close = %v, want inmem.ErrClosed wrapping runner.ErrClosed", err)
+	}
+	if err := r.Run(ctx); err != nil {
+		t.Errorf("Run after Close = %v, want nil at once", err)
+	}
+	r2, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
+	must(t, err)
+	runCtx, cancel := context.WithCancel(ctx)
+	ran := make(chan error, 2)
+	for range 2 {
+		go func() { ran <- r2.Run(runCtx) }()
+	}
+	second := <-ran // the one that lost returns at once
+	if !errors.Is(second, runner.ErrRunning) || !errors.Is(second, inmem.ErrRunning) {
+		t.Errorf("second Run = %v, want inmem.ErrRunning wrapping runner.ErrRunning", second)
+	}
+	cancel()
+	must(t, <-ran)
 }
 
 // TestWaitBeforeCloseWithoutRun: Close without Run wakes waiters.

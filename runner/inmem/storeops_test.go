@@ -255,3 +255,27 @@ func TestWaitOnOwnJobReadsNothing(t *testing.T) {
 		t.Errorf("the Wait and the job's one step made %v, want no polls and at most 3 loads", all)
 	}
 }
+
+// TestResumeListsPages: Run resumes the store's unfinished jobs a page at
+// a time (runner.RecoverAll, 1,000 jobs a page): 2,500 unfinished jobs
+// among 5,000 cost three listings, never one of everything, and one load
+// of each unfinished job.
+func TestResumeListsPages(t *testing.T) {
+	st := storetest.NewCounting(store.NewMemory())
+	fillStore(t, st, 5000) // other-0 ... other-4999, the odd ones unfinished
+	before := st.Counts()
+	// No handler for x: each job is loaded and left as it is, which is
+	// all this test needs of a recovery.
+	startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: runner.NewRegistry()}, Store: st})
+	// Run sweeps the store once its recovery is over.
+	for st.Counts().Sweep == before.Sweep {
+		if d, ok := t.Deadline(); ok && time.Until(d) < time.Second {
+			t.Fatal("Run did not get past its recovery")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	c := st.Counts().Sub(before)
+	if c.List != 3 || c.Load != 2500 {
+		t.Errorf("resuming 2,500 unfinished jobs of 5,000 made %v; want 3 listings and 2500 loads", c)
+	}
+}

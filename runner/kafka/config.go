@@ -109,7 +109,7 @@ func (c *Config) fill() error {
 	if c.Prefix == "" {
 		c.Prefix = "baton"
 	}
-	if err := checkPrefix(c.Prefix); err != nil {
+	if err := CheckPrefix(c.Prefix); err != nil {
 		return err
 	}
 	if c.Partitions <= 0 {
@@ -135,19 +135,6 @@ func (c *Config) fill() error {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	return nil
-}
-
-func checkPrefix(p string) error {
-	if len(p) > maxPrefix {
-		return fmt.Errorf("kafka: prefix %q is %d bytes long (at most %d, so that every action topic name fits in 249)", p, len(p), maxPrefix)
-	}
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("kafka: prefix %q has %q at byte %d (allowed: letters, digits, '.', '_', '-')", p, c, i)
-		}
 	}
 	return nil
 }

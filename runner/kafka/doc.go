@@ -174,7 +174,8 @@
 // The order of the writes makes a crash at any point lose nothing. A
 // restarter takes a batch of messages from its partition, groups them by
 // job, and for each job runs Engine.Apply (load from the cache,
-// job.Restart, Transport.Commit), which:
+// job.Restart, Transport.Commit), or Engine.Create for a submit (job.New
+// with the message's incarnation and start), which:
 //
 //	W1  writes the state: the step (and a snapshot, when due) to state
 //	    partition p, acks from all in-sync replicas, and waits for them;

@@ -593,7 +593,7 @@ func (r *Runner) recoverUntil(ctx context.Context, id job.ID) error {
 
 // create makes the job a submit message asks for: job.New with the
 // message's incarnation and start time (so that a submit read twice makes
-// the same job), then Transport.Commit.
+// the same job), then Engine.Create.
 func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error {
 	tr, err := job.New(in.id, in.workflow, job.WithIncarnation(in.inc), job.StartedAt(in.started))
 	if err != nil {
@@ -601,13 +601,11 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 		log.Warn("submit of a workflow job.New refuses: skipped", "job", in.id, "err", err)
 		return err
 	}
-	err = r.tp.Commit(ctx, tr, struct{}{})
+	_, err = r.eng.Create(ctx, tr)
 	switch {
 	case err == nil:
-		r.committed(tr)
 		return nil
 	case errors.Is(err, runner.ErrNotDispatched):
-		r.committed(tr)
 		log.Warn("actions not dispatched; dispatching them again", "job", in.id, "err", err)
 		return r.recoverUntil(ctx, in.id)
 	case errors.Is(err, store.ErrExists):
@@ -622,16 +620,4 @@ func (r *Runner) create(ctx context.Context, log *slog.Logger, in inbound) error
 		return err
 	}
 	return err
-}
-
-// committed tells the hooks of a job the restarter created.
-func (r *Runner) committed(tr job.Transition) {
-	if h := r.o.Hooks; h != nil {
-		if h.Step != nil {
-			h.Step(tr.Job, len(tr.Actions))
-		}
-		if tr.Job.Done() && h.JobDone != nil {
-			h.JobDone(tr.Job)
-		}
-	}
 }

@@ -250,10 +250,8 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 	if err := id.Check(); err != nil {
 		return err
 	}
-	if r.o.Registry != nil {
-		if missing := r.o.Registry.Missing(root); len(missing) > 0 {
-			return fmt.Errorf("job %s: %w: %q (registered: %q)", id, runner.ErrUnknownActions, missing, r.o.Registry.Names())
-		}
+	if err := runner.CheckHandlers(r.o.Registry, id, root); err != nil {
+		return err
 	}
 	inc := rand.Uint64() | 1
 	started := r.o.Clock.Now()

@@ -26,8 +26,7 @@ func (e *PrefixError) Error() string {
 // connecting: 1 to MaxPrefix bytes, each a letter, a digit, '.', '_' or
 // '-'. (Config.Prefix's empty value means the default, "baton"; an empty
 // prefix given explicitly is an error here.) The error is a *PrefixError.
-// Config's own check (checkPrefix) is the same rule; it should call this
-// one.
+// Open checks Config.Prefix with this very function.
 func CheckPrefix(p string) error {
 	if p == "" || len(p) > maxPrefix {
 		return &PrefixError{Prefix: p, At: -1}

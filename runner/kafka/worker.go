@@ -76,15 +76,20 @@ func (w *worker) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { w.listenStops(listenCtx) })
-	context.AfterFunc(ctx, func() {
-		if r.o.DrainTimeout < 0 {
-			w.drop()
-			return
-		}
-		time.AfterFunc(r.o.DrainTimeout, w.drop)
+	// Once ctx ends, the member's partitions wait for their actions in
+	// flight, for at most the DrainTimeout; then the handlers are
+	// dropped (their actions handed back).
+	left, drained := make(chan struct{}), make(chan struct{})
+	stopDrain := context.AfterFunc(ctx, func() {
+		defer close(drained)
+		runner.Drain(r.o.DrainTimeout, left, w.drop, w.log)
 	})
 	m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups, serve: w.serve}
 	m.run(ctx)
+	close(left)
+	if !stopDrain() {
+		<-drained
+	}
 	w.drop()
 	w.wg.Wait()
 	stopListening()

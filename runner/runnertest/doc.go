@@ -15,9 +15,13 @@
 // rescued by its result delivered again. A crash (Crash) happens at the
 // commit of a chosen step, before or after its write, and then every
 // request of the runner fails, as a dead process's would. A runner's
-// factory injects it at the runner's real write seam (InjectsCrashes:
-// ZooKeeper's one multi-op); otherwise the suite injects it through a
-// wrapper of the store it hands the runner, whose Save crashes.
+// factory injects it at the real write seam (InjectsCrashes: ZooKeeper's
+// one multi-op, Kafka's state write and producer, bolt's transaction
+// commit), and a factory that says so must crash there: a runner that
+// finishes the job instead fails the scenario. Otherwise the suite
+// injects it through a wrapper of the store it hands the runner, whose
+// Save crashes: the real seam of a store whose Save is its commit
+// (store.Memory's).
 //
 // Wherever the store keeps history (store.Historian), the suite checks
 // that every step was applied once and that the history replays to the

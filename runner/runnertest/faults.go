@@ -345,10 +345,10 @@ var ErrCrashed = errors.New("runnertest: injected crash: the process died here")
 // fails with ErrCrashed, as a killed process makes none; the suite then
 // starts a new runner on the store.
 //
-// A runner's own fault injector calls it at the runner's real write seam
-// (see InjectsCrashes); otherwise the suite calls it from a wrapper of the
-// store's Save (crashStore). Its methods may be called from several
-// goroutines at once.
+// A fault hook at the real write seam calls it (see InjectsCrashes: a
+// runner's own, or its store's, as store/bolt's tests do); otherwise the
+// suite calls it from a wrapper of the store's Save (crashStore). Its
+// methods may be called from several goroutines at once.
 type Crash struct {
 	at         func(n int, j job.Job, step job.Step) bool // n counts commits of steps from 1
 	afterWrite bool
@@ -456,7 +456,10 @@ func (c *Crash) crash(t *testing.T) (job.Job, job.Step) {
 
 // crashStore is the store a runner sees in the crash scenarios when its
 // factory does not inject crashes itself: it passes every call to the
-// store under it, and its Save is the commit Crash is asked about. Once
+// store under it, and its Save is the commit Crash is asked about. That
+// is the real seam only for a store whose Save is its commit, such as
+// store.Memory; a store with a commit of its own (store/bolt's
+// transaction) is crashed there by its tests' factory (InjectsCrashes). Once
 // the process died every call fails with ErrCrashed: the dead runner can
 // neither write nor read. Listing, history and deletion pass through as
 // the store under it has them.
@@ -533,12 +536,14 @@ func crashed(t *testing.T, r *running) {
 	t.Logf("the crashed runner's Run returned: %v", r.stop(t))
 }
 
-// skipUnlessCrashed skips the rest of a scenario whose crash point was
-// never reached: the runner commits without Store.Save (one atomic
-// operation on a store of its own) and its factory does not inject
-// crashes itself (InjectsCrashes), so nothing can put a crash between the
-// write and the dispatch.
-func skipUnlessCrashed(t *testing.T, c *Crash, r *running, id job.ID) {
+// skipUnlessCrashed waits for the crash, and skips the rest of a
+// scenario whose crash point was never reached because the runner commits
+// without Store.Save (one atomic operation on a store of its own) and its
+// factory does not inject crashes itself, so that nothing can put a crash
+// between the write and the dispatch. A factory that says it injects
+// crashes (InjectsCrashes) and whose runner finishes the job without
+// crashing fails the test: its hook does nothing.
+func (s *suite) skipUnlessCrashed(t *testing.T, c *Crash, r *running, id job.ID) {
 	t.Helper()
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -556,7 +561,10 @@ func skipUnlessCrashed(t *testing.T, c *Crash, r *running, id job.ID) {
 		c.mu.Lock()
 		dead := c.dead
 		c.mu.Unlock()
-		if !dead {
+		switch {
+		case !dead && s.injectsCrashes:
+			t.Fatalf("job %s ended and the runner never crashed, though its factory injects crashes (InjectsCrashes): its fault hook is not asked at the commit", id)
+		case !dead:
 			t.Skipf("job %s ended and the runner never called Store.Save: the crash point cannot be injected through the store (see InjectsCrashes)", id)
 		}
 		<-c.crashed
@@ -578,7 +586,7 @@ func (s *suite) crashAfterSave(t *testing.T) {
 	cfg, cs := s.crashing(Config{Store: st, Registry: rec.reg, DrainTimeout: -1}, true, func(n int, _ job.Job, _ job.Step) bool { return n == 2 })
 	r1 := s.launch(t, cfg)
 	must(t, r1.Submit(ctx, id, ast.Seq(ast.Act("noop", 1), ast.Act("noop", 2), ast.Act("noop", 3), ast.Act("noop", 4))))
-	skipUnlessCrashed(t, cs, r1, id)
+	s.skipUnlessCrashed(t, cs, r1, id)
 	at, _ := cs.crash(t)
 	crashed(t, r1)
 
@@ -619,7 +627,7 @@ func (s *suite) crashBeforeResultSaved(t *testing.T) {
 	})
 	r1 := s.launch(t, cfg)
 	must(t, r1.Submit(ctx, id, ast.Seq(ast.Act("noop", 1), ast.Act("noop", 2), ast.Act("noop", 3))))
-	skipUnlessCrashed(t, cs, r1, id)
+	s.skipUnlessCrashed(t, cs, r1, id)
 	cs.crash(t)
 	crashed(t, r1)
 
@@ -680,7 +688,7 @@ func (s *suite) redeliveryRedispatches(t *testing.T) {
 	if err := r1.Deliver(ctx, res); err != nil {
 		t.Logf("first Deliver: %v", err)
 	}
-	skipUnlessCrashed(t, cs, r1, id)
+	s.skipUnlessCrashed(t, cs, r1, id)
 	cs.crash(t)
 	crashed(t, r1)
 	stored, err := st.Load(ctx, id)

@@ -74,53 +74,30 @@ const (
 	maxBatchBytes = MaxResultBytes
 )
 
-// enqueue hands a result to its job's applier in this process, starting
-// one if none runs: the results of one job that end while a transition of
-// it is being written are applied together in the next, one multi-op
-// for all (and no conflict among this process's workers).
+// enqueue hands a result to its job's applier in this process (the
+// runner's Applier), starting one if none runs: the results of one job
+// that end while a transition of it is being written are applied
+// together in the next, one multi-op for all (and no conflict among this
+// process's workers).
 func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
-	id := res.JobID
-	r.pendMu.Lock()
-	defer r.pendMu.Unlock()
-	r.pend[id] = append(r.pend[id], pendingResult{c: c, res: res})
-	if r.applying[id] {
-		return
-	}
-	r.applying[id] = true
-	r.appliers.Go(func() { r.applyJob(ctx, id) })
+	r.results.Go(ctx, r.apply, pendingResult{c: c, res: res})
 }
 
-// applyJob applies the pending results of job id, a batch at a time,
-// until none is left.
-func (r *Runner) applyJob(ctx context.Context, id job.ID) {
-	for {
-		r.pendMu.Lock()
-		all := r.pend[id]
-		if len(all) == 0 {
-			delete(r.pend, id)
-			delete(r.applying, id)
-			r.pendMu.Unlock()
-			return
-		}
-		n, size := 0, 0
-		for n < len(all) && n < maxBatch {
-			size += len(all[n].res.Output) + len(all[n].res.Error)
-			if n > 0 && size > maxBatchBytes {
-				break
-			}
-			n++
-		}
-		batch := slices.Clone(all[:n])
-		r.pend[id] = all[n:]
-		r.pendMu.Unlock()
-		r.apply(ctx, batch)
-	}
+// newResults returns the runner's Applier: batches of at most maxBatch
+// results and maxBatchBytes of their outputs and errors.
+func newResults() *runner.Applier[pendingResult] {
+	return runner.NewApplier(runner.ApplierOptions[pendingResult]{
+		Job:      func(p pendingResult) job.ID { return p.res.JobID },
+		MaxBatch: maxBatch,
+		Size:     func(p pendingResult) int { return len(p.res.Output) + len(p.res.Error) },
+		MaxBytes: maxBatchBytes,
+	})
 }
 
-// apply applies results of one job, deleting their entries and claims in
-// the same multi-op.
-func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
-	id := batch[0].res.JobID
+// apply applies results of job id, deleting their entries and claims in
+// the same multi-op (a runner.ApplyFunc). It returns the results to apply
+// again, in the job's next batch.
+func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (again []pendingResult) {
 	cs := make([]consumed, len(batch))
 	rs := make([]job.Result, len(batch))
 	for i, p := range batch {
@@ -138,7 +115,7 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 		p := batch[lost.i]
 		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", id, "action", p.res.ActionID)
 		if rest := slices.Delete(slices.Clone(batch), lost.i, lost.i+1); len(rest) > 0 {
-			r.apply(ctx, rest)
+			return r.apply(ctx, id, rest)
 		}
 	case errors.Is(err, store.ErrNotFound):
 		for _, c := range cs {
@@ -149,17 +126,16 @@ func (r *Runner) apply(ctx context.Context, batch []pendingResult) {
 		// good and their claims still this worker's: apply them again
 		// (with what ended meanwhile) instead of running them again.
 		r.log.Debug("applying results: conflicts past the retries; trying again", "job", id, "results", len(batch))
-		sleep(ctx, r.c.backoff.Initial)
+		_ = r.c.backoff.Sleep(ctx, batch[0].rounds+1) // longer each round
 		for i := range batch {
 			batch[i].rounds++
 		}
-		r.pendMu.Lock()
-		r.pend[id] = append(batch, r.pend[id]...)
-		r.pendMu.Unlock()
+		return batch
 	default:
 		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
 		for _, c := range cs {
 			r.handBack(c)
 		}
 	}
+	return nil
 }

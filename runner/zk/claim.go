@@ -130,7 +130,7 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		if err != nil {
 			r.log.Error("loading the job of a claimed action: handing it back", "job", id, "action", actionID, "err", err)
 			r.handBack(c)
-			sleep(ctx, r.c.backoff.Initial)
+			_ = r.c.backoff.Sleep(ctx, 1)
 			return consumed{}, job.Action{}, 0, false
 		}
 		var out bool

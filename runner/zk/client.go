@@ -6,47 +6,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 )
 
-// Backoff is a capped, jittered exponential back-off: the waits between
-// retries of a ZooKeeper request that failed because the connection did,
-// and between polls of the queue when no watch fired.
-type Backoff struct {
-	Initial    time.Duration // default 100ms
-	Multiplier float64       // default 1.5
-	Max        time.Duration // default 10s
-}
-
-func (b Backoff) withDefaults() Backoff {
-	if b.Initial <= 0 {
-		b.Initial = 100 * time.Millisecond
-	}
-	if b.Multiplier < 1 {
-		b.Multiplier = 1.5
+// backoff returns b with ZooKeeper's defaults in its zero fields: the
+// first wait at most 100 ms, doubling up to 10 s (Config.Backoff).
+func backoff(b runner.Backoff) runner.Backoff {
+	if b.Base <= 0 {
+		b.Base = 100 * time.Millisecond
 	}
 	if b.Max <= 0 {
 		b.Max = 10 * time.Second
 	}
 	return b
-}
-
-// next returns the wait after d: d times the multiplier, capped, moved by
-// up to ±20% so that clients that failed together do not retry together.
-func (b Backoff) next(d time.Duration) time.Duration {
-	if d <= 0 {
-		d = b.Initial
-	} else {
-		d = time.Duration(float64(d) * b.Multiplier)
-	}
-	d = min(d, b.Max)
-	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
 }
 
 // client is a ZooKeeper connection with the runner's ACL and retries.
@@ -59,7 +37,7 @@ func (b Backoff) next(d time.Duration) time.Duration {
 type client struct {
 	c       *zk.Conn
 	acl     []zk.ACL
-	backoff Backoff
+	backoff runner.Backoff // with ZooKeeper's defaults (backoff)
 	log     *slog.Logger
 	// faults, set only by the package's tests (export_test.go) before
 	// the connection is used, injects faults (see fault).
@@ -74,13 +52,13 @@ func retryable(err error) bool {
 		errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
-// do runs f until it succeeds, fails for a reason of its own, or ctx ends.
+// do runs f until it succeeds, fails for a reason of its own, or ctx
+// ends, waiting c.backoff's n-th wait after the n-th failure.
 func (c *client) do(ctx context.Context, what string, f func() error) error {
-	var wait time.Duration
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	for attempt := 1; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: %w", what, err)
-		}
 		if err := c.fault(faultRequest, nil); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
@@ -88,18 +66,13 @@ func (c *client) do(ctx context.Context, what string, f func() error) error {
 		if err == nil || !retryable(err) {
 			return err
 		}
-		wait = c.backoff.next(wait)
 		lvl := slog.LevelDebug
 		if attempt > 3 {
 			lvl = slog.LevelWarn
 		}
-		c.log.Log(ctx, lvl, "zookeeper unreachable; retrying", "op", what, "attempt", attempt, "wait", wait, "err", err)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return fmt.Errorf("%s: %w (last error: %w)", what, ctx.Err(), err)
+		c.log.Log(ctx, lvl, "zookeeper unreachable; retrying", "op", what, "attempt", attempt, "err", err)
+		if serr := c.backoff.Sleep(ctx, attempt); serr != nil {
+			return fmt.Errorf("%s: %w (last error: %w)", what, serr, err)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/batonwf/baton/runner"
 )
 
 // Config says how to reach ZooKeeper and where baton's nodes live.
@@ -47,8 +49,10 @@ type Config struct {
 	// root whose workers disagree, the shortest wins.
 	Retention time.Duration
 	// Backoff paces retries after connection loss and the polls that back
-	// up watches; see Backoff for the defaults.
-	Backoff Backoff
+	// up watches. Its zero fields mean ZooKeeper's defaults, not
+	// runner.Backoff's: the first wait at most 100 ms, doubling up to
+	// 10 s.
+	Backoff runner.Backoff
 	// SnapshotEvery, when > 0, writes a job's snapshot at least every so
 	// many steps (store.SnapshotDue); 0 writes one when the steps since the
 	// last weigh as much as it does.
@@ -111,7 +115,7 @@ func dial(ctx context.Context, cfg Config) (*conn, error) {
 		return nil, fmt.Errorf("zk: connect to %s: %w", strings.Join(cfg.Servers, ","), err)
 	}
 	c := &conn{
-		client:    client{c: zc, acl: zk.WorldACL(zk.PermAll), backoff: cfg.Backoff.withDefaults(), log: log},
+		client:    client{c: zc, acl: zk.WorldACL(zk.PermAll), backoff: backoff(cfg.Backoff), log: log},
 		l:         layout{root: root},
 		every:     cfg.SnapshotEvery,
 		maxJob:    cmpOr(cfg.MaxJobBytes, 8<<20),

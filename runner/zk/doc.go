@@ -151,11 +151,13 @@
 // # Connection loss
 //
 // go-zookeeper neither takes contexts nor retries. Every request here is
-// retried with capped, jittered exponential back-off (Backoff: 100 ms,
-// x1.5, 10 s) until its context ends; every write is either idempotent or
+// retried with capped, jittered exponential back-off (Config.Backoff, a
+// runner.Backoff: the first wait at most 100 ms, doubling up to 10 s)
+// until its context ends; every write is either idempotent or
 // guarded by a version, so a retry of a write that had in fact been
 // applied fails visibly and is treated as done or as a conflict. Watches
-// wake workers; the same back-off paces the polls that back them up.
+// wake workers; the same back-off paces the polls that back them up, and
+// the retries of a listing or a load that failed for a reason of its own.
 // Outages are logged once when they start and once when they end.
 //
 // # Sizes
@@ -184,8 +186,13 @@
 // and the queue entries and claims that the results it applies consume
 // are its argument (the engine's R, handed in by Engine.ApplyWith). The
 // work loop (workloop.go) lists the queue, claims entries (claim.go),
-// runs their actions and hands the results to a per-job applier
-// (apply.go); its slots (slots.go) are what a transition claims in,
+// runs their actions and hands the results to the per-job applier
+// (apply.go: runner.Applier, batches of at most 256 results and
+// MaxResultBytes; a batch that lost its job's record to other workers
+// too often goes back to the head of the job's queue), and drains
+// through runner.Drain when Run's context ends; Run starts with
+// runner.RecoverAll (unless NoResume), Run and Close are
+// runner.Lifecycle's. Its slots (slots.go) are what a transition claims in,
 // through the small claimer interface the transport calls. Timers
 // (timers.go), stop watches (stopwatch.go), retention (retention.go),
 // leftovers of cancelled and deleted jobs (leftovers.go) and the store

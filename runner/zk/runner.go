@@ -71,10 +71,7 @@ type Runner struct {
 	slots *slots // the work loop's, which transitions claim in (claimer)
 	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
-	pendMu   sync.Mutex
-	pend     map[job.ID][]pendingResult // results waiting for their job's applier
-	applying map[job.ID]bool            // jobs with an applier running
-	appliers sync.WaitGroup
+	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
 
 // New returns a runner. It does not start working until Run.
@@ -97,8 +94,7 @@ func New(o Options) (*Runner, error) {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
-		watches: map[job.ID]*jobWatch{},
-		pend:    map[job.ID][]pendingResult{}, applying: map[job.ID]bool{}}
+		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
@@ -196,7 +192,7 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 // and returns it. It watches the job's record, and loads the job only
 // once the record says it ended.
 func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
-	var wait time.Duration
+	polls := 0 // since the watch last fired
 	var last time.Time
 	for {
 		var ch <-chan zk.Event
@@ -227,11 +223,11 @@ func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 		}
 		// The watch is the signal; a slow poll backs it up (a watch can be
 		// lost with the connection).
-		wait = r.c.backoff.next(wait)
-		t := time.NewTimer(wait)
+		polls++
+		t := time.NewTimer(r.c.backoff.Wait(polls))
 		select {
 		case <-ch:
-			wait = 0
+			polls = 0
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
@@ -357,7 +353,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.sessionLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
 	r.workLoop(ctx)
-	r.appliers.Wait() // the results of the actions that ended are applied
+	r.results.Wait() // the results of the actions that ended are applied
 	r.stopWatchers()
 	r.watchers.Wait()
 	wg.Wait()
@@ -388,28 +384,11 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 	}
 }
 
-// resumeAll dispatches again what the store's unfinished jobs are missing.
+// resumeAll dispatches again what the store's unfinished jobs are
+// missing, a page at a time (runner.RecoverAll).
 func (r *Runner) resumeAll(ctx context.Context) {
-	q := store.Query{Unfinished: true, Limit: 1000}
-	for {
-		infos, err := store.List(ctx, r.st, q)
-		if err != nil {
-			if ctx.Err() == nil {
-				r.log.Error("listing unfinished jobs to resume", "err", err)
-			}
-			return
-		}
-		ids := make([]job.ID, len(infos))
-		for i, in := range infos {
-			ids[i] = in.ID
-		}
-		if _, err := r.eng.Recover(ctx, ids...); err != nil && ctx.Err() == nil {
-			r.log.Error("resuming jobs", "err", err)
-		}
-		if len(infos) < q.Limit {
-			return
-		}
-		q.After = infos[len(infos)-1].ID
+	if _, _, err := runner.RecoverAll(ctx, r.st, 0, r.eng.Recover, r.log); err != nil && ctx.Err() == nil {
+		r.log.Error("listing unfinished jobs to resume", "err", err)
 	}
 }
 

@@ -108,7 +108,7 @@ func (r *Runner) watchJob(ctx context.Context, id job.ID, w *jobWatch) {
 		}
 		r.mu.Unlock()
 	}()
-	var wait time.Duration
+	failures := 0 // in a row: reading the job failed
 	var last time.Time
 	for ctx.Err() == nil {
 		if r.idle(id, w) {
@@ -121,11 +121,10 @@ func (r *Runner) watchJob(ctx context.Context, id job.ID, w *jobWatch) {
 			return
 		}
 		if err != nil {
-			wait = r.c.backoff.next(wait)
-			sleep(ctx, wait)
+			failures++
+			_ = r.c.backoff.Sleep(ctx, failures)
 			continue
 		}
-		wait = 0
 		m, merr := decodeMeta(id, data)
 		r.mu.Lock()
 		need := merr != nil || m.Status != job.StatusRunning.String() || w.recheck ||
@@ -149,10 +148,12 @@ func (r *Runner) watchJob(ctx context.Context, id job.ID, w *jobWatch) {
 				r.mu.Unlock()
 			case ctx.Err() == nil:
 				r.log.Debug("loading a job to see whether its actions were stopped", "job", id, "err", err)
-				sleep(ctx, r.c.backoff.Initial)
+				failures++
+				_ = r.c.backoff.Sleep(ctx, failures)
 				continue
 			}
 		}
+		failures = 0
 		if !r.await(ctx, id, w, ch) {
 			return
 		}

@@ -23,7 +23,7 @@ import (
 // back-off (Backoff.Max) between two looks, so a clock moved past a due
 // time by hand makes the timer fire at the next look.
 func (r *Runner) timerLoop(ctx context.Context) {
-	var wait time.Duration
+	polls, failures := 0, 0
 	lastRepair := time.Now()
 	for ctx.Err() == nil {
 		var names []string
@@ -35,10 +35,12 @@ func (r *Runner) timerLoop(ctx context.Context) {
 		if err != nil {
 			if ctx.Err() == nil {
 				r.log.Error("listing the timers", "err", err)
-				sleep(ctx, r.c.backoff.Max)
+				failures++
+				_ = r.c.backoff.Sleep(ctx, failures)
 			}
 			continue
 		}
+		failures = 0
 		slices.Sort(names)
 		var next time.Time
 		for _, name := range names {
@@ -57,8 +59,8 @@ func (r *Runner) timerLoop(ctx context.Context) {
 			r.repairDispatching(ctx)
 			lastRepair = time.Now()
 		}
-		wait = r.c.backoff.next(wait)
-		d := wait
+		polls++ // the poll that backs up the watch slows down to the back-off's cap
+		d := r.c.backoff.Wait(polls)
 		if !next.IsZero() {
 			d = min(d, next.Sub(r.o.Clock.Now()))
 		}

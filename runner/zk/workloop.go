@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 )
 
 // workLoop claims and runs actions until ctx ends, then drains: it lists
@@ -25,6 +26,7 @@ func (r *Runner) workLoop(ctx context.Context) {
 	l := &loop{r: r, s: r.slots, handlerCtx: handlerCtx, stale: true,
 		skip: map[string]bool{}, inFlight: map[string]bool{}}
 	l.s.opened(handlerCtx)
+	failures := 0 // listings in a row that failed
 	for ctx.Err() == nil {
 		if l.s.full() {
 			l.awaitSlot(ctx)
@@ -34,13 +36,15 @@ func (r *Runner) workLoop(ctx context.Context) {
 			if err := l.listQueue(ctx); err != nil {
 				if ctx.Err() == nil {
 					r.log.Error("listing the queue", "err", err)
-					sleep(ctx, r.c.backoff.Max)
+					failures++
+					_ = r.c.backoff.Sleep(ctx, failures)
 				}
 				continue
 			}
+			failures = 0
 		}
 		if l.claimListed(ctx) > 0 {
-			l.poll = 0
+			l.polls = 0
 		}
 		l.await(ctx)
 	}
@@ -76,7 +80,7 @@ type loop struct {
 	// listing meanwhile worked through.
 	listCost time.Duration
 	qch, cch <-chan zk.Event // the watches on the queue and the claims
-	poll     time.Duration   // the wait of the poll that backs up the watches
+	polls    int             // the polls that backed up the watches since one fired or an entry was taken
 }
 
 // awaitSlot waits, every slot taken, for one to free, the queue or the
@@ -202,15 +206,15 @@ func (l *loop) await(ctx context.Context) {
 		// again as soon as the pace allows.
 		t = time.NewTimer(max(0, minRewatch-time.Since(l.lastList)))
 	default:
-		l.poll = l.r.c.backoff.next(l.poll)
-		t = time.NewTimer(l.poll)
+		l.polls++
+		t = time.NewTimer(l.r.c.backoff.Wait(l.polls))
 	}
 	defer t.Stop()
 	select {
 	case <-l.qch:
-		l.qch, l.stale, l.poll = nil, true, 0
+		l.qch, l.stale, l.polls = nil, true, 0
 	case <-l.cch:
-		l.cch, l.stale, l.poll = nil, true, 0
+		l.cch, l.stale, l.polls = nil, true, 0
 	case <-l.s.freed:
 	case <-t.C:
 		l.stale = true
@@ -225,15 +229,5 @@ func (l *loop) await(ctx context.Context) {
 func (l *loop) drain(cancelHandlers context.CancelFunc) {
 	done := make(chan struct{})
 	go func() { l.wg.Wait(); l.s.wg.Wait(); close(done) }()
-	if d := l.r.o.DrainTimeout; d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-done:
-		case <-t.C:
-			l.r.log.Warn("drain timeout: handing back actions still running")
-		}
-		t.Stop()
-	}
-	cancelHandlers()
-	<-done
+	runner.Drain(l.r.o.DrainTimeout, done, cancelHandlers, l.r.log)
 }

@@ -115,6 +115,10 @@ type Store struct {
 	sweepFrom []byte
 
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
+
+	// faults, set only by the package's tests (export_test.go) before
+	// the store is used, injects faults (see fault).
+	faults func(p faultPoint, j job.Job, step *job.Step) error
 }
 
 var (
@@ -393,6 +397,9 @@ func (s *Store) Close() error {
 // caller must call s.mu.RUnlock.
 func (s *Store) enter(ctx context.Context, id job.ID) error {
 	if err := ctx.Err(); err != nil {
+		return s.errf(id, "%w", err)
+	}
+	if err := s.fault(faultRequest, job.Job{}, nil); err != nil {
 		return s.errf(id, "%w", err)
 	}
 	s.mu.RLock()

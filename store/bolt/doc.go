@@ -113,6 +113,15 @@
 // Steps are never deleted: History returns the origin and every step, and
 // History.At rebuilds any past version.
 //
+// The package's tests crash a runner at this commit: an unexported fault
+// hook (faulthook.go), set only from export_test.go, is asked as every
+// operation starts, for each write of a transaction before it commits
+// (an error aborts the whole transaction, as a process that dies then
+// loses it), and for each once it committed (the write stays, its caller
+// hears of a death instead). runner/runnertest's crash scenarios run
+// with runner/inmem through it (TestConformanceInmem). Production sets
+// no hook: it costs one nil check.
+//
 // # Reads and the cache
 //
 // Load reads the meta record; if the in-memory cache holds that

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/batonwf/baton/job"
 )
 
 // Group commit. A commit's fsync costs far more than the writes it makes
@@ -35,8 +37,12 @@ type groupWrite struct {
 	apply func(tx *bbolt.Tx, w *writes) error
 	// committed runs after the transaction committed with this write.
 	committed func()
-	err       error
-	wake      chan bool // false: done, err is set; true: lead the next commit
+	// j is the job the write stores, made by step (nil for a Create):
+	// what the fault hook is told (see fault).
+	j    job.Job
+	step *job.Step
+	err  error
+	wake chan bool // false: done, err is set; true: lead the next commit
 }
 
 // refusal marks an error that leaves a write out of a group commit.
@@ -133,6 +139,13 @@ func (s *Store) commitBatch(batch []*groupWrite) {
 				gw.err, in[i] = nil, true
 			}
 		}
+		for i, gw := range batch {
+			if in[i] {
+				if err := s.fault(faultCommit, gw.j, gw.step); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	for i, gw := range batch {
@@ -147,8 +160,13 @@ func (s *Store) commitBatch(batch []*groupWrite) {
 			gw.err = txErr
 		case txErr != nil && gw.err == nil:
 			gw.err = txErr // refused or not, the transaction failed
-		case in[i] && gw.committed != nil:
-			gw.committed()
+		case !in[i]:
+		default:
+			if ferr := s.fault(faultCommitted, gw.j, gw.step); ferr != nil {
+				gw.err = ferr
+			} else if gw.committed != nil {
+				gw.committed()
+			}
 		}
 	}
 }

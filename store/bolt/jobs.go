@@ -154,6 +154,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 			return w.put(jb, metaKey, m.encode())
 		},
 		committed: func() { s.cache.put(inc, j) },
+		j:         j,
 	})
 	if err != nil {
 		return s.txErr(id, err)
@@ -233,6 +234,8 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 			return w.put(jb, metaKey, m.encode())
 		},
 		committed: func() { s.cache.put(inc, j) },
+		j:         j,
+		step:      &step,
 	})
 	if err != nil {
 		return s.txErr(id, err)

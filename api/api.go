@@ -1,0 +1,252 @@
+package api
+
+import (
+	"time"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
+)
+
+// Clipping bounds.
+const (
+	// ClipBytes bounds payloads, outputs and error messages in node lists
+	// and failure messages in summaries.
+	ClipBytes = 200
+	// MaxNodeBytes bounds each of them in a single node (the node route).
+	MaxNodeBytes = 1 << 20
+)
+
+// StatusDamaged is the status of a listed job whose stored record cannot
+// be read.
+const StatusDamaged = "damaged"
+
+// Summary is a job without its tree: what a listing shows of each job.
+type Summary struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"` // running, succeeded, failed, cancelled, or damaged
+	Version uint64 `json:"version"`
+	// Settled and Total count the job's actions: settled so far, in the tree.
+	Settled int `json:"settled"`
+	Total   int `json:"total"`
+	// Outstanding counts the actions dispatched and not yet settled; it is
+	// omitted in listings, which do not load jobs.
+	Outstanding *int `json:"outstanding,omitempty"`
+	// Updated is the job's clock: the time of the last result it applied
+	// (omitted in listings).
+	Updated *time.Time `json:"updated,omitempty"`
+	Failure *Failure   `json:"failure,omitempty"`
+	Cancel  *Cancel    `json:"cancel,omitempty"`
+	// Damaged says why a damaged job cannot be read.
+	Damaged string `json:"damaged,omitempty"`
+}
+
+// Failure is why a job failed.
+type Failure struct {
+	Path    string `json:"path"`
+	Action  string `json:"action,omitempty"`
+	Kind    string `json:"kind,omitempty"`
+	Message string `json:"message"`
+	Clipped bool   `json:"clipped,omitempty"`
+	// Others counts further failures in parallel branches.
+	Others int `json:"others"`
+}
+
+// Cancel is a job's cancel request.
+type Cancel struct {
+	Reason string `json:"reason"`
+}
+
+// Job is a job's summary and, unless asked without them, every node.
+type Job struct {
+	Summary
+	Nodes []Node `json:"nodes,omitempty"`
+}
+
+// Node is one node of a job's tree.
+type Node struct {
+	// Path is the node's path as the CLI prints it; "" is the root.
+	Path    string `json:"path"`
+	Name    string `json:"name,omitempty"`
+	Depth   int    `json:"depth"`
+	Kind    string `json:"kind"`
+	Action  string `json:"action,omitempty"`
+	Status  string `json:"status"` // idle, running, succeeded, failed, cancelled
+	Attempt int    `json:"attempt,omitempty"`
+	// Retry is when a leaf waiting to run again is due.
+	Retry   *time.Time `json:"retry,omitempty"`
+	Payload string     `json:"payload,omitempty"`
+	Output  string     `json:"output,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	// Clipped says that payload, output or error was cut.
+	Clipped bool `json:"clipped,omitempty"`
+}
+
+// List is a page of a listing.
+type List struct {
+	Jobs []Summary `json:"jobs"`
+	// Next is the cursor of the next page (the after parameter), or ""
+	// when this page is the last.
+	Next string `json:"next,omitempty"`
+}
+
+// History is a page of a job's steps.
+type History struct {
+	ID string `json:"id"`
+	// Latest is the job's newest version.
+	Latest uint64 `json:"latest"`
+	Status string `json:"status"`
+	Steps  []Step `json:"steps"`
+}
+
+// Step is one version of a job: how it was made (version 1: created; later:
+// the results applied), what it dispatched and where the job stood after.
+type Step struct {
+	Version uint64     `json:"version"`
+	Time    *time.Time `json:"time,omitempty"`
+	Created bool       `json:"created,omitempty"`
+	Results []Result   `json:"results,omitempty"`
+	// Dispatched lists the action IDs the step dispatched.
+	Dispatched []string `json:"dispatched,omitempty"`
+	// Cancel is the cancel request this step applied.
+	Cancel  *Cancel `json:"cancel,omitempty"`
+	Status  string  `json:"status"`
+	Settled int     `json:"settled"`
+	Total   int     `json:"total"`
+}
+
+// Result is one result a step applied.
+type Result struct {
+	ActionID string `json:"action_id"`
+	// Path and Action name the node, when the result is an action's.
+	Path    string     `json:"path"`
+	Action  string     `json:"action,omitempty"`
+	OK      bool       `json:"ok"`
+	Output  string     `json:"output,omitempty"`
+	Error   string     `json:"error,omitempty"`
+	Kind    string     `json:"kind,omitempty"`
+	At      *time.Time `json:"at,omitempty"`
+	Timer   bool       `json:"timer,omitempty"`
+	Clipped bool       `json:"clipped,omitempty"`
+}
+
+// Validation is the answer of the validate route for a valid workflow.
+type Validation struct {
+	// Workflow is the normalized workflow (ast.Encode).
+	Workflow any    `json:"workflow"`
+	Nodes    []Node `json:"nodes"`
+	// Unknown lists the actions no worker runs (empty when the server
+	// cannot tell: see Known).
+	Unknown []string `json:"unknown_actions"`
+	Known   bool     `json:"known"`
+}
+
+// Workers lists the live workers.
+type Workers struct {
+	// Known is false when the runner cannot tell.
+	Known   bool     `json:"known"`
+	Workers []Worker `json:"workers"`
+}
+
+// Worker is one live worker.
+type Worker struct {
+	Name     string     `json:"name"`
+	Capacity int        `json:"capacity"`
+	Busy     int        `json:"busy"`
+	Actions  []string   `json:"actions"`
+	Since    *time.Time `json:"since,omitempty"`
+}
+
+// Actions lists the action names some worker runs.
+type Actions struct {
+	Known   bool     `json:"known"`
+	Actions []string `json:"actions"`
+}
+
+// CancelRequest is the body of the cancel route.
+type CancelRequest struct {
+	Reason string `json:"reason"`
+}
+
+// SummaryOf returns the summary of a loaded job.
+func SummaryOf(j job.Job) Summary {
+	settled, total := j.Progress()
+	out := j.Running()
+	s := Summary{
+		ID: string(j.ID()), Status: j.Status().String(), Version: j.Version(),
+		Settled: settled, Total: total, Outstanding: &out,
+	}
+	if c := j.Clock(); !c.IsZero() {
+		c = c.UTC()
+		s.Updated = &c
+	}
+	if f, ok := j.Failure(); ok {
+		msg, clipped := Clip(f.Message, ClipBytes)
+		s.Failure = &Failure{Path: f.Path, Action: f.Action, Kind: f.Kind, Message: msg, Clipped: clipped, Others: f.Others}
+	}
+	if why, ok := j.Cancelled(); ok {
+		s.Cancel = &Cancel{Reason: why}
+	}
+	return s
+}
+
+// SummaryOfInfo returns the summary a listing shows: what store.Info
+// tells, without loading the job.
+func SummaryOfInfo(in store.Info) Summary {
+	if in.Damaged != nil {
+		return Summary{ID: string(in.ID), Status: StatusDamaged, Damaged: in.Damaged.Error()}
+	}
+	return Summary{ID: string(in.ID), Status: in.Status.String(), Version: in.Version, Settled: in.Settled, Total: in.Total}
+}
+
+// JobOf returns a job's summary and, with nodes, every node, clipped.
+func JobOf(j job.Job, nodes bool) Job {
+	out := Job{Summary: SummaryOf(j)}
+	if nodes {
+		out.Nodes = NodesOf(j, ClipBytes)
+	}
+	return out
+}
+
+// NodesOf returns every node of j in pre-order, text clipped to limit
+// bytes.
+func NodesOf(j job.Job, limit int) []Node {
+	var out []Node
+	j.Walk(func(n job.NodeInfo) bool {
+		out = append(out, NodeOf(n, limit))
+		return true
+	})
+	return out
+}
+
+// NodeOf returns n with its text clipped to limit bytes.
+func NodeOf(n job.NodeInfo, limit int) Node {
+	out := Node{Path: n.Path, Name: n.Name, Depth: n.Depth, Kind: n.Kind.String(), Status: n.Status.String()}
+	if n.Kind == ast.KindAct {
+		out.Action, out.Attempt = n.Action, n.Attempt
+		var c1, c2, c3 bool
+		out.Payload, c1 = Clip(string(n.Payload), limit)
+		out.Output, c2 = Clip(string(n.Output), limit)
+		out.Error, c3 = Clip(n.Error, limit)
+		out.Clipped = c1 || c2 || c3
+		if !n.Retry.IsZero() {
+			r := n.Retry.UTC()
+			out.Retry = &r
+		}
+	}
+	return out
+}
+
+// Clip cuts s to at most limit bytes at a rune boundary, and says whether
+// it cut.
+func Clip(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	n := limit
+	for n > 0 && n > limit-utf8.UTFMax && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}

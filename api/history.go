@@ -1,0 +1,110 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store"
+)
+
+// HistoryOf returns the steps of h after version from, at most limit of
+// them (limit <= 0: all). Version 1 is the job's creation. It replays the
+// journal from the origin, so it costs the whole history, like any read
+// of a past version.
+func HistoryOf(h store.History, from uint64, limit int) (History, error) {
+	latest, err := h.Latest()
+	if err != nil {
+		return History{}, err
+	}
+	out := History{ID: string(h.Origin.ID()), Latest: latest.Version(), Status: latest.Status().String(), Steps: []Step{}}
+	names := map[string]string{} // node path -> action name
+	h.Origin.Walk(func(n job.NodeInfo) bool {
+		if n.Kind == ast.KindAct {
+			names[n.Path] = n.Action
+		}
+		return true
+	})
+	full := func() bool { return limit > 0 && len(out.Steps) >= limit }
+	j := h.Origin
+	if j.Version() > from {
+		st := stepState(Step{Version: j.Version(), Created: true}, j)
+		for _, a := range j.Outstanding() {
+			st.Dispatched = append(st.Dispatched, a.ID)
+		}
+		if c := j.Clock(); !c.IsZero() {
+			c = c.UTC()
+			st.Time = &c
+		}
+		out.Steps = append(out.Steps, st)
+	}
+	cancelID := job.CancelResult(j.ID(), "-").ActionID
+	for _, s := range h.Steps {
+		if full() {
+			break
+		}
+		tr, err := job.Restart(j, s.Results)
+		if err != nil {
+			return History{}, fmt.Errorf("job %s: step v%d: %w", j.ID(), s.Version, err)
+		}
+		if tr.Job.Version() != s.Version {
+			return History{}, fmt.Errorf("job %s: step v%d replays as v%d", j.ID(), s.Version, tr.Job.Version())
+		}
+		j = tr.Job
+		if s.Version <= from {
+			continue
+		}
+		st := stepState(Step{Version: s.Version}, j)
+		for _, a := range tr.Actions {
+			st.Dispatched = append(st.Dispatched, a.ID)
+		}
+		var last time.Time
+		for _, r := range s.Results {
+			if r.At.After(last) {
+				last = r.At
+			}
+			if r.ActionID == cancelID {
+				st.Cancel = &Cancel{Reason: r.Error}
+				continue
+			}
+			st.Results = append(st.Results, resultOf(r, names))
+		}
+		if !last.IsZero() {
+			last = last.UTC()
+			st.Time = &last
+		}
+		out.Steps = append(out.Steps, st)
+	}
+	return out, nil
+}
+
+func stepState(st Step, j job.Job) Step {
+	st.Status = j.Status().String()
+	st.Settled, st.Total = j.Progress()
+	return st
+}
+
+func resultOf(r job.Result, names map[string]string) Result {
+	out := Result{ActionID: r.ActionID, OK: !r.Failed(), Kind: r.Kind}
+	if !r.At.IsZero() {
+		at := r.At.UTC()
+		out.At = &at
+	}
+	if strings.Contains(r.ActionID, "@") {
+		out.Timer = true
+		if out.Path = r.ActionID[:strings.IndexByte(r.ActionID, '@')]; out.Path == ast.RootPath {
+			out.Path = ""
+		}
+		return out
+	}
+	if p, _, err := job.SplitActionID(r.ActionID); err == nil {
+		out.Path, out.Action = p, names[p]
+	}
+	var c1, c2 bool
+	out.Output, c1 = Clip(string(r.Output), ClipBytes)
+	out.Error, c2 = Clip(r.Error, ClipBytes)
+	out.Clipped = c1 || c2
+	return out
+}

@@ -1,0 +1,266 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/job"
+)
+
+// Options configure a Client.
+type Options struct {
+	// HTTPClient makes the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// Token is sent as "Authorization: Bearer TOKEN" when not empty.
+	Token string
+}
+
+// Client calls one server.
+type Client struct {
+	base  string
+	http  *http.Client
+	token string
+}
+
+// New returns a client of the server at base ("http://127.0.0.1:8080").
+func New(base string, o Options) *Client {
+	c := &Client{base: strings.TrimSuffix(base, "/"), http: o.HTTPClient, token: o.Token}
+	if c.http == nil {
+		c.http = http.DefaultClient
+	}
+	return c
+}
+
+// Error is an error answer of the server.
+type Error struct {
+	api.Problem
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("baton server: %d %s: %s", e.Status, e.Code, e.Detail)
+}
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, &client.Error{Problem: api.Problem{Code: "job_not_found"}})
+// works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Code returns the code of err's problem, or "" if err is not an *Error.
+func Code(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// do sends a request and decodes a 2xx JSON answer into out (if not nil);
+// it returns the status.
+func (c *Client) do(ctx context.Context, method, path string, q url.Values, body []byte, out any) (int, error) {
+	u := c.base + path
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		e := &Error{}
+		if json.Unmarshal(data, &e.Problem) != nil || e.Code == "" {
+			e.Status, e.Code, e.Detail = resp.StatusCode, "", strings.TrimSpace(string(data))
+		}
+		return resp.StatusCode, e
+	}
+	if out != nil {
+		if s, ok := out.(*string); ok {
+			*s = string(data)
+		} else if err := json.Unmarshal(data, out); err != nil {
+			return resp.StatusCode, fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
+		}
+	}
+	return resp.StatusCode, nil
+}
+
+func jobPath(id job.ID, rest string) string {
+	return "/api/v1/jobs/" + url.PathEscape(string(id)) + rest
+}
+
+// Submit submits workflow (the JSON of a workflow file) as job id, or
+// under a name the server chooses when id is "". created is false when
+// the job existed with the same workflow (a retry).
+func (c *Client) Submit(ctx context.Context, id job.ID, workflow []byte) (sum api.Summary, created bool, err error) {
+	q := url.Values{}
+	if id != "" {
+		q.Set("id", string(id))
+	}
+	status, err := c.do(ctx, "POST", "/api/v1/jobs", q, workflow, &sum)
+	return sum, status == http.StatusCreated, err
+}
+
+// ListQuery selects the jobs List returns.
+type ListQuery struct {
+	Status string // running, succeeded, failed, cancelled or damaged; "" for all
+	Prefix string
+	After  job.ID // the Next of the previous page
+	Limit  int    // 0: the server's default (100)
+}
+
+// List returns a page of jobs.
+func (c *Client) List(ctx context.Context, lq ListQuery) (api.List, error) {
+	q := url.Values{}
+	if lq.Status != "" {
+		q.Set("status", lq.Status)
+	}
+	if lq.Prefix != "" {
+		q.Set("prefix", lq.Prefix)
+	}
+	if lq.After != "" {
+		q.Set("after", string(lq.After))
+	}
+	if lq.Limit != 0 {
+		q.Set("limit", strconv.Itoa(lq.Limit))
+	}
+	var out api.List
+	_, err := c.do(ctx, "GET", "/api/v1/jobs", q, nil, &out)
+	return out, err
+}
+
+// JobQuery says which version of a job Job returns, and how much of it.
+type JobQuery struct {
+	Version uint64 // 0: the newest
+	NoNodes bool   // the summary alone
+}
+
+// Job returns a job's summary and nodes.
+func (c *Client) Job(ctx context.Context, id job.ID, jq JobQuery) (api.Job, error) {
+	q := url.Values{}
+	if jq.Version != 0 {
+		q.Set("version", strconv.FormatUint(jq.Version, 10))
+	}
+	if jq.NoNodes {
+		q.Set("nodes", "false")
+	}
+	var out api.Job
+	_, err := c.do(ctx, "GET", jobPath(id, ""), q, nil, &out)
+	return out, err
+}
+
+// Node returns one node of a job in full.
+func (c *Client) Node(ctx context.Context, id job.ID, path string) (api.Node, error) {
+	var out api.Node
+	_, err := c.do(ctx, "GET", jobPath(id, "/node"), url.Values{"path": {path}}, nil, &out)
+	return out, err
+}
+
+// History returns the steps after version from (0: all), at most limit
+// (0: the server's default); with wait > 0 the server waits up to that
+// long for a step after from.
+func (c *Client) History(ctx context.Context, id job.ID, from uint64, limit int, wait time.Duration) (api.History, error) {
+	q := url.Values{"from": {strconv.FormatUint(from, 10)}}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	var out api.History
+	_, err := c.do(ctx, "GET", jobPath(id, "/history"), q, nil, &out)
+	return out, err
+}
+
+// Graph returns the drawing of a job: format dot, mermaid or svg.
+func (c *Client) Graph(ctx context.Context, id job.ID, format string) (string, error) {
+	var out string
+	_, err := c.do(ctx, "GET", jobPath(id, "/graph"), url.Values{"format": {format}}, nil, &out)
+	return out, err
+}
+
+// Cancel cancels a job with reason ("" lets the server say why).
+func (c *Client) Cancel(ctx context.Context, id job.ID, reason string) (api.Summary, error) {
+	body, err := json.Marshal(api.CancelRequest{Reason: reason})
+	if err != nil {
+		return api.Summary{}, err
+	}
+	var out api.Summary
+	_, err = c.do(ctx, "POST", jobPath(id, "/cancel"), nil, body, &out)
+	return out, err
+}
+
+// Delete deletes a settled job.
+func (c *Client) Delete(ctx context.Context, id job.ID) error {
+	_, err := c.do(ctx, "DELETE", jobPath(id, ""), nil, nil, nil)
+	return err
+}
+
+// Validate validates a workflow without submitting it.
+func (c *Client) Validate(ctx context.Context, workflow []byte) (api.Validation, error) {
+	var out api.Validation
+	_, err := c.do(ctx, "POST", "/api/v1/workflows/validate", nil, workflow, &out)
+	return out, err
+}
+
+// Workers lists the live workers.
+func (c *Client) Workers(ctx context.Context) (api.Workers, error) {
+	var out api.Workers
+	_, err := c.do(ctx, "GET", "/api/v1/workers", nil, nil, &out)
+	return out, err
+}
+
+// Actions lists the actions some worker runs.
+func (c *Client) Actions(ctx context.Context) (api.Actions, error) {
+	var out api.Actions
+	_, err := c.do(ctx, "GET", "/api/v1/actions", nil, nil, &out)
+	return out, err
+}
+
+// Wait polls the job's history with long polls until it has finished,
+// and returns its summary.
+func (c *Client) Wait(ctx context.Context, id job.ID) (api.Summary, error) {
+	var from uint64
+	for {
+		j, err := c.Job(ctx, id, JobQuery{NoNodes: true})
+		if err != nil {
+			return api.Summary{}, err
+		}
+		if j.Status != "running" {
+			return j.Summary, nil
+		}
+		from = j.Version
+		if _, err := c.History(ctx, id, from, 1, 25*time.Second); err != nil {
+			return api.Summary{}, err
+		}
+	}
+}

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/server"
+)
+
+// The limits of 'baton serve”s HTTP server.
+const (
+	serveReadHeaderTimeout = 5 * time.Second
+	serveReadTimeout       = 30 * time.Second
+	serveWriteTimeout      = 30 * time.Second
+	serveIdleTimeout       = 120 * time.Second
+	serveMaxHeaderBytes    = 64 << 10
+	// serveShutdown bounds the wait for the requests in flight at a
+	// shutdown (a long poll ends at once; submits finish).
+	serveShutdown = 10 * time.Second
+)
+
+func serveCommand() command {
+	return command{
+		name:    "serve",
+		summary: "serve the jobs over HTTP: a JSON API, and run them",
+		usage: "baton serve [--listen HOST:PORT] [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--workers N] [--timeout D]\n" +
+			"       [--token-file FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--insecure-http]\n" +
+			"       [--max-body-bytes N] [--max-unfinished N]",
+		about: `
+Serves baton's HTTP API (see docs/api.md) on --listen: submit, list,
+follow, cancel and delete jobs, and draw them. On a store file (--store, the
+default) it also runs the jobs, with the built-in actions of 'baton run',
+and first resumes the unfinished ones; while it runs, it holds the file, so
+other commands that change its jobs go through it. With --zk it submits to
+and reads the jobs in ZooKeeper, and runs actions only with --workers N
+(N > 0; 'baton worker' runs them otherwise). --kafka is not served yet.
+
+It listens on 127.0.0.1:8080 by default. Any other address needs
+--token-file, and TLS (--tls-cert and --tls-key) unless --insecure-http
+says that TLS ends at a proxy in front. The token file has lines 'read
+TOKEN' or 'write TOKEN' (# comments), tokens of at least 16 bytes, and must
+not be readable by group or others; SIGHUP reads it again. Clients send
+'Authorization: Bearer TOKEN'; a read token lists and shows, a write token
+also submits, cancels and deletes. The certificate files are read again
+when they change. --tls-client-ca requires client certificates signed by
+that CA.
+
+On SIGINT or SIGTERM it stops accepting, answers the requests in flight
+(a submit is done or refused with 503 shutting_down, never half done), lets
+the actions in flight finish (for up to 2s on a store file, 10s for --zk
+--workers; the others are handed back, to run again), and exits 0.`,
+		run: (*cli).serve,
+	}
+}
+
+// serveFlags are the flags of 'baton serve' beyond the store's.
+type serveFlags struct {
+	listen, tokenFile, tlsCert, tlsKey, tlsClientCA string
+	insecureHTTP                                    bool
+}
+
+// checkServe says what is wrong with the listening flags: a non-loopback
+// address without tokens, or without TLS unless --insecure-http; TLS
+// files given by halves.
+func checkServe(f serveFlags) error {
+	host, _, err := net.SplitHostPort(f.listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: want HOST:PORT, like 127.0.0.1:8080", f.listen)
+	}
+	switch {
+	case (f.tlsCert == "") != (f.tlsKey == ""):
+		return errors.New("--tls-cert and --tls-key go together")
+	case f.tlsClientCA != "" && f.tlsCert == "":
+		return errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+	case loopback(host):
+		return nil
+	case f.tokenFile == "":
+		return fmt.Errorf("--listen %s is not a loopback address: give --token-file, so that only holders of a token reach the jobs", f.listen)
+	case f.tlsCert == "" && !f.insecureHTTP:
+		return fmt.Errorf("--listen %s is not a loopback address: give --tls-cert and --tls-key, or --insecure-http if TLS ends at a proxy in front", f.listen)
+	}
+	return nil
+}
+
+// loopback reports whether host (of --listen) is a loopback address:
+// "localhost" or a loopback IP. An empty host is every interface.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (c *cli) serve(ctx context.Context, args []string) error {
+	cmd := serveCommand()
+	fset := flagSet(cmd)
+	storeArg := storeFlag(fset)
+	z := c.addZKFlags(fset, true)
+	var f serveFlags
+	fset.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen on `HOST:PORT`; an address other than loopback needs --token-file and TLS (or --insecure-http)")
+	fset.StringVar(&f.tokenFile, "token-file", "", "the bearer tokens, from `FILE`: lines 'read TOKEN' or 'write TOKEN'; not readable by group or others")
+	fset.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with the certificate chain in `FILE` (PEM), read again when it changes")
+	fset.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert, in `FILE` (PEM)")
+	fset.StringVar(&f.tlsClientCA, "tls-client-ca", "", "require client certificates signed by the CAs in `FILE` (PEM)")
+	fset.BoolVar(&f.insecureHTTP, "insecure-http", false, "serve plain HTTP on an address other than loopback: TLS ends at a proxy in front")
+	workers := fset.Int("workers", 4, "run at most `N` actions at once (with --zk: run actions here only if N > 0; default 0 there)")
+	timeout := fset.Duration("timeout", 0, "time limit `D` for each action; 0: none")
+	maxBody := fset.Int64("max-body-bytes", server.DefaultMaxBodyBytes, "refuse request bodies over `N` bytes")
+	maxUnfinished := fset.Int("max-unfinished", server.DefaultMaxUnfinished, "refuse submits while `N` jobs are unfinished (-1: no limit)")
+	retain := retainFlag(fset)
+	pos, code, ok := c.parse(cmd, fset, args)
+	switch {
+	case !ok:
+		return exitWith(code)
+	case len(pos) > 0:
+		return c.usageError(cmd, "want no arguments, got %d", len(pos))
+	case *workers < 0:
+		return c.usageError(cmd, "--workers must not be negative, got %d", *workers)
+	case *maxBody < 1:
+		return c.usageError(cmd, "--max-body-bytes must be positive, got %d", *maxBody)
+	case *maxUnfinished == 0 || *maxUnfinished < -1:
+		return c.usageError(cmd, "--max-unfinished must be positive or -1, got %d", *maxUnfinished)
+	}
+	if err := z.check(false); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
+	if z.on() && !given(fset, "workers") {
+		*workers = 0
+	}
+	if !z.on() && *workers == 0 {
+		return c.usageError(cmd, "--workers must be at least 1 on a store file: the server runs its jobs")
+	}
+	if err := checkServe(f); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
+	var tokens *server.Tokens
+	if f.tokenFile != "" {
+		var err error
+		if tokens, err = server.LoadTokens(f.tokenFile); err != nil {
+			return withCode(exitError, err)
+		}
+	}
+	tlsConf, err := serverTLS(f)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+
+	ctx, stopSignals := c.interruptible(ctx)
+	defer stopSignals()
+	log := runnerLoggerAt(c.stderr, slog.LevelInfo)
+	b, err := c.openBackend(ctx, *storeArg, z, nil, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	defer client.CloseIdleConnections()
+	sv, err := c.serving(ctx, b, workerOptions{name: "serve", WorkerOptions: runner.WorkerOptions{Registry: builtins(c.stdout, client), Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr)}})
+	if err != nil {
+		return withCode(exitCode(err), fmt.Errorf("serve %s: %v", b.where(), err))
+	}
+	defer sv.Close()
+
+	closing := make(chan struct{})
+	h, err := server.New(server.Options{
+		Store: b.jobs(), Runner: sv.runner(), Tokens: tokens, Logger: log, Now: c.now,
+		MaxBodyBytes: *maxBody, MaxUnfinished: *maxUnfinished, Closing: closing,
+	})
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
+	}
+	hs := &http.Server{
+		Handler: h, TLSConfig: tlsConf,
+		ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
+		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- sv.Run(ctx) }()
+	served := make(chan error, 1)
+	go func() {
+		if tlsConf != nil {
+			served <- hs.ServeTLS(ln, "", "")
+		} else {
+			served <- hs.Serve(ln)
+		}
+	}()
+	fmt.Fprintf(c.stderr, "baton serve: %s://%s/api/v1 on %s\n", scheme, ln.Addr(), b.where())
+	if f.tokenFile != "" {
+		stopHUP := c.reloadTokensOnHUP(f.tokenFile, tokens)
+		defer stopHUP()
+	}
+
+	var failed error
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		failed = fmt.Errorf("serve on %s: %v", f.listen, err)
+	case err := <-ran:
+		if err != nil {
+			failed = fmt.Errorf("the runner on %s stopped: %v", b.where(), cause(err))
+		}
+		ran <- err
+	}
+	fmt.Fprintf(c.stderr, "baton serve: stopping: answering the requests in flight, then finishing the actions in flight for up to %v\n", drainTimeout)
+	close(closing)
+	sctx, cancel := context.WithTimeout(context.Background(), serveShutdown)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		hs.Close()
+	}
+	sv.Close()
+	if err := <-ran; err != nil && failed == nil {
+		failed = fmt.Errorf("the runner on %s stopped: %v", b.where(), cause(err))
+	}
+	if failed != nil {
+		return withCode(exitStore, failed)
+	}
+	return nil
+}
+
+// reloadTokensOnHUP reads the token file again on each SIGHUP into
+// tokens; a file that cannot be read keeps the tokens as they were, with
+// a message. Call stop to release the signal.
+func (c *cli) reloadTokensOnHUP(path string, tokens *server.Tokens) (stop func()) {
+	if c.noSignals {
+		return func() {}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-hup:
+				t, err := server.LoadTokens(path)
+				if err != nil {
+					c.errorf("serve: SIGHUP: %v; the tokens stay as they were", err)
+					continue
+				}
+				tokens.Replace(t)
+				fmt.Fprintf(c.stderr, "baton serve: SIGHUP: tokens read again from %s\n", path)
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done) }
+}
+
+// serving is what 'baton serve' runs on a backend: the runner the server
+// submits and cancels through (server.Options.Runner), run until its
+// context ends.
+type serving interface {
+	runner() any
+	Run(ctx context.Context) error
+	Close() error
+}
+
+// localServer is a backend that runs its jobs in this process (a store
+// file): found the io/fs way, so the backends that do not need no method.
+type localServer interface {
+	serveLocal(ctx context.Context, o workerOptions) (serving, error)
+}
+
+// serving returns what serves b: its own runner on a store file;
+// elsewhere a submitter and a canceller of the backend, and with
+// o.Workers > 0 a worker of the built-in actions.
+func (c *cli) serving(ctx context.Context, b backend, o workerOptions) (serving, error) {
+	if l, ok := b.(localServer); ok {
+		return l.serveLocal(ctx, o)
+	}
+	s, err := b.submitter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	can, err := b.canceller(ctx)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	rs := &remoteServing{s: s, c: can, b: b}
+	if o.Workers > 0 {
+		if rs.w, err = b.worker(o); err != nil {
+			rs.Close()
+			return nil, err
+		}
+	}
+	return rs, nil
+}
+
+// remoteServing serves a backend whose runners are elsewhere (ZooKeeper).
+type remoteServing struct {
+	s submitter
+	c canceller
+	w workerRunner // nil without --workers
+	b backend
+}
+
+func (rs *remoteServing) runner() any { return remoteRunner{rs} }
+
+func (rs *remoteServing) Run(ctx context.Context) error {
+	if rs.w != nil {
+		return rs.w.Run(ctx)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (rs *remoteServing) Close() error {
+	if rs.w != nil {
+		rs.w.Close()
+	}
+	rs.c.close()
+	rs.s.close()
+	return nil
+}
+
+// remoteRunner is a server.Submitter and server.Canceller on a backend.
+type remoteRunner struct{ rs *remoteServing }
+
+func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	return r.rs.s.submit(ctx, id, root)
+}
+
+func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	j, err := r.rs.b.jobs().Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	_, err = r.rs.c.cancel(ctx, j, reason)
+	return err
+}

@@ -1,0 +1,188 @@
+package draw_test
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/batonwf/baton/draw"
+	"github.com/batonwf/baton/job"
+)
+
+// checkGraph returns what is wrong with g, the layout of j under o, and
+// with its SVG svg: the contracts of the package doc, checked on every
+// golden and random drawing, so that rewriting a golden file cannot
+// bless a broken one.
+func checkGraph(j job.Job, o draw.Options, g *draw.Graph, svg []byte) error {
+	maxBoxes := o.MaxBoxes
+	if maxBoxes == 0 {
+		maxBoxes = draw.DefaultMaxBoxes
+	}
+	if len(g.Boxes) == 0 || len(g.Boxes) > maxBoxes {
+		return fmt.Errorf("%d boxes, want 1 to %d", len(g.Boxes), maxBoxes)
+	}
+	if g.Boxes[0].Path != "" {
+		return fmt.Errorf("the first box is %q, not the root", g.Boxes[0].Path)
+	}
+	// Boxes inside the drawing, pairwise apart.
+	for i, a := range g.Boxes {
+		if a.X < 0 || a.Y < 0 || a.W <= 0 || a.H <= 0 || a.X+a.W > g.Width || a.Y+a.H > g.Height {
+			return fmt.Errorf("box %q at %d,%d %dx%d is outside the drawing %dx%d", a.Path, a.X, a.Y, a.W, a.H, g.Width, g.Height)
+		}
+		for _, b := range g.Boxes[i+1:] {
+			if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
+				return fmt.Errorf("boxes %q (%d,%d %dx%d) and %q (%d,%d %dx%d) overlap", a.Path, a.X, a.Y, a.W, a.H, b.Path, b.X, b.Y, b.W, b.H)
+			}
+		}
+	}
+	// Every node exactly once: a box of its own, or counted by the one
+	// closed box nearest above it, with the right state.
+	byPath := map[string]*draw.Box{}
+	for i := range g.Boxes {
+		b := &g.Boxes[i]
+		if byPath[b.Path] != nil {
+			return fmt.Errorf("node %q has two boxes", b.Path)
+		}
+		byPath[b.Path] = b
+	}
+	counted := map[string]map[job.Status]int{}
+	nodes := 0
+	var walkErr error
+	j.Walk(func(n job.NodeInfo) bool {
+		nodes++
+		if b := byPath[n.Path]; b != nil {
+			if b.Status != n.Status || b.Kind != n.Kind {
+				walkErr = fmt.Errorf("box %q is %s %s, the node %s %s", n.Path, b.Kind, b.Status, n.Kind, n.Status)
+			}
+			return walkErr == nil
+		}
+		p := n.Path
+		for {
+			p = parentPath(p)
+			if b := byPath[p]; b != nil {
+				if b.Group == nil {
+					walkErr = fmt.Errorf("node %q is not drawn and its nearest drawn ancestor %q is open", n.Path, p)
+					return false
+				}
+				if counted[p] == nil {
+					counted[p] = map[job.Status]int{}
+				}
+				counted[p][n.Status]++
+				return true
+			}
+			if p == "" {
+				walkErr = fmt.Errorf("node %q is neither drawn nor under a drawn node", n.Path)
+				return false
+			}
+		}
+	})
+	if walkErr != nil {
+		return walkErr
+	}
+	if nodes != g.Nodes {
+		return fmt.Errorf("the graph says %d nodes, the job has %d", g.Nodes, nodes)
+	}
+	for _, b := range g.Boxes {
+		if b.Group == nil {
+			continue
+		}
+		sum := 0
+		for _, c := range b.Group.Counts {
+			if c.N <= 0 || counted[b.Path][c.Status] != c.N {
+				return fmt.Errorf("group %q counts %d %s, the job has %d", b.Path, c.N, c.Status, counted[b.Path][c.Status])
+			}
+			sum += c.N
+		}
+		if sum != b.Group.Nodes {
+			return fmt.Errorf("group %q counts %d nodes in its states and %d in all", b.Path, sum, b.Group.Nodes)
+		}
+		if b.Group.Budget && !g.Truncated {
+			return fmt.Errorf("group %q was closed by the bound, and the graph is not truncated", b.Path)
+		}
+	}
+	// Every edge joins two drawn boxes: it starts on the edge of one and
+	// ends on the edge of the other.
+	for _, e := range g.Edges {
+		if e.From < 0 || e.From >= len(g.Boxes) || e.To < 0 || e.To >= len(g.Boxes) || e.From == e.To || len(e.Points) < 2 {
+			return fmt.Errorf("edge %+v", e)
+		}
+		if a, p := g.Boxes[e.From], e.Points[0]; !onBorder(a, p) {
+			return fmt.Errorf("edge %s %q -> %q starts at %v, off its box", e.Kind, a.Path, g.Boxes[e.To].Path, p)
+		}
+		if b, p := g.Boxes[e.To], e.Points[len(e.Points)-1]; !onBorder(b, p) {
+			return fmt.Errorf("edge %s %q -> %q ends at %v, off its box", e.Kind, g.Boxes[e.From].Path, b.Path, p)
+		}
+	}
+	return checkSVG(g, svg)
+}
+
+// parentPath cuts the last edge off the non-empty path p.
+func parentPath(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func onBorder(b draw.Box, p draw.Point) bool {
+	in := p.X >= b.X && p.X <= b.X+b.W && p.Y >= b.Y && p.Y <= b.Y+b.H
+	return in && (p.X == b.X || p.X == b.X+b.W || p.Y == b.Y || p.Y == b.Y+b.H)
+}
+
+// checkSVG parses svg as XML: no script, no event handler, no external
+// reference, and one node element per box, in order, carrying its path
+// and state.
+func checkSVG(g *draw.Graph, svg []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	var nodes []xml.StartElement
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("the SVG does not parse: %v", err)
+		}
+		se, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(se.Name.Local) {
+		case "script", "foreignobject", "image", "a", "use", "iframe":
+			return fmt.Errorf("the SVG has a <%s> element", se.Name.Local)
+		}
+		for _, a := range se.Attr {
+			name := strings.ToLower(a.Name.Local)
+			if strings.HasPrefix(name, "on") || name == "href" || name == "src" {
+				return fmt.Errorf("the SVG has an attribute %s=%q", a.Name.Local, a.Value)
+			}
+			if strings.Contains(a.Value, "url(") && a.Value != "url(#baton-arrow)" {
+				return fmt.Errorf("the SVG refers to %q", a.Value)
+			}
+		}
+		if attr(se, "class") == "node" || attr(se, "class") == "node group" {
+			nodes = append(nodes, se)
+		}
+	}
+	if len(nodes) != len(g.Boxes) {
+		return fmt.Errorf("the SVG has %d nodes, the graph %d boxes", len(nodes), len(g.Boxes))
+	}
+	for i, se := range nodes {
+		b := g.Boxes[i]
+		if attr(se, "data-path") != b.Path || attr(se, "data-status") != b.Status.String() {
+			return fmt.Errorf("SVG node %d has data-path %q data-status %q, the box %q %s", i, attr(se, "data-path"), attr(se, "data-status"), b.Path, b.Status)
+		}
+	}
+	return nil
+}
+
+func attr(se xml.StartElement, name string) string {
+	for _, a := range se.Attr {
+		if a.Name.Local == name {
+			return a.Value
+		}
+	}
+	return ""
+}

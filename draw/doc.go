@@ -1,0 +1,50 @@
+// Package draw lays a job's tree out as boxes and lines and writes it as
+// SVG: the drawing of `baton inspect --format svg`, of the API's
+// graph route and of the job page.
+//
+//	g, err := draw.Layout(j, draw.Options{})
+//	err = g.SVG(w)
+//
+// # What is drawn
+//
+// Every node of the tree is a box, idle ones included, because the tree is
+// known before it runs. A box shows the node's kind, its action or name,
+// its payload clipped to 40 characters, and its state twice: as the
+// colour of a band across its foot and as an icon and a word in that band
+// (idle ○, running ▶, succeeded ✓, failed ✗, cancelled ⊘; "skipped" ↷
+// is reserved), so colour is never the only signal. The palette is the
+// job page's: succeeded #009E73, failed #D55E00, running #0072B2,
+// cancelled #8C8C8C, idle white with a grey outline.
+//
+// The tree is drawn indented, each inner node's box above its children:
+//
+//   - a seq's children stand left to right, linked in order;
+//   - a par's children are stacked, each linked from the par;
+//   - a try's parts are stacked in labelled lanes: body, rescue, finally;
+//   - a dag's children stand in columns by the longest chain of siblings
+//     they are after (those after nothing first), linked by their edges.
+//
+// # Groups and the bound on boxes
+//
+// A seq or par with more than Options.GroupOver children is drawn closed:
+// one group box that counts the nodes under it per state. Options.Expand
+// opens it. At most Options.MaxBoxes boxes are drawn: nodes are opened
+// from the root down, level by level in tree order, and a node whose
+// children would pass the bound stays closed as a group too; the Graph
+// says so (Graph.Truncated). Either way every node is drawn exactly once,
+// as a box or inside the counts of one group box.
+//
+// # Contracts
+//
+//   - Pure and deterministic: Layout reads only the job and the options,
+//     and the same job and options give the same Graph and the same SVG,
+//     byte for byte.
+//   - No two boxes overlap, and every edge joins two drawn boxes.
+//   - The SVG is self-contained: no script, no external reference, no
+//     font to fetch. Every string from the job (its ID, action names,
+//     names, payloads, errors) is escaped text, never markup.
+//   - Each node's <g> element carries data-path (the node's path, "" for
+//     the root, as the CLI and the API write it) and data-status (the
+//     state's word); a group's also carries data-group (its children). The
+//     root <svg> has a viewBox, so a page can pan and zoom it.
+package draw

@@ -1,0 +1,266 @@
+package draw
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/batonwf/baton/ast"
+)
+
+// stateWords are the states the style sheet names, in their order.
+var stateWords = []string{"idle", "running", "succeeded", "failed", "cancelled", "skipped"}
+
+// Colours of what is not a state. Text is dark on white and on the light
+// lanes (AA contrast).
+const (
+	textColour  = "#1A1A1A"
+	mutedColour = "#4D4D4D"
+	edgeColour  = "#595959"
+	laneFill    = "#F4F4F4"
+	laneStroke  = "#B3B3B3"
+	bandH       = 20
+)
+
+// SVG writes g as a self-contained SVG document: no script, no external
+// reference; every string from the job is escaped. Each node is a <g
+// class="node"> carrying data-path, data-status and data-kind (and, when
+// closed, data-group: its children). Its one write to w is its only side
+// effect; an error is w's.
+func (g *Graph) SVG(w io.Writer) error {
+	var b bytes.Buffer
+	s := &svg{b: &b}
+	s.header(g)
+	s.lanes(g)
+	s.edges(g)
+	b.WriteString(`<g class="nodes">` + "\n")
+	for i := range g.Boxes {
+		s.box(&g.Boxes[i])
+	}
+	b.WriteString("</g>\n</svg>\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+type svg struct{ b *bytes.Buffer }
+
+// w writes literal markup.
+func (s *svg) w(parts ...string) {
+	for _, p := range parts {
+		s.b.WriteString(p)
+	}
+}
+
+// text writes t escaped as element content.
+func (s *svg) text(t string) { s.escape(t, false) }
+
+// escape writes t escaped: &, < and > as entities, and in an attribute
+// value (quoted with ") the quotes too, and tabs and line breaks as
+// character references so they survive; what XML 1.0 cannot hold (other
+// control characters, invalid UTF-8, U+FFFE, U+FFFF) as U+FFFD.
+func (s *svg) escape(t string, attr bool) {
+	for _, r := range t { // invalid UTF-8 comes as U+FFFD
+		switch {
+		case r == '&':
+			s.b.WriteString("&amp;")
+		case r == '<':
+			s.b.WriteString("&lt;")
+		case r == '>':
+			s.b.WriteString("&gt;")
+		case attr && r == '"':
+			s.b.WriteString("&quot;")
+		case attr && r == '\'':
+			s.b.WriteString("&#39;")
+		case attr && (r == '\t' || r == '\n' || r == '\r'):
+			s.b.WriteString("&#x" + strconv.FormatInt(int64(r), 16) + ";")
+		case r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF:
+			s.b.WriteRune(utf8.RuneError)
+		default:
+			s.b.WriteRune(r)
+		}
+	}
+}
+
+// attr writes ` name="value"`, the value escaped.
+func (s *svg) attr(name, value string) {
+	s.w(" ", name, `="`)
+	s.escape(value, true)
+	s.w(`"`)
+}
+
+func (s *svg) header(g *Graph) {
+	s.w(`<svg xmlns="http://www.w3.org/2000/svg" class="baton-graph"`)
+	s.attr("viewBox", "0 0 "+itoa(g.Width)+" "+itoa(g.Height))
+	s.attr("width", itoa(g.Width))
+	s.attr("height", itoa(g.Height))
+	s.w(` font-family="monospace" font-size="11" role="img"`)
+	s.attr("data-job", string(g.Job))
+	s.attr("data-version", itoa(int(g.Version)))
+	s.attr("data-status", g.Status.String())
+	s.attr("data-boxes", itoa(len(g.Boxes)))
+	s.attr("data-nodes", itoa(g.Nodes))
+	if g.Truncated {
+		s.w(` data-truncated="true"`)
+	}
+	s.w(">\n<title>")
+	s.text(title(g))
+	s.w("</title>\n<style>\n.baton-graph{")
+	for _, word := range stateWords {
+		s.w("--baton-", word, ":", styles[word].fill, ";")
+	}
+	s.w("}\n")
+	for _, word := range stateWords {
+		s.w(".baton-graph .band-", word, "{fill:var(--baton-", word, ")}\n")
+	}
+	s.w("</style>\n<defs><marker id=\"baton-arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"", edgeColour, "\"/></marker></defs>\n")
+	s.w(`<text class="title" x="`, itoa(margin), `" y="`, itoa(margin+14), `" font-size="13" font-weight="bold" fill="`, textColour, `">`)
+	s.text(title(g))
+	s.w("</text>\n")
+	if g.Truncated {
+		s.w(`<text class="truncated" x="`, itoa(margin), `" y="`, itoa(margin+31), `" fill="`, mutedColour, `">`)
+		s.text(truncatedLine(g))
+		s.w("</text>\n")
+	}
+}
+
+func (s *svg) lanes(g *Graph) {
+	s.w(`<g class="lanes">` + "\n")
+	for _, l := range g.Lanes {
+		s.w(`<g class="lane"`)
+		s.attr("data-path", l.Path)
+		s.attr("data-part", l.Part)
+		s.w(`><rect x="`, itoa(l.X), `" y="`, itoa(l.Y), `" width="`, itoa(l.W), `" height="`, itoa(l.H),
+			`" rx="6" fill="`, laneFill, `" stroke="`, laneStroke, `" stroke-dasharray="4 3"/><text x="`, itoa(l.X+6), `" y="`, itoa(l.Y+13), `" fill="`, mutedColour, `">`)
+		s.text(l.Part)
+		s.w("</text></g>\n")
+	}
+	s.w("</g>\n")
+}
+
+func (s *svg) edges(g *Graph) {
+	s.w(`<g class="edges" fill="none" stroke="`, edgeColour, `" stroke-width="1.5">`+"\n")
+	for _, e := range g.Edges {
+		s.w(`<path class="edge edge-`, e.Kind.String(), `"`)
+		s.attr("data-from", g.Boxes[e.From].Path)
+		s.attr("data-to", g.Boxes[e.To].Path)
+		if e.Label != "" {
+			s.attr("data-label", e.Label)
+		}
+		s.w(` d="`)
+		for i, p := range e.Points {
+			if i == 0 {
+				s.w("M")
+			} else {
+				s.w(" L")
+			}
+			s.w(itoa(p.X), ",", itoa(p.Y))
+		}
+		s.w(`" marker-end="url(#baton-arrow)"/>` + "\n")
+	}
+	s.w("</g>\n")
+}
+
+func (s *svg) box(b *Box) {
+	st := styleOf(b.Status)
+	word := b.Status.String()
+	s.w(`<g class="node`)
+	if b.Group != nil {
+		s.w(" group")
+	}
+	s.w(`"`)
+	s.attr("data-path", b.Path)
+	s.attr("data-status", word)
+	s.attr("data-kind", b.Kind.String())
+	if b.Group != nil {
+		s.attr("data-group", itoa(b.Group.Children))
+	}
+	s.w(` transform="translate(`, itoa(b.X), ",", itoa(b.Y), `)">`)
+	s.w("<title>")
+	s.text(tooltip(b))
+	s.w("</title>")
+	s.w(`<rect class="box" width="`, itoa(b.W), `" height="`, itoa(b.H), `" rx="6" fill="#FFFFFF" stroke="`, st.stroke, `" stroke-width="1.5"/>`)
+	s.w(`<rect class="band band-`, word, `" x="1" y="`, itoa(b.H-bandH-1), `" width="`, itoa(b.W-2), `" height="`, itoa(bandH), `" fill="`, st.fill, `" stroke="`, st.stroke, `" stroke-width="0.5"/>`)
+	// The first line: kind, then the action or the name.
+	s.w(`<text x="8" y="18" font-size="12" fill="`, textColour, `"><tspan fill="`, mutedColour, `">`, b.Kind.String(), `</tspan> <tspan font-weight="bold">`)
+	if b.Kind == ast.KindAct {
+		s.text(b.Action)
+	} else {
+		s.text(b.Name)
+	}
+	s.w("</tspan></text>")
+	if l := secondLine(b); l != "" {
+		s.w(`<text x="8" y="36" fill="`, mutedColour, `">`)
+		s.text(l)
+		s.w("</text>")
+	}
+	if b.Group != nil {
+		for k, c := range b.Group.Counts {
+			cs := styleOf(c.Status)
+			s.w(`<text class="count" x="8" y="`, itoa(boxH-bandH-8+countH*(k+1)), `" fill="`, textColour, `"`)
+			s.attr("data-status", c.Status.String())
+			s.attr("data-count", itoa(c.N))
+			s.w(">")
+			s.text(cs.icon + " " + itoa(c.N) + " " + c.Status.String())
+			s.w("</text>")
+		}
+	}
+	s.w(`<text class="state" x="8" y="`, itoa(b.H-7), `" fill="`, st.text, `">`)
+	s.text(bandLine(b, st))
+	s.w("</text></g>\n")
+}
+
+// secondLine is what a box shows under its first line: an act's payload;
+// an inner node's children or parts.
+func secondLine(b *Box) string {
+	if b.Kind == ast.KindAct {
+		if b.Name != "" {
+			return clip(b.Name+" · "+b.Payload, payloadChars)
+		}
+		return b.Payload
+	}
+	n := itoa(b.Children) + " children"
+	switch {
+	case b.Kind == ast.KindTry:
+		n = itoa(b.Children) + " parts"
+	case b.Children == 1:
+		n = "1 child"
+	}
+	if b.Group != nil {
+		n += ", " + itoa(b.Group.Nodes) + " nodes, closed"
+	}
+	return n
+}
+
+// bandLine is the state in words: icon, word, attempt, error.
+func bandLine(b *Box, st style) string {
+	l := st.icon + " " + b.Status.String()
+	if b.Attempt > 1 {
+		l += " #" + itoa(b.Attempt)
+	}
+	if b.Error != "" {
+		l += ": " + b.Error
+	}
+	return clip(l, payloadChars)
+}
+
+// tooltip is a box's <title>: its path, name, state and error.
+func tooltip(b *Box) string {
+	var t strings.Builder
+	t.WriteString(ast.ShowPath(b.Path))
+	if b.Name != "" {
+		t.WriteString(" (" + b.Name + ")")
+	}
+	t.WriteString(": " + b.Status.String())
+	if b.Attempt > 1 {
+		t.WriteString(", attempt " + itoa(b.Attempt))
+	}
+	if b.Error != "" {
+		t.WriteString(": " + b.Error)
+	}
+	if b.Group != nil && b.Group.Budget {
+		t.WriteString("; closed to stay within the bound on boxes")
+	}
+	return t.String()
+}

@@ -1,0 +1,209 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// MinTokenBytes is the shortest token a token file may hold.
+const MinTokenBytes = 16
+
+// Tokens are the bearer tokens a server takes, each with its scope, kept
+// as SHA-256 digests only. It is safe for concurrent use; Replace swaps
+// its tokens for a new set (a token file read again).
+type Tokens struct {
+	keys atomic.Pointer[[]tokenKey]
+}
+
+// Replace makes t take u's tokens from the next request on.
+func (t *Tokens) Replace(u *Tokens) { t.keys.Store(u.keys.Load()) }
+
+type tokenKey struct {
+	sum   [sha256.Size]byte
+	scope Scope
+}
+
+// ParseTokens reads a token file's content: one "read TOKEN" or "write
+// TOKEN" per line; blank lines and lines starting with '#' are skipped.
+// A token shorter than MinTokenBytes, or any other line, is an error
+// naming its line (never the token).
+func ParseTokens(data []byte) (*Tokens, error) {
+	var keys []tokenKey
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || (f[0] != "read" && f[0] != "write") {
+			return nil, fmt.Errorf("line %d: want 'read TOKEN' or 'write TOKEN'", n)
+		}
+		if len(f[1]) < MinTokenBytes {
+			return nil, fmt.Errorf("line %d: the token is %d bytes; at least %d are needed", n, len(f[1]), MinTokenBytes)
+		}
+		scope := ScopeRead
+		if f[0] == "write" {
+			scope = ScopeWrite
+		}
+		keys = append(keys, tokenKey{sha256.Sum256([]byte(f[1])), scope})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, fmt.Errorf("no token (want lines 'read TOKEN' or 'write TOKEN')")
+	}
+	t := &Tokens{}
+	t.keys.Store(&keys)
+	return t, nil
+}
+
+// LoadTokens reads a token file (ParseTokens). It refuses a file that its
+// group or others may read or write.
+func LoadTokens(path string) (*Tokens, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("token file: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return nil, fmt.Errorf("token file %s has mode %04o: its group or others may read it (chmod 600 %s)", path, perm, path)
+	}
+	var b bytes.Buffer
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	t, err := ParseTokens(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("token file %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// scopeOf returns the scope of token, or ScopeNone if it is not one of
+// t's. It compares the token's digest with every configured one, in
+// constant time each, so the time taken tells neither length nor prefix.
+func (t *Tokens) scopeOf(token string) Scope {
+	sum := sha256.Sum256([]byte(token))
+	found := ScopeNone
+	for _, k := range *t.keys.Load() {
+		if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 && k.scope > found {
+			found = k.scope
+		}
+	}
+	return found
+}
+
+// authorize checks the request's token for scope.
+func (s *srv) authorize(r *http.Request, scope Scope) error {
+	if s.tokens == nil {
+		return nil
+	}
+	client := clientAddr(r)
+	if s.fails.blocked(client) {
+		p := newProblem(CodeTooManyAuthFailures, fmt.Sprintf("too many failed authentications from %s: wait a minute", client))
+		p.retryAfter = int(AuthWindow / time.Second)
+		return p
+	}
+	q := r.URL.Query()
+	if q.Has("access_token") || q.Has("token") {
+		s.fail(client)
+		return newProblem(CodeUnauthorized, "tokens in the query string are refused: send Authorization: Bearer TOKEN")
+	}
+	h := r.Header.Get("Authorization")
+	scheme, token, _ := strings.Cut(h, " ")
+	if h == "" || !strings.EqualFold(scheme, "Bearer") || token == "" {
+		s.fail(client)
+		return newProblem(CodeUnauthorized, fmt.Sprintf("%s %s needs Authorization: Bearer TOKEN", r.Method, r.URL.Path))
+	}
+	got := s.tokens.scopeOf(strings.TrimSpace(token))
+	switch {
+	case got == ScopeNone:
+		s.fail(client)
+		return newProblem(CodeUnauthorized, fmt.Sprintf("the token given for %s %s is not a known one", r.Method, r.URL.Path))
+	case got < scope:
+		return newProblem(CodeForbidden, fmt.Sprintf("%s %s needs a %s token; this one is %s", r.Method, r.URL.Path, scope, got))
+	}
+	return nil
+}
+
+// fail counts a failed authentication, logging the one that blocks the
+// client.
+func (s *srv) fail(client string) {
+	if s.fails.add(client) {
+		s.log.Warn("http client blocked for failed authentications", "remote", client, "failures", AuthFailures, "window", AuthWindow)
+	}
+}
+
+// clientAddr is the host of the request's remote address.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// failures counts failed authentications per client address in fixed
+// windows of AuthWindow.
+type failures struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]*window
+}
+
+type window struct {
+	start time.Time
+	n     int
+}
+
+func newFailures(now func() time.Time) *failures {
+	return &failures{now: now, m: map[string]*window{}}
+}
+
+// blocked reports whether client has used up its failures in its window.
+func (f *failures) blocked(client string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	w := f.m[client]
+	return w != nil && f.now().Sub(w.start) < AuthWindow && w.n >= AuthFailures
+}
+
+// add counts a failure of client and reports whether it is the one that
+// blocks it. Windows past their minute are dropped as they are met, so
+// the map holds only clients that failed in the last minute or so.
+func (f *failures) add(client string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	if len(f.m) > 10000 {
+		for k, w := range f.m {
+			if now.Sub(w.start) >= AuthWindow {
+				delete(f.m, k)
+			}
+		}
+	}
+	w := f.m[client]
+	if w == nil || now.Sub(w.start) >= AuthWindow {
+		w = &window{start: now}
+		f.m[client] = w
+	}
+	w.n++
+	return w.n == AuthFailures
+}

@@ -1,0 +1,41 @@
+// Package server is baton's HTTP adapter: the JSON API under /api/v1, the
+// health routes and a small page at /, as one http.Handler made by New.
+// A Go program mounts it on its own mux with its own store and runner;
+// 'baton serve' wires it to a bolt, ZooKeeper or Kafka store.
+//
+// The routes are one table (Routes): the mux is built from it, and so are
+// the documentation and the OpenAPI test. Every answer under /api/ is
+// JSON: unknown paths, wrong methods and paths with empty, "." or ".."
+// segments (which net/http's ServeMux would redirect) are answered with
+// RFC 9457 problem details (application/problem+json) like every other
+// error, each with a stable code (the Code constants) and the request ID.
+//
+// What the server can do beyond reading depends on what it is given, found
+// the io/fs way: the store's optional capabilities (store.Lister,
+// store.Historian, store.Deleter) and the runner's (Submitter, Canceller,
+// ActionLister, WorkerLister, Readier), each checked by a type assertion.
+// A server given only a store is read-only: its write routes answer 405.
+//
+// Check first, keep after: a submitted workflow is decoded, validated and
+// checked for actions no worker runs before the runner stores it, so a
+// refused request stores nothing. A resubmission with the same ID and the
+// same workflow is a safe retry (200, nothing new); with another workflow
+// it is a conflict (409 job_exists).
+//
+// Security: with Options.Tokens every route but /healthz, /readyz and /
+// needs "Authorization: Bearer TOKEN", of the read scope for reads and
+// the write scope for submit, cancel and delete. Each presented token is
+// compared by SHA-256 digest, in constant time, with every configured
+// token. A client address with 20 failed authentications in a minute is
+// refused (429) until the minute has passed. Tokens and bodies are never
+// logged. Every answer has X-Content-Type-Options: nosniff and
+// Referrer-Policy: no-referrer; API answers Cache-Control: no-store.
+//
+// Each request is logged in one line: method, route pattern, status,
+// duration, bytes, request ID (X-Request-Id if the client sent a sane one),
+// job ID where there is one and remote address. A handler that panics is
+// answered 500 internal with the request ID; the stack goes to the log
+// only, and the server goes on.
+//
+// All methods of the handler may be called concurrently.
+package server

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+)
+
+// Local is the Runner option of a server whose jobs run in its own
+// process (runner/inmem): it submits and cancels through the runner and
+// tells its registry's actions and its one pool of workers.
+type Local struct {
+	// Runner submits and cancels (an *inmem.Runner).
+	Runner interface {
+		Submitter
+		Canceller
+	}
+	// Registry holds the handlers the runner runs.
+	Registry *runner.Registry
+	// Name and Capacity describe the pool in the workers listing.
+	Name     string
+	Capacity int
+	// Since is when the pool started.
+	Since time.Time
+}
+
+var (
+	_ Submitter    = Local{}
+	_ Canceller    = Local{}
+	_ ActionLister = Local{}
+	_ WorkerLister = Local{}
+)
+
+// Submit submits through the runner.
+func (l Local) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	return l.Runner.Submit(ctx, id, root)
+}
+
+// Cancel cancels through the runner.
+func (l Local) Cancel(ctx context.Context, id job.ID, reason string) error {
+	return l.Runner.Cancel(ctx, id, reason)
+}
+
+// Actions returns the registry's action names.
+func (l Local) Actions(context.Context) ([]string, error) { return l.Registry.Names(), nil }
+
+// Workers returns the one pool. Its busy count is not known here: 0.
+func (l Local) Workers(context.Context) ([]api.Worker, error) {
+	w := api.Worker{Name: l.Name, Capacity: l.Capacity, Actions: l.Registry.Names()}
+	if w.Name == "" {
+		w.Name = "local"
+	}
+	if !l.Since.IsZero() {
+		s := l.Since.UTC()
+		w.Since = &s
+	}
+	return []api.Worker{w}, nil
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/batonwf/baton/store"
+)
+
+// srv is the handler New returns.
+type srv struct {
+	st        store.Store
+	lister    store.Lister
+	historian store.Historian
+	deleter   store.Deleter
+
+	submitter    Submitter
+	canceller    Canceller
+	actionLister ActionLister
+	workerLister WorkerLister
+	readier      Readier
+	notifier     Notifier
+	closing      <-chan struct{}
+
+	tokens        *Tokens
+	log           *slog.Logger
+	now           func() time.Time
+	maxBody       int64
+	maxUnfinished int
+	poll          time.Duration
+
+	mux    *http.ServeMux
+	routes []Route // those served, for the page at /
+	fails  *failures
+
+	mu         sync.Mutex // guards the unfinished count
+	countAt    time.Time
+	unfinished int
+}
+
+// New returns the API's handler. It fails when o has no store.
+func New(o Options) (http.Handler, error) {
+	if o.Store == nil {
+		return nil, errors.New("server: Options.Store is required")
+	}
+	s := &srv{
+		st: o.Store, notifier: o.Notifier, closing: o.Closing, tokens: o.Tokens,
+		log: o.Logger, now: o.Now, maxBody: o.MaxBodyBytes, maxUnfinished: o.MaxUnfinished, poll: o.PollInterval,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.maxBody <= 0 {
+		s.maxBody = DefaultMaxBodyBytes
+	}
+	if s.maxUnfinished == 0 {
+		s.maxUnfinished = DefaultMaxUnfinished
+	}
+	if s.poll <= 0 {
+		s.poll = 250 * time.Millisecond
+	}
+	s.lister, _ = o.Store.(store.Lister)
+	s.historian, _ = o.Store.(store.Historian)
+	s.deleter, _ = o.Store.(store.Deleter)
+	s.submitter, _ = o.Runner.(Submitter)
+	s.canceller, _ = o.Runner.(Canceller)
+	s.actionLister, _ = o.Runner.(ActionLister)
+	s.workerLister, _ = o.Runner.(WorkerLister)
+	s.readier, _ = o.Runner.(Readier)
+	s.fails = newFailures(s.now)
+	s.mux = http.NewServeMux()
+	for _, rt := range table {
+		if rt.on == nil || rt.on(s) {
+			s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+			if rt.Scope != ScopeNone {
+				s.routes = append(s.routes, rt.Route)
+			}
+		}
+	}
+	return s, nil
+}
+
+// recorder is the ResponseWriter handlers write to: it keeps what the
+// request's log line says.
+type recorder struct {
+	http.ResponseWriter
+	status    int
+	bytes     int64
+	requestID string
+	jobID     string
+}
+
+func (rec *recorder) WriteHeader(status int) {
+	if rec.status == 0 {
+		rec.status = status
+	}
+	rec.ResponseWriter.WriteHeader(status)
+}
+
+func (rec *recorder) Write(b []byte) (int, error) {
+	if rec.status == 0 {
+		rec.status = http.StatusOK
+	}
+	n, err := rec.ResponseWriter.Write(b)
+	rec.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
+
+// setJob names the job of the request in its log line.
+func setJob(w http.ResponseWriter, id string) {
+	if rec, ok := w.(*recorder); ok {
+		rec.jobID = id
+	}
+}
+
+// ServeHTTP answers a request: security headers, the request ID, the
+// route (or a JSON 404/405), the log line; a panic becomes 500 internal.
+func (s *srv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &recorder{ResponseWriter: w, requestID: requestID(r.Header.Get("X-Request-Id"))}
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("X-Request-Id", rec.requestID)
+	if strings.HasPrefix(r.URL.Path, "/api/") {
+		h.Set("Cache-Control", "no-store")
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("http handler panicked", "request_id", rec.requestID, "route", r.Pattern,
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			if rec.status == 0 {
+				writeProblem(rec, newProblem(CodeInternal, fmt.Sprintf("internal error answering %s %s (request %s); the server goes on", r.Method, r.URL.Path, rec.requestID)))
+			}
+		}
+		s.logRequest(r, rec, time.Since(start))
+	}()
+	if p := uncleanPath(r.URL.Path); p != nil {
+		writeProblem(rec, p)
+		return
+	}
+	if _, pattern := s.mux.Handler(r); pattern == "" {
+		s.noRoute(rec, r)
+		return
+	}
+	s.mux.ServeHTTP(rec, r)
+}
+
+// noRoute answers a request no route takes: 405 with Allow when the path
+// has routes for other methods, else 404.
+func (s *srv) noRoute(w http.ResponseWriter, r *http.Request) {
+	h, _ := s.mux.Handler(r)
+	probe := &headerProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		p := newProblem(CodeMethodNotAllowed, fmt.Sprintf("%s is not a method of %s (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
+		p.allow = probe.header.Get("Allow")
+		writeProblem(w, p)
+		return
+	}
+	writeProblem(w, newProblem(CodeNotFound, fmt.Sprintf("no route %s %s (the API is under /api/v1; see GET /)", r.Method, r.URL.Path)))
+}
+
+// headerProbe runs ServeMux's own 404/405 handler to learn which it is.
+type headerProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *headerProbe) Header() http.Header         { return p.header }
+func (p *headerProbe) Write(b []byte) (int, error) { return len(b), nil }
+func (p *headerProbe) WriteHeader(status int)      { p.status = status }
+
+// uncleanPath returns the answer to a path with an empty, "." or ".."
+// segment, which ServeMux would redirect, or nil.
+func uncleanPath(path string) *problem {
+	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	for i, seg := range segs {
+		if seg != "." && seg != ".." && (seg != "" || i == len(segs)-1) {
+			continue
+		}
+		if strings.HasPrefix(path, "/api/v1/jobs/") && i == 3 && seg != "" {
+			return newProblem(CodeBadJobID, fmt.Sprintf("job ID %q in path %s is not allowed (a relative path in ZooKeeper and file systems)", seg, path))
+		}
+		return newProblem(CodeNotFound, fmt.Sprintf("no route for path %s: it has an empty, '.' or '..' segment", path))
+	}
+	return nil
+}
+
+// requestID returns the client's request ID if it is sane (1 to 128
+// printable ASCII bytes), else a new one.
+func requestID(given string) string {
+	if len(given) > 0 && len(given) <= 128 && !strings.ContainsFunc(given, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return given
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// logRequest writes the request's one log line: no bodies, no tokens.
+func (s *srv) logRequest(r *http.Request, rec *recorder, took time.Duration) {
+	level := slog.LevelInfo
+	if rec.status >= 500 {
+		level = slog.LevelError
+	}
+	attrs := []slog.Attr{
+		slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Int("status", rec.status),
+		slog.Duration("duration", took), slog.Int64("bytes", rec.bytes), slog.String("request_id", rec.requestID),
+		slog.String("remote", r.RemoteAddr),
+	}
+	if rec.jobID != "" {
+		attrs = append(attrs, slog.String("job_id", rec.jobID))
+	}
+	s.log.LogAttrs(context.Background(), level, "http request", attrs...)
+}
+
+// wrap is a route's handler: auth, query and body checks, then the
+// route's own handler; an error it returns is written as a problem.
+func (s *srv) wrap(rt route) http.Handler {
+	allowed := map[string]bool{}
+	for _, q := range rt.Query {
+		allowed[q] = true
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.PathValue("id"); id != "" {
+			setJob(w, id)
+		}
+		err := s.check(rt, allowed, w, r)
+		if err == nil {
+			err = rt.handle(s, w, r)
+		}
+		if err != nil {
+			var p *problem
+			if !errors.As(err, &p) {
+				p = newProblem(CodeInternal, err.Error())
+			}
+			writeProblem(w, p)
+		}
+	})
+}
+
+// check is what every route checks before its handler runs.
+func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r *http.Request) error {
+	if rt.Scope != ScopeNone {
+		if err := s.authorize(r, rt.Scope); err != nil {
+			return err
+		}
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return newProblem(CodeBadQuery, fmt.Sprintf("the query string of %s %s cannot be read: %v", rt.Method, rt.Pattern, err))
+	}
+	for k := range q {
+		if !allowed[k] {
+			want := "none"
+			if len(rt.Query) > 0 {
+				want = strings.Join(rt.Query, ", ")
+			}
+			return newProblem(CodeBadQuery, fmt.Sprintf("unknown query parameter %q for %s %s (allowed: %s)", k, rt.Method, rt.Pattern, want))
+		}
+		if len(q[k]) > 1 {
+			return newProblem(CodeBadQuery, fmt.Sprintf("query parameter %q given %d times for %s %s", k, len(q[k]), rt.Method, rt.Pattern))
+		}
+	}
+	if rt.Scope == ScopeWrite && s.isClosing() {
+		return newProblem(CodeShuttingDown, fmt.Sprintf("the server is shutting down: %s %s was not done; try another server or later", r.Method, r.URL.Path))
+	}
+	if rt.Body {
+		return s.checkBody(w, r)
+	}
+	return nil
+}
+
+// checkBody refuses a body that is not plain JSON or too large, before
+// reading any of it, and bounds what will be read.
+func (s *srv) checkBody(w http.ResponseWriter, r *http.Request) error {
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		return newProblem(CodeUnsupportedMedia, fmt.Sprintf("Content-Encoding %q is not accepted: send the body uncompressed", ce))
+	}
+	ct := r.Header.Get("Content-Type")
+	empty := r.ContentLength == 0 && len(r.TransferEncoding) == 0 // no body: no type needed
+	if mt, _, _ := strings.Cut(ct, ";"); !empty && !strings.EqualFold(strings.TrimSpace(mt), "application/json") {
+		if ct == "" {
+			ct = "none"
+		}
+		return newProblem(CodeUnsupportedMedia, fmt.Sprintf("Content-Type is %s: send application/json (curl -d sends a form; add -H 'Content-Type: application/json')", ct))
+	}
+	if r.ContentLength > s.maxBody {
+		return newProblem(CodeRequestTooLarge, fmt.Sprintf("the body is %d bytes; at most %d are taken", r.ContentLength, s.maxBody))
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, s.maxBody)
+	return nil
+}
+
+// readBody reads a checked body.
+func (s *srv) readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, newProblem(CodeRequestTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody))
+	case err != nil:
+		return nil, newProblem(CodeBadRequest, "read the body: "+err.Error())
+	}
+	return b, nil
+}
+
+func (s *srv) isClosing() bool {
+	if s.closing == nil {
+		return false
+	}
+	select {
+	case <-s.closing:
+		return true
+	default:
+		return false
+	}
+}

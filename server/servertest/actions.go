@@ -1,0 +1,49 @@
+package servertest
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+)
+
+// Actions returns the registry of the actions the suite's workflows use:
+//
+//	ok     succeeds with its payload as output
+//	fail   fails with "boom"
+//	block  runs until its context ends (a cancel, a shutdown)
+//	big    succeeds with 300 bytes of output (clipped in node lists)
+func Actions() *runner.Registry {
+	return newActions().reg
+}
+
+// actions is the registry of Actions and what its handlers saw.
+type actions struct {
+	reg *runner.Registry
+	// stopped counts the block actions whose context ended.
+	stopped atomic.Int64
+}
+
+func newActions() *actions {
+	acts := &actions{reg: runner.NewRegistry()}
+	reg := acts.reg
+	must := func(err error) {
+		if err != nil {
+			panic(err)
+		}
+	}
+	must(reg.Register("ok", func(_ context.Context, a job.Action) ([]byte, error) { return a.Payload, nil }))
+	must(reg.Register("fail", func(context.Context, job.Action) ([]byte, error) { return nil, errors.New("boom") }))
+	must(reg.Register("block", func(ctx context.Context, _ job.Action) ([]byte, error) {
+		<-ctx.Done()
+		acts.stopped.Add(1)
+		return nil, context.Cause(ctx)
+	}))
+	must(reg.Register("big", func(context.Context, job.Action) ([]byte, error) {
+		return []byte(`"` + strings.Repeat("x", 298) + `"`), nil
+	}))
+	return acts
+}
