@@ -115,13 +115,13 @@ type submitter interface {
 	close()
 }
 
-// workerOptions are the settings of 'baton worker', the same on every backend.
+// workerOptions are the settings of the runners that run actions ('baton
+// worker', and 'baton run' and 'baton resume' on a store file): what every
+// runner shares, built once by the command from its flags and handed to
+// the backend's runner as it is, and the worker's name.
 type workerOptions struct {
-	name    string
-	reg     *runner.Registry
-	workers int
-	timeout time.Duration
-	log     *slog.Logger
+	runner.WorkerOptions
+	name string // 'baton worker' only
 }
 
 // resumeOptions are the settings of 'baton resume' for a store file.

@@ -30,6 +30,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/runner"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
 
@@ -440,7 +441,7 @@ func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what stri
 // client returns a runner that neither restarts nor works: it submits,
 // cancels and waits (it needs no Run). stop closes it; call it once done.
 func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(), _ error) {
-	r, err := kafkarunner.New(kafkarunner.Options{Store: kj.st, Role: kafkarunner.RoleClient, Logger: log})
+	r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Logger: log}, Store: kj.st, Role: kafkarunner.RoleClient})
 	if err != nil {
 		return nil, nil, err
 	}

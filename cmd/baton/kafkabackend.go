@@ -123,14 +123,10 @@ func (s *kafkaSubmitter) close() { s.stop() }
 
 func (b *kafkaBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := kafkarunner.New(kafkarunner.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         b.kj.st,
-		Registry:      o.reg,
 		Role:          kafkarunner.RoleAll,
 		Name:          o.name,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        o.log,
 	})
 	if err != nil {
 		return nil, plainError{"kafka: ", err}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -152,7 +153,7 @@ func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resu
 		return exitWith(status)
 	}
 
-	r, err := b.local(workerOptions{reg: reg, workers: o.workers, log: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.workers, Logger: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -127,7 +128,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	defer stopSignals()
 	// The runner would resume every unfinished job in the store; this
 	// command runs only its own and leaves the others to 'baton resume'.
-	r, err := b.local(workerOptions{reg: reg, workers: *workers, timeout: *timeout, log: runnerLoggerAt(con.Stderr(), logLevel(*verbose))})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(*verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}

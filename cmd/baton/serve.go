@@ -15,6 +15,7 @@ import (
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/server"
 )
 
@@ -176,7 +177,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	defer b.Close()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
-	sv, err := c.serving(ctx, b, workerOptions{name: "serve", reg: builtins(c.stdout, client), workers: *workers, timeout: *timeout, log: runnerLogger(c.stderr)})
+	sv, err := c.serving(ctx, b, workerOptions{name: "serve", WorkerOptions: runner.WorkerOptions{Registry: builtins(c.stdout, client), Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr)}})
 	if err != nil {
 		return withCode(exitCode(err), fmt.Errorf("serve %s: %v", b.where(), err))
 	}
@@ -294,7 +295,7 @@ type localServer interface {
 
 // serving returns what serves b: its own runner on a store file;
 // elsewhere a submitter and a canceller of the backend, and with
-// o.workers > 0 a worker of the built-in actions.
+// o.Workers > 0 a worker of the built-in actions.
 func (c *cli) serving(ctx context.Context, b backend, o workerOptions) (serving, error) {
 	if l, ok := b.(localServer); ok {
 		return l.serveLocal(ctx, o)
@@ -309,7 +310,7 @@ func (c *cli) serving(ctx context.Context, b backend, o workerOptions) (serving,
 		return nil, err
 	}
 	rs := &remoteServing{s: s, c: can, b: b}
-	if o.workers > 0 {
+	if o.Workers > 0 {
 		if rs.w, err = b.worker(o); err != nil {
 			rs.Close()
 			return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
@@ -47,7 +48,7 @@ func (b *zkBackend) Close() error      { return b.st.Close() }
 // client returns a runner with no handlers: it submits, cancels, resumes
 // and waits; the workers run the actions.
 func (b *zkBackend) client() (*zkrunner.Runner, error) {
-	return zkrunner.New(zkrunner.Options{Store: b.st, NoResume: true, Logger: b.log})
+	return zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Logger: b.log}, Store: b.st, NoResume: true})
 }
 
 func (b *zkBackend) canceller(context.Context) (canceller, error) {
@@ -99,13 +100,9 @@ func (s *zkSubmitter) close() { s.r.Close() }
 
 func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := zkrunner.New(zkrunner.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
-		Registry:      o.reg,
 		Name:          o.name,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        o.log,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}

@@ -14,28 +14,16 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-// Options configures a Runner.
+// Options configures a Runner: what every runner shares
+// (runner.WorkerOptions, whose Registry is required here), and what is
+// this runner's own.
 type Options struct {
+	runner.WorkerOptions
 	// Store keeps the jobs; nil means a new store.NewMemory(). Use
 	// store/bolt for jobs that survive the process.
 	Store store.Store
-	// Registry holds the handlers; required.
-	Registry *runner.Registry
-	// Workers bounds how many actions run at once; default 16. (The
-	// runner has more goroutines than that: those applying results do not
-	// count, so that waiting for the store holds up no action.)
-	Workers int
-	// ActionTimeout bounds each action; 0 means no limit.
-	ActionTimeout time.Duration
-	// DrainTimeout is how long actions in flight may finish after Run's
-	// context ends; default 10s. Negative means hand them back at once.
-	DrainTimeout time.Duration
 	// MaxBatch bounds the results applied in one Restart; default 4096.
 	MaxBatch int
-	// Logger receives the runner's logs; nil discards them.
-	Logger *slog.Logger
-	// Hooks observes actions and steps; may be nil.
-	Hooks *runner.Hooks
 	// NoResume keeps Run from resuming the unfinished jobs of the store
 	// when it starts (it needs a store.Lister to find them). Resume picks
 	// jobs one by one.
@@ -91,25 +79,20 @@ func New(o Options) (*Runner, error) {
 	if o.Registry == nil {
 		return nil, errors.New("inmem: Options.Registry is required")
 	}
+	var err error
+	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("inmem: %w", err)
+	}
 	if o.Store == nil {
 		o.Store = store.NewMemory()
-	}
-	if o.Workers <= 0 {
-		o.Workers = 16
-	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 10 * time.Second
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 4096
 	}
 	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	r := &Runner{
 		o: o, log: log,
-		tm: newTimers(),
+		tm: newTimers(o.Clock),
 		results: runner.NewApplier(runner.ApplierOptions[job.Result]{
 			Job:      func(res job.Result) job.ID { return res.JobID },
 			MaxBatch: o.MaxBatch,
@@ -166,6 +149,7 @@ func (r *Runner) engine(keep *slot) (*runner.Engine[struct{}], error) {
 		Registry:  r.o.Registry,
 		Logger:    r.log,
 		Hooks:     r.hooks,
+		Now:       r.o.Clock.Now,
 	})
 }
 
@@ -193,7 +177,7 @@ func (t transport) Dispatch(_ context.Context, acts []job.Action, ts []job.Timer
 		// recovery, which an apply waits for).
 		rs := make([]job.Result, len(lost))
 		for i, a := range lost {
-			rs[i] = runner.LostResult(a, time.Now())
+			rs[i] = runner.LostResult(a, t.r.o.Clock.Now())
 		}
 		if t.r.usable() == nil {
 			t.r.results.Go(context.Background(), t.r.applyR, rs...)
@@ -691,7 +675,7 @@ const goroutinesPerWorker = 4
 // applies their results with apply, whose commits keep an action in keep
 // for this worker to run next.
 func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[job.Result], keep *slot) {
-	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
+	opts := r.o.ExecOptions()
 	applyCtx := context.WithoutCancel(ctx)
 	for {
 		select {

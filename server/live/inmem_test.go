@@ -24,7 +24,7 @@ func TestInmemRunner(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub, srv := serve(t, live.Options{Store: st, Notified: true}, enc{})
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Hooks: hooks, Workers: 2})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: hooks, Workers: 2}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
