@@ -103,5 +103,5 @@ func (r *Runner) fireTimer(t job.Timer) {
 	if r.usable() != nil {
 		return // stopped: the timer is pending in the store, armed again on resume
 	}
-	r.results.Add(context.Background(), r.applyR, t.Fire(r.o.Clock.Now()))
+	r.results.Add(context.Background(), r.applyR, inHand{res: t.Fire(r.o.Clock.Now())})
 }
