@@ -413,7 +413,7 @@
 //     for workers that notice they lost their partitions.
 //   - Only the owner of a job's partition deletes it (Store.Delete);
 //     Runner.Delete asks the owner.
-//   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
+//   - an unexported option of the tests skips recovery on takeover: the jobs of a
 //     partition taken over then dispatch what they lack only when their
 //     results are delivered again.
 package kafka

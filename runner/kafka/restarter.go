@@ -218,7 +218,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		l.close()
 	}()
 	log.Debug("partition taken over", "unfinished", len(ids), "offset", offset)
-	if !r.o.NoResume {
+	if !r.o.noResume {
 		r.recoverJobs(live, l, ids)
 	}
 

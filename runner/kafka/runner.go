@@ -63,10 +63,12 @@ type Options struct {
 	// MaxBatch bounds the messages a restarter takes in one batch, and the
 	// results of one job applied in one step; default 1024.
 	MaxBatch int
-	// NoResume keeps a restarter from recovering the jobs of a partition
+	// noResume keeps a restarter from recovering the jobs of a partition
 	// it takes over (their outstanding actions are then dispatched again
-	// only when their results are delivered again). For tests.
-	NoResume bool
+	// only when their results are delivered again). Set only by the
+	// package's tests (export_test.go): the conformance suite's runners
+	// that must not resume.
+	noResume bool
 	// Groups tunes the consumer groups.
 	Groups GroupTiming
 }

@@ -40,7 +40,9 @@ func TestConformance(t *testing.T) {
 		o := kafkarunner.Options{
 			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks},
 			Store:         ks,
-			NoResume:      cfg.NoResume,
+		}
+		if cfg.NoResume {
+			o = kafkarunner.WithoutResume(o)
 		}
 		if s, ok := cfg.Store.(*kafkarunner.Store); !ok || s != ks {
 			t.Logf("the suite handed a wrapper of the store (%T): this runner works on the store itself", cfg.Store)
