@@ -163,3 +163,75 @@ func TestOpenAPIRoutes(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckAPICatches: the check refuses answers the document does not
+// describe, so that the suite's passing means something: a field, a
+// status, a content type, a code at the wrong status, a missing header,
+// and a request the document refuses answered 2xx.
+func TestCheckAPICatches(t *testing.T) {
+	doc := spec(t)
+	problem := func(status int, code string) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("X-Request-Id", "r")
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(status)
+			fmt.Fprintf(w, `{"type":"urn:baton:problem:%s","title":"t","status":%d,"detail":"d","code":%q,"request_id":"r"}`, code, status, code)
+		}
+	}
+	jsonAnswer := func(status int, body string, headers ...string) func(http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("X-Request-Id", "r")
+			for i := 0; i+1 < len(headers); i += 2 {
+				w.Header().Set(headers[i], headers[i+1])
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			io.WriteString(w, body)
+		}
+	}
+	summary := `{"id":"a","status":"running","version":1,"settled":0,"total":1}`
+	for _, c := range []struct {
+		name, pattern, target string
+		answer                func(http.ResponseWriter)
+		wrong                 string // "" for an answer the document describes
+	}{
+		{"Healthy", "GET /healthz", "/healthz", jsonAnswer(200, `{"status":"ok"}`), ""},
+		{"UnknownField", "GET /healthz", "/healthz", jsonAnswer(200, `{"status":"ok","load":1}`), "load"},
+		{"UnknownStatus", "GET /healthz", "/healthz", jsonAnswer(202, `{"status":"ok"}`), "status is not supported"},
+		{"WrongContentType", "GET /healthz", "/healthz", func(w http.ResponseWriter) {
+			w.Header().Set("X-Request-Id", "r")
+			io.WriteString(w, "ok")
+		}, "Content-Type"},
+		{"NoRequestID", "GET /healthz", "/healthz", func(w http.ResponseWriter) {
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"status":"ok"}`)
+		}, "X-Request-Id"},
+		{"Problem", "GET /api/v1/jobs/{id}", "/api/v1/jobs/a", problem(404, "job_not_found"), ""},
+		{"CodeOfAnotherStatus", "GET /api/v1/jobs/{id}", "/api/v1/jobs/a", problem(404, "job_exists"), "status"},
+		{"UnknownCode", "GET /api/v1/jobs/{id}", "/api/v1/jobs/a", problem(404, "gone"), "code"},
+		{"CreatedWithoutLocation", "POST /api/v1/jobs", "/api/v1/jobs?id=a", jsonAnswer(201, summary), "Location"},
+		{"Created", "POST /api/v1/jobs", "/api/v1/jobs?id=a", jsonAnswer(201, summary, "Location", "/api/v1/jobs/a"), ""},
+		{"RefusedRequestTaken", "POST /api/v1/jobs", "/api/v1/jobs?id=..", jsonAnswer(201, summary, "Location", "/api/v1/jobs/a"), "refuses"},
+		{"ErrorNotAProblem", "GET /api/v1/jobs/{id}", "/api/v1/jobs/a", jsonAnswer(404, `{}`), "problem+json"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var got error
+			mux := http.NewServeMux()
+			mux.HandleFunc(c.pattern, func(w http.ResponseWriter, r *http.Request) {
+				rec := &recording{ResponseWriter: w}
+				c.answer(rec)
+				got = checkExchange(doc, r, []byte(`{"version":1,"root":{"act":"ok"}}`), rec)
+			})
+			method, _, _ := strings.Cut(c.pattern, " ")
+			req := httptest.NewRequest(method, c.target, nil)
+			req.Header.Set("Content-Type", "application/json")
+			mux.ServeHTTP(httptest.NewRecorder(), req)
+			switch {
+			case c.wrong == "" && got != nil:
+				t.Errorf("refused: %v", got)
+			case c.wrong != "" && (got == nil || !strings.Contains(got.Error(), c.wrong)):
+				t.Errorf("got %v, want an error naming %q", got, c.wrong)
+			}
+		})
+	}
+}
