@@ -294,3 +294,23 @@ func TestIdleConnections(t *testing.T) {
 func isReset(err error) bool {
 	return strings.Contains(err.Error(), "connection reset")
 }
+
+// TestHeadersTooLarge: headers over MaxHeaderBytes (64 KiB by default)
+// get net/http's own 431, and the server goes on.
+func TestHeadersTooLarge(t *testing.T) {
+	addr, _ := serveWith(t, server.Limits{}, nil)
+	req, err := http.NewRequest("GET", "http://"+addr+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Big", strings.Repeat("x", server.DefaultMaxHeaderBytes+4<<10))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("68 KiB of headers: %d", resp.StatusCode)
+	}
+	healthy(t, addr)
+}
