@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -196,9 +197,17 @@ func checkExchange(doc *openapi3.T, r *http.Request, body []byte, rec *recording
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
 	}
 	reqErr := openapi3filter.ValidateRequest(context.Background(), input)
+	if reqErr == nil {
+		reqErr = unknownQuery(item, item.GetOperation(method), r)
+	}
 	if reqErr != nil && rec.status < 400 {
 		// A request the document refuses must be refused by the server.
 		return exchangeError("the server took a request the document refuses: " + reqErr.Error())
+	}
+	if reqErr == nil && problem != nil && slices.Contains(strictCodes, problem.Code) && !proseBound(problem) {
+		// And the other way: what the server refuses as malformed, the
+		// document refuses too.
+		return exchangeError("the document takes a request the server refuses as " + problem.Code)
 	}
 	resp := rec.body.Bytes()
 	out := &openapi3filter.ResponseValidationInput{
@@ -246,7 +255,42 @@ func checkProblem(doc *openapi3.T, rec *recording) (*problemBody, error) {
 	return &p, nil
 }
 
+// strictCodes are the codes of requests malformed by the document's own
+// terms: a request answered with one must fail the document's checks.
+// bad_json is not one: JSON's own syntax (trailing data, invalid UTF-8)
+// is read leniently by openapi3filter's decoder.
+var strictCodes = []string{"bad_query", "bad_job_id", "unsupported_media_type"}
+
+// proseBound reports whether p refuses a value the document bounds in
+// prose only: a wait over 25s (a duration's value is no JSON Schema
+// bound).
+func proseBound(p *problemBody) bool {
+	return p.Code == "bad_query" && strings.HasPrefix(p.Detail, "query parameter wait=")
+}
+
+// unknownQuery refuses, as the document says the API does, a query
+// parameter the operation does not declare, or one given twice.
+func unknownQuery(item *openapi3.PathItem, op *openapi3.Operation, r *http.Request) error {
+	declared := map[string]bool{}
+	for _, p := range append(slices.Clone(item.Parameters), op.Parameters...) {
+		if p.Value.In == "query" {
+			declared[p.Value.Name] = true
+		}
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return err
+	}
+	for k, vs := range q {
+		if !declared[k] || len(vs) > 1 {
+			return exchangeError("query parameter " + k + " is unknown or repeated")
+		}
+	}
+	return nil
+}
+
 type problemBody struct {
 	Code   string `json:"code"`
+	Detail string `json:"detail"`
 	Status int    `json:"status"`
 }

@@ -167,7 +167,8 @@ func TestOpenAPIRoutes(t *testing.T) {
 // TestCheckAPICatches: the check refuses answers the document does not
 // describe, so that the suite's passing means something: a field, a
 // status, a content type, a code at the wrong status, a missing header,
-// and a request the document refuses answered 2xx.
+// a request the document refuses answered 2xx, and one it takes refused
+// as malformed.
 func TestCheckAPICatches(t *testing.T) {
 	doc := spec(t)
 	problem := func(status int, code string) func(http.ResponseWriter) {
@@ -212,6 +213,9 @@ func TestCheckAPICatches(t *testing.T) {
 		{"CreatedWithoutLocation", "POST /api/v1/jobs", "/api/v1/jobs?id=a", jsonAnswer(201, summary), "Location"},
 		{"Created", "POST /api/v1/jobs", "/api/v1/jobs?id=a", jsonAnswer(201, summary, "Location", "/api/v1/jobs/a"), ""},
 		{"RefusedRequestTaken", "POST /api/v1/jobs", "/api/v1/jobs?id=..", jsonAnswer(201, summary, "Location", "/api/v1/jobs/a"), "refuses"},
+		{"UnknownParameterTaken", "GET /healthz", "/healthz?verbose=1", jsonAnswer(200, `{"status":"ok"}`), "unknown or repeated"},
+		{"GoodQueryRefused", "GET /api/v1/jobs", "/api/v1/jobs?limit=5", problem(400, "bad_query"), "document takes"},
+		{"BadQueryRefused", "GET /api/v1/jobs", "/api/v1/jobs?limit=5000", problem(400, "bad_query"), ""},
 		{"ErrorNotAProblem", "GET /api/v1/jobs/{id}", "/api/v1/jobs/a", jsonAnswer(404, `{}`), "problem+json"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
