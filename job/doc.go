@@ -24,6 +24,9 @@
 //     share unchanged state (a persistent trie), so a Restart costs
 //     O(results × depth + new actions), not O(tree): one result in a job of
 //     100,000 actions costs about what it costs in a job of 10.
+//     Changed(old, new) lists the nodes whose state differs between two
+//     versions, comparing only the parts of their tries they do not
+//     share, so following a job step by step costs per step, not per tree.
 //   - Store before dispatch. The transition's Job must be stored durably
 //     BEFORE its Actions are dispatched.
 //   - A Job carries no report of the Restart that made it: the Step and the

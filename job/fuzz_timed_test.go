@@ -390,10 +390,11 @@ func (r *ftRunner) step(batch []job.Result, stray bool) {
 
 // take updates the runner's view with the transition tr from prev (the
 // zero Job for New), applied being the results it applied, and checks
-// the actions, stops and timers.
+// the actions, stops and timers, and Changed between the two jobs.
 func (r *ftRunner) take(prev job.Job, tr job.Transition, applied []job.Result) {
 	t := r.t
 	t.Helper()
+	changedCheck(t, "the job before, the transition's", prev, tr.Job)
 	for _, res := range applied {
 		if strings.Contains(res.ActionID, "@") {
 			continue // a firing or a cancel

@@ -298,9 +298,9 @@ func (j Job) Failure() (Failure, bool) {
 	return j.failure(0, nil), true
 }
 
-// failure describes the failure of node id. It finds the message in byRes
-// (from resultsByNode) if given, else by walking the results, O(results).
-func (j Job) failure(id int32, byRes []*result) Failure {
+// failure describes the failure of node id. It finds the message with
+// resOf if given, else by walking the results, O(results).
+func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 	s := j.st.get(id)
 	f := Failure{Others: int(s.others)}
 	if s.cause > 0 {
@@ -314,8 +314,8 @@ func (j Job) failure(id int32, byRes []*result) Failure {
 		}
 		f.Action = j.t.nodes[c].act.Action
 		var res *result
-		if byRes != nil {
-			res = byRes[c]
+		if resOf != nil {
+			res = resOf(c)
 		} else {
 			res = j.resultOf(c)
 		}
@@ -352,16 +352,38 @@ func (j Job) Walk(f func(NodeInfo) bool) {
 	if j.t == nil {
 		return
 	}
-	j.walk(0, 0, "", f, j.resultsByNode())
+	byRes := j.resultsByNode()
+	j.walk(0, 0, "", f, func(id int32) *result { return byRes[id] })
 }
 
-func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes []*result) bool {
+func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf func(int32) *result) bool {
+	if !f(j.nodeInfo(id, depth, path, resOf)) {
+		return false
+	}
+	tn := &j.t.nodes[id]
+	for i, k := range tn.kids {
+		if k < 0 {
+			continue
+		}
+		p := ast.ChildPath(path, tn.kind, i)
+		if !j.walk(k, depth+1, p, f, resOf) {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeInfo returns the state of node id, which is at depth and path.
+// resOf returns the newest result of an action, nil if it has none; it
+// must know at least those of id and, if id failed, of the action that
+// caused it.
+func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *result) NodeInfo {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
 	ni := NodeInfo{Path: path, Depth: depth, Kind: tn.kind, Status: s.status, Index: int(id), Name: tn.name}
 	if tn.act != nil {
 		ni.Action, ni.Payload, ni.Attempt = tn.act.Action, tn.act.Payload, int(s.attempt)
-		if res := byRes[id]; res != nil && (s.status.Settled() || s.flags&flagWaiting != 0) {
+		if res := resOf(id); res != nil && (s.status.Settled() || s.flags&flagWaiting != 0) {
 			ni.Output, ni.Error = res.output, res.err
 		}
 		if p, ok := j.pendingTimer(id, timerRetry); ok {
@@ -369,22 +391,10 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, byRes
 		}
 	}
 	if s.status == StatusFailed {
-		fl := j.failure(id, byRes)
+		fl := j.failure(id, resOf)
 		ni.Failure = &fl
 	}
-	if !f(ni) {
-		return false
-	}
-	for i, k := range tn.kids {
-		if k < 0 {
-			continue
-		}
-		p := ast.ChildPath(path, tn.kind, i)
-		if !j.walk(k, depth+1, p, f, byRes) {
-			return false
-		}
-	}
-	return true
+	return ni
 }
 
 // String returns a one-line summary: ID, version, status.

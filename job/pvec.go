@@ -134,3 +134,43 @@ func own(e *edit, n *pnode) *pnode {
 	*c.vals = *n.vals
 	return c
 }
+
+// diff calls f, in order, with every slot whose state differs between v
+// and w, two vectors of the same length. It descends only where their
+// nodes differ (a node shared by both holds the same states, since nodes
+// are immutable once their edit ends), so for two versions of one job it
+// costs O(slots changed × depth), not O(n). It returns how many pairs of
+// distinct nodes it descended into, which is that cost (each costs at
+// most one pointer comparison per child).
+func (v *pvec) diff(w *pvec, f func(slot int32)) int {
+	return diffNodes(v.root, w.root, v.shift, 0, v.n, f)
+}
+
+// diffNodes is diff below a and b, nodes at the same place of two
+// vectors of length n: their first slot is base, and shift picks their
+// children (see pvec.shift).
+func diffNodes(a, b *pnode, shift, base, n int, f func(slot int32)) int {
+	if a == b {
+		return 0
+	}
+	if a.vals != nil {
+		for i := range leafWidth {
+			if base+i >= n {
+				break
+			}
+			if a.vals[i] != b.vals[i] {
+				f(int32(base + i))
+			}
+		}
+		return 1
+	}
+	compared := 1
+	for k := range pvecWidth {
+		kb := base + k<<shift
+		if kb >= n {
+			break
+		}
+		compared += diffNodes(a.kids[k], b.kids[k], shift-pvecBits, kb, n, f)
+	}
+	return compared
+}

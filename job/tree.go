@@ -17,6 +17,9 @@ type tree struct {
 	leaves int
 	narrow int // nodes in splitVec.main
 	wides  int // nodes in splitVec.wide
+	// wideIDs are the wide nodes, in pre-order: wideIDs[slot] is the node
+	// in that slot of splitVec.wide (see nodeOfSlot for the main trie).
+	wideIDs []int32
 	// names maps each node's name to the node; named counts the named
 	// leaves, whose outputs a job keeps by tnode.out (see outputs).
 	names map[string]int32
@@ -161,6 +164,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].wide = true
 		t.nodes[id].slot = int32(t.wides)
 		t.wides++
+		t.wideIDs = append(t.wideIDs, id)
 	} else {
 		t.nodes[id].slot = int32(t.narrow)
 		t.narrow++
@@ -221,7 +225,7 @@ func (t *tree) path(id int32) string {
 	for n := id; t.nodes[n].parent >= 0; n = t.nodes[n].parent {
 		edges = append(edges, n)
 	}
-	var b []byte
+	b := make([]byte, 0, 12*len(edges)) // "par[12345]." fits
 	for i := len(edges) - 1; i >= 0; i-- {
 		n := &t.nodes[edges[i]]
 		b = ast.AppendEdge(b, t.nodes[n.parent].kind, int(n.edge))

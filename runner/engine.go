@@ -96,6 +96,7 @@ func (e *Engine[R]) missing(id job.ID, root ast.Node) error {
 // Registry), or an ID already in use (store.ErrExists) is an error and
 // nothing is stored.
 func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
+	start := time.Now()
 	if err := e.missing(id, root); err != nil {
 		return job.Transition{}, err
 	}
@@ -103,7 +104,7 @@ func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.T
 	if err != nil {
 		return job.Transition{}, err
 	}
-	return e.create(ctx, tr)
+	return e.create(ctx, tr, start)
 }
 
 // Create commits tr, the transition job.New made for a new job: it
@@ -122,6 +123,7 @@ func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.T
 // dispatched (recovery dispatches them), with tr returned; any other
 // Commit error.
 func (e *Engine[R]) Create(ctx context.Context, tr job.Transition) (job.Transition, error) {
+	start := time.Now()
 	id := tr.Job.ID()
 	if !tr.Created() {
 		return job.Transition{}, fmt.Errorf("job %s: Create of a transition that makes version %d, not a new job", id, tr.Job.Version())
@@ -129,20 +131,20 @@ func (e *Engine[R]) Create(ctx context.Context, tr job.Transition) (job.Transiti
 	if err := e.missing(id, tr.Job.Workflow()); err != nil {
 		return job.Transition{}, err
 	}
-	return e.create(ctx, tr)
+	return e.create(ctx, tr, start)
 }
 
-// create is Create once the checks passed.
-func (e *Engine[R]) create(ctx context.Context, tr job.Transition) (job.Transition, error) {
+// create is Create once the checks passed, which began at start.
+func (e *Engine[R]) create(ctx context.Context, tr job.Transition, start time.Time) (job.Transition, error) {
 	id := tr.Job.ID()
 	var none R // a new job consumes nothing
 	if err := e.o.Transport.Commit(ctx, tr, none); err != nil && !errors.Is(err, ErrNotDispatched) {
 		return job.Transition{}, fmt.Errorf("job %s: %w", id, err)
 	} else if err != nil {
-		e.committed(ctx, tr)
+		e.committed(ctx, tr, start, false)
 		return tr, fmt.Errorf("job %s: created, but %w (recovery dispatches them)", id, err)
 	}
-	e.committed(ctx, tr)
+	e.committed(ctx, tr, start, true)
 	return tr, nil
 }
 
@@ -155,8 +157,14 @@ func incarnation() uint64 {
 	}
 }
 
-// committed tells the hooks and the log about a committed transition.
-func (e *Engine[R]) committed(ctx context.Context, tr job.Transition) {
+// committed tells the hooks and the log about a committed transition,
+// whose Submit, Create or Apply began at start, and whose actions were dispatched
+// unless the commit said ErrNotDispatched.
+func (e *Engine[R]) committed(ctx context.Context, tr job.Transition, start time.Time, dispatched bool) {
+	e.o.Hooks.committed(tr, time.Since(start))
+	if dispatched {
+		e.o.Hooks.dispatched(tr.Actions)
+	}
 	e.o.Hooks.step(tr.Job, len(tr.Actions))
 	logTimers(ctx, e.log, tr.Timers)
 	if tr.Job.Done() {
@@ -205,6 +213,7 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 	if len(results) == 0 {
 		return job.Transition{}, fmt.Errorf("job %s: Apply with no results (Recover dispatches a job's outstanding actions)", id)
 	}
+	start := time.Now()
 	cache, _ := e.o.Store.(Cache)
 	for attempt := 0; ; attempt++ {
 		if cache != nil {
@@ -215,11 +224,11 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 					switch {
 					case err == nil:
 						e.reportIgnored(ctx, id, tr.Ignored)
-						e.committed(ctx, tr)
+						e.committed(ctx, tr, start, true)
 						return tr, nil
 					case errors.Is(err, ErrNotDispatched):
 						e.reportIgnored(ctx, id, tr.Ignored)
-						e.committed(ctx, tr)
+						e.committed(ctx, tr, start, false)
 						return tr, fmt.Errorf("job %s: %w", id, err)
 					case !errors.Is(err, store.ErrConflict):
 						return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
@@ -240,19 +249,21 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 		e.reportIgnored(ctx, id, tr.Ignored)
 		if !tr.Changed() {
 			if redelivered(tr.Ignored) && !j.Done() {
-				if err := e.o.Transport.Dispatch(ctx, j.Outstanding(), j.Timers()); err != nil {
+				acts := j.Outstanding()
+				if err := e.o.Transport.Dispatch(ctx, acts, j.Timers()); err != nil {
 					return tr, fmt.Errorf("job %s: re-dispatch after redelivered results: %w", id, err)
 				}
+				e.o.Hooks.dispatched(acts)
 			}
 			return tr, nil
 		}
 		err = e.o.Transport.Commit(ctx, tr, consumed)
 		switch {
 		case err == nil:
-			e.committed(ctx, tr)
+			e.committed(ctx, tr, start, true)
 			return tr, nil
 		case errors.Is(err, ErrNotDispatched):
-			e.committed(ctx, tr)
+			e.committed(ctx, tr, start, false)
 			return tr, fmt.Errorf("job %s: %w", id, err)
 		case errors.Is(err, store.ErrConflict) && attempt < e.o.ConflictRetries && ctx.Err() == nil:
 			e.log.LogAttrs(ctx, slog.LevelDebug, "commit conflict; reloading", slog.String("job", string(id)), slog.Int("attempt", attempt+1))
@@ -372,6 +383,7 @@ func (e *Engine[R]) Recover(ctx context.Context, ids ...job.ID) (int, error) {
 			errs = append(errs, fmt.Errorf("recover job %s: dispatch: %w", id, err))
 			continue
 		}
+		e.o.Hooks.dispatched(acts)
 		n += len(acts)
 		e.log.LogAttrs(ctx, slog.LevelInfo, "job resumed", slog.String("job", string(id)),
 			slog.Uint64("version", j.Version()), slog.Int("actions", len(acts)))

@@ -30,6 +30,10 @@ type ExecOptions struct {
 	Logger *slog.Logger
 	// Hooks, if not nil, hears of the action's start and end.
 	Hooks *Hooks
+	// Now stamps the result (job.Result.At, the time the job's clock
+	// moves to); nil means time.Now. How long the action took is
+	// measured on the real clock.
+	Now func() time.Time
 }
 
 // Execute performs action a with its handler from reg and returns the
@@ -59,7 +63,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	o.Hooks.actionStarted(a)
 	logStarted(ctx, o.Logger, a)
 	start := time.Now()
-	out, err := call(actx, h, a, o.Logger)
+	out, panicked, err := call(actx, h, a, o.Logger)
 	d := time.Since(start)
 	if err != nil && ctx.Err() != nil {
 		o.Hooks.actionHandedBack(a)
@@ -94,7 +98,14 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 			}
 		}
 	}
-	r.At = time.Now()
+	if o.Now != nil {
+		r.At = o.Now()
+	} else {
+		r.At = time.Now()
+	}
+	if panicked {
+		o.Hooks.actionPanicked(a)
+	}
 	o.Hooks.actionFinished(a, r, d)
 	logEnded(ctx, o.Logger, a, r, d)
 	return r, nil
@@ -139,8 +150,9 @@ func Final(err error) error {
 	return k
 }
 
-// call runs h, turning a panic into an error.
-func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out []byte, err error) {
+// call runs h, turning a panic into an error, and reports whether it
+// panicked.
+func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out []byte, panicked bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			stack := debug.Stack()
@@ -148,10 +160,11 @@ func call(ctx context.Context, h Handler, a job.Action, log *slog.Logger) (out [
 				log.Error("handler panicked", "job", a.JobID, "action", a.ID, "name", a.Name,
 					"panic", fmt.Sprint(p), "stack", string(stack))
 			}
-			out, err = nil, fmt.Errorf("handler for action %q panicked: %v", a.Name, p)
+			out, panicked, err = nil, true, fmt.Errorf("handler for action %q panicked: %v", a.Name, p)
 		}
 	}()
-	return h(ctx, a)
+	out, err = h(ctx, a)
+	return out, false, err
 }
 
 // actionKey is the key under which the context Execute gives a handler

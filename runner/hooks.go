@@ -22,6 +22,20 @@ type Hooks struct {
 	Ignored func(id job.ID, ig job.Ignored)
 	// JobDone is called once the job that finished was saved.
 	JobDone func(j job.Job)
+	// Committed is called after a transition was committed, before Step,
+	// with how long the engine took from the start of the Apply (or of the
+	// Submit or Create) to the end of the commit: the load, Restart and
+	// commit, reloads after conflicts included. A transition whose job is
+	// at version 1 created the job.
+	Committed func(tr job.Transition, took time.Duration)
+	// Dispatched is called after actions were handed to the transport: a
+	// transition's new actions once it was committed, and the outstanding
+	// actions dispatched again (Engine.Recover, redelivery). A worker may
+	// have started some of them already.
+	Dispatched func(acts []job.Action)
+	// ActionPanicked is called when an action's handler panicked, before
+	// ActionFinished reports the failure the panic became.
+	ActionPanicked func(a job.Action)
 }
 
 func (h *Hooks) actionStarted(a job.Action) {
@@ -57,6 +71,24 @@ func (h *Hooks) ignored(id job.ID, ig job.Ignored) {
 func (h *Hooks) jobDone(j job.Job) {
 	if h != nil && h.JobDone != nil {
 		h.JobDone(j)
+	}
+}
+
+func (h *Hooks) committed(tr job.Transition, took time.Duration) {
+	if h != nil && h.Committed != nil {
+		h.Committed(tr, took)
+	}
+}
+
+func (h *Hooks) dispatched(acts []job.Action) {
+	if h != nil && h.Dispatched != nil && len(acts) > 0 {
+		h.Dispatched(acts)
+	}
+}
+
+func (h *Hooks) actionPanicked(a job.Action) {
+	if h != nil && h.ActionPanicked != nil {
+		h.ActionPanicked(a)
 	}
 }
 
@@ -109,6 +141,9 @@ func (c *Counters) Hooks(next *Hooks) *Hooks {
 			}
 			next.jobDone(j)
 		},
+		Committed:      next.committed,
+		Dispatched:     next.dispatched,
+		ActionPanicked: next.actionPanicked,
 	}
 }
 

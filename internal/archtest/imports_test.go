@@ -63,11 +63,15 @@ func rules(pkg string) (layer, bool) {
 	case rel == "api":
 		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
 	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
-		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render"}}, true
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render", "server/live"}}, true
 	case rel == "client":
 		return layer{name: rel, may: []string{"ast", "job", "api"}}, true
 	case rel == "server/servertest":
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "server", "client"}}, true
+	case rel == "metrics": // the only package that imports Prometheus
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/prometheus/client_golang/"}}, true
+	case rel == "server/live": // live updates over HTTP, mounted by the server
+		return layer{name: rel, may: []string{"job", "store"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
@@ -167,5 +171,26 @@ func touchSources(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestNoPrometheusInTheCore: ast, job, store and runner never import
+// Prometheus, directly or through any package they import; only package
+// metrics (and the programs that wire it) do.
+func TestNoPrometheusInTheCore(t *testing.T) {
+	touchSources(t)
+	core := []string{module + "/ast", module + "/job", module + "/store", module + "/runner"}
+	out, err := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, core...)...).Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 20 {
+		t.Fatalf("go list found %d dependencies of the core; the check would pass vacuously", len(deps))
+	}
+	for _, d := range deps {
+		if strings.HasPrefix(d, "github.com/prometheus/") {
+			t.Errorf("the core (ast, job, store, runner) depends on %s", d)
+		}
 	}
 }

@@ -7,7 +7,7 @@
 //	import kafkarunner "github.com/batonwf/baton/runner/kafka"
 //
 //	st, err := kafkarunner.Open(ctx, kafkarunner.Config{Brokers: []string{"127.0.0.1:9092"}})
-//	r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg})
+//	r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 //	go r.Run(ctx)
 //	err = r.Submit(ctx, "order-1", workflow)
 //	j, err := r.Wait(ctx, "order-1")

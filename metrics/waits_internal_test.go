@@ -1,0 +1,58 @@
+package metrics
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/job"
+)
+
+// TestDispatchTimes: a dispatch and a start pair in either order; a
+// finished job's halves go; halves older than an hour go at the next
+// purge; past maxTracked nothing new is tracked.
+func TestDispatchTimes(t *testing.T) {
+	var d dispatchTimes
+	t0 := time.Unix(1000, 0)
+	k := func(j, a string) actionKey { return actionKey{job: job.ID(j), id: a} }
+
+	if _, ok := d.dispatched(k("j", "a#1"), t0); ok {
+		t.Fatal("a dispatch alone paired")
+	}
+	if w, ok := d.started(k("j", "a#1"), t0.Add(3*time.Second)); !ok || w != 3*time.Second {
+		t.Fatalf("dispatch then start: %v, %v; want 3s", w, ok)
+	}
+	if _, ok := d.started(k("j", "a#1"), t0.Add(4*time.Second)); ok {
+		t.Fatal("a second start paired with a dispatch already paired")
+	}
+	// The start first: the engine told of the dispatch late.
+	if w, ok := d.dispatched(k("j", "a#1"), t0.Add(5*time.Second)); !ok || w != 0 {
+		t.Fatalf("start then dispatch: %v, %v; want 0", w, ok)
+	}
+
+	d.dispatched(k("j", "b#1"), t0)
+	d.forget("j")
+	if _, ok := d.started(k("j", "b#1"), t0.Add(time.Second)); ok {
+		t.Fatal("a finished job's dispatch paired")
+	}
+	d.forget("j")
+
+	d.dispatched(k("old", "a#1"), t0)
+	later := t0.Add(maxHalfAge + 2*purgeEvery)
+	d.dispatched(k("new", "a#1"), later) // purges
+	if _, ok := d.halves[k("old", "a#1")]; ok || len(d.byJob["old"]) > 0 {
+		t.Fatal("an hour-old dispatch was not purged")
+	}
+
+	var full dispatchTimes
+	for i := range maxTracked {
+		full.dispatched(k("big", fmt.Sprint(i)), t0)
+	}
+	full.dispatched(k("big", "one more"), t0)
+	if _, ok := full.started(k("big", "one more"), t0); ok {
+		t.Fatal("tracked past maxTracked")
+	}
+	if len(full.halves) > maxTracked || full.keys > 2*maxTracked {
+		t.Fatalf("%d halves, %d keys", len(full.halves), full.keys)
+	}
+}
