@@ -17,7 +17,7 @@ import (
 // store only once an hour.
 func TestChangesWakeLongPolls(t *testing.T) {
 	changes := &server.Changes{}
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: changes.Step}}, Store: st})
 		if err != nil {
@@ -28,7 +28,7 @@ func TestChangesWakeLongPolls(t *testing.T) {
 		go func() { done <- r.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		return st, server.Local{Runner: r, Registry: reg}
-	}, func(o *server.Options) { o.Notifier, o.PollInterval = changes, time.Hour })
+	}), func(o *server.Options) { o.Notifier, o.PollInterval = changes, time.Hour })
 	e.Submit(t, "w", `{"version":1,"root":{"try":{"act":"block"},"finally":{"act":"ok"}}}`)
 	j := e.Running(t, "w", "body")
 	polled := make(chan error, 3)

@@ -36,7 +36,7 @@ func TestKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		st, err := kafkarunner.Open(ctx, kafkarunner.Config{Brokers: c.ListenAddrs(), Prefix: fmt.Sprintf("s%d", kafkaPrefixes.Add(1)), Partitions: 2, ActionPartitions: 1})
@@ -57,5 +57,5 @@ func TestKafka(t *testing.T) {
 			}
 		})
 		return st, kafkaServed{r, reg}
-	})
+	}))
 }

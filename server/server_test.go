@@ -33,22 +33,22 @@ func runLocal(t *testing.T, st store.Store, reg *runner.Registry) any {
 }
 
 func TestMemory(t *testing.T) {
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
-	})
+	}))
 }
 
 func TestBolt(t *testing.T) {
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st, err := bolt.Open(filepath.Join(t.TempDir(), "jobs.db"), &bolt.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
-	})
+	}))
 }
 
 func mustDecode(t *testing.T, s string) ast.Node {

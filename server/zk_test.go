@@ -57,7 +57,7 @@ var zkRoots atomic.Int64
 // each test on a root of its own with one worker of the suite's actions.
 func TestZK(t *testing.T) {
 	srv := zktest.Start(t)
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		root := fmt.Sprintf("%s/s%d", srv.Root(), zkRoots.Add(1))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -91,7 +91,7 @@ func TestZK(t *testing.T) {
 			}
 		}
 		return st, served
-	})
+	}))
 }
 
 var _ server.WorkerLister = zkServed{}

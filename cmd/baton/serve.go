@@ -19,17 +19,10 @@ import (
 	"github.com/batonwf/baton/server"
 )
 
-// The limits of 'baton serve”s HTTP server.
-const (
-	serveReadHeaderTimeout = 5 * time.Second
-	serveReadTimeout       = 30 * time.Second
-	serveWriteTimeout      = 30 * time.Second
-	serveIdleTimeout       = 120 * time.Second
-	serveMaxHeaderBytes    = 64 << 10
-	// serveShutdown bounds the wait for the requests in flight at a
-	// shutdown (a long poll ends at once; submits finish).
-	serveShutdown = 10 * time.Second
-)
+// serveShutdown bounds the wait for the requests in flight at a shutdown
+// (a long poll ends at once; submits finish). The HTTP server's own
+// limits are server.HTTPServer's defaults.
+const serveShutdown = 10 * time.Second
 
 func serveCommand() command {
 	return command{
@@ -195,12 +188,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
 	}
-	hs := &http.Server{
-		Handler: h, TLSConfig: tlsConf,
-		ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := server.HTTPServer(h, server.Limits{})
+	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"
