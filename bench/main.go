@@ -296,6 +296,9 @@ func main() {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(childMain(spec, os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(serveChildEnv); spec != "" {
+		os.Exit(serveChildMain(spec, os.Stdout, os.Stderr))
+	}
 	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -328,6 +331,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	kafkaRounds := fs.Int("kafkarounds", 3, "rounds for the Kafka engines")
 	kafkaWarm := fs.Int("kafkawarm", 2, "warm runs per process for the Kafka engines")
 	kafkaMax := fs.Int("kafkamax", 10_000, "the Kafka engines skip scenarios of more actions than this (d has 100,000)")
+	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -366,6 +370,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-kafkamax %d: want at least 1", *kafkaMax)
 	case !kafkaPrefixOK(*kafkaPrefix):
 		return fmt.Errorf("-kafkaprefix %q: want 1 to 16 letters, digits, '.', '_' or '-'", *kafkaPrefix)
+	}
+	if *serve {
+		return serveMain(fs, serveConfig{Rounds: *rounds, Warm: *warm, Scale: *scale, Dir: *dir}, *format, *quiet, stdout, stderr)
 	}
 	scs, err := pickScenarios(defaultScenarios(), *only)
 	if err != nil {
