@@ -148,8 +148,9 @@ func (e *liveEnv) close() error {
 
 // measureEvents opens f.Size streams on a running job, then lets f.Steps
 // actions end one at a time, stepGap apart, each once every stream has
-// read the previous step, and measures for every stream and step the
-// time from Hooks.Step to the client's reading the event.
+// read the previous step, then the last one (the job ends), and measures
+// for every stream and step (f.Steps+1 each) the time from Hooks.Step
+// to the client's reading the step event.
 func measureEvents(ctx context.Context, f serveFigure) (*latencyStats, error) {
 	e, err := startLive(ctx, f.Steps+1)
 	if err != nil {
@@ -184,7 +185,8 @@ func measureEvents(ctx context.Context, f serveFigure) (*latencyStats, error) {
 			return nil, fmt.Errorf("step %d (version %d): %w", k+1, v, err)
 		}
 	}
-	if _, err := e.step(ctx); err != nil { // the last action: the job ends, and so do the streams
+	time.Sleep(stepGap)
+	if _, err := e.step(ctx); err != nil { // the last action: the job ends (a step, then end), and so do the streams
 		return nil, err
 	}
 	wg.Wait()
