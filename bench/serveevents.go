@@ -61,8 +61,10 @@ type liveEnv struct {
 	stepped chan uint64          // the versions Hooks.Step saw, in order
 }
 
-// startLive starts a liveEnv and submits its job of n gate actions.
-func startLive(ctx context.Context, n int) (*liveEnv, error) {
+// startLive starts a liveEnv, its hub taking at most streams streams
+// (live.DefaultMaxStreams as the server's default, or more), and submits
+// its job of n gate actions.
+func startLive(ctx context.Context, n, streams int) (*liveEnv, error) {
 	e := &liveEnv{gate: make(chan struct{}), id: "events", stepAt: map[uint64]time.Time{}, stepped: make(chan uint64, n+16), ran: make(chan error, 1)}
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
@@ -82,7 +84,7 @@ func startLive(ctx context.Context, n int) (*liveEnv, error) {
 	}
 	m.Actions(reg)
 	st := m.Store(store.NewMemory())
-	if e.hub, err = live.New(live.Options{Store: st, Notified: true, Changed: job.Changed}); err != nil {
+	if e.hub, err = live.New(live.Options{Store: st, Notified: true, Changed: job.Changed, MaxStreams: max(streams, live.DefaultMaxStreams)}); err != nil {
 		return nil, err
 	}
 	hooks := m.Hooks(&runner.Hooks{Step: func(j job.Job, _ int) {
@@ -152,7 +154,7 @@ func (e *liveEnv) close() error {
 // for every stream and step (f.Steps+1 each) the time from Hooks.Step
 // to the client's reading the step event.
 func measureEvents(ctx context.Context, f serveFigure) (*latencyStats, error) {
-	e, err := startLive(ctx, f.Steps+1)
+	e, err := startLive(ctx, f.Steps+1, f.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +277,7 @@ func waitAll(ctx context.Context, seen []atomic.Uint64, v uint64) error {
 // that reads the stream's headers and snapshot and then nothing, and
 // returns the resident memory and Go heap the process gained.
 func measureIdle(ctx context.Context, f serveFigure) (*idleStats, error) {
-	e, err := startLive(ctx, 1)
+	e, err := startLive(ctx, 1, f.Size+1) // and the stream opened first
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +291,10 @@ func measureIdle(ctx context.Context, f serveFigure) (*idleStats, error) {
 		fmt.Fprintf(c, "GET /api/v1/jobs/%s/events HTTP/1.1\r\nHost: %s\r\n\r\n", e.id, addr)
 		_ = c.SetReadDeadline(time.Now().Add(time.Minute))
 		br := bufio.NewReaderSize(c, 512)
+		status, err := br.ReadString('\n')
+		if !strings.HasPrefix(status, "HTTP/1.1 200 ") {
+			return nil, errors.Join(fmt.Errorf("answer %q, %v: want 200", status, err), c.Close())
+		}
 		var got []byte
 		for !bytes.Contains(got, []byte("event: snapshot")) || !bytes.HasSuffix(got, []byte("\n\n")) {
 			b, err := br.ReadBytes('\n')
