@@ -61,9 +61,9 @@ type serveFigure struct {
 // them.
 func serveFigures() []serveFigure {
 	return []serveFigure{
-		{Name: "submit-bolt-go", Kind: kindSubmit, Store: storeBolt, Eng: engGo, Ops: 200,
+		{Name: "submit-bolt-go", Kind: kindSubmit, Store: storeBolt, Eng: engGo, Ops: 400,
 			About: "runner/inmem on store/bolt: Submit from 8 goroutines (waits for nothing more than the submit)"},
-		{Name: "submit-bolt-http", Kind: kindSubmit, Store: storeBolt, Eng: engHTTP, Ops: 200,
+		{Name: "submit-bolt-http", Kind: kindSubmit, Store: storeBolt, Eng: engHTTP, Ops: 400,
 			About: "POST /api/v1/jobs to the server as shipped on the same, through package client"},
 		{Name: "submit-memory-go", Kind: kindSubmit, Store: storeMemory, Eng: engGo, Ops: 2000,
 			About: "runner/inmem on store.NewMemory: Submit from 8 goroutines"},

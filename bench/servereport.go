@@ -154,7 +154,7 @@ func (r *serveReport) ratioTable() *table {
 		if !ok {
 			continue
 		}
-		t.add(c.Scenario, c.name(r), fmtRatio(x.Paired), fmtRatio(x.Lo)+"-"+fmtRatio(x.Hi), fmtRatio(x.OfMedian), c.target(), verdict(c.met(x.Paired)))
+		t.add(c.Scenario, c.name(r), fmtServeRatio(x.Paired), fmtServeRatio(x.Lo)+"-"+fmtServeRatio(x.Hi), fmtServeRatio(x.OfMedian), c.target(), verdict(c.met(x.Paired)))
 	}
 	return t
 }
@@ -209,7 +209,7 @@ func (r *serveReport) targets() []string {
 		} else {
 			what += " (throughput)"
 		}
-		out = append(out, fmt.Sprintf("%s: %sx, target %s: %s", what, fmtRatio(x.Paired), c.target(), verdict(c.met(x.Paired))))
+		out = append(out, fmt.Sprintf("%s: %sx, target %s: %s", what, fmtServeRatio(x.Paired), c.target(), verdict(c.met(x.Paired))))
 	}
 	for _, f := range r.Figures {
 		res := r.Results[f.Name]
@@ -306,4 +306,14 @@ func (r *serveReport) markdown(w io.Writer) {
 			fmt.Fprintf(w, "- %s\n", s)
 		}
 	}
+}
+
+// fmtServeRatio writes a ratio with three significant digits below 1 (so
+// that 0.0014 is not 0.00, nor 0.497 shown as 0.50 beside NOT met),
+// else as fmtRatio does.
+func fmtServeRatio(x float64) string {
+	if x < 1 {
+		return fmt.Sprintf("%.3g", x)
+	}
+	return fmtRatio(x)
 }
