@@ -749,6 +749,11 @@ func TestServe(t *testing.T) {
 			}
 		})
 	}
+	for x, want := range map[float64]string{0.001414: "0.00141", 0.4974: "0.497", 1.234: "1.23", 150.2: "150"} {
+		if got := fmtServeRatio(x); got != want {
+			t.Errorf("fmtServeRatio(%v) = %q, want %q", x, got, want)
+		}
+	}
 	var errOut bytes.Buffer
 	if err := mainErr([]string{"-serve", "-engines", "memory"}, io.Discard, &errOut); err == nil || !strings.Contains(err.Error(), "-engines") {
 		t.Errorf("-serve -engines memory: %v, want an error naming -engines", err)
