@@ -99,10 +99,10 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 	for i := range 1 + sp.Warm {
 		runtime.GC()
 		start := time.Now()
-		settle, err := run(i)
+		wait, err := run(i)
 		took := time.Since(start)
-		if err == nil && settle != nil {
-			err = settle() // outside the clock
+		if err == nil && wait != nil {
+			err = wait() // outside the clock
 		}
 		if err != nil {
 			return res, fmt.Errorf("run %d: %w", i+1, err)
@@ -118,9 +118,10 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 }
 
 // runFunc makes run i of a figure: f.Ops operations from serveCallers
-// goroutines. The settle it returns (or nil) is called after the clock
-// stops: it waits for what the run started (the jobs submitted) to end.
-type runFunc func(i int) (settle func() error, err error)
+// goroutines. The wait it returns (or nil) is called after the clock
+// stops: it waits for what the run started (the jobs submitted) to end,
+// so that the next run starts on an idle runner.
+type runFunc func(i int) (wait func() error, err error)
 
 // setupFigure builds what f measures, outside the clock.
 func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func() error, error) {
