@@ -19,7 +19,7 @@ func TestChangesWakeLongPolls(t *testing.T) {
 	changes := &server.Changes{}
 	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
-		r, err := inmem.New(inmem.Options{Store: st, Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: changes.Step}})
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: changes.Step}}, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}

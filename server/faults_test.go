@@ -337,7 +337,7 @@ func (f full) Create(context.Context, job.Job) error {
 func TestDiskFull(t *testing.T) {
 	mem := store.NewMemory()
 	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
-		r, err := inmem.New(inmem.Options{Store: full{mem}, Registry: reg, DrainTimeout: -1})
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1}, Store: full{mem}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,7 +44,7 @@ func TestKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg, Name: "w", Workers: 4, DrainTimeout: -1})
+		r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 
 // runLocal starts an inmem runner of reg on st, closed by t.Cleanup.
 func runLocal(t *testing.T, st store.Store, reg *runner.Registry) any {
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Workers: 4, DrainTimeout: -1})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

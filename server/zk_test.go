@@ -66,7 +66,7 @@ func TestZK(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg, Name: "w", Workers: 4, DrainTimeout: -1})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}
