@@ -299,7 +299,7 @@ func startRunner(ctx context.Context, st store.Store) (*shipped, error) {
 	if err != nil {
 		return nil, err
 	}
-	return startInmem(ctx, st, inmem.Options{Store: st, Registry: reg, Workers: serveWorkers})
+	return startInmem(ctx, st, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: serveWorkers}, Store: st})
 }
 
 func startInmem(ctx context.Context, st store.Store, o inmem.Options) (*shipped, error) {
@@ -330,7 +330,7 @@ func startShipped(ctx context.Context, st store.Store, dir string) (*shipped, er
 	}
 	m.Actions(reg)
 	mst := m.Store(st)
-	e, err := startInmem(ctx, st, inmem.Options{Store: mst, Registry: reg, Workers: serveWorkers, Hooks: m.Hooks(nil)})
+	e, err := startInmem(ctx, st, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: serveWorkers, Hooks: m.Hooks(nil)}, Store: mst})
 	if err != nil {
 		return nil, err
 	}

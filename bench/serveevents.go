@@ -98,7 +98,7 @@ func startLive(ctx context.Context, n, streams int) (*liveEnv, error) {
 		default:
 		}
 	}})
-	if e.runner, err = inmem.New(inmem.Options{Store: st, Registry: reg, Workers: serveWorkers, Hooks: hooks}); err != nil {
+	if e.runner, err = inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: serveWorkers, Hooks: hooks}, Store: st}); err != nil {
 		return nil, err
 	}
 	go func() { e.ran <- e.runner.Run(ctx) }()
