@@ -131,6 +131,13 @@ func New(o Options) (*Runner, error) {
 	return r, nil
 }
 
+// resultBufs holds the arrays apply hands batches of results to the
+// engine in (the engine keeps none of them); maxPooledResults bounds the
+// arrays kept, so that one huge batch does not stay in memory.
+var resultBufs = sync.Pool{New: func() any { return new([]job.Result) }}
+
+const maxPooledResults = 1024
+
 // inHand is a result this runner applies, with the incarnation of the
 // job whose action it ran (0 when not known: a result handed in by
 // Deliver, a cancel). The live set is keyed by incarnation too, so that a
@@ -370,13 +377,21 @@ func (r *Runner) jobState(id job.ID) (broken, closed error) {
 // the runner stops, and Run returns the error. Nothing is retried: a store
 // that failed once is not trusted with the next write.
 func (r *Runner) apply(ctx context.Context, eng *runner.Engine[struct{}], id job.ID, batch []inHand) {
-	rs := make([]job.Result, len(batch))
-	for i, h := range batch {
-		rs[i] = h.res
+	buf := resultBufs.Get().(*[]job.Result)
+	rs := (*buf)[:0]
+	for _, h := range batch {
+		rs = append(rs, h.res)
 	}
 	r.dispatchMu.RLock()
 	tr, err := eng.Apply(ctx, id, rs)
 	r.dispatchMu.RUnlock()
+	// job.Restart copies what it keeps of the results: the array is free
+	// again.
+	clear(rs)
+	if cap(rs) <= maxPooledResults {
+		*buf = rs[:0]
+		resultBufs.Put(buf)
+	}
 	// Results handed in from outside (Deliver) name no incarnation: theirs
 	// is the job's, if this runner holds its actions at all.
 	r.q.forgetResults(batch, tr.Job.Incarnation())
