@@ -43,7 +43,7 @@ type Change struct {
 	ID  string `json:"id"`
 	// Created marks a job the server had not seen, Deleted one that is
 	// gone; otherwise its status changed.
-	Created bool   `json:"created,omitempty"`
+	Created bool `json:"created,omitempty"`
 	Deleted bool `json:"deleted,omitempty"`
 	// Status is the job's status when the server looked ("" when
 	// deleted).

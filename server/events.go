@@ -168,4 +168,3 @@ func (s *srv) serveMetrics(w http.ResponseWriter, r *http.Request) error {
 	s.metrics.ServeHTTP(w, r)
 	return nil
 }
-

@@ -46,8 +46,8 @@ type srv struct {
 
 	mux     *http.ServeMux
 	handler http.Handler // dispatch, in Options.Middleware
-	routes []Route // those served, for the page at /
-	fails  *failures
+	routes  []Route      // those served, for the page at /
+	fails   *failures
 
 	mu         sync.Mutex // guards the unfinished count
 	countAt    time.Time
