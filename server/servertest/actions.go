@@ -16,6 +16,7 @@ import (
 //	fail   fails with "boom"
 //	block  runs until its context ends (a cancel, a shutdown)
 //	big    succeeds with 300 bytes of output (clipped in node lists)
+//	gate   succeeds once the test lets one through (Env.release), or ends with its context
 func Actions() *runner.Registry {
 	return newActions().reg
 }
@@ -25,10 +26,12 @@ type actions struct {
 	reg *runner.Registry
 	// stopped counts the block actions whose context ended.
 	stopped atomic.Int64
+	// gate lets one gate action through per send.
+	gate chan struct{}
 }
 
 func newActions() *actions {
-	acts := &actions{reg: runner.NewRegistry()}
+	acts := &actions{reg: runner.NewRegistry(), gate: make(chan struct{})}
 	reg := acts.reg
 	must := func(err error) {
 		if err != nil {
@@ -44,6 +47,14 @@ func newActions() *actions {
 	}))
 	must(reg.Register("big", func(context.Context, job.Action) ([]byte, error) {
 		return []byte(`"` + strings.Repeat("x", 298) + `"`), nil
+	}))
+	must(reg.Register("gate", func(ctx context.Context, a job.Action) ([]byte, error) {
+		select {
+		case <-acts.gate:
+			return a.Payload, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 	}))
 	return acts
 }

@@ -269,4 +269,9 @@ func Run(t *testing.T, open Open) {
 	t.Run("Routes", func(t *testing.T) { testRoutes(t, open) })
 	t.Run("Auth", func(t *testing.T) { testAuth(t, open) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open) })
+	t.Run("StreamMidJob", func(t *testing.T) { testStreamMidJob(t, open) })
+	t.Run("StreamResume", func(t *testing.T) { testStreamResume(t, open) })
+	t.Run("TooManyStreams", func(t *testing.T) { testTooManyStreams(t, open) })
+	t.Run("ListStream", func(t *testing.T) { testListStream(t, open) })
+	t.Run("StreamShutdown", func(t *testing.T) { testStreamShutdown(t, open) })
 }

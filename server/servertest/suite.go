@@ -339,7 +339,7 @@ func testValidate(t *testing.T, open Open) {
 		}
 	})
 	a, err := e.Reader.Actions(ctx)
-	if err != nil || !a.Known || strings.Join(a.Actions, ",") != "big,block,fail,ok" {
+	if err != nil || !a.Known || strings.Join(a.Actions, ",") != "big,block,fail,gate,ok" {
 		t.Errorf("actions: %+v, %v", a, err)
 	}
 	w, err := e.Reader.Workers(ctx)
