@@ -116,6 +116,12 @@ type workerOptions struct {
 	workers int
 	timeout time.Duration
 	log     *slog.Logger
+	// hooks observe the runner ('baton serve': metrics, notices to the
+	// event streams); nil: none.
+	hooks *runner.Hooks
+	// timed wraps the store a local runner commits to ('baton serve':
+	// metrics.Store); nil: none.
+	timed func(store.Store) store.Store
 }
 
 // resumeOptions are the settings of 'baton resume' for a store file.

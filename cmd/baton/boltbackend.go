@@ -44,8 +44,13 @@ func (b *boltBackend) Close() error                                 { return b.s
 // nothing by itself (each command names its jobs); after Ctrl-C it lets
 // the actions in flight finish for drainTimeout.
 func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
+	var st store.Store = b.st
+	if o.timed != nil {
+		st = o.timed(st)
+	}
 	return inmem.New(inmem.Options{
-		Store:         b.st,
+		Store:         st,
+		Hooks:         o.hooks,
 		NoResume:      true,
 		Registry:      o.reg,
 		Workers:       o.workers,

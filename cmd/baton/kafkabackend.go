@@ -130,6 +130,7 @@ func (b *kafkaBackend) worker(o workerOptions) (workerRunner, error) {
 		ActionTimeout: o.timeout,
 		DrainTimeout:  workerDrain,
 		Logger:        o.log,
+		Hooks:         o.hooks,
 	})
 	if err != nil {
 		return nil, plainError{"kafka: ", err}

@@ -105,6 +105,7 @@ func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
 		ActionTimeout: o.timeout,
 		DrainTimeout:  workerDrain,
 		Logger:        o.log,
+		Hooks:         o.hooks,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}
