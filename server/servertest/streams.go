@@ -299,15 +299,6 @@ func testStreamShutdown(t *testing.T, open Open) {
 	e.Do(t, "GET", "/api/v1/jobs/d/events", nil, "").Problem(t, http.StatusServiceUnavailable, server.CodeShuttingDown)
 }
 
-func nodeOf(j api.Job, path string) api.Node {
-	for _, n := range j.Nodes {
-		if n.Path == path {
-			return n
-		}
-	}
-	return api.Node{}
-}
-
 func mustJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
