@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 	"unicode/utf8"
 
@@ -58,10 +59,20 @@ type Cancel struct {
 	Reason string `json:"reason"`
 }
 
-// Job is a job's summary and, unless asked without them, every node.
+// Job is a job's summary and, unless asked without them, every node and
+// the timers the job waits on.
 type Job struct {
 	Summary
 	Nodes []Node `json:"nodes,omitempty"`
+	// Timers are the retries and deadlines armed, in the job's order.
+	Timers []Timer `json:"timers,omitempty"`
+}
+
+// Timer is a wait of a job: "PATH@retry#N" starts attempt N of the leaf
+// at PATH, "PATH@deadline" is the deadline of the node at PATH.
+type Timer struct {
+	ID  string    `json:"id"`
+	Due time.Time `json:"due"`
 }
 
 // Node is one node of a job's tree.
@@ -81,6 +92,11 @@ type Node struct {
 	Error   string     `json:"error,omitempty"`
 	// Clipped says that payload, output or error was cut.
 	Clipped bool `json:"clipped,omitempty"`
+	// Failure is why a failed or cancelled node ended so: the failed
+	// action under it (for a leaf, its own failure kind, or the message
+	// of a deadline that ran out) and how many further failures its
+	// parallel nodes counted.
+	Failure *Failure `json:"failure,omitempty"`
 }
 
 // List is a page of a listing.
@@ -114,6 +130,10 @@ type Step struct {
 	Status  string  `json:"status"`
 	Settled int     `json:"settled"`
 	Total   int     `json:"total"`
+	// Failure is why the job had failed after the step.
+	Failure *Failure `json:"failure,omitempty"`
+	// Waits are the timers the step armed (retries, deadlines).
+	Waits []Timer `json:"waits,omitempty"`
 }
 
 // Result is one result a step applied.
@@ -169,6 +189,18 @@ type CancelRequest struct {
 	Reason string `json:"reason"`
 }
 
+// Marshal encodes v as the API answers: encoding/json's Marshal (HTML
+// characters escaped) and a newline. The server writes its answers with
+// it and 'baton ... --json' prints with it, so the two are the same
+// bytes.
+func Marshal(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
 // SummaryOf returns the summary of a loaded job.
 func SummaryOf(j job.Job) Summary {
 	settled, total := j.Progress()
@@ -182,13 +214,27 @@ func SummaryOf(j job.Job) Summary {
 		s.Updated = &c
 	}
 	if f, ok := j.Failure(); ok {
-		msg, clipped := Clip(f.Message, ClipBytes)
-		s.Failure = &Failure{Path: f.Path, Action: f.Action, Kind: f.Kind, Message: msg, Clipped: clipped, Others: f.Others}
+		s.Failure = FailureOf(f)
 	}
 	if why, ok := j.Cancelled(); ok {
 		s.Cancel = &Cancel{Reason: why}
 	}
 	return s
+}
+
+// FailureOf returns f with its message clipped to ClipBytes.
+func FailureOf(f job.Failure) *Failure {
+	msg, clipped := Clip(f.Message, ClipBytes)
+	return &Failure{Path: f.Path, Action: f.Action, Kind: f.Kind, Message: msg, Clipped: clipped, Others: f.Others}
+}
+
+// TimersOf returns j's timers.
+func TimersOf(j job.Job) []Timer {
+	var out []Timer
+	for _, t := range j.Timers() {
+		out = append(out, Timer{ID: t.ID, Due: t.Due.UTC()})
+	}
+	return out
 }
 
 // SummaryOfInfo returns the summary a listing shows: what store.Info
@@ -205,6 +251,7 @@ func JobOf(j job.Job, nodes bool) Job {
 	out := Job{Summary: SummaryOf(j)}
 	if nodes {
 		out.Nodes = NodesOf(j, ClipBytes)
+		out.Timers = TimersOf(j)
 	}
 	return out
 }
@@ -234,6 +281,9 @@ func NodeOf(n job.NodeInfo, limit int) Node {
 			r := n.Retry.UTC()
 			out.Retry = &r
 		}
+	}
+	if n.Failure != nil {
+		out.Failure = FailureOf(*n.Failure)
 	}
 	return out
 }

@@ -29,8 +29,22 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 	})
 	full := func() bool { return limit > 0 && len(out.Steps) >= limit }
 	j := h.Origin
-	if j.Version() > from {
+	armed := map[string]bool{}
+	waits := func(j job.Job) []Timer {
+		var out []Timer
+		now := map[string]bool{}
+		for _, t := range j.Timers() {
+			now[t.ID] = true
+			if !armed[t.ID] {
+				out = append(out, Timer{ID: t.ID, Due: t.Due.UTC()})
+			}
+		}
+		armed = now
+		return out
+	}
+	if w := waits(j); j.Version() > from {
 		st := stepState(Step{Version: j.Version(), Created: true}, j)
+		st.Waits = w
 		for _, a := range j.Outstanding() {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}
@@ -53,10 +67,12 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			return History{}, fmt.Errorf("job %s: step v%d replays as v%d", j.ID(), s.Version, tr.Job.Version())
 		}
 		j = tr.Job
+		w := waits(j)
 		if s.Version <= from {
 			continue
 		}
 		st := stepState(Step{Version: s.Version}, j)
+		st.Waits = w
 		for _, a := range tr.Actions {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}
@@ -83,6 +99,9 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 func stepState(st Step, j job.Job) Step {
 	st.Status = j.Status().String()
 	st.Settled, st.Total = j.Progress()
+	if f, ok := j.Failure(); ok {
+		st.Failure = FailureOf(f)
+	}
 	return st
 }
 

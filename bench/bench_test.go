@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"math"
 	"os"
 	"regexp"
@@ -22,6 +23,9 @@ import (
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(childMain(spec, os.Stdout, os.Stderr))
+	}
+	if spec := os.Getenv(serveChildEnv); spec != "" {
+		os.Exit(serveChildMain(spec, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -687,5 +691,71 @@ func TestCurve(t *testing.T) {
 	r.Cells[2] = perAction(byName["a100"], 16*time.Microsecond)
 	if got := r.curve(mem); !strings.Contains(got, "NOT met") {
 		t.Errorf("curve with a100 at 1.6x: %s, want NOT met", got)
+	}
+}
+
+// TestServe runs the -serve mode end to end, children included, at a tiny
+// size, and checks the shape of its tables in both formats: a row per
+// throughput figure with positive times, a row per ratio with its
+// verdict, the event latency and the idle streams' memory, and the
+// targets' lines.
+func TestServe(t *testing.T) {
+	for _, format := range []string{"text", "markdown"} {
+		t.Run(format, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := []string{"-serve", "-scale", "0.01", "-rounds", "1", "-warm", "1", "-q", "-format", format}
+			if err := mainErr(args, &out, &errOut); err != nil {
+				t.Fatalf("mainErr: %v\nstderr:\n%s", err, errOut.String())
+			}
+			if errOut.Len() > 0 {
+				t.Errorf("-q, but stderr has:\n%s", errOut.String())
+			}
+			rows := tableRows(t, out.String(), format == "markdown")
+			thr, ratios, events, idle := rows["per op"], rows["paired"], rows["median"], rows["rss added"]
+			if len(thr) != 11 || len(ratios) != 7 || len(events) != 1 || len(idle) != 1 {
+				t.Fatalf("got %d throughput rows, %d ratios, %d event rows and %d idle rows, want 11, 7, 1 and 1:\n%s",
+					len(thr), len(ratios), len(events), len(idle), out.String())
+			}
+			engines := map[string]int{}
+			for _, row := range thr {
+				engines[row["engine"]]++
+				positiveDur(t, row, "per op", row["per op"])
+				positiveDur(t, row, "cold per op", row["cold per op"])
+				positiveNum(t, row, "ops/s", row["ops/s"])
+				positiveNum(t, row, "ops/run", row["ops/run"])
+			}
+			if engines["go"] != 3 || engines["http"] != 6 || engines["bare"] != 2 {
+				t.Errorf("engines %v, want 3 go, 6 http, 2 bare", engines)
+			}
+			for _, row := range ratios {
+				positiveNum(t, row, "paired", row["paired"])
+				if row["check"] != "met" && row["check"] != "NOT met" {
+					t.Errorf("%s %s: check %q", row["scenario"], row["ratio"], row["check"])
+				}
+			}
+			positiveDur(t, events[0], "median", events[0]["median"])
+			positiveDur(t, events[0], "p99", events[0]["p99"])
+			if events[0]["streams"] != "2" || events[0]["samples"] != "8.00" {
+				t.Errorf("events row %v, want 2 streams and 8 samples (2 streams, 3 steps and the last)", events[0])
+			}
+			if idle[0]["streams"] != "10" || !strings.HasSuffix(idle[0]["rss added"], " MB") {
+				t.Errorf("idle row %v, want 10 streams and the memory they added", idle[0])
+			}
+			for _, want := range []string{"submit bolt http/go (throughput)", "target at least 0.8x", "status flat 1,000/10 actions (time per read)",
+				"list flat 1,000/10 jobs", "event latency with 2 streams: median", "10 idle streams add", "measured on server/live's Hub directly"} {
+				if !strings.Contains(out.String(), want) {
+					t.Errorf("output lacks %q:\n%s", want, out.String())
+				}
+			}
+		})
+	}
+	for x, want := range map[float64]string{0.001414: "0.00141", 0.4974: "0.497", 1.234: "1.23", 150.2: "150"} {
+		if got := fmtServeRatio(x); got != want {
+			t.Errorf("fmtServeRatio(%v) = %q, want %q", x, got, want)
+		}
+	}
+	var errOut bytes.Buffer
+	if err := mainErr([]string{"-serve", "-engines", "memory"}, io.Discard, &errOut); err == nil || !strings.Contains(err.Error(), "-engines") {
+		t.Errorf("-serve -engines memory: %v, want an error naming -engines", err)
 	}
 }

@@ -82,7 +82,7 @@ func runBaton(ctx context.Context, sc scenario, run, workers int, st store.Store
 		return sample{}, err
 	}
 	var c runner.Counters
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Workers: workers, Hooks: c.Hooks(nil)})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: workers, Hooks: c.Hooks(nil)}, Store: st})
 	if err != nil {
 		return sample{}, err
 	}

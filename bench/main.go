@@ -10,6 +10,7 @@
 //	                                    the ZooKeeper engines alone (see below)
 //	go run ./bench -engines kafka1,kafka2,kafkaraw,kafkarawp -only a,b,c
 //	                                    the Kafka engines (only when named; see below)
+//	go run ./bench -serve               the HTTP API against its baselines (see below)
 //
 // # Scenarios
 //
@@ -208,6 +209,44 @@
 // -kafkamax actions (default 10,000: d, on which the raw engines would
 // take minutes with runner/kafka not there to compare).
 //
+// # The HTTP API (-serve)
+//
+// -serve measures the HTTP API instead of the engines (only when asked:
+// -rounds, -warm, -scale, -dir, -format and -q apply to it, other flags
+// are refused). Its server is package server as 'baton serve' ships it:
+// server.New with a write token, one JSON log line per request (a slog
+// JSON handler on a file), metrics (package metrics on a registry of its
+// own: the runner's hooks, the store wrapper, the middleware around a
+// mux that also serves /metrics), 'baton serve's timeouts, runner/inmem
+// with 4 workers, on 127.0.0.1, called through package client by 8
+// goroutines at once. Every figure runs in a fresh child per round, the
+// rounds interleaved (a round runs every figure once, in order); a child
+// makes a cold run, then -warm runs (default 5) whose median is the
+// round's figure; the report gives medians over rounds, and ratios
+// paired by round. Baselines, in the same run: (a) the Go API in the same
+// process (runner/inmem's Submit, which waits for nothing more than the
+// submit; store Load and api.SummaryOf), (c) a bare net/http handler on
+// loopback that reads the body and writes a fixed JSON answer, called
+// through the same client.
+//
+//	submit bolt     400 submits of a one-action job, runner/inmem on store/bolt (a file, fsync on): HTTP over (a), at least 0.8x
+//	submit memory   2,000 the same on store.NewMemory: HTTP over (a) at least 0.04x, over (c) at least 0.5x
+//	status          4,000 GET /api/v1/jobs/{id}?nodes=false of a job of 10 actions on memory: over (c) at least 0.6x, over (a) 0.04x
+//	status flat     the same of a job of 100,000 actions: at most 2x the time of the 10's
+//	list flat       GET /api/v1/jobs (first page, 100 jobs) of 100,000 jobs stored: at most 2x the time with 1,000
+//	events          100 streams on one job of runner/inmem, a step every 110ms: from Hooks.Step to the
+//	                step event read by each client, median at most 50ms, p99 at most 250ms
+//	idle            1,000 streams opened on a running job and left idle: at most 50 MB more resident memory
+//
+// The event figures are measured on server/live's Hub directly (live.New
+// and ServeJob on an httptest server on loopback, notified by the
+// runner's Hooks.Step), not through the server's event route, which was
+// being wired when this mode was written; the report says so. The idle
+// streams' clients are raw sockets in the same process, which read up to
+// the snapshot and then nothing; the memory is the process's VmRSS
+// (Linux), measured after a garbage collection before and after opening
+// them.
+//
 // # How it measures
 //
 // Every measured run happens in a fresh process: the program (the
@@ -296,6 +335,9 @@ func main() {
 	if spec := os.Getenv(childEnv); spec != "" {
 		os.Exit(childMain(spec, os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(serveChildEnv); spec != "" {
+		os.Exit(serveChildMain(spec, os.Stdout, os.Stderr))
+	}
 	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -328,6 +370,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	kafkaRounds := fs.Int("kafkarounds", 3, "rounds for the Kafka engines")
 	kafkaWarm := fs.Int("kafkawarm", 2, "warm runs per process for the Kafka engines")
 	kafkaMax := fs.Int("kafkamax", 10_000, "the Kafka engines skip scenarios of more actions than this (d has 100,000)")
+	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -366,6 +409,9 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-kafkamax %d: want at least 1", *kafkaMax)
 	case !kafkaPrefixOK(*kafkaPrefix):
 		return fmt.Errorf("-kafkaprefix %q: want 1 to 16 letters, digits, '.', '_' or '-'", *kafkaPrefix)
+	}
+	if *serve {
+		return serveMain(fs, serveConfig{Rounds: *rounds, Warm: *warm, Scale: *scale, Dir: *dir}, *format, *quiet, stdout, stderr)
 	}
 	scs, err := pickScenarios(defaultScenarios(), *only)
 	if err != nil {

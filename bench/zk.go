@@ -132,8 +132,11 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 			return sample{}, err
 		}
 		stores = append(stores, st)
-		r, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg, Name: fmt.Sprintf("w%d", i),
-			Workers: o.Slots, Hooks: hooks, Logger: slog.New(logs)})
+		r, err := zkrunner.New(zkrunner.Options{
+			WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.Slots, Hooks: hooks, Logger: slog.New(logs)},
+			Store:         st,
+			Name:          fmt.Sprintf("w%d", i),
+		})
 		if err != nil {
 			return sample{}, err
 		}

@@ -203,8 +203,17 @@ func (c *Client) History(ctx context.Context, id job.ID, from uint64, limit int,
 
 // Graph returns the drawing of a job: format dot, mermaid or svg.
 func (c *Client) Graph(ctx context.Context, id job.ID, format string) (string, error) {
+	return c.GraphAt(ctx, id, 0, format)
+}
+
+// GraphAt returns the drawing of a job as it was at version (0: now).
+func (c *Client) GraphAt(ctx context.Context, id job.ID, version uint64, format string) (string, error) {
+	q := url.Values{"format": {format}}
+	if version != 0 {
+		q.Set("version", strconv.FormatUint(version, 10))
+	}
 	var out string
-	_, err := c.do(ctx, "GET", jobPath(id, "/graph"), url.Values{"format": {format}}, nil, &out)
+	_, err := c.do(ctx, "GET", jobPath(id, "/graph"), q, nil, &out)
 	return out, err
 }
 

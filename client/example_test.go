@@ -18,7 +18,7 @@ func Example() {
 	// A server on a memory store, running the action "greet".
 	reg := runner.NewRegistry()
 	_ = runner.Handle(reg, "greet", func(_ context.Context, name string) (string, error) { return "hello " + name, nil })
-	r, _ := inmem.New(inmem.Options{Store: store.NewMemory(), Registry: reg})
+	r, _ := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: store.NewMemory()})
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go r.Run(ctx)

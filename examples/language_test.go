@@ -530,7 +530,7 @@ func TestLanguageHandlers(t *testing.T) {
 			default:
 			}
 		}}
-		r, err := inmem.New(inmem.Options{Registry: reg, Hooks: hooks})
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: hooks}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -112,6 +112,32 @@
 // writes the DEBUG line of a claim, for the runners that claim actions
 // before they run them.
 //
+// # Options and the clock
+//
+// Every runner embeds WorkerOptions in its own Options (the handlers, how
+// many actions at once, the action and drain timeouts, the logger, the
+// hooks, the clock) and fills them in with WorkerOptions.WithDefaults, so
+// the defaults are the same in every runner: DefaultWorkers (8) and
+// DefaultDrainTimeout (10s).
+//
+// The clock (Clock; nil means RealClock) is a small interface, Now and
+// AfterFunc, rather than a Now function alone: a runner reads the time
+// from it wherever a job records a time (a result's At, a timer's firing,
+// a job's start, a lost at-most-once attempt) and arms every timer of a
+// retry or deadline on it, for the time left until it is due by it
+// (due minus Now, at least 0). With Now alone, a timer armed on the real
+// clock would fire after a real wait whatever the test's clock said; with
+// AfterFunc too, a clock the test moves by hand (runnertest.Clock) makes
+// the timer fall due exactly when the test moves it past its due time,
+// and never before, with no sleep. runner/zk's timer loop reads due times
+// by the clock and looks again at least once per back-off, so there a
+// clock moved past a due time fires the timer at the next look.
+//
+// Durations measured for their own sake stay on the real clock: how long
+// an action took (Hooks, logs), back-offs, connection and session
+// timeouts, the drain, and an action's timeout, which is its handler's
+// context deadline.
+//
 // # Conformance
 //
 // runner/runnertest is the suite every runner passes: success, failure,

@@ -30,6 +30,10 @@ type ExecOptions struct {
 	Logger *slog.Logger
 	// Hooks, if not nil, hears of the action's start and end.
 	Hooks *Hooks
+	// Now stamps the result (job.Result.At, the time the job's clock
+	// moves to); nil means time.Now. How long the action took is
+	// measured on the real clock.
+	Now func() time.Time
 }
 
 // Execute performs action a with its handler from reg and returns the
@@ -94,7 +98,11 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 			}
 		}
 	}
-	r.At = time.Now()
+	if o.Now != nil {
+		r.At = o.Now()
+	} else {
+		r.At = time.Now()
+	}
 	if panicked {
 		o.Hooks.actionPanicked(a)
 	}

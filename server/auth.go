@@ -33,12 +33,19 @@ type tokenKey struct {
 	scope Scope
 }
 
-// ParseTokens reads a token file's content: one "read TOKEN" or "write
-// TOKEN" per line; blank lines and lines starting with '#' are skipped.
-// A token shorter than MinTokenBytes, or any other line, is an error
-// naming its line (never the token).
-func ParseTokens(data []byte) (*Tokens, error) {
-	var keys []tokenKey
+// TokenLine is one line of a token file: a token and its scope.
+type TokenLine struct {
+	Scope Scope
+	Token string
+}
+
+// ParseTokenLines reads a token file's content: one "read TOKEN" or
+// "write TOKEN" per line; blank lines and lines starting with '#' are
+// skipped. A token shorter than MinTokenBytes, or any other line, is an
+// error naming its line (never the token). The lines come in the file's
+// order; a client picks its token from them ('baton status --server').
+func ParseTokenLines(data []byte) ([]TokenLine, error) {
+	var lines []TokenLine
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 4096), 1<<20)
 	for n := 1; sc.Scan(); n++ {
@@ -57,22 +64,50 @@ func ParseTokens(data []byte) (*Tokens, error) {
 		if f[0] == "write" {
 			scope = ScopeWrite
 		}
-		keys = append(keys, tokenKey{sha256.Sum256([]byte(f[1])), scope})
+		lines = append(lines, TokenLine{scope, f[1]})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if len(keys) == 0 {
+	if len(lines) == 0 {
 		return nil, fmt.Errorf("no token (want lines 'read TOKEN' or 'write TOKEN')")
+	}
+	return lines, nil
+}
+
+// ParseTokens reads a token file's content (ParseTokenLines) into the
+// tokens a server takes.
+func ParseTokens(data []byte) (*Tokens, error) {
+	lines, err := ParseTokenLines(data)
+	if err != nil {
+		return nil, err
+	}
+	return tokensOf(lines), nil
+}
+
+// LoadTokens reads a token file (ReadTokenFile) into the tokens a server
+// takes.
+func LoadTokens(path string) (*Tokens, error) {
+	lines, err := ReadTokenFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return tokensOf(lines), nil
+}
+
+func tokensOf(lines []TokenLine) *Tokens {
+	keys := make([]tokenKey, len(lines))
+	for i, l := range lines {
+		keys[i] = tokenKey{sha256.Sum256([]byte(l.Token)), l.Scope}
 	}
 	t := &Tokens{}
 	t.keys.Store(&keys)
-	return t, nil
+	return t
 }
 
-// LoadTokens reads a token file (ParseTokens). It refuses a file that its
-// group or others may read or write.
-func LoadTokens(path string) (*Tokens, error) {
+// ReadTokenFile reads the lines of a token file (ParseTokenLines). It
+// refuses a file that its group or others may read or write.
+func ReadTokenFile(path string) ([]TokenLine, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("token file: %w", err)
@@ -89,11 +124,11 @@ func LoadTokens(path string) (*Tokens, error) {
 	if _, err := b.ReadFrom(f); err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
-	t, err := ParseTokens(b.Bytes())
+	lines, err := ParseTokenLines(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("token file %s: %w", path, err)
 	}
-	return t, nil
+	return lines, nil
 }
 
 // scopeOf returns the scope of token, or ScopeNone if it is not one of

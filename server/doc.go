@@ -4,7 +4,11 @@
 // 'baton serve' wires it to a bolt, ZooKeeper or Kafka store.
 //
 // The routes are one table (Routes): the mux is built from it, and so are
-// the documentation and the OpenAPI test. Every answer under /api/ is
+// the documentation and the OpenAPI test. openapi.json, the API's OpenAPI
+// 3.1 document, is embedded and served at GET /api/v1/openapi.json; the
+// package's tests validate every request and answer against it.
+// HTTPServer makes the http.Server that serves the handler, with its
+// Limits (timeouts, header bound). Every answer under /api/ is
 // JSON: unknown paths, wrong methods and paths with empty, "." or ".."
 // segments (which net/http's ServeMux would redirect) are answered with
 // RFC 9457 problem details (application/problem+json) like every other

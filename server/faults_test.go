@@ -92,10 +92,10 @@ func (f *faulty) Delete(ctx context.Context, id job.ID) error { return store.Del
 func newFaulty(t *testing.T) (*faulty, *servertest.Env) {
 	f := &faulty{panicky: "panic"}
 	f.damaged.Store(job.ID("none"))
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		f.Store = store.NewMemory()
 		return f, runLocal(t, f.Store, reg)
-	}, nil)
+	}), nil)
 	return f, e
 }
 
@@ -173,7 +173,7 @@ func TestReadOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(checkAPI(t, h))
 	defer ts.Close()
 	c := client.New(ts.URL, client.Options{})
 	if j, err := c.Job(t.Context(), "j", client.JobQuery{}); err != nil || j.Status != "running" {
@@ -199,10 +199,10 @@ func TestReadOnly(t *testing.T) {
 // and nothing is stored; reads go on.
 func TestShuttingDown(t *testing.T) {
 	closing := make(chan struct{})
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		return st, runLocal(t, st, reg)
-	}, func(o *server.Options) { o.Closing = closing })
+	}), func(o *server.Options) { o.Closing = closing })
 	e.Submit(t, "a", flow)
 	close(closing)
 	e.Unchanged(t, func() {
@@ -252,10 +252,10 @@ func TestTokens(t *testing.T) {
 // TestConcurrentSubmits: many submits of one ID at once make one job; each
 // answer is 201 (one) or 200.
 func TestConcurrentSubmits(t *testing.T) {
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		return st, runLocal(t, st, reg)
-	}, nil)
+	}), nil)
 	var mu sync.Mutex
 	codes := map[int]int{}
 	var wg sync.WaitGroup
@@ -286,7 +286,7 @@ func TestLogLine(t *testing.T) {
 	req := httptest.NewRequest("GET", "/api/v1/jobs/x/history?from=0", nil)
 	req.Header.Set("Authorization", "Bearer "+servertest.WriteToken)
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, req)
+	checkAPI(t, h).ServeHTTP(w, req)
 	line := buf.String()
 	for _, want := range []string{"method=GET", `route="GET /api/v1/jobs/{id}/history"`, "status=404", "duration=", "bytes=", "request_id=", "job_id=x", "remote="} {
 		if !strings.Contains(line, want) {
@@ -310,7 +310,7 @@ func TestTokensReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(h)
+	ts := httptest.NewServer(checkAPI(t, h))
 	defer ts.Close()
 	list := func(tok string) string {
 		_, err := client.New(ts.URL, client.Options{Token: tok}).List(t.Context(), client.ListQuery{})
@@ -336,8 +336,8 @@ func (f full) Create(context.Context, job.Job) error {
 // and nothing is stored.
 func TestDiskFull(t *testing.T) {
 	mem := store.NewMemory()
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
-		r, err := inmem.New(inmem.Options{Store: full{mem}, Registry: reg, DrainTimeout: -1})
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1}, Store: full{mem}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -346,7 +346,7 @@ func TestDiskFull(t *testing.T) {
 		go func() { done <- r.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		return mem, server.Local{Runner: r, Registry: reg}
-	}, nil)
+	}), nil)
 	e.Unchanged(t, func() {
 		p := e.Do(t, "POST", "/api/v1/jobs?id=a", nil, flow).Problem(t, 503, server.CodeStoreUnavailable)
 		if p.JobID != "a" || !strings.Contains(p.Detail, "no space left") {

@@ -36,7 +36,7 @@ func TestKafka(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		st, err := kafkarunner.Open(ctx, kafkarunner.Config{Brokers: c.ListenAddrs(), Prefix: fmt.Sprintf("s%d", kafkaPrefixes.Add(1)), Partitions: 2, ActionPartitions: 1})
@@ -44,7 +44,7 @@ func TestKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg, Name: "w", Workers: 4, DrainTimeout: -1})
+		r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,5 +57,5 @@ func TestKafka(t *testing.T) {
 			}
 		})
 		return st, kafkaServed{r, reg}
-	})
+	}))
 }

@@ -21,10 +21,10 @@ func TestListWhileSubmitting(t *testing.T) {
 	}
 	const n = 10000
 	var st store.Store
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st = store.NewMemory()
 		return st, runLocal(t, st, reg)
-	}, nil)
+	}), nil)
 	root := mustDecode(t, `{"version":1,"root":{"act":"ok"}}`)
 	for i := range n {
 		tr, err := job.New(job.ID(fmt.Sprintf("j-%05d", i)), root)

@@ -19,7 +19,7 @@ import (
 // the store only once an hour.
 func TestNotifiedHubWakesLongPolls(t *testing.T) {
 	var hub *live.Hub
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		var err error
 		hub, err = live.New(live.Options{Store: st, Notified: true, Poll: time.Hour, SafetyPoll: time.Hour, Changed: job.Changed})
@@ -28,7 +28,7 @@ func TestNotifiedHubWakesLongPolls(t *testing.T) {
 		}
 		t.Cleanup(func() { hub.Shutdown(context.Background()) })
 		step := func(j job.Job, _ int) { hub.Notify(j.ID()) }
-		r, err := inmem.New(inmem.Options{Store: st, Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: step}})
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: step}}, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -37,7 +37,7 @@ func TestNotifiedHubWakesLongPolls(t *testing.T) {
 		go func() { done <- r.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		return st, server.Local{Runner: r, Registry: reg}
-	}, func(o *server.Options) { o.Hub = hub })
+	}), func(o *server.Options) { o.Hub = hub })
 	e.Submit(t, "w", `{"version":1,"root":{"try":{"act":"block"},"finally":{"act":"ok"}}}`)
 	j := e.Running(t, "w", "body")
 	polled := make(chan error, 3)

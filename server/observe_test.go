@@ -30,11 +30,11 @@ func TestObservers(t *testing.T) {
 	var mu sync.Mutex
 	var patterns []string
 	streams, fails := &count{}, &count{}
-	e := servertest.NewEnv(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
-	}, func(o *server.Options) {
+	}), func(o *server.Options) {
 		o.Middleware = func(next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				next.ServeHTTP(w, r)
@@ -44,7 +44,10 @@ func TestObservers(t *testing.T) {
 			})
 		}
 		o.Streams, o.AuthFailures = streams, fails
-		o.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("exposition\n")) })
+		o.Metrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			w.Write([]byte("exposition\n"))
+		})
 	})
 	e.Submit(t, "o", `{"version":1,"root":{"act":"block"}}`)
 	e.Do(t, "GET", "/api/v1/jobs/o?nodes=false", nil, "")

@@ -137,12 +137,12 @@ func writeProblem(w http.ResponseWriter, p *problem) {
 
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
+	body, err := api.Marshal(v)
 	if err != nil {
 		writeProblem(w, newProblem(CodeInternal, "encode the answer: "+err.Error()))
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	_, _ = w.Write(body)
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -352,6 +353,9 @@ func (s *srv) readBody(r *http.Request) ([]byte, error) {
 	switch {
 	case errors.As(err, &tooLarge):
 		return nil, newProblem(CodeRequestTooLarge, fmt.Sprintf("the body is over %d bytes", s.maxBody))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The connection's read deadline: the http.Server's ReadTimeout.
+		return nil, newProblem(CodeBadRequest, fmt.Sprintf("the body did not arrive within the server's read timeout (%d bytes of it did)", len(b)))
 	case err != nil:
 		return nil, newProblem(CodeBadRequest, "read the body: "+err.Error())
 	}

@@ -16,7 +16,7 @@ import (
 
 // runLocal starts an inmem runner of reg on st, closed by t.Cleanup.
 func runLocal(t *testing.T, st store.Store, reg *runner.Registry) any {
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Workers: 4, DrainTimeout: -1})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,22 +33,22 @@ func runLocal(t *testing.T, st store.Store, reg *runner.Registry) any {
 }
 
 func TestMemory(t *testing.T) {
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
-	})
+	}))
 }
 
 func TestBolt(t *testing.T) {
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st, err := bolt.Open(filepath.Join(t.TempDir(), "jobs.db"), &bolt.Options{NoSync: true})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
 		return st, runLocal(t, st, reg)
-	})
+	}))
 }
 
 func mustDecode(t *testing.T, s string) ast.Node {

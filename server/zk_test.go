@@ -57,7 +57,7 @@ var zkRoots atomic.Int64
 // each test on a root of its own with one worker of the suite's actions.
 func TestZK(t *testing.T) {
 	srv := zktest.Start(t)
-	servertest.Run(t, func(t *testing.T, reg *runner.Registry) (store.Store, any) {
+	servertest.Run(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		root := fmt.Sprintf("%s/s%d", srv.Root(), zkRoots.Add(1))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -66,7 +66,7 @@ func TestZK(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg, Name: "w", Workers: 4, DrainTimeout: -1})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestZK(t *testing.T) {
 			}
 		}
 		return st, served
-	})
+	}))
 }
 
 var _ server.WorkerLister = zkServed{}

@@ -5,7 +5,10 @@ package main
 // lives in its own file with everything that names its runner package:
 // boltbackend.go (and store.go, opening the file), zkbackend.go (and
 // zk.go, its flags), kafkabackend.go (and kafka.go, its flags and
-// connection). 'baton serve' is to reuse the same interface.
+// connection), serverbackend.go ('baton serve' at a URL, through package
+// client: --server). 'baton serve' reuses the same interface. The
+// commands read jobs as the API's values through view(b) (view.go), so
+// that a server, which gives no store.Store, is read like a store.
 //
 // What a backend does that needs a runner comes back as a small value
 // made once per command (canceller, deleter, submitter, workerRunner)
@@ -32,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
@@ -53,7 +57,9 @@ type backend interface {
 	// hint is the flags that name the store again, for the commands a
 	// message suggests: "--store PATH", "--zk HOST:PORT ...".
 	hint() string
-	// jobs is the store the commands read: jobs, listings, histories.
+	// jobs is the store the commands read: jobs, listings, histories;
+	// nil behind a server (serverBackend). The commands that take
+	// --server read through view(b) instead.
 	jobs() store.Store
 	// canceller returns what cancels jobs here; close it once done.
 	canceller(ctx context.Context) (canceller, error)
@@ -81,9 +87,9 @@ type backend interface {
 
 // canceller cancels the jobs of a backend.
 type canceller interface {
-	// cancel cancels j, loaded and not finished, and returns the line
-	// that says so.
-	cancel(ctx context.Context, j job.Job, reason string) (string, error)
+	// cancel cancels job id, seen unfinished, and returns the line that
+	// says so.
+	cancel(ctx context.Context, id job.ID, reason string) (string, error)
 	close()
 }
 
@@ -99,26 +105,23 @@ type submitter interface {
 	// submit stores root as job id and queues its first actions; an
 	// error wrapping store.ErrExists when the ID is taken.
 	submit(ctx context.Context, id job.ID, root ast.Node) error
-	// status returns the job as stored; wait returns it once it has
-	// finished.
-	status(ctx context.Context, id job.ID) (job.Job, error)
-	wait(ctx context.Context, id job.ID) (job.Job, error)
+	// status returns the job's summary as stored; wait returns the job
+	// once it has finished.
+	status(ctx context.Context, id job.ID) (api.Summary, error)
+	wait(ctx context.Context, id job.ID) (api.Job, error)
 	// unserved is a warning line when an action of root has no worker
 	// to run it yet, or "" (also when it cannot tell).
 	unserved(ctx context.Context, root ast.Node) string
 	close()
 }
 
-// workerOptions are the settings of 'baton worker', the same on every backend.
+// workerOptions are the settings of the runners that run actions ('baton
+// worker', and 'baton run' and 'baton resume' on a store file): what every
+// runner shares, built once by the command from its flags and handed to
+// the backend's runner as it is, and the worker's name.
 type workerOptions struct {
-	name    string
-	reg     *runner.Registry
-	workers int
-	timeout time.Duration
-	log     *slog.Logger
-	// hooks observe the runner ('baton serve': metrics, notices to the
-	// event streams); nil: none.
-	hooks *runner.Hooks
+	runner.WorkerOptions
+	name string // 'baton worker' only
 	// timed wraps the store a local runner commits to ('baton serve':
 	// metrics.Store); nil: none.
 	timed func(store.Store) store.Store
@@ -153,10 +156,14 @@ type openOptions struct {
 	// (nil: the command's standard error and runnerLogger).
 	stderr io.Writer
 	log    *slog.Logger
+	// server, when on, says that the jobs are behind 'baton serve'
+	// (--server): the command reaches them through it.
+	server *serverFlags
 }
 
-// openBackend opens the store the flags choose: ZooKeeper with --zk, Kafka
-// with --kafka, else the store file (--store). With the create mode,
+// openBackend opens the store the flags choose: a server with --server
+// (or $BATON_SERVER), ZooKeeper with --zk, Kafka with --kafka, else the
+// store file (--store). With the create mode,
 // ZooKeeper's root and Kafka's topics are made when missing, and so is
 // the store file; otherwise ZooKeeper and Kafka are only read until a
 // command writes (a missing root is an error; a prefix without topics has
@@ -169,6 +176,8 @@ func (c *cli) openBackend(ctx context.Context, storeArg string, z *zkFlags, k *k
 		o.log = runnerLogger(o.stderr)
 	}
 	switch {
+	case o.server.on():
+		return openServerBackend(o.server, o.mode != readOnly)
 	case k.on():
 		return openKafkaBackend(ctx, k, o.mode == create, o.stderr, o.log)
 	case z.on():
@@ -224,8 +233,7 @@ type runnerCanceller struct {
 	stop func()
 }
 
-func (rc *runnerCanceller) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
-	id := j.ID()
+func (rc *runnerCanceller) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
 	if err := rc.r.Cancel(ctx, id, reason); err != nil {
 		return "", err
 	}

@@ -40,23 +40,19 @@ func (b *boltBackend) writeStatus(context.Context, io.Writer) error { return nil
 func (b *boltBackend) Close() error                                 { return b.st.Close() }
 
 // local returns a runner of o's actions in this process, on the file:
-// 'baton run' and 'baton resume' run their jobs with it. It resumes
-// nothing by itself (each command names its jobs); after Ctrl-C it lets
-// the actions in flight finish for drainTimeout.
+// 'baton run', 'baton resume' and 'baton serve' run their jobs with it.
+// It resumes nothing by itself (each command names its jobs); after
+// Ctrl-C it lets the actions in flight finish for drainTimeout.
 func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
+	o.DrainTimeout = drainTimeout
 	var st store.Store = b.st
 	if o.timed != nil {
 		st = o.timed(st)
 	}
 	return inmem.New(inmem.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         st,
-		Hooks:         o.hooks,
 		NoResume:      true,
-		Registry:      o.reg,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  drainTimeout,
-		Logger:        o.log,
 	})
 }
 
@@ -73,7 +69,11 @@ func (b *boltBackend) close()                                       {}
 
 // cancel commits the cancel; the finally blocks it leaves wait for
 // 'baton resume'.
-func (b *boltBackend) cancel(ctx context.Context, j job.Job, reason string) (string, error) {
+func (b *boltBackend) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
+	j, err := b.st.Load(ctx, id)
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
 	tr, err := job.Cancel(j, reason)
 	if err == nil {
 		err = store.Commit(ctx, b.st, tr)
@@ -102,9 +102,9 @@ func (b *boltBackend) serveLocal(ctx context.Context, o workerOptions) (serving,
 		return nil, withCode(storeExit(err), fmt.Errorf("list jobs: %v", err))
 	}
 	if err := r.Resume(ctx, ids...); err != nil {
-		o.log.Warn("serve: some unfinished jobs were not resumed", "err", err)
+		o.Logger.Warn("serve: some unfinished jobs were not resumed", "err", err)
 	}
-	return boltServing{r, server.Local{Runner: r, Registry: o.reg, Name: o.name, Capacity: o.workers, Since: time.Now()}}, nil
+	return boltServing{r, server.Local{Runner: r, Registry: o.Registry, Name: o.name, Capacity: o.Workers, Since: time.Now()}}, nil
 }
 
 // boltServing runs the jobs of a store file for 'baton serve'.

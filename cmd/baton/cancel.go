@@ -11,7 +11,7 @@ func cancelCommand() command {
 	return command{
 		name:    "cancel",
 		summary: "cancel unfinished jobs",
-		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--reason TEXT] JOB...",
+		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--reason TEXT] JOB...",
 		about: `
 Cancels each JOB: nothing new starts in it, the actions it was running are
 abandoned (their results, if they come, change nothing), and it ends
@@ -28,7 +28,9 @@ job's actions stop them as soon as they see it; the workers run its
 finally blocks. With --kafka, the cancel goes to the restarter that owns
 the job, and is saved once it has applied it (with no restarter running,
 it says so and waits for one); the workers stop the job's actions and run
-its finally blocks.
+its finally blocks. With --server URL, the cancel goes to 'baton serve',
+which runs the finally blocks (the token: a write one, from $BATON_TOKEN
+or --token-file).
 
 Prints a line per job. Exit status: 0 if every job is cancelled (a job
 cancelled before included), 2 if a job was not found or had finished, or
@@ -43,6 +45,7 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
+	srv := c.addServerFlags(fset)
 	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -53,7 +56,7 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
 	}
-	if err := checkEngines(z, k, false); err != nil {
+	if err := checkBackendFlags(srv, z, k); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	for _, p := range pos {
@@ -61,7 +64,7 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite})
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite, server: srv})
 	if err != nil {
 		return err
 	}
@@ -76,24 +79,25 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	defer cr.close()
 	path := b.where()
 	status := exitOK
+	v := view(b)
 	for _, p := range pos {
 		id := job.ID(p)
-		j, err := loadJob(ctx, b, id)
+		s, err := v.viewSummary(ctx, id)
 		if err != nil {
 			c.errorf("%v", err)
-			status = max(status, storeExit(err))
+			status = max(status, storeExit(err), exitCode(err))
 			continue
 		}
-		if why, ok := j.Cancelled(); ok {
-			fmt.Fprintf(c.stdout, "job %s was cancelled already (%s): %s\n", id, job.Clip(why), j.Status())
+		if s.Cancel != nil {
+			fmt.Fprintf(c.stdout, "job %s was cancelled already (%s): %s\n", id, job.Clip(s.Cancel.Reason), s.Status)
 			continue
 		}
-		if j.Done() {
-			c.errorf("job %s in %s has finished (%s): nothing to cancel", id, path, j.Status())
+		if s.Status != job.StatusRunning.String() {
+			c.errorf("job %s in %s has finished (%s): nothing to cancel", id, path, s.Status)
 			status = max(status, exitError)
 			continue
 		}
-		line, err := cr.cancel(ctx, j, *reason)
+		line, err := cr.cancel(ctx, id, *reason)
 		if err != nil {
 			c.errorf("cancel job %s in %s: %v", id, path, err)
 			status = max(status, exitCode(err))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -13,7 +14,7 @@ func deleteCommand() command {
 	return command{
 		name:    "delete",
 		summary: "remove jobs and their history from the store",
-		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] JOB...",
+		usage:   "baton delete [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] JOB...",
 		about: `
 Removes each JOB and its whole history from the store, finished or not:
 for a job you give up on, a damaged one among them. A job made again under
@@ -22,7 +23,9 @@ its queue entries and timers go with it, and the workers stop its actions
 in flight. With --kafka, the delete goes to the restarter that owns the
 job (as a cancel does: with no restarter running, it says so and waits for
 one), which stops the job's actions and deletes its records with
-tombstones that compaction then drops. Prints a line per job. Exit status:
+tombstones that compaction then drops. With --server URL, the delete goes
+to 'baton serve', which deletes only settled jobs (cancel a running one
+first). Prints a line per job. Exit status:
 0 if every job was deleted, 2 if one was not found or bad usage, 3 if the
 store is damaged or fails.`,
 		run: (*cli).delete,
@@ -35,6 +38,7 @@ func (c *cli) delete(ctx context.Context, args []string) error {
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
+	srv := c.addServerFlags(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -42,7 +46,7 @@ func (c *cli) delete(ctx context.Context, args []string) error {
 	case len(pos) == 0:
 		return c.usageError(cmd, "want at least one job ID")
 	}
-	if err := checkEngines(z, k, false); err != nil {
+	if err := checkBackendFlags(srv, z, k); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	for _, p := range pos {
@@ -50,7 +54,7 @@ func (c *cli) delete(ctx context.Context, args []string) error {
 			return c.usageError(cmd, "%v", err)
 		}
 	}
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite})
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite, server: srv})
 	if err != nil {
 		return err
 	}
@@ -62,11 +66,12 @@ func (c *cli) delete(ctx context.Context, args []string) error {
 	defer d.close()
 	path := b.where()
 	status := exitOK
+	v := view(b)
 	for _, p := range pos {
 		id := job.ID(p)
 		what := "job"
-		if in, err := jobInfo(ctx, b.jobs(), id); err == nil {
-			what = fmt.Sprintf("job, %s at v%d", in.Status, in.Version)
+		if s, err := v.viewList(ctx, string(id), "", 1); err == nil && len(s) == 1 && s[0].ID == string(id) && s[0].Status != api.StatusDamaged {
+			what = fmt.Sprintf("job, %s at v%d", s[0].Status, s[0].Version)
 		}
 		err := d.delete(ctx, id)
 		switch {
@@ -81,16 +86,4 @@ func (c *cli) delete(ctx context.Context, args []string) error {
 		}
 	}
 	return exitWith(status)
-}
-
-// jobInfo returns what the store lists for job id, without loading it.
-func jobInfo(ctx context.Context, st store.Store, id job.ID) (store.Info, error) {
-	infos, err := store.List(ctx, st, store.Query{Prefix: string(id), Limit: 1})
-	if err != nil {
-		return store.Info{}, err
-	}
-	if len(infos) == 0 || infos[0].ID != id {
-		return store.Info{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
-	}
-	return infos[0], nil
 }

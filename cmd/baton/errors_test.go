@@ -52,7 +52,7 @@ func TestErrorMessages(t *testing.T) {
 		{args: []string{"inspect", "", "--store", db}, want: "empty job ID"},
 		{args: []string{"inspect", "j1", "--version", "99", "--store", db}, want: "job j1 in " + db + " has versions 1 to " + last[1] + ", not 99"},
 		{args: []string{"inspect", "j1", "--version", "x", "--store", db}, want: `invalid value "x" for flag -version`},
-		{args: []string{"inspect", "j1", "--format", "svg", "--store", db}, want: `unknown --format "svg"`},
+		{args: []string{"inspect", "j1", "--format", "png", "--store", db}, want: `unknown --format "png"`},
 	}
 	// /proc/self/mem is a regular file whose first bytes cannot be read.
 	if _, err := os.Stat("/proc/self/mem"); err == nil {

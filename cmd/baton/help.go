@@ -55,6 +55,11 @@ inspect and cancel take --kafka in place of --store (resume and delete do
 not: the restarters resume jobs by themselves, and only they delete).
 TLS and SASL: --tls, --tls-ca, --tls-cert, --tls-key, --sasl, --sasl-user.
 
+While 'baton serve' holds the jobs, status, history, inspect, cancel,
+delete and submit reach them through it with --server URL (or
+$BATON_SERVER), the token in $BATON_TOKEN or --token-file; --json on
+status, history, inspect and submit prints the HTTP API's JSON.
+
 usage: baton COMMAND [flags] [arguments]
 
 Commands:

@@ -4,16 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/batonwf/baton/internal/render"
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/store"
 )
 
 func inspectCommand() command {
 	return command{
 		name:    "inspect",
 		summary: "show a job as text, JSON, Graphviz dot, mermaid or SVG",
-		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [--format text|json|dot|mermaid|svg] [--version V] JOB",
+		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--format text|json|dot|mermaid|svg | --json] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node
@@ -23,7 +21,10 @@ Shows JOB, now or as it was at version V (see 'baton history'):
   mermaid  a mermaid flowchart, for Markdown
   svg      the job page's drawing, every node a box filled by its state
            (groups of over 100 children closed, at most 2,000 boxes):
-           baton inspect --format svg JOB > job.svg`,
+           baton inspect --format svg JOB > job.svg
+--json prints the API's JSON of the job (GET /api/v1/jobs/JOB?version=V).
+With --server URL, through 'baton serve' (see 'baton status'), in every
+format but json, the stored encoding, which a server does not give.`,
 		run: (*cli).inspect,
 	}
 }
@@ -34,7 +35,9 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
+	srv := c.addServerFlags(fset)
 	format := fset.String("format", "text", "output `FORMAT`: text, json, dot, mermaid or svg")
+	asJSON := jsonFlag(fset)
 	version := fset.Uint64("version", 0, "show the job as it was at version `V` (default: the newest)")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -42,50 +45,54 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one job ID, got %d arguments", len(pos))
+	case *asJSON && given(fset, "format"):
+		return c.usageError(cmd, "--json and --format exclude each other: --json prints the API's JSON of the job, --format json its stored encoding")
 	}
-	if err := checkEngines(z, k, false); err != nil {
+	if err := checkBackendFlags(srv, z, k); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	draw, ok := map[string]func(job.Job) (string, error){
-		"text":    func(j job.Job) (string, error) { return job.Describe(j), nil },
-		"json":    renderJSON,
-		"dot":     func(j job.Job) (string, error) { return render.Dot(j), nil },
-		"mermaid": func(j job.Job) (string, error) { return render.Mermaid(j), nil },
-		"svg":     render.SVG,
-	}[*format]
-	if !ok {
+	switch *format {
+	case "text", "json", "dot", "mermaid", "svg":
+	default:
 		return c.usageError(cmd, "unknown --format %q (want text, json, dot, mermaid or svg)", *format)
+	}
+	if *format == "json" && srv.on() {
+		return c.usageError(cmd, "--format json is the job's stored encoding, which a server does not give: --json prints the API's JSON of the job")
 	}
 	id := job.ID(pos[0])
 	if err := checkID(id); err != nil {
 		return withCode(exitError, err)
 	}
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly})
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly, server: srv})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	v := view(b)
 
-	var j job.Job
-	if *version == 0 {
-		j, err = loadJob(ctx, b, id)
-	} else {
-		var h store.History
-		if h, err = loadHistory(ctx, b, id); err == nil {
-			first, last := h.Origin.Version(), h.Origin.Version()+uint64(len(h.Steps))
-			if *version < first || *version > last {
-				return fmt.Errorf("job %s in %s has versions %d to %d, not %d", id, b.where(), first, last, *version)
-			}
-			j, err = h.At(*version)
-			err = jobError(b, err, id)
+	var out string
+	switch {
+	case *asJSON || *format == "text":
+		j, err := v.viewJob(ctx, id, *version)
+		if err != nil {
+			return withCode(max(exitError, exitCode(err)), err)
 		}
-	}
-	if err != nil {
-		return withCode(exitError, err)
-	}
-	out, err := draw(j)
-	if err != nil {
-		return fmt.Errorf("job %s: %v", id, err)
+		if *asJSON {
+			return writeJSON(c.stdout, j)
+		}
+		out = describeJob(j)
+	case *format == "json":
+		j, err := loadJobAt(ctx, b, id, *version)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		if out, err = renderJSON(j); err != nil {
+			return fmt.Errorf("job %s: %v", id, err)
+		}
+	default:
+		if out, err = v.viewGraph(ctx, id, *version, *format); err != nil {
+			return withCode(max(exitError, exitCode(err)), err)
+		}
 	}
 	fmt.Fprint(c.stdout, out)
 	return nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/draw"
 	"github.com/batonwf/baton/job"
 )
@@ -66,10 +67,10 @@ func TestHistory(t *testing.T) {
 }
 
 func TestHistoryClipsOutput(t *testing.T) {
-	if got := outcome(job.Result{Output: []byte(strings.Repeat("x", 100))}); got != "ok -> "+strings.Repeat("x", 60)+"..." {
+	if got := outcome(api.Result{OK: true, Output: strings.Repeat("x", 100)}); got != "ok -> "+strings.Repeat("x", 60)+"..." {
 		t.Errorf("outcome = %q", got)
 	}
-	if got := outcome(job.Result{Error: "a\nb"}); got != `failed: "a\nb"` {
+	if got := outcome(api.Result{Error: "a\nb"}); got != `failed: "a\nb"` {
 		t.Errorf("outcome = %q", got)
 	}
 }

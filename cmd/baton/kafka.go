@@ -30,6 +30,7 @@ import (
 	"github.com/segmentio/kafka-go/sasl/scram"
 
 	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/runner"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
 
@@ -42,7 +43,8 @@ const (
 	kafkaPasswordEnv = "BATON_KAFKA_PASSWORD"
 )
 
-// kafkaOnly are the flags that mean something only with --kafka.
+// kafkaOnly are the flags that mean something only with --kafka (the TLS
+// ones as named by a command's kafkaFlags: see tlsName).
 var kafkaOnly = []string{"prefix", "tls", "tls-ca", "tls-cert", "tls-key", "sasl", "sasl-user"}
 
 // kafkaFlags are the flags that put a command's jobs in Kafka, on topics
@@ -60,6 +62,10 @@ type kafkaFlags struct {
 	saslUser *string
 	connect  *time.Duration // --connect-timeout, shared with the ZooKeeper flags
 	z        *zkFlags       // for --retain, baton worker's, shared with them too
+	// tlsPrefix is put before the names of the TLS flags: "" for every
+	// command but 'baton serve', whose own listener has --tls-cert and
+	// --tls-key; there they are --kafka-tls, --kafka-tls-ca, ...
+	tlsPrefix string
 
 	cfg kafkarunner.Config // made by check
 }
@@ -68,6 +74,20 @@ type kafkaFlags struct {
 // which has the ZooKeeper flags already (--connect-timeout is theirs and
 // serves both). With optional, --kafka is an alternative to --store too.
 func (c *cli) addKafkaFlags(fs *flag.FlagSet, z *zkFlags, optional bool) *kafkaFlags {
+	return c.addKafkaFlagsNamed(fs, z, optional, "")
+}
+
+// addServeKafkaFlags adds the Kafka flags of 'baton serve': the TLS ones
+// named --kafka-tls, --kafka-tls-ca, --kafka-tls-cert and --kafka-tls-key,
+// since --tls-cert and --tls-key are its listener's.
+func (c *cli) addServeKafkaFlags(fs *flag.FlagSet, z *zkFlags) *kafkaFlags {
+	return c.addKafkaFlagsNamed(fs, z, true, "kafka-")
+}
+
+// tlsName is the name of TLS flag name ("tls-ca") for this command.
+func (k *kafkaFlags) tlsName(name string) string { return k.tlsPrefix + name }
+
+func (c *cli) addKafkaFlagsNamed(fs *flag.FlagSet, z *zkFlags, optional bool, tlsPrefix string) *kafkaFlags {
 	use := "the Kafka brokers `HOST:PORT[,HOST:PORT...]` whose topics hold the jobs and their actions (see 'baton worker'); instead of --zk"
 	if optional {
 		use = strings.TrimSuffix(use, "--zk") + "--store or --zk"
@@ -77,14 +97,16 @@ func (c *cli) addKafkaFlags(fs *flag.FlagSet, z *zkFlags, optional bool) *kafkaF
 		getenv:   c.getenv,
 		brokers:  fs.String("kafka", "", use),
 		prefix:   fs.String("prefix", defaultKafkaPrefix, "with --kafka, the `NAME` that baton's topics and consumer groups are named under (NAME.restarter, NAME.state, NAME.action.ACTION, ...)"),
-		tls:      fs.Bool("tls", false, "with --kafka, connect with TLS, trusting the system's certificate authorities"),
-		tlsCA:    fs.String("tls-ca", "", "with --kafka, connect with TLS, trusting the certificate authorities in the PEM `FILE` (not the system's)"),
-		tlsCert:  fs.String("tls-cert", "", "with --kafka, connect with TLS and present the client certificate in the PEM `FILE` (with --tls-key)"),
-		tlsKey:   fs.String("tls-key", "", "with --kafka, the PEM `FILE` of the private key of --tls-cert"),
+		tls:      fs.Bool(tlsPrefix+"tls", false, "with --kafka, connect with TLS, trusting the system's certificate authorities"),
+		tlsCA:    fs.String(tlsPrefix+"tls-ca", "", "with --kafka, connect with TLS, trusting the certificate authorities in the PEM `FILE` (not the system's)"),
+		tlsCert:  fs.String(tlsPrefix+"tls-cert", "", "with --kafka, connect with TLS and present the client certificate in the PEM `FILE` (with --"+tlsPrefix+"tls-key)"),
+		tlsKey:   fs.String(tlsPrefix+"tls-key", "", "with --kafka, the PEM `FILE` of the private key of --"+tlsPrefix+"tls-cert"),
 		sasl:     fs.String("sasl", "", "with --kafka, authenticate with SASL `MECHANISM` (plain, scram-sha-256 or scram-sha-512) as --sasl-user, with the password in $"+kafkaPasswordEnv),
 		saslUser: fs.String("sasl-user", "", "with --kafka and --sasl, the SASL user `NAME`"),
 		connect:  z.connect,
 		z:        z,
+
+		tlsPrefix: tlsPrefix,
 	}
 }
 
@@ -99,6 +121,9 @@ func (k *kafkaFlags) on() bool { return k != nil && given(k.fs, "kafka") }
 func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
 	if !k.on() {
 		for _, name := range kafkaOnly {
+			if strings.HasPrefix(name, "tls") {
+				name = k.tlsName(name)
+			}
 			if given(k.fs, name) {
 				return fmt.Errorf("--%s needs --kafka", name)
 			}
@@ -165,35 +190,36 @@ func (k *kafkaFlags) tlsConfig() (*tls.Config, error) {
 	if !*k.tls && *k.tlsCA == "" && *k.tlsCert == "" && *k.tlsKey == "" {
 		return nil, nil
 	}
+	caFlag, certFlag, keyFlag := k.tlsName("tls-ca"), k.tlsName("tls-cert"), k.tlsName("tls-key")
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if *k.tlsCA != "" {
 		pem, err := os.ReadFile(*k.tlsCA)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-ca %s: %v", *k.tlsCA, pathErr(err))
+			return nil, fmt.Errorf("--%s %s: %v", caFlag, *k.tlsCA, pathErr(err))
 		}
 		cfg.RootCAs = x509.NewCertPool()
 		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", *k.tlsCA)
+			return nil, fmt.Errorf("--%s %s: no PEM certificate in it", caFlag, *k.tlsCA)
 		}
 	}
 	switch {
 	case *k.tlsCert == "" && *k.tlsKey == "":
 	case *k.tlsCert == "":
-		return nil, errors.New("--tls-key needs --tls-cert: the client certificate it is the key of")
+		return nil, fmt.Errorf("--%s needs --%s: the client certificate it is the key of", keyFlag, certFlag)
 	case *k.tlsKey == "":
-		return nil, errors.New("--tls-cert needs --tls-key: the certificate's private key")
+		return nil, fmt.Errorf("--%s needs --%s: the certificate's private key", certFlag, keyFlag)
 	default:
 		certPEM, err := os.ReadFile(*k.tlsCert)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert %s: %v", *k.tlsCert, pathErr(err))
+			return nil, fmt.Errorf("--%s %s: %v", certFlag, *k.tlsCert, pathErr(err))
 		}
 		keyPEM, err := os.ReadFile(*k.tlsKey)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-key %s: %v", *k.tlsKey, pathErr(err))
+			return nil, fmt.Errorf("--%s %s: %v", keyFlag, *k.tlsKey, pathErr(err))
 		}
 		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
-			return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %v", *k.tlsCert, *k.tlsKey, strings.TrimPrefix(err.Error(), "tls: "))
+			return nil, fmt.Errorf("--%s %s, --%s %s: %v", certFlag, *k.tlsCert, keyFlag, *k.tlsKey, strings.TrimPrefix(err.Error(), "tls: "))
 		}
 		cfg.Certificates = []tls.Certificate{cert}
 	}
@@ -415,7 +441,7 @@ func (kj *kafkaJobs) warnNoRestarter(ctx context.Context, w io.Writer, what stri
 // client returns a runner that neither restarts nor works: it submits,
 // cancels and waits (it needs no Run). stop closes it; call it once done.
 func (kj *kafkaJobs) client(log *slog.Logger) (_ *kafkarunner.Runner, stop func(), _ error) {
-	r, err := kafkarunner.New(kafkarunner.Options{Store: kj.st, Role: kafkarunner.RoleClient, Logger: log})
+	r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Logger: log}, Store: kj.st, Role: kafkarunner.RoleClient})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
@@ -101,12 +102,12 @@ func (s *kafkaSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) e
 	return nil
 }
 
-func (s *kafkaSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Status(ctx, id)
+func (s *kafkaSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+	return summaries(s.r.Status)(ctx, id)
 }
 
-func (s *kafkaSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Wait(ctx, id)
+func (s *kafkaSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+	return jobView(s.r.Wait(ctx, id))
 }
 
 func (s *kafkaSubmitter) unserved(ctx context.Context, root ast.Node) string {
@@ -122,15 +123,10 @@ func (s *kafkaSubmitter) close() { s.stop() }
 
 func (b *kafkaBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := kafkarunner.New(kafkarunner.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         b.kj.st,
-		Registry:      o.reg,
 		Role:          kafkarunner.RoleAll,
 		Name:          o.name,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        o.log,
-		Hooks:         o.hooks,
 	})
 	if err != nil {
 		return nil, plainError{"kafka: ", err}
@@ -172,8 +168,8 @@ func (d runnerDeleter) close() { d.stop() }
 // to cancel.
 type noJobs struct{}
 
-func (noJobs) cancel(_ context.Context, j job.Job, _ string) (string, error) {
-	return "", fmt.Errorf("job %s: %w", j.ID(), store.ErrNotFound)
+func (noJobs) cancel(_ context.Context, id job.ID, _ string) (string, error) {
+	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 }
 
 func (noJobs) close() {}

@@ -29,6 +29,11 @@
 // history, inspect, cancel and delete take --kafka too; resume does not
 // (restarters resume jobs by themselves).
 //
+// While baton serve holds the jobs, status, history, inspect, cancel,
+// delete and submit reach them through it, printing the same text:
+//
+//	baton status --server http://127.0.0.1:8080 [--json] JOB
+//
 // Run baton help for the details. Exit status: 0 success, 1 a job failed,
 // 2 bad usage, bad input or an error, 3 the store is damaged, full,
 // failing or in use (or ZooKeeper or Kafka cannot be reached), 130

@@ -211,7 +211,7 @@ func TestUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"run"}, {"run", "a.json", "b.json"}, {"run", "a.json", "--workers", "0"},
 		{"resume", "a b"}, {"status", "a", "b"}, {"history"}, {"inspect"},
-		{"inspect", "--format", "svg", "j"}, {"run", "--timeout", "soon", "a.json"},
+		{"inspect", "--format", "png", "j"}, {"run", "--timeout", "soon", "a.json"},
 	} {
 		r = baton(t, args...).want(t, exitError)
 		contains(t, "stderr", r.stderr, "baton: "+args[0]+": ", "usage: baton "+args[0])

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
 )
 
@@ -15,7 +16,7 @@ const progressEvery = 100 * time.Millisecond
 // runner's view of the store) every progressEvery, until the returned stop
 // is called; stop clears the line. It draws nothing when stderr is not a
 // terminal.
-func (c *cli) showProgress(con *console, status func(context.Context, job.ID) (job.Job, error), id job.ID, start time.Time) (stop func()) {
+func (c *cli) showProgress(con *console, status func(context.Context, job.ID) (api.Summary, error), id job.ID, start time.Time) (stop func()) {
 	if !con.tty {
 		return func() {}
 	}
@@ -27,8 +28,8 @@ func (c *cli) showProgress(con *console, status func(context.Context, job.ID) (j
 		t := time.NewTicker(progressEvery)
 		defer t.Stop()
 		for {
-			if j, err := status(ctx, id); err == nil {
-				con.progress(progressLine(j, c.now().Sub(start)))
+			if s, err := status(ctx, id); err == nil {
+				con.progress(progressLine(s, c.now().Sub(start)))
 			}
 			select {
 			case <-ctx.Done():
@@ -42,4 +43,23 @@ func (c *cli) showProgress(con *console, status func(context.Context, job.ID) (j
 		wg.Wait()
 		con.clear()
 	}
+}
+
+// summaries turns a runner's Status into what showProgress reads.
+func summaries(status func(context.Context, job.ID) (job.Job, error)) func(context.Context, job.ID) (api.Summary, error) {
+	return func(ctx context.Context, id job.ID) (api.Summary, error) {
+		j, err := status(ctx, id)
+		if err != nil {
+			return api.Summary{}, err
+		}
+		return api.SummaryOf(j), nil
+	}
+}
+
+// jobView is a runner's answer (Wait) as the API's value.
+func jobView(j job.Job, err error) (api.Job, error) {
+	if err != nil {
+		return api.Job{}, err
+	}
+	return api.JobOf(j, true), nil
 }

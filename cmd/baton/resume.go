@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -151,7 +153,7 @@ func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resu
 		return exitWith(status)
 	}
 
-	r, err := b.local(workerOptions{reg: reg, workers: o.workers, log: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.workers, Logger: runnerLoggerAt(con.Stderr(), logLevel(o.verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -167,7 +169,7 @@ func (b *boltBackend) resume(ctx context.Context, c *cli, named []job.ID, o resu
 	reported := map[job.ID]bool{}
 	report := func(j job.Job) {
 		reported[j.ID()] = true
-		fmt.Fprintln(con.Stdout(), summaryLine(j, c.now().Sub(start)))
+		fmt.Fprintln(con.Stdout(), summaryLine(api.SummaryOf(j), c.now().Sub(start)))
 		if j.Status() != job.StatusSucceeded {
 			worse(exitFailed)
 		}
@@ -279,7 +281,7 @@ func (b *zkBackend) resume(ctx context.Context, c *cli, named []job.ID, _ resume
 	}
 	for _, id := range run {
 		if j, err := loadJob(ctx, b, id); err == nil {
-			fmt.Fprintf(c.stdout, "job %s: %s, v%d; its actions are queued\n", id, stateOf(j), j.Version())
+			fmt.Fprintf(c.stdout, "job %s: %s, v%d; its actions are queued\n", id, stateOf(api.SummaryOf(j)), j.Version())
 		}
 	}
 	after, err := b.st.Queued(ctx)

@@ -14,8 +14,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
 
@@ -126,7 +128,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	defer stopSignals()
 	// The runner would resume every unfinished job in the store; this
 	// command runs only its own and leaves the others to 'baton resume'.
-	r, err := b.local(workerOptions{reg: reg, workers: *workers, timeout: *timeout, log: runnerLoggerAt(con.Stderr(), logLevel(*verbose))})
+	r, err := b.local(workerOptions{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLoggerAt(con.Stderr(), logLevel(*verbose))}})
 	if err != nil {
 		return withCode(exitError, err)
 	}
@@ -141,7 +143,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	go func() { ran <- r.Run(ctx) }()
 	stopProgress := func() {}
 	if !*quiet {
-		stopProgress = c.showProgress(con, r.Status, id, start)
+		stopProgress = c.showProgress(con, summaries(r.Status), id, start)
 	}
 	j, waitErr := r.Wait(ctx, id)
 	stopProgress()
@@ -161,7 +163,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if ctx.Err() != nil {
 		// Interrupted: whatever finished during the drain is saved.
 		if j, err := st.Load(context.Background(), id); err == nil && j.Done() {
-			c.printResult(con, j, took, *quiet)
+			c.printResult(con, api.JobOf(j, true), took, *quiet)
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s had finished (%s)\n", id, j.Status())
 			return exitWith(exitInterrupted)
 		}
@@ -171,7 +173,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if waitErr != nil {
 		return fmt.Errorf("job %s in %s: %v", id, path, waitErr)
 	}
-	c.printResult(con, j, took, *quiet)
+	c.printResult(con, api.JobOf(j, true), took, *quiet)
 	if j.Status() != job.StatusSucceeded {
 		return exitWith(exitFailed)
 	}
@@ -179,12 +181,12 @@ func (c *cli) run(ctx context.Context, args []string) error {
 }
 
 // printResult prints the final tree (unless quiet) and the summary line.
-func (c *cli) printResult(con *console, j job.Job, took time.Duration, quiet bool) {
+func (c *cli) printResult(con *console, v api.Job, took time.Duration, quiet bool) {
 	out := con.Stdout()
 	if !quiet {
-		fmt.Fprint(out, job.Describe(j))
+		fmt.Fprint(out, describeJob(v))
 	}
-	fmt.Fprintln(out, summaryLine(j, took))
+	fmt.Fprintln(out, summaryLine(v.Summary, took))
 }
 
 // readWorkflow reads and decodes a workflow file, or standard input when

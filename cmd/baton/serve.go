@@ -12,29 +12,26 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/server/live"
 )
 
-// The limits of 'baton serve”s HTTP server.
-const (
-	serveReadHeaderTimeout = 5 * time.Second
-	serveReadTimeout       = 30 * time.Second
-	serveWriteTimeout      = 30 * time.Second
-	serveIdleTimeout       = 120 * time.Second
-	serveMaxHeaderBytes    = 64 << 10
-	// serveShutdown bounds the wait for the requests in flight at a
-	// shutdown (a long poll ends at once; submits finish).
-	serveShutdown = 10 * time.Second
-)
+// serveShutdown bounds the wait for the requests in flight at a shutdown
+// (a long poll ends at once; submits finish). The HTTP server's own
+// limits are server.HTTPServer's defaults.
+const serveShutdown = 10 * time.Second
 
 func serveCommand() command {
 	return command{
 		name:    "serve",
 		summary: "serve the jobs over HTTP: a JSON API, and run them",
-		usage: "baton serve [--listen HOST:PORT] [--store PATH | --zk HOST:PORT[,...] [--root PATH]] [--workers N] [--timeout D]\n" +
+		usage: "baton serve [--listen HOST:PORT] [--store PATH | --zk HOST:PORT[,...] [--root PATH] |\n" +
+			"       --kafka HOST:PORT[,...] [--prefix NAME] [--kafka-tls] [--kafka-tls-ca FILE] [--kafka-tls-cert FILE --kafka-tls-key FILE] [--sasl M --sasl-user U]]\n" +
+			"       [--workers N] [--timeout D]\n" +
 			"       [--token-file FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--insecure-http]\n" +
 			"       [--metrics-listen HOST:PORT] [--max-body-bytes N] [--max-unfinished N] [--max-streams N]",
 		about: `
@@ -44,7 +41,12 @@ default) it also runs the jobs, with the built-in actions of 'baton run',
 and first resumes the unfinished ones; while it runs, it holds the file, so
 other commands that change its jobs go through it. With --zk it submits to
 and reads the jobs in ZooKeeper, and runs actions only with --workers N
-(N > 0; 'baton worker' runs them otherwise). --kafka is not served yet.
+(N > 0; 'baton worker' runs them otherwise). With --kafka the same on the
+topics under --prefix: a submit goes to the restarters, and --workers N
+runs a restarter and a worker here. Since --tls-cert and --tls-key are the
+listener's, the Kafka client's TLS flags are --kafka-tls, --kafka-tls-ca,
+--kafka-tls-cert and --kafka-tls-key here (--tls, --tls-ca, ... in the
+other commands).
 
 It listens on 127.0.0.1:8080 by default. Any other address needs
 --token-file, and TLS (--tls-cert and --tls-key) unless --insecure-http
@@ -124,6 +126,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	fset := flagSet(cmd)
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
+	k := c.addServeKafkaFlags(fset, z)
 	var f serveFlags
 	fset.StringVar(&f.listen, "listen", "127.0.0.1:8080", "listen on `HOST:PORT`; an address other than loopback needs --token-file and TLS (or --insecure-http)")
 	fset.StringVar(&f.tokenFile, "token-file", "", "the bearer tokens, from `FILE`: lines 'read TOKEN' or 'write TOKEN'; not readable by group or others")
@@ -153,13 +156,14 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	case *maxStreams < 1:
 		return c.usageError(cmd, "--max-streams must be positive, got %d", *maxStreams)
 	}
-	if err := z.check(false); err != nil {
+	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
-	if z.on() && !given(fset, "workers") {
+	remote := z.on() || k.on()
+	if remote && !given(fset, "workers") {
 		*workers = 0
 	}
-	if !z.on() && *workers == 0 {
+	if !remote && *workers == 0 {
 		return c.usageError(cmd, "--workers must be at least 1 on a store file: the server runs its jobs")
 	}
 	if err := checkServe(f); err != nil {
@@ -180,7 +184,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	log := runnerLoggerAt(c.stderr, slog.LevelInfo)
-	b, err := c.openBackend(ctx, *storeArg, z, nil, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
 	if err != nil {
 		return err
 	}
@@ -193,7 +197,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	sv, err := c.serving(ctx, b, workerOptions{name: "serve", reg: acts, workers: *workers, timeout: *timeout, log: runnerLogger(c.stderr), hooks: obs.hooks(), timed: obs.m.Store})
+	sv, err := c.serving(ctx, b, workerOptions{name: "serve", timed: obs.m.Store, WorkerOptions: runner.WorkerOptions{
+		Registry: acts, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr), Hooks: obs.hooks()}})
 	if err != nil {
 		return withCode(exitCode(err), fmt.Errorf("serve %s: %v", b.where(), err))
 	}
@@ -220,12 +225,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
 	}
-	hs := &http.Server{
-		Handler: h, TLSConfig: tlsConf,
-		ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := server.HTTPServer(h, server.Limits{})
+	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	scheme := "http"
 	if tlsConf != nil {
 		scheme = "https"
@@ -280,10 +281,8 @@ func (c *cli) serveMetricsAlone(addr string, h http.Handler, log *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s (--metrics-listen): %v", addr, err)
 	}
-	hs := &http.Server{
-		Handler: h, ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	hs := server.HTTPServer(h, server.Limits{})
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	go func() { _ = hs.Serve(ln) }()
 	fmt.Fprintf(c.stderr, "baton serve: http://%s/metrics\n", ln.Addr())
 	return func() { hs.Close() }, nil
@@ -335,7 +334,7 @@ type localServer interface {
 
 // serving returns what serves b: its own runner on a store file;
 // elsewhere a submitter and a canceller of the backend, and with
-// o.workers > 0 a worker of the built-in actions.
+// o.Workers > 0 a worker of the built-in actions.
 func (c *cli) serving(ctx context.Context, b backend, o workerOptions) (serving, error) {
 	if l, ok := b.(localServer); ok {
 		return l.serveLocal(ctx, o)
@@ -350,7 +349,7 @@ func (c *cli) serving(ctx context.Context, b backend, o workerOptions) (serving,
 		return nil, err
 	}
 	rs := &remoteServing{s: s, c: can, b: b}
-	if o.workers > 0 {
+	if o.Workers > 0 {
 		if rs.w, err = b.worker(o); err != nil {
 			rs.Close()
 			return nil, err
@@ -367,7 +366,32 @@ type remoteServing struct {
 	b backend
 }
 
-func (rs *remoteServing) runner() any { return remoteRunner{rs} }
+func (rs *remoteServing) runner() any {
+	if wl, ok := rs.b.(workerLister); ok {
+		return listingRunner{remoteRunner{rs}, wl}
+	}
+	return remoteRunner{rs}
+}
+
+// workerLister is a backend that knows the live workers of its store
+// (ZooKeeper's announcements), found the io/fs way.
+type workerLister interface {
+	listWorkers(ctx context.Context) ([]api.Worker, error)
+}
+
+// listingRunner is a remoteRunner that is also a server.WorkerLister. It
+// is no server.ActionLister: a submit naming an action no worker runs yet
+// is taken, and waits for one, as with 'baton submit --zk'.
+type listingRunner struct {
+	remoteRunner
+	wl workerLister
+}
+
+func (r listingRunner) Workers(ctx context.Context) ([]api.Worker, error) {
+	return r.wl.listWorkers(ctx)
+}
+
+var _ server.WorkerLister = listingRunner{}
 
 func (rs *remoteServing) Run(ctx context.Context) error {
 	if rs.w != nil {
@@ -394,10 +418,6 @@ func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) erro
 }
 
 func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
-	j, err := r.rs.b.jobs().Load(ctx, id)
-	if err != nil {
-		return err
-	}
-	_, err = r.rs.c.cancel(ctx, j, reason)
+	_, err := r.rs.c.cancel(ctx, id, reason)
 	return err
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -51,5 +52,56 @@ func TestServeZK(t *testing.T) {
 	}
 	if code := a.stop(t); code != exitOK {
 		t.Errorf("a exited %d:\n%s", code, a.errOut.String())
+	}
+}
+
+// TestServeZKWorkers: 'baton serve --zk' lists the workers announced on
+// the root, its own (--workers) and a 'baton serve' without workers alike.
+func TestServeZKWorkers(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path("workers")
+	a := startInProcess(t, "baton serve: http", "serve", "--zk", srv.ConnString(), "--root", root, "--listen", "127.0.0.1:0")
+	b := startInProcess(t, "baton serve: http", "serve", "--zk", srv.ConnString(), "--root", root, "--listen", "127.0.0.1:0", "--workers", "3")
+	ca := client.New(serveURL(t, a), client.Options{})
+	ctx := t.Context()
+	for {
+		ws, err := ca.Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ws.Known {
+			t.Fatalf("serve --zk does not know its workers: %+v", ws)
+		}
+		if len(ws.Workers) == 1 {
+			w := ws.Workers[0]
+			if w.Name != "serve" || w.Capacity != 3 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep" || w.Since == nil {
+				t.Fatalf("the worker of b: %+v", w)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("b's worker was never listed")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	// submit --json on ZooKeeper prints the API's summary of the job;
+	// the job reads the same from the root as through the server.
+	zkArgs := []string{"--zk", srv.ConnString(), "--root", root}
+	r := baton(t, append([]string{"submit", writeWorkflow(t, "nap.json", `{"version":1,"root":{"act":"sleep","payload":"1ms"}}`), "--id", "nap", "--json", "--wait"}, zkArgs...)...).want(t, exitOK)
+	if first, last, _ := strings.Cut(r.stdout, "\n"); !strings.HasPrefix(first, `{"id":"nap","status":"running","version":1,`) || !strings.HasPrefix(last, `{"id":"nap","status":"succeeded",`) {
+		t.Errorf("submit --json --wait printed:\n%s", r.stdout)
+	}
+	for _, args := range [][]string{{"status", "--json", "nap"}, {"history", "nap"}, {"status", "nap"}, {"inspect", "--json", "--version", "1", "nap"}} {
+		direct := baton(t, append(args, zkArgs...)...).want(t, exitOK)
+		served := baton(t, append(args, "--server", serveURL(t, a))...).want(t, exitOK)
+		if direct.stdout != served.stdout {
+			t.Errorf("baton %q from the root:\n%s\nthrough the server:\n%s", args, direct.stdout, served.stdout)
+		}
+	}
+	for _, p := range []*inProcess{b, a} {
+		if code := p.stop(t); code != exitOK {
+			t.Errorf("exited %d:\n%s", code, p.errOut.String())
+		}
 	}
 }

@@ -5,15 +5,15 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
-	"github.com/batonwf/baton/store"
 )
 
 func statusCommand() command {
 	return command{
 		name:    "status",
 		summary: "list the jobs in the store, or show one",
-		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME]] [JOB]",
+		usage:   "baton status [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--json] [JOB]",
 		about: `
 Without JOB, lists every job in the store: ID, status, version and how many
 of its actions have settled, reading only what it shows (a job's size does
@@ -35,7 +35,13 @@ restarters run, and each action topic with the actions queued in it (not
 yet taken, or not yet finished) and the workers that consume it. It warns
 of actions queued on a topic that no worker consumes: they wait until a
 worker with a handler for them starts (when the workers group cannot be
-described, WORKERS shows ? and status says it could not tell).`,
+described, WORKERS shows ? and status says it could not tell).
+
+With --server URL (or $BATON_SERVER), the jobs are those 'baton serve' at
+URL holds, read through its API with the token in $BATON_TOKEN or
+--token-file; the text is the same as against its store. --json prints
+the API's JSON: the job (GET /api/v1/jobs/JOB), or every job as one
+listing ({"jobs": [...]}).`,
 		run: (*cli).status,
 	}
 }
@@ -46,6 +52,8 @@ func (c *cli) status(ctx context.Context, args []string) error {
 	storeArg := storeFlag(fset)
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
+	srv := c.addServerFlags(fset)
+	asJSON := jsonFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -53,7 +61,7 @@ func (c *cli) status(ctx context.Context, args []string) error {
 	case len(pos) > 1:
 		return c.usageError(cmd, "want at most one job ID, got %d arguments", len(pos))
 	}
-	if err := checkEngines(z, k, false); err != nil {
+	if err := checkBackendFlags(srv, z, k); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	if len(pos) == 1 {
@@ -61,61 +69,68 @@ func (c *cli) status(ctx context.Context, args []string) error {
 			return withCode(exitError, err)
 		}
 	}
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly})
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readOnly, server: srv})
 	if err != nil {
 		return err
 	}
 	defer b.Close()
+	v := view(b)
 
 	if len(pos) == 1 {
-		j, err := loadJob(ctx, b, job.ID(pos[0]))
+		j, err := v.viewJob(ctx, job.ID(pos[0]), 0)
 		if err != nil {
-			return withCode(exitError, err)
+			return withCode(max(exitError, exitCode(err)), err)
 		}
-		fmt.Fprint(c.stdout, job.Describe(j))
+		if *asJSON {
+			return writeJSON(c.stdout, j)
+		}
+		fmt.Fprint(c.stdout, describeJob(j))
 		return nil
 	}
 
 	// Listing reads the small per-job records the store keeps for it,
 	// never a job: a job of a million actions lists as fast as one of ten.
-	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	q := store.Query{Limit: 1000}
-	n := 0
-	var damaged []store.Info
-	for {
-		infos, err := store.List(ctx, b.jobs(), q)
+	list := api.List{Jobs: []api.Summary{}}
+	const page = 1000
+	for after := job.ID(""); ; {
+		jobs, err := v.viewList(ctx, "", after, page)
 		if err != nil {
-			return withCode(storeExit(err), fmt.Errorf("list jobs in %s: %v", b.where(), err))
+			return err
 		}
-		for _, in := range infos {
-			if n == 0 {
-				fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
-			}
-			n++
-			if in.Damaged != nil {
-				damaged = append(damaged, in)
-				fmt.Fprintf(tw, "%s\tdamaged\t-\t?\n", in.ID)
-				continue
-			}
-			progress := "?" // a job last saved by an older baton
-			if in.Total >= 0 {
-				progress = fmt.Sprintf("%d/%d", in.Settled, in.Total)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", in.ID, in.Status, in.Version, progress)
-		}
-		if len(infos) < q.Limit {
+		list.Jobs = append(list.Jobs, jobs...)
+		if len(jobs) < page {
 			break
 		}
-		q.After = infos[len(infos)-1].ID
+		after = job.ID(jobs[len(jobs)-1].ID)
 	}
-	if n == 0 {
+	if *asJSON {
+		return writeJSON(c.stdout, list)
+	}
+	if len(list.Jobs) == 0 {
 		fmt.Fprintf(c.stdout, "no jobs in %s\n", b.where())
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	var damaged []api.Summary
+	for i, s := range list.Jobs {
+		if i == 0 {
+			fmt.Fprintln(tw, "ID\tSTATUS\tVERSION\tSETTLED")
+		}
+		if s.Status == api.StatusDamaged {
+			damaged = append(damaged, s)
+			fmt.Fprintf(tw, "%s\tdamaged\t-\t?\n", s.ID)
+			continue
+		}
+		progress := "?" // a job last saved by an older baton
+		if s.Total >= 0 {
+			progress = fmt.Sprintf("%d/%d", s.Settled, s.Total)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.ID, s.Status, s.Version, progress)
 	}
 	if err := tw.Flush(); err != nil {
 		return withCode(exitError, err)
 	}
-	for _, in := range damaged {
-		c.errorf("job %s in %s cannot be read: %v; left as it is ('baton delete %s %s' removes it)", in.ID, b.where(), in.Damaged, b.hint(), in.ID)
+	for _, s := range damaged {
+		c.errorf("job %s in %s cannot be read: %s; left as it is ('baton delete %s %s' removes it)", s.ID, b.where(), s.Damaged, b.hint(), s.ID)
 	}
 	if err := b.writeStatus(ctx, c.stdout); err != nil {
 		return withCode(exitError, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 )
@@ -13,8 +14,9 @@ import (
 func submitCommand() command {
 	return command{
 		name:    "submit",
-		summary: "submit a workflow file to ZooKeeper or Kafka, for the workers to run",
-		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--id ID] [--wait [--quiet]] FILE\n" +
+		summary: "submit a workflow file to ZooKeeper, Kafka or a baton server, for its workers to run",
+		usage: "baton submit --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--id ID] [--wait [--quiet]] [--json] FILE\n" +
+			"       baton submit --server URL [--token-file FILE] [--id ID] [--wait [--quiet]] [--json] FILE\n" +
 			"       baton submit --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--id ID] [--wait [--quiet]] FILE",
 		about: `
 Stores the workflow in FILE (as for 'baton run'; - reads standard input) as
@@ -29,6 +31,16 @@ processes, or Go programs, on the same brokers and prefix) through the
 topic NAME.restarter, and returns once one of them has stored it: with no
 restarter running, it says so and waits for one. It says when no worker
 consumes the topic of one of the job's actions.
+
+With --server URL (or $BATON_SERVER), it submits to 'baton serve' at URL
+(POST /api/v1/jobs, with a write token from $BATON_TOKEN or --token-file),
+which refuses a workflow naming an action no worker of it runs; the same
+ID with the same workflow is a safe retry. --wait follows the job with
+the history's long polls.
+
+--json prints the API's summary of the job made instead of its ID, and
+with --wait, once it has finished, its summary again (no progress line,
+no tree).
 
 With --wait, it follows the job with the same progress line as 'baton run',
 and prints the final tree and summary line. Exit status: 0 once submitted
@@ -45,6 +57,8 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	fset := flagSet(cmd)
 	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
+	srv := c.addServerFlags(fset)
+	asJSON := jsonFlag(fset)
 	idArg := fset.String("id", "", "the job `ID` (default: the file's base name, or stdin, and a UTC timestamp)")
 	wait := fset.Bool("wait", false, "wait for the job to finish, showing its progress, and exit with its outcome")
 	quiet := fset.Bool("quiet", false, "with --wait, print only the job ID and the summary line: no tree, no progress line")
@@ -55,8 +69,13 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one workflow file, got %d arguments", len(pos))
 	}
-	if err := checkEngines(z, k, true); err != nil {
+	if err := srv.check(); err != nil {
 		return c.usageError(cmd, "%v", err)
+	}
+	if !srv.on() {
+		if err := checkEngines(z, k, true); err != nil {
+			return c.usageError(cmd, "%v", err)
+		}
 	}
 	file := pos[0]
 	source := file
@@ -84,7 +103,7 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	con := newConsole(c.stdout, c.stderr)
-	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr()})
+	b, err := c.openBackend(ctx, "", z, k, openOptions{mode: create, stderr: con.Stderr(), server: srv})
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s was not submitted\n", id)
@@ -111,23 +130,45 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		}
 		return fmt.Errorf("%s: submit job %s to %s: %v", source, id, where, err)
 	}
-	fmt.Fprintln(con.Stdout(), id)
+	if *asJSON {
+		// The summary of the job just made: the server's answer, else
+		// the job as stored, as a server would answer.
+		sum, ok := api.Summary{}, false
+		if a, is := s.(answerer); is {
+			sum, ok = a.answer(id)
+		}
+		if !ok {
+			if sum, err = s.status(ctx, id); err != nil {
+				return fmt.Errorf("job %s in %s: %v", id, where, err)
+			}
+		}
+		if err := writeJSON(con.Stdout(), sum); err != nil {
+			return withCode(exitError, err)
+		}
+	} else {
+		fmt.Fprintln(con.Stdout(), id)
+	}
 	if warning := s.unserved(ctx, root); warning != "" {
 		fmt.Fprintln(con.Stderr(), warning)
 	}
 	if !*wait {
 		return nil
 	}
-	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet)
+	return c.follow(ctx, con, s.status, s.wait, id, start, where, hint, *quiet, *asJSON)
+}
+
+// answerer is a submitter that has the answer to a submit: a server's.
+type answerer interface {
+	answer(id job.ID) (api.Summary, bool)
 }
 
 // follow is submit --wait: it follows job id with the progress line
 // (status gives its state as stored) until wait returns it finished, and
 // prints the result. Its error carries the exit status.
-func (c *cli) follow(ctx context.Context, con *console, status, wait func(context.Context, job.ID) (job.Job, error),
-	id job.ID, start time.Time, where, hint string, quiet bool) error {
+func (c *cli) follow(ctx context.Context, con *console, status func(context.Context, job.ID) (api.Summary, error),
+	wait func(context.Context, job.ID) (api.Job, error), id job.ID, start time.Time, where, hint string, quiet, asJSON bool) error {
 	stopProgress := func() {}
-	if !quiet {
+	if !quiet && !asJSON {
 		stopProgress = c.showProgress(con, status, id, start)
 	}
 	j, err := wait(ctx, id)
@@ -140,8 +181,14 @@ func (c *cli) follow(ctx context.Context, con *console, status, wait func(contex
 	case err != nil:
 		return fmt.Errorf("job %s in %s: %v", id, where, err)
 	}
-	c.printResult(con, j, took, quiet)
-	if j.Status() != job.StatusSucceeded {
+	if asJSON {
+		if err := writeJSON(con.Stdout(), j.Summary); err != nil {
+			return withCode(exitError, err)
+		}
+	} else {
+		c.printResult(con, j, took, quiet)
+	}
+	if j.Status != job.StatusSucceeded.String() {
 		return exitWith(exitFailed)
 	}
 	return nil

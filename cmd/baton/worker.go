@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
+
+	"github.com/batonwf/baton/runner"
 )
 
 // workerDrain is how long a stopping worker lets the actions in flight
-// finish before it hands them back to the queue, for another worker.
-const workerDrain = 10 * time.Second
+// finish before it hands them back to the queue, for another worker: the
+// runners' default, which the worker's options leave as it is.
+const workerDrain = runner.DefaultDrainTimeout
 
 func workerCommand() command {
 	return command{
@@ -115,7 +117,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
-	r, err := b.worker(workerOptions{name: *name, reg: reg, workers: *workers, timeout: *timeout, log: log})
+	r, err := b.worker(workerOptions{name: *name, WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log}})
 	if err != nil {
 		return c.usageError(cmd, "%v", err)
 	}

@@ -10,8 +10,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
@@ -46,7 +48,7 @@ func (b *zkBackend) Close() error      { return b.st.Close() }
 // client returns a runner with no handlers: it submits, cancels, resumes
 // and waits; the workers run the actions.
 func (b *zkBackend) client() (*zkrunner.Runner, error) {
-	return zkrunner.New(zkrunner.Options{Store: b.st, NoResume: true, Logger: b.log})
+	return zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Logger: b.log}, Store: b.st, NoResume: true})
 }
 
 func (b *zkBackend) canceller(context.Context) (canceller, error) {
@@ -77,12 +79,12 @@ func (s *zkSubmitter) submit(ctx context.Context, id job.ID, root ast.Node) erro
 	return s.r.Submit(ctx, id, root)
 }
 
-func (s *zkSubmitter) status(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Status(ctx, id)
+func (s *zkSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error) {
+	return summaries(s.r.Status)(ctx, id)
 }
 
-func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (job.Job, error) {
-	return s.r.Wait(ctx, id)
+func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
+	return jobView(s.r.Wait(ctx, id))
 }
 
 func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {
@@ -98,14 +100,9 @@ func (s *zkSubmitter) close() { s.r.Close() }
 
 func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := zkrunner.New(zkrunner.Options{
+		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
-		Registry:      o.reg,
 		Name:          o.name,
-		Workers:       o.workers,
-		ActionTimeout: o.timeout,
-		DrainTimeout:  workerDrain,
-		Logger:        o.log,
-		Hooks:         o.hooks,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}
@@ -235,4 +232,19 @@ func claimList(cs []zkrunner.Claim) string {
 		parts = append(parts, string(cl.Job)+"/"+cl.Action)
 	}
 	return strings.Join(parts, " ")
+}
+
+// listWorkers returns the workers announced on the root, for 'baton serve
+// --zk' (GET /api/v1/workers): a worker stopping has capacity 0.
+func (b *zkBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
+	infos, err := b.st.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Worker, len(infos))
+	for i, w := range infos {
+		since := w.Started.UTC()
+		out[i] = api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since}
+	}
+	return out, nil
 }

@@ -47,7 +47,7 @@ func hello(path string) error {
 	if err != nil {
 		return err
 	}
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func example(ctx context.Context, brokers []string, prefix string, out io.Writer
 			say("%s: uploaded %s", name, album)
 			return "https://example.com/" + album, nil
 		})
-		r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg, Name: name, Workers: 2})
+		r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 2}, Store: st, Name: name})
 		if err != nil {
 			st.Close()
 			return err

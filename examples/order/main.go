@@ -183,7 +183,7 @@ func run(ctx context.Context, w io.Writer, set settings) (outcome, error) {
 	if err := s.register(reg); err != nil {
 		return outcome{}, err
 	}
-	r, err := inmem.New(inmem.Options{Store: store.NewMemory(), Registry: reg})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: store.NewMemory()})
 	if err != nil {
 		return outcome{}, err
 	}

@@ -88,7 +88,7 @@ func demo(path string, crashAfter int, stepTime time.Duration) error {
 			os.Exit(crashStatus)
 		}
 	}}
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Hooks: hooks})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: hooks}, Store: st})
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func TestBatchesOfPendingResults(t *testing.T) {
 	must(t, reg.Register("task", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
 	// Not run: the actions wait in the queue, and their results come in
 	// through Deliver, all at once.
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, MaxBatch: 3, NoResume: true})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st, MaxBatch: 3, NoResume: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func TestWaitFinishedAllocations(t *testing.T) {
 	ctx := context.Background()
 	reg := runner.NewRegistry()
 	must(t, reg.Register("task", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
-	r, err := inmem.New(inmem.Options{Registry: reg, NoResume: true})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, NoResume: true})
 	if err != nil {
 		t.Fatal(err)
 	}

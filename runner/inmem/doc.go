@@ -10,7 +10,7 @@
 // (runner.RecoverAll; unless Options.NoResume; Resume picks jobs),
 // without repeating actions whose results were saved.
 //
-//	r, err := inmem.New(inmem.Options{Store: st, Registry: reg})
+//	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 //	go r.Run(ctx)
 //	err = r.Submit(ctx, "order-7", workflow)
 //	j, err := r.Wait(ctx, "order-7")

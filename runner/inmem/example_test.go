@@ -29,7 +29,7 @@ func Example() {
 		return "released " + o.ID, nil
 	})
 
-	r, err := inmem.New(inmem.Options{Registry: reg, Workers: 1})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 1}})
 	if err != nil {
 		panic(err)
 	}

@@ -8,3 +8,6 @@ func (r *Runner) Waiting(id job.ID) int {
 	defer r.mu.Unlock()
 	return len(r.waiters[id])
 }
+
+// Workers returns how many actions r runs at once.
+func (r *Runner) Workers() int { return r.o.Workers }

@@ -42,10 +42,11 @@ type queue struct {
 
 type actionKey struct {
 	job job.ID
+	inc uint64 // the job's incarnation
 	id  string
 }
 
-func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.ID} }
+func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.Incarnation, a.ID} }
 
 func newQueue(released func(job.ID)) *queue {
 	return &queue{
@@ -164,6 +165,31 @@ func (q *queue) forget(keys ...actionKey) {
 	var idle []job.ID
 	q.mu.Lock()
 	for _, k := range keys {
+		if _, ok := q.live[k]; ok {
+			delete(q.live, k)
+			if q.held[k.job]--; q.held[k.job] == 0 {
+				delete(q.held, k.job)
+				idle = append(idle, k.job)
+			}
+		}
+		delete(q.stopped, k)
+	}
+	q.mu.Unlock()
+	for _, id := range idle {
+		q.released(id)
+	}
+}
+
+// forgetResults drops the actions of batch's results from the live set,
+// each under the incarnation it carries, or inc where it carries none.
+func (q *queue) forgetResults(batch []inHand, inc uint64) {
+	var idle []job.ID
+	q.mu.Lock()
+	for _, h := range batch {
+		k := actionKey{h.res.JobID, h.inc, h.res.ActionID}
+		if k.inc == 0 {
+			k.inc = inc
+		}
 		if _, ok := q.live[k]; ok {
 			delete(q.live, k)
 			if q.held[k.job]--; q.held[k.job] == 0 {

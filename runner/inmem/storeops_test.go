@@ -84,7 +84,7 @@ func TestWaitPollReadsOneJob(t *testing.T) {
 				if err := st.Create(ctx, tr.Job); err != nil {
 					t.Fatal(err)
 				}
-				r, err := inmem.New(inmem.Options{Store: st, Registry: runner.NewRegistry(), NoResume: true})
+				r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: runner.NewRegistry()}, Store: st, NoResume: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -164,7 +164,7 @@ func TestTransitionsReadTheirJob(t *testing.T) {
 					t.Fatal(err)
 				}
 				var c runner.Counters
-				r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, NoResume: true, Hooks: c.Hooks(nil)})
+				r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: c.Hooks(nil)}, Store: st, NoResume: true})
 				const id = job.ID("run")
 				wf := ast.Seq(ast.Par(ast.Act("x", nil), ast.Act("x", nil), ast.Act("x", nil)), ast.Act("x", nil), ast.Act("x", nil))
 				before, beforeID := st.Counts(), st.CountsOf(id)
@@ -218,7 +218,7 @@ func TestWaitOnOwnJobReadsNothing(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	r, _, _ := startRunner(t, inmem.Options{Store: st, Registry: reg, NoResume: true})
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st, NoResume: true})
 	const id = job.ID("gated")
 	if err := r.Submit(ctx, id, ast.Act("gate", nil)); err != nil {
 		t.Fatal(err)
@@ -266,7 +266,7 @@ func TestResumeListsPages(t *testing.T) {
 	before := st.Counts()
 	// No handler for x: each job is loaded and left as it is, which is
 	// all this test needs of a recovery.
-	startRunner(t, inmem.Options{Store: st, Registry: runner.NewRegistry()})
+	startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: runner.NewRegistry()}, Store: st})
 	// Run sweeps the store once its recovery is over.
 	for st.Counts().Sweep == before.Sweep {
 		if d, ok := t.Deadline(); ok && time.Until(d) < time.Second {

@@ -3,15 +3,16 @@ package inmem
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 )
 
 // timers holds the timers the runner armed, by job and timer ID, so that
 // arming one twice (a recovery, a redelivery) keeps one. Until Run starts
 // them they only wait in the table; once Run has returned none fires.
 type timers struct {
+	clock   runner.Clock // arms them, for the time left until they are due
 	mu      sync.Mutex
 	byID    map[timerKey]*armed
 	fire    func(job.Timer) // set by Run; nil until it runs
@@ -25,10 +26,12 @@ type timerKey struct {
 
 type armed struct {
 	t job.Timer
-	x *time.Timer // nil until started
+	x runner.Timer // nil until started
 }
 
-func newTimers() *timers { return &timers{byID: map[timerKey]*armed{}} }
+func newTimers(clock runner.Clock) *timers {
+	return &timers{clock: clock, byID: map[timerKey]*armed{}}
+}
 
 // arm records ts and, once the runner runs, starts them.
 func (s *timers) arm(ts []job.Timer) {
@@ -60,7 +63,7 @@ func (s *timers) start(a *armed) {
 	}
 	fire := s.fire
 	k := timerKey{a.t.JobID, a.t.ID}
-	a.x = time.AfterFunc(time.Until(a.t.Due), func() {
+	a.x = s.clock.AfterFunc(max(a.t.Due.Sub(s.clock.Now()), 0), func() {
 		s.mu.Lock()
 		if s.byID[k] != a || s.stopped {
 			s.mu.Unlock()
@@ -94,10 +97,11 @@ func (s *timers) stop() {
 	}
 }
 
-// fireTimer delivers a timer's firing, stamped now, as a result.
+// fireTimer delivers a timer's firing, stamped with the runner's clock,
+// as a result.
 func (r *Runner) fireTimer(t job.Timer) {
 	if r.usable() != nil {
 		return // stopped: the timer is pending in the store, armed again on resume
 	}
-	r.results.Add(context.Background(), r.applyR, t.Fire(time.Now()))
+	r.results.Add(context.Background(), r.applyR, inHand{res: t.Fire(r.o.Clock.Now())})
 }

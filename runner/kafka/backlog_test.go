@@ -79,7 +79,7 @@ func TestCancelInBacklogWins(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	second := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, DrainTimeout: time.Second})
+	second := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 	select {
 	case <-ran:
 	case <-ctx.Done():

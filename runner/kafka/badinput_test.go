@@ -41,7 +41,7 @@ func TestMalformedMessages(t *testing.T) {
 	cfg := testConfig(t)
 	st := openStore(t, cfg)
 	c := newCounter(t)
-	r := start(t, kafkarunner.Options{Store: st, Registry: c.reg})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg}, Store: st})
 	restarter := cfg.Prefix + ".restarter"
 	var junk []kafka.Message
 	for _, id := range []string{"a", "b", "c", "d", "e"} {
@@ -77,7 +77,7 @@ func TestMalformedMessages(t *testing.T) {
 	t.Logf("first restarter: %+v", r.Stats())
 	r.stop(t)
 
-	again := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg})
+	again := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg}, Store: openStore(t, cfg)})
 	if err := again.Submit(ctx, "f", fanJob()); err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSizes(t *testing.T) {
 		}
 		return []byte(`"noted"`), nil
 	}))
-	r := start(t, kafkarunner.Options{Store: st, Registry: reg})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 
 	err := r.Submit(ctx, "too-big", ast.Act("use", strings.Repeat("y", 9000)))
 	if err == nil || !strings.Contains(err.Error(), "over the limit of") {
@@ -169,7 +169,7 @@ func TestActionNobodyServes(t *testing.T) {
 	cfg := testConfig(t)
 	st := openStore(t, cfg)
 	c := newCounter(t)
-	start(t, kafkarunner.Options{Store: st, Registry: c.reg})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg}, Store: st})
 	client := start(t, kafkarunner.Options{Store: openStore(t, cfg), Role: kafkarunner.RoleClient})
 	if err := client.Submit(ctx, "orphan", ast.Seq(ast.Act("noop", 1), ast.Act("rare", 2))); err != nil {
 		t.Fatal(err)
@@ -196,7 +196,7 @@ func TestActionNobodyServes(t *testing.T) {
 	if err := reg.Register("rare", func(ctx context.Context, a job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, Role: kafkarunner.RoleWorker})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	j, err := client.Wait(ctx, "orphan")
 	if err != nil || j.Status() != job.StatusSucceeded {
 		t.Fatalf("after a worker for rare started: %v %v", j, err)

@@ -55,7 +55,7 @@ func TestWorkerLogsClaim(t *testing.T) {
 	if err := reg.Register("noop", func(ctx context.Context, a job.Action) ([]byte, error) { return []byte(`"ok"`), nil }); err != nil {
 		t.Fatal(err)
 	}
-	r := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, Logger: log})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Logger: log}, Store: openStore(t, cfg)})
 	if err := r.Submit(ctx, "c1", ast.Act("noop", "a")); err != nil {
 		t.Fatal(err)
 	}

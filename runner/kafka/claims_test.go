@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -31,7 +32,7 @@ func TestClaimsBounded(t *testing.T) {
 
 	var ids []job.ID
 	for i := range starts {
-		r := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg, Name: "restarter-a", DrainTimeout: time.Second})
+		r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Name: "restarter-a"})
 		for r.Owns() < parts {
 			if ctx.Err() != nil {
 				t.Fatalf("start %d: the runner owns %d partitions, want %d", i, r.Owns(), parts)
@@ -83,7 +84,7 @@ func TestClaimsBounded(t *testing.T) {
 		}
 		checkHistory(t, ctx, fresh, j)
 	}
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg, Name: "restarter-b", DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Name: "restarter-b"})
 	if err := client.Submit(ctx, "after", ast.Act("noop", nil)); err != nil {
 		t.Fatal(err)
 	}

@@ -297,8 +297,8 @@ func TestCrashPoints(t *testing.T) {
 			if tc.worker {
 				victimRole, survivorRole = kafkarunner.RoleWorker, kafkarunner.RoleRestarter
 			}
-			start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: survivorRole, DrainTimeout: time.Second})
-			victim := start(t, kafkarunner.Options{Store: openStore(t, kafkarunner.InjectFaults(cfg, d.hook)), Registry: c.reg, Role: victimRole, DrainTimeout: -1})
+			start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Role: survivorRole})
+			victim := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg, DrainTimeout: -1}, Store: openStore(t, kafkarunner.InjectFaults(cfg, d.hook)), Role: victimRole})
 			clientStore := openStore(t, cfg)
 			client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 
@@ -309,7 +309,7 @@ func TestCrashPoints(t *testing.T) {
 				t.Fatalf("the crash point %s was not reached", tc.point)
 			}
 			victim.stop(t)
-			start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: victimRole, DrainTimeout: time.Second})
+			start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Role: victimRole})
 			for err := range errs {
 				t.Error(err)
 			}

@@ -27,7 +27,7 @@ func TestCreateThroughEngine(t *testing.T) {
 	cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	st := openStore(t, cfg)
 	var counts runner.Counters
-	start(t, kafkarunner.Options{Store: st, Role: kafkarunner.RoleRestarter, Hooks: counts.Hooks(nil)})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Hooks: counts.Hooks(nil)}, Store: st, Role: kafkarunner.RoleRestarter})
 	quiet := cfg
 	quiet.Logger = nil
 	client := start(t, kafkarunner.Options{Store: openStore(t, quiet), Role: kafkarunner.RoleClient})
@@ -62,7 +62,7 @@ func TestSubmitUnknownAction(t *testing.T) {
 	cfg := testConfig(t)
 	st := openStore(t, cfg)
 	c := newCounter(t)
-	r := start(t, kafkarunner.Options{Store: st, Registry: c.reg})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg}, Store: st})
 	root := ast.Seq(ast.Act("noop", 1), ast.Act("nope", 2))
 	err := r.Submit(ctx, "typo", root)
 

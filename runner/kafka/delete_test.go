@@ -65,7 +65,7 @@ func TestDelete(t *testing.T) {
 	reg, started, stopped := blocking(t)
 	st := openStore(t, cfg)
 	client := start(t, kafkarunner.Options{Store: st, Role: kafkarunner.RoleClient})
-	r := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, DrainTimeout: time.Second})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 
 	if err := client.Submit(ctx, "done-1", ast.Seq(ast.Act("noop", 1), ast.Act("noop", 2))); err != nil {
 		t.Fatal(err)
@@ -149,7 +149,7 @@ func TestRetention(t *testing.T) {
 	reg, started, _ := blocking(t)
 	st := openStore(t, cfg)
 	client := start(t, kafkarunner.Options{Store: st, Role: kafkarunner.RoleClient})
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 
 	if err := client.Submit(ctx, "keep", ast.Act("block", nil)); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@
 //	import kafkarunner "github.com/batonwf/baton/runner/kafka"
 //
 //	st, err := kafkarunner.Open(ctx, kafkarunner.Config{Brokers: []string{"127.0.0.1:9092"}})
-//	r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg})
+//	r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 //	go r.Run(ctx)
 //	err = r.Submit(ctx, "order-1", workflow)
 //	j, err := r.Wait(ctx, "order-1")
@@ -413,7 +413,7 @@
 //     for workers that notice they lost their partitions.
 //   - Only the owner of a job's partition deletes it (Store.Delete);
 //     Runner.Delete asks the owner.
-//   - Options.NoResume (tests) skips recovery on takeover: the jobs of a
+//   - an unexported option of the tests skips recovery on takeover: the jobs of a
 //     partition taken over then dispatch what they lack only when their
 //     results are delivered again.
 package kafka

@@ -33,7 +33,7 @@ func Example() {
 		panic(err)
 	}
 	defer st.Close()
-	r, err := kafkarunner.New(kafkarunner.Options{Store: st, Registry: reg})
+	r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	if err != nil {
 		panic(err)
 	}

@@ -103,3 +103,10 @@ func ClaimOwner(v []byte) (string, error) {
 	err := decodeStrict(v, &c)
 	return c.Owner, err
 }
+
+// WithoutResume returns o for a runner whose restarter does not recover
+// the jobs of the partitions it takes over.
+func WithoutResume(o Options) Options {
+	o.noResume = true
+	return o
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/batonwf/baton/runner"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
 
@@ -45,7 +46,7 @@ func TestFaults(t *testing.T) {
 	clientStore := openStore(t, cfg) // creates the topics
 	counter := newCounter(t)
 	for range 2 {
-		start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg, DrainTimeout: time.Second})
+		start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 	}
 	client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/batonwf/baton/runner"
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
 
@@ -25,7 +26,7 @@ func TestQueuesWorkersUnknown(t *testing.T) {
 	cfg.Brokers = c.ListenAddrs()
 	st := openStore(t, cfg)
 	counter := newCounter(t)
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg, Role: kafkarunner.RoleWorker})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	queues := func() []kafkarunner.Queue {

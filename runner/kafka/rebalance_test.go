@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -31,7 +32,7 @@ func TestRebalance(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Role: kafkarunner.RoleWorker, Workers: 8, DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg, Workers: 8, DrainTimeout: time.Second}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	start(t, kafkarunner.Options{Store: openStore(t, cfg), Role: kafkarunner.RoleRestarter})
 	client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 
@@ -85,7 +86,7 @@ func TestBrokerRestart(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: c.reg, Workers: 4, DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: c.reg, Workers: 4, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 	client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 	ids, errs := submitAllWith(ctx, client, 40, "restart", pausedFanJob)
 	time.Sleep(300 * time.Millisecond)

@@ -218,7 +218,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		l.close()
 	}()
 	log.Debug("partition taken over", "unfinished", len(ids), "offset", offset)
-	if !r.o.NoResume {
+	if !r.o.noResume {
 		r.recoverJobs(live, l, ids)
 	}
 
@@ -263,8 +263,18 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		}
 	}()
 
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
+	// The next timer (or sweep) is armed on the runner's clock, for the
+	// time left until it is due by that clock; it wakes the loop through
+	// due, and is armed again only when the next due time changes.
+	due := make(chan struct{}, 1)
+	var armed runner.Timer
+	var armedFor time.Time
+	defer func() {
+		if armed != nil {
+			armed.Stop()
+		}
+	}()
+	clock := r.o.Clock
 	inBacklog := backlog > 0
 	retention := r.cfg.retention()
 	var nextSweep time.Time // now: the partition's first sweep comes after its backlog
@@ -272,7 +282,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		var ins []input
 		var next time.Time
 		if !inBacklog {
-			now := time.Now()
+			now := clock.Now()
 			if retention > 0 && !now.Before(nextSweep) {
 				nextSweep = now.Add(sweepEvery(retention))
 				if r.sweep(live, l, log) {
@@ -289,13 +299,23 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 		}
 		var last int64 = -1
 		if len(ins) == 0 {
-			wake, fire := l.wake, timer.C
+			wake, fire := l.wake, (<-chan struct{})(due)
 			if inBacklog {
 				wake, fire = nil, nil // only the backlog, for now
-			} else if !next.IsZero() {
-				timer.Reset(max(time.Until(next), 0))
-			} else {
-				timer.Reset(time.Hour)
+			} else if !next.Equal(armedFor) {
+				if armed != nil {
+					armed.Stop()
+					armed = nil
+				}
+				if !next.IsZero() {
+					armed = clock.AfterFunc(max(next.Sub(clock.Now()), 0), func() {
+						select {
+						case due <- struct{}{}:
+						default:
+						}
+					})
+				}
+				armedFor = next
 			}
 			select {
 			case m, ok := <-msgs:
@@ -307,6 +327,7 @@ func (r *Runner) serveRestarter(ctx, gctx context.Context, c committer, gen int3
 			case <-wake:
 				continue
 			case <-fire:
+				armedFor = time.Time{} // fired: arm the next one afresh
 				continue
 			case <-live.Done():
 				return

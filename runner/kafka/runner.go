@@ -44,41 +44,33 @@ func (r Role) works() bool    { return r == RoleAll || r == RoleWorker }
 
 // Options configures a Runner.
 type Options struct {
+	// WorkerOptions are what every runner shares. A worker subscribes to
+	// the action topics of its Registry's names; with a Registry, Submit
+	// refuses workflows naming actions it has no handler for. A nil
+	// Logger uses the store's.
+	runner.WorkerOptions
 	// Store is the Kafka store: its configuration names the topics and
 	// groups, and the restarter claims its partitions through it; required.
 	Store *Store
-	// Registry holds the handlers a worker runs; it subscribes to the
-	// action topics of their names. With a Registry, Submit refuses
-	// workflows naming actions it has no handler for.
-	Registry *runner.Registry
 	// Role says whether the runner is a restarter, a worker, both (the
 	// default) or neither.
 	Role Role
 	// Name names the runner in claims and logs; default HOST-PID-RANDOM.
 	Name string
-	// Workers bounds how many actions run at once; default 8.
-	Workers int
 	// Appliers bounds how many jobs of one partition's batch the restarter
 	// applies at once; default 8.
 	Appliers int
 	// MaxBatch bounds the messages a restarter takes in one batch, and the
 	// results of one job applied in one step; default 1024.
 	MaxBatch int
-	// ActionTimeout bounds each action; 0 means no limit.
-	ActionTimeout time.Duration
-	// DrainTimeout is how long actions in flight may finish once Run's
-	// context ends; default 10s; negative hands them back at once.
-	DrainTimeout time.Duration
-	// NoResume keeps a restarter from recovering the jobs of a partition
+	// noResume keeps a restarter from recovering the jobs of a partition
 	// it takes over (their outstanding actions are then dispatched again
-	// only when their results are delivered again). For tests.
-	NoResume bool
+	// only when their results are delivered again). Set only by the
+	// package's tests (export_test.go): the conformance suite's runners
+	// that must not resume.
+	noResume bool
 	// Groups tunes the consumer groups.
 	Groups GroupTiming
-	// Logger receives the runner's logs; nil uses the store's.
-	Logger *slog.Logger
-	// Hooks observes actions and steps; may be nil.
-	Hooks *runner.Hooks
 }
 
 // Errors of the runner. Each wraps the runner package's error of the same
@@ -149,17 +141,18 @@ func New(o Options) (*Runner, error) {
 	if o.Role > RoleClient {
 		return nil, fmt.Errorf("kafka: unknown role %d", o.Role)
 	}
-	if o.Workers <= 0 {
-		o.Workers = 8
+	if o.Logger == nil {
+		o.Logger = o.Store.log
+	}
+	var err error
+	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("kafka: %w", err)
 	}
 	if o.Appliers <= 0 {
 		o.Appliers = 8
 	}
 	if o.MaxBatch <= 0 {
 		o.MaxBatch = 1024
-	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 10 * time.Second
 	}
 	o.Groups.fill()
 	if o.Name == "" {
@@ -168,13 +161,9 @@ func New(o Options) (*Runner, error) {
 	}
 	st := o.Store
 	r := &Runner{o: o, st: st, cfg: &st.cfg, loops: map[int]*loop{}}
-	r.log = o.Logger
-	if r.log == nil {
-		r.log = st.log
-	}
-	r.log = r.log.With("runner", o.Name)
+	r.log = o.Logger.With("runner", o.Name)
 	r.tp = transport{r}
-	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: r.tp, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[struct{}]{Store: st, Transport: r.tp, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +256,7 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 		return err
 	}
 	inc := rand.Uint64() | 1
-	started := time.Now()
+	started := r.o.Clock.Now()
 	if _, err := job.New(id, root, job.WithIncarnation(inc), job.StartedAt(started)); err != nil {
 		return err
 	}
@@ -340,7 +329,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	}
 	// Stamped, so that the job's clock (and its retention) counts from
 	// the cancel.
-	at := time.Now()
+	at := r.o.Clock.Now()
 	m := cancelMessage(id, reason, at)
 	if n := size(m); n > r.st.limit {
 		return fmt.Errorf("job %s: the cancel's reason is too long (%d bytes as a message, over %d)", id, n, r.st.limit)

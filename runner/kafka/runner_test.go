@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/runnertest"
 	"github.com/batonwf/baton/store"
 
@@ -37,11 +38,11 @@ func TestConformance(t *testing.T) {
 			t.Fatal("the runner's store was not made by this test's newStore")
 		}
 		o := kafkarunner.Options{
-			Store:        ks,
-			Registry:     cfg.Registry,
-			DrainTimeout: cfg.DrainTimeout,
-			NoResume:     cfg.NoResume,
-			Hooks:        cfg.Hooks,
+			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks},
+			Store:         ks,
+		}
+		if cfg.NoResume {
+			o = kafkarunner.WithoutResume(o)
 		}
 		if s, ok := cfg.Store.(*kafkarunner.Store); !ok || s != ks {
 			t.Logf("the suite handed a wrapper of the store (%T): this runner works on the store itself", cfg.Store)

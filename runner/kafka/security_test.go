@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -64,7 +65,7 @@ func TestTLSAndSASL(t *testing.T) {
 	cfg.TLS = clientTLS
 	cfg.SASL = plain.Mechanism{Username: "baton", Password: "s3cret"}
 	counter := newCounter(t)
-	r := start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg})
+	r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg}, Store: openStore(t, cfg)})
 	if err := r.Submit(ctx, "secure", fanJob()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/segmentio/kafka-go"
 
@@ -71,7 +70,7 @@ func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Tim
 			switch {
 			case !all && !ids[a.ID]:
 			case a.AtMostOnce:
-				lost = append(lost, failure(runner.LostResult(a, time.Now())))
+				lost = append(lost, failure(runner.LostResult(a, r.o.Clock.Now())))
 			default:
 				todo = append(todo, a)
 			}
@@ -150,7 +149,7 @@ func (r *Runner) dispatch(ctx context.Context, acts []job.Action) (held bool, er
 		if n := size(m); n > limits[topic] {
 			res := a.Fail(fmt.Sprintf("the action is %d bytes as a message (its payload and inputs), over the limit of %d bytes of topic %s; it was not run",
 				n, limits[topic], topic))
-			res.Final, res.At = true, time.Now()
+			res.Final, res.At = true, r.o.Clock.Now()
 			r.stats.oversized.Add(1)
 			r.log.Warn("action too large for a message: failed", "job", a.JobID, "action", a.ID, "bytes", n, "limit", limits[topic])
 			r.handBack(a.JobID, []input{failure(res)})

@@ -25,7 +25,7 @@ func TestQueuesSkipWithdrawnActions(t *testing.T) {
 	cfg := testConfig(t)
 	st := openStore(t, cfg)
 	counter := newCounter(t)
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: counter.reg, DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 	client := start(t, kafkarunner.Options{Store: st, Role: kafkarunner.RoleClient})
 
 	for _, id := range []job.ID{"gone-1", "gone-2", "live-1"} {
@@ -70,7 +70,7 @@ func TestQueuesSkipWithdrawnActions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	start(t, kafkarunner.Options{Store: openStore(t, cfg), Registry: reg, Role: kafkarunner.RoleWorker, DrainTimeout: time.Second})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	if j, err := client.Wait(ctx, "live-1"); err != nil || j.Status() != job.StatusSucceeded {
 		t.Fatalf("live-1: %v %v", j.Status(), err)
 	}

@@ -297,7 +297,7 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 				w.wg.Add(1)
 				go func() {
 					defer w.wg.Done()
-					done(w.deliver(a, runner.LostResult(a, time.Now())))
+					done(w.deliver(a, runner.LostResult(a, r.o.Clock.Now())))
 				}()
 				continue
 			}
@@ -367,7 +367,7 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks})
+		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
 		stopped := errors.Is(context.Cause(hctx), runner.ErrStopped)
 		cancel(nil)
 		<-w.sem

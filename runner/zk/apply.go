@@ -22,7 +22,7 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = cancel
 	r.mu.Unlock()
 	r.watchStops(a, stops, cancel)
-	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks})
+	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
 	r.unwatchStops(a)
 	stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
 	r.mu.Lock()

@@ -65,7 +65,7 @@ func newBadEnv(t *testing.T, srv *zktest.Server) *badEnv {
 		},
 	})
 	st := openOn(t, srv.Addrs(), e.root, zkrunner.Config{Logger: e.logs.logger()})
-	startRunner(t, zkrunner.Options{Store: st, Registry: reg, Name: "w", Logger: e.logs.logger()})
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Logger: e.logs.logger()}, Store: st, Name: "w"})
 	e.subSt = openOn(t, srv.Addrs(), e.root, zkrunner.Config{})
 	e.sub = submitter(t, e.subSt)
 	t.Cleanup(func() {
@@ -211,11 +211,14 @@ func TestBadInput(t *testing.T) {
 		}
 		var ran atomic.Int64
 		lateLogs := &logBuf{}
-		startRunner(t, zkrunner.Options{Store: openOn(t, srv.Addrs(), e.root, zkrunner.Config{}), Name: "late", Logger: lateLogs.logger(),
-			Registry: registry(t, map[string]runner.Handler{"later": func(ctx context.Context, a job.Action) ([]byte, error) {
+		startRunner(t, zkrunner.Options{
+			WorkerOptions: runner.WorkerOptions{Logger: lateLogs.logger(), Registry: registry(t, map[string]runner.Handler{"later": func(ctx context.Context, a job.Action) ([]byte, error) {
 				ran.Add(1)
 				return nil, nil
-			}})})
+			}})},
+			Store: openOn(t, srv.Addrs(), e.root, zkrunner.Config{}),
+			Name:  "late",
+		})
 		e.goodJob(t)
 		if n := lateLogs.count("job=gone"); n != 0 {
 			t.Errorf("the late worker saw the deleted job %d times:\n%s", n, lateLogs)
@@ -235,7 +238,7 @@ func TestBadInput(t *testing.T) {
 		e := newBadEnv(t, srv)
 		c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
 		ctx := context.Background()
-		withReg, err := zkrunner.New(zkrunner.Options{Store: e.subSt, Name: "checked", Registry: registry(t, map[string]runner.Handler{"ok": func(context.Context, job.Action) ([]byte, error) { return nil, nil }})})
+		withReg, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: registry(t, map[string]runner.Handler{"ok": func(context.Context, job.Action) ([]byte, error) { return nil, nil }})}, Store: e.subSt, Name: "checked"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,8 +274,11 @@ func TestBadInput(t *testing.T) {
 		if n := e.logs.count("no handler here", "name=nobody"); n != 1 {
 			t.Errorf("w said %d times that it has no handler for nobody, want once", n)
 		}
-		startRunner(t, zkrunner.Options{Store: openOn(t, srv.Addrs(), e.root, zkrunner.Config{}), Name: "somebody",
-			Registry: registry(t, map[string]runner.Handler{"nobody": func(context.Context, job.Action) ([]byte, error) { return []byte(`"at last"`), nil }})})
+		startRunner(t, zkrunner.Options{
+			WorkerOptions: runner.WorkerOptions{Registry: registry(t, map[string]runner.Handler{"nobody": func(context.Context, job.Action) ([]byte, error) { return []byte(`"at last"`), nil }})},
+			Store:         openOn(t, srv.Addrs(), e.root, zkrunner.Config{}),
+			Name:          "somebody",
+		})
 		if final := waitJob(t, e.sub, orphan, 20*time.Second); final.Status() != job.StatusSucceeded {
 			t.Errorf("orphan ended %s once a worker with the handler came", final.Status())
 		} else {

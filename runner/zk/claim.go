@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -143,7 +142,7 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 	}
 	if a.AtMostOnce && claimedBefore > 0 {
 		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
-		r.enqueue(context.WithoutCancel(ctx), c, runner.LostResult(a, time.Now()))
+		r.enqueue(context.WithoutCancel(ctx), c, runner.LostResult(a, r.o.Clock.Now()))
 		return consumed{}, job.Action{}, 0, false
 	}
 	stops := uint64(unknownStops)

@@ -76,7 +76,7 @@ func TestDamagedRecordIsolated(t *testing.T) {
 	if err := reg.Register("noop", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	runRunner(t, zkrunner.Options{Store: st, Registry: reg})
+	runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	for _, id := range []job.ID{"a", "z"} {
 		j, err := sub.Wait(ctx, id)
 		if err != nil || j.Status() != job.StatusSucceeded {

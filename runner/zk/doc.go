@@ -6,7 +6,7 @@
 //	import zkrunner "github.com/batonwf/baton/runner/zk"
 //
 //	st, err := zkrunner.Open(ctx, zkrunner.Config{Servers: []string{"127.0.0.1:2181"}})
-//	r, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg})
+//	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 //	go r.Run(ctx)
 //	err = r.Submit(ctx, "order-1", workflow)
 //	j, err := r.Wait(ctx, "order-1")

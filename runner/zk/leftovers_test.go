@@ -29,7 +29,7 @@ func TestCancelAndDeleteRemoveTheQueue(t *testing.T) {
 	if err := reg.Register("other", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	runRunner(t, zkrunner.Options{Store: st, Registry: reg})
+	runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	cli, err := zkrunner.New(zkrunner.Options{Store: st})
 	if err != nil {
 		t.Fatal(err)

@@ -59,7 +59,7 @@ func TestLogsClaims(t *testing.T) {
 	}
 	var buf lockedBuffer
 	log := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	runRunner(t, zkrunner.Options{Store: st, Registry: reg, Workers: 1, Logger: log})
+	runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 1, Logger: log}, Store: st})
 	sub, err := zkrunner.New(zkrunner.Options{Store: st})
 	if err != nil {
 		t.Fatal(err)

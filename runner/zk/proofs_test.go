@@ -161,7 +161,7 @@ func TestStressDag(t *testing.T) {
 			return fmt.Appendf(nil, `{"i":%d,"by":%q}`, p.I, name), nil
 		}})
 		st := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-		startRunner(t, zkrunner.Options{Store: st, Registry: reg, Name: name, Workers: 4})
+		startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4}, Store: st, Name: name})
 	}
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
 	sub := submitter(t, subSt)
@@ -233,7 +233,7 @@ func TestRacingAppliers(t *testing.T) {
 	var sts [2]*zkrunner.Store
 	for i := range rs {
 		sts[i] = openOn(t, srv.Addrs(), root, zkrunner.Config{})
-		r, err := zkrunner.New(zkrunner.Options{Store: sts[i], Name: fmt.Sprintf("applier%d", i), Logger: logs.logger(), Hooks: hooks})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Logger: logs.logger(), Hooks: hooks}, Store: sts[i], Name: fmt.Sprintf("applier%d", i)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -444,8 +444,11 @@ func TestFailoverLeaderKilled(t *testing.T) {
 	for w := range 4 {
 		name := fmt.Sprintf("w%d", w)
 		st := openOn(t, ens.Addrs(), root, zkrunner.Config{SessionTimeout: 8 * time.Second, Logger: logs.logger()})
-		startRunner(t, zkrunner.Options{Store: st, Name: name, Workers: 4, Logger: logs.logger(),
-			Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 40*time.Millisecond)})})
+		startRunner(t, zkrunner.Options{
+			WorkerOptions: runner.WorkerOptions{Workers: 4, Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 40*time.Millisecond)})},
+			Store:         st,
+			Name:          name,
+		})
 	}
 	subSt := openOn(t, ens.Addrs(), root, zkrunner.Config{SessionTimeout: 8 * time.Second})
 	sub := submitter(t, subSt)
@@ -502,8 +505,11 @@ func TestServerDown30s(t *testing.T) {
 		logs[w] = &logBuf{}
 		name := fmt.Sprintf("w%d", w)
 		st := openOn(t, srv.Addrs(), root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs[w].logger()})
-		startRunner(t, zkrunner.Options{Store: st, Name: name, Workers: 8, Logger: logs[w].logger(),
-			Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 300*time.Millisecond)})})
+		startRunner(t, zkrunner.Options{
+			WorkerOptions: runner.WorkerOptions{Workers: 8, Logger: logs[w].logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 300*time.Millisecond)})},
+			Store:         st,
+			Name:          name,
+		})
 	}
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
 	sub := submitter(t, subSt)

@@ -75,7 +75,7 @@ func TestRetention(t *testing.T) {
 		if err := rt.sub.Cancel(ctx, "cancelled", "test"); err != nil {
 			t.Fatal(err)
 		}
-		runRunner(t, zkrunner.Options{Store: rt.st, Registry: reg})
+		runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: rt.st})
 		for _, id := range []job.ID{"ok", "bad"} {
 			j, err := rt.sub.Wait(ctx, id)
 			if rt.root == short.root && errors.Is(err, store.ErrNotFound) {

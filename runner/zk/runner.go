@@ -24,33 +24,23 @@ import (
 
 // Options configures a Runner.
 type Options struct {
+	// WorkerOptions are what every runner shares. A runner with no
+	// Registry runs no actions: it submits, cancels, waits and fires
+	// timers (baton submit). Actions whose name has no handler here are
+	// left in the queue for a worker that has one. A nil Logger uses the
+	// store's.
+	runner.WorkerOptions
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
-	// Registry holds the handlers this worker runs. A runner with no
-	// Registry runs no actions: it submits, cancels, waits and fires
-	// timers (baton submit). Actions whose name has no handler here are
-	// left in the queue for a worker that has one.
-	Registry *runner.Registry
 	// Name is the worker's name in the workers node; default
 	// "HOST-PID-RANDOM". Two live workers cannot share a name.
 	Name string
-	// Workers bounds how many actions run at once; default 8.
-	Workers int
-	// ActionTimeout bounds each action; 0 means no limit.
-	ActionTimeout time.Duration
-	// DrainTimeout is how long actions in flight may finish once Run's
-	// context ends; default 10s; negative hands them back at once.
-	DrainTimeout time.Duration
 	// NoResume keeps Run from re-dispatching the unfinished jobs of the
 	// store when it starts. (Queue entries survive a restart in
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
 	// middle of a large transition left out.)
 	NoResume bool
-	// Logger receives the runner's logs; nil uses the store's.
-	Logger *slog.Logger
-	// Hooks observes actions and steps; may be nil.
-	Hooks *runner.Hooks
 }
 
 // Errors of the runner. They wrap runner.ErrClosed and runner.ErrRunning,
@@ -89,11 +79,12 @@ func New(o Options) (*Runner, error) {
 	if o.Store == nil {
 		return nil, errors.New("zk: Options.Store is required")
 	}
-	if o.Workers <= 0 {
-		o.Workers = 8
+	if o.Logger == nil {
+		o.Logger = o.Store.c.log
 	}
-	if o.DrainTimeout == 0 {
-		o.DrainTimeout = 10 * time.Second
+	var err error
+	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
+		return nil, fmt.Errorf("zk: %w", err)
 	}
 	if o.Name == "" {
 		host, _ := os.Hostname()
@@ -104,14 +95,10 @@ func New(o Options) (*Runner, error) {
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
-	r.log = o.Logger
-	if r.log == nil {
-		r.log = r.c.log
-	}
-	r.log = r.log.With("worker", o.Name)
+	r.log = o.Logger.With("worker", o.Name)
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
-	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks})
+	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -46,12 +46,9 @@ func TestConformance(t *testing.T) {
 			t.Logf("the suite handed a wrapper of the store (%T): this runner works on the store itself", cfg.Store)
 		}
 		o := zkrunner.Options{
-			Store:        zs,
-			Registry:     cfg.Registry,
-			DrainTimeout: cfg.DrainTimeout,
-			NoResume:     cfg.NoResume,
-			Hooks:        cfg.Hooks,
-			Workers:      8,
+			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
+			Store:         zs,
+			NoResume:      cfg.NoResume,
 		}
 		if cfg.Crash == nil {
 			r, err := zkrunner.New(o)
@@ -137,7 +134,7 @@ func TestPriorityOrder(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := zkrunner.New(zkrunner.Options{Store: st, Registry: reg})
+	sub, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +149,7 @@ func TestPriorityOrder(t *testing.T) {
 	if err := sub.Submit(ctx, "prio", root); err != nil {
 		t.Fatal(err)
 	}
-	runRunner(t, zkrunner.Options{Store: st, Registry: reg, Workers: 1})
+	runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 1}, Store: st})
 	j, err := sub.Wait(ctx, "prio")
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +176,7 @@ func TestDigestACL(t *testing.T) {
 	if err := reg.Register("noop", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
-	r := runRunner(t, zkrunner.Options{Store: st, Registry: reg})
+	r := runRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Store: st})
 	if err := r.Submit(ctx, "secret", ast.Act("noop", 1)); err != nil {
 		t.Fatal(err)
 	}

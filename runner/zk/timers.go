@@ -17,6 +17,11 @@ import (
 // deletes the timer's node (a runner that dies between the two fires it
 // again, which the reducer ignores). Every runner on a root does this;
 // when two fire one timer, the second firing is ignored.
+//
+// Due is read on the runner's clock (Options.Clock): the loop sleeps
+// until the next timer is due by that clock, and at most the connection's
+// back-off (Backoff.Max) between two looks, so a clock moved past a due
+// time by hand makes the timer fire at the next look.
 func (r *Runner) timerLoop(ctx context.Context) {
 	polls, failures := 0, 0
 	lastRepair := time.Now()
@@ -44,7 +49,7 @@ func (r *Runner) timerLoop(ctx context.Context) {
 				continue
 			}
 			at := time.UnixMilli(due)
-			if now := time.Now(); at.After(now) {
+			if at.After(r.o.Clock.Now()) {
 				next = at
 				break
 			}
@@ -57,7 +62,7 @@ func (r *Runner) timerLoop(ctx context.Context) {
 		polls++ // the poll that backs up the watch slows down to the back-off's cap
 		d := r.c.backoff.Wait(polls)
 		if !next.IsZero() {
-			d = min(d, time.Until(next))
+			d = min(d, next.Sub(r.o.Clock.Now()))
 		}
 		sleep(ctx, max(d, time.Millisecond), ch)
 	}
@@ -65,7 +70,7 @@ func (r *Runner) timerLoop(ctx context.Context) {
 
 // fire applies the firing of the timer whose node is name.
 func (r *Runner) fire(ctx context.Context, name string, tm job.Timer) {
-	_, err := r.eng.Apply(ctx, tm.JobID, []job.Result{tm.Fire(time.Now())})
+	_, err := r.eng.Apply(ctx, tm.JobID, []job.Result{tm.Fire(r.o.Clock.Now())})
 	switch {
 	case err == nil, errors.Is(err, runner.ErrNotDispatched), errors.Is(err, store.ErrNotFound):
 	default:

@@ -322,7 +322,7 @@ func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Tim
 		switch {
 		case have[keyName(a.JobID, a.ID)]:
 		case a.AtMostOnce:
-			lost = append(lost, runner.LostResult(a, time.Now()))
+			lost = append(lost, runner.LostResult(a, r.o.Clock.Now()))
 		default:
 			todo = append(todo, a)
 		}

@@ -20,11 +20,22 @@ func TestInmemRunner(t *testing.T) {
 	var hub *live.Hub
 	hooks := &runner.Hooks{Step: func(j job.Job, _ int) { hub.Notify(j.ID()) }}
 	reg := runner.NewRegistry()
-	if err := runner.Handle(reg, "work", func(ctx context.Context, in map[string]int) (int, error) { return in["i"] * 2, nil }); err != nil {
+	// The actions wait for the stream to be open, so that the job has
+	// steps to send after its snapshot (else, on a fast machine, it is
+	// over before the client connects and the stream is snapshot, end).
+	gate := make(chan struct{})
+	if err := runner.Handle(reg, "work", func(ctx context.Context, in map[string]int) (int, error) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		return in["i"] * 2, nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	hub, srv := serve(t, live.Options{Store: st, Notified: true}, enc{})
-	r, err := inmem.New(inmem.Options{Store: st, Registry: reg, Hooks: hooks, Workers: 2})
+	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Hooks: hooks, Workers: 2}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +60,9 @@ func TestInmemRunner(t *testing.T) {
 		t.Fatalf("first event %s, want snapshot", ev.Type)
 	}
 	from := decode[snapshotData](t, ev).Version
+	close(gate)
 	got := map[uint64]string{}
-	var last uint64
+	last := from
 	for {
 		ev := c.next(t)
 		if ev.Type == "end" {

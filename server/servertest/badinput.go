@@ -104,8 +104,8 @@ func badCases() []badCase {
 	return cases
 }
 
-func testBadInput(t *testing.T, open Open) {
-	e := NewEnv(t, open, func(o *server.Options) { o.MaxBodyBytes = 1 << 20 })
+func testBadInput(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, func(o *server.Options) { o.MaxBodyBytes = 1 << 20 })
 	e.Submit(t, "there", okFlow)
 	e.Settled(t, "there")
 	for _, c := range badCases() {

@@ -6,6 +6,8 @@
 // polls, auth, and each bad input of the API, asserting the status, the
 // code, the problem's JSON and that the store is unchanged.
 //
-// A store adapter's tests call Run in a few lines with a function that
-// opens a store and a runner of the kit's actions (Actions) on it.
+// A store adapter's tests call Run in a few lines with a Config whose Open
+// opens a store and a runner of the kit's actions (Actions) on it; its
+// Wrap, if set, wraps every server's handler (package server's tests
+// validate each request and answer against the OpenAPI document there).
 package servertest

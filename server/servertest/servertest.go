@@ -29,6 +29,18 @@ import (
 // server.Canceller, and an ActionLister telling reg's names.
 type Open func(t *testing.T, reg *runner.Registry) (st store.Store, r any)
 
+// Config is what the suite runs on.
+type Config struct {
+	// Open makes each server's store and runner; required.
+	Open Open
+	// Wrap, when not nil, wraps the handler of every server the suite
+	// starts, with the test that starts it: a middleware that records or
+	// checks every request and answer (package server's tests check each
+	// against the OpenAPI document). It must pass requests and answers
+	// through unchanged.
+	Wrap func(t *testing.T, h http.Handler) http.Handler
+}
+
 // The tokens of the suite's server.
 const (
 	WriteToken = "write-token-0123456789abcdef"
@@ -54,12 +66,13 @@ type Env struct {
 	acts           *actions
 }
 
-// NewEnv serves the API on a store and runner from open, with the suite's
-// tokens and mod's changes to the options (mod may be nil).
-func NewEnv(t *testing.T, open Open, mod func(*server.Options)) *Env {
+// NewEnv serves the API on a store and runner from cfg.Open, with the
+// suite's tokens and mod's changes to the options (mod may be nil), its
+// handler wrapped by cfg.Wrap.
+func NewEnv(t *testing.T, cfg Config, mod func(*server.Options)) *Env {
 	t.Helper()
 	acts := newActions()
-	st, r := open(t, acts.reg)
+	st, r := cfg.Open(t, acts.reg)
 	tokens, err := server.ParseTokens([]byte("# the suite's\nwrite " + WriteToken + "\nread " + ReadToken + "\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +85,9 @@ func NewEnv(t *testing.T, open Open, mod func(*server.Options)) *Env {
 	h, err := server.New(o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if cfg.Wrap != nil {
+		h = cfg.Wrap(t, h)
 	}
 	ts := httptest.NewServer(h)
 	t.Cleanup(ts.Close)
@@ -255,23 +271,23 @@ func (e *Env) Running(t *testing.T, id job.ID, path string) api.Job {
 	})
 }
 
-// Run runs the suite on the stores and runners open makes.
-func Run(t *testing.T, open Open) {
-	t.Run("Submit", func(t *testing.T) { testSubmit(t, open) })
-	t.Run("Resubmit", func(t *testing.T) { testResubmit(t, open) })
-	t.Run("Cancel", func(t *testing.T) { testCancel(t, open) })
-	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
-	t.Run("Versions", func(t *testing.T) { testVersions(t, open) })
-	t.Run("List", func(t *testing.T) { testList(t, open) })
-	t.Run("LongPoll", func(t *testing.T) { testLongPoll(t, open) })
-	t.Run("Validate", func(t *testing.T) { testValidate(t, open) })
-	t.Run("TooManyJobs", func(t *testing.T) { testTooManyJobs(t, open) })
-	t.Run("Routes", func(t *testing.T) { testRoutes(t, open) })
-	t.Run("Auth", func(t *testing.T) { testAuth(t, open) })
-	t.Run("BadInput", func(t *testing.T) { testBadInput(t, open) })
-	t.Run("StreamMidJob", func(t *testing.T) { testStreamMidJob(t, open) })
-	t.Run("StreamResume", func(t *testing.T) { testStreamResume(t, open) })
-	t.Run("TooManyStreams", func(t *testing.T) { testTooManyStreams(t, open) })
-	t.Run("ListStream", func(t *testing.T) { testListStream(t, open) })
-	t.Run("StreamShutdown", func(t *testing.T) { testStreamShutdown(t, open) })
+// Run runs the suite on the stores and runners cfg.Open makes.
+func Run(t *testing.T, cfg Config) {
+	t.Run("Submit", func(t *testing.T) { testSubmit(t, cfg) })
+	t.Run("Resubmit", func(t *testing.T) { testResubmit(t, cfg) })
+	t.Run("Cancel", func(t *testing.T) { testCancel(t, cfg) })
+	t.Run("Delete", func(t *testing.T) { testDelete(t, cfg) })
+	t.Run("Versions", func(t *testing.T) { testVersions(t, cfg) })
+	t.Run("List", func(t *testing.T) { testList(t, cfg) })
+	t.Run("LongPoll", func(t *testing.T) { testLongPoll(t, cfg) })
+	t.Run("Validate", func(t *testing.T) { testValidate(t, cfg) })
+	t.Run("TooManyJobs", func(t *testing.T) { testTooManyJobs(t, cfg) })
+	t.Run("Routes", func(t *testing.T) { testRoutes(t, cfg) })
+	t.Run("Auth", func(t *testing.T) { testAuth(t, cfg) })
+	t.Run("BadInput", func(t *testing.T) { testBadInput(t, cfg) })
+	t.Run("StreamMidJob", func(t *testing.T) { testStreamMidJob(t, cfg) })
+	t.Run("StreamResume", func(t *testing.T) { testStreamResume(t, cfg) })
+	t.Run("TooManyStreams", func(t *testing.T) { testTooManyStreams(t, cfg) })
+	t.Run("ListStream", func(t *testing.T) { testListStream(t, cfg) })
+	t.Run("StreamShutdown", func(t *testing.T) { testStreamShutdown(t, cfg) })
 }

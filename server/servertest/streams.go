@@ -86,8 +86,8 @@ func (e *Env) sameAsHistory(t *testing.T, id job.ID, from uint64, steps []api.St
 // testStreamMidJob: a client joining mid-job gets a snapshot (the job as
 // the job route gives it), then every later step once, the nodes they
 // changed (which make the snapshot the final job), and end.
-func testStreamMidJob(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testStreamMidJob(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "s", gateFlow)
 	e.Running(t, "s", "seq[0]")
@@ -149,8 +149,8 @@ func testStreamMidJob(t *testing.T, open Open) {
 // Last-Event-ID (and with ?after) misses nothing and sees nothing twice;
 // a settled job's stream ends, and a reconnect from its last version gets
 // 204.
-func testStreamResume(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testStreamResume(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "r", gateFlow)
 	e.Running(t, "r", "seq[0]")
@@ -215,8 +215,8 @@ func testStreamResume(t *testing.T, open Open) {
 
 // testTooManyStreams: past MaxStreams, 429 too_many_streams with
 // Retry-After; a stream closed makes room.
-func testTooManyStreams(t *testing.T, open Open) {
-	e := NewEnv(t, open, func(o *server.Options) { o.MaxStreams = 2 })
+func testTooManyStreams(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, func(o *server.Options) { o.MaxStreams = 2 })
 	e.Submit(t, "m", gateFlow)
 	e.Running(t, "m", "seq[0]")
 	first := e.openStream(t, "/api/v1/jobs/m/events")
@@ -248,8 +248,8 @@ func testTooManyStreams(t *testing.T, open Open) {
 // testListStream: the list stream tells a job created (an unfinished
 // one: without notices from the runner, the server finds new jobs by
 // listing the unfinished ones, see docs/live.md).
-func testListStream(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testListStream(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	resp := e.openStream(t, "/api/v1/events")
 	defer resp.Body.Close()
 	e.Submit(t, "l", blockFlow)
@@ -276,9 +276,9 @@ func testListStream(t *testing.T, open Open) {
 
 // testStreamShutdown: when the server closes (Options.Closing), open
 // streams get a shutdown event and end; new ones get 503 shutting_down.
-func testStreamShutdown(t *testing.T, open Open) {
+func testStreamShutdown(t *testing.T, cfg Config) {
 	closing := make(chan struct{})
-	e := NewEnv(t, open, func(o *server.Options) { o.Closing = closing })
+	e := NewEnv(t, cfg, func(o *server.Options) { o.Closing = closing })
 	e.Submit(t, "d", gateFlow)
 	e.Running(t, "d", "seq[0]")
 	job := e.openStream(t, "/api/v1/jobs/d/events")

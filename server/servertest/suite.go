@@ -16,8 +16,8 @@ import (
 	"github.com/batonwf/baton/store"
 )
 
-func testSubmit(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testSubmit(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	a := e.Do(t, "POST", "/api/v1/jobs?id=hello", nil, okFlow)
 	if a.Status != http.StatusCreated || a.Header.Get("Location") != "/api/v1/jobs/hello" {
@@ -88,8 +88,8 @@ func testSubmit(t *testing.T, open Open) {
 	}
 }
 
-func testResubmit(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testResubmit(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	e.Submit(t, "r", okFlow)
 	e.Settled(t, "r")
 	e.Unchanged(t, func() {
@@ -111,8 +111,8 @@ func testResubmit(t *testing.T, open Open) {
 	})
 }
 
-func testCancel(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testCancel(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "c", blockFlow)
 	e.Running(t, "c", "body")
@@ -165,8 +165,8 @@ func testCancel(t *testing.T, open Open) {
 	})
 }
 
-func testDelete(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testDelete(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "d", blockFlow)
 	e.Running(t, "d", "body")
@@ -186,8 +186,8 @@ func testDelete(t *testing.T, open Open) {
 	e.Do(t, "DELETE", "/api/v1/jobs/d", nil, "").Problem(t, 404, server.CodeJobNotFound)
 }
 
-func testVersions(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testVersions(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "v", failFlow)
 	last := e.Settled(t, "v")
@@ -215,8 +215,8 @@ func testVersions(t *testing.T, open Open) {
 	e.Do(t, "GET", "/api/v1/jobs/v/node?path=seq[9]", nil, "").Problem(t, 404, server.CodeNodeNotFound)
 }
 
-func testList(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testList(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	const n = 25
 	for i := range n {
@@ -284,8 +284,8 @@ func testList(t *testing.T, open Open) {
 	}
 }
 
-func testLongPoll(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testLongPoll(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Submit(t, "p", blockFlow)
 	j := e.Running(t, "p", "body")
@@ -321,8 +321,8 @@ func testLongPoll(t *testing.T, open Open) {
 	}
 }
 
-func testValidate(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testValidate(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
 	e.Unchanged(t, func() {
 		v, err := e.Reader.Validate(ctx, []byte(`{"version":1,"root":{"seq":[{"act":"ok"}, {"act":"nobody"}]}}`))
@@ -357,8 +357,8 @@ func testValidate(t *testing.T, open Open) {
 	}
 }
 
-func testTooManyJobs(t *testing.T, open Open) {
-	e := NewEnv(t, open, func(o *server.Options) { o.MaxUnfinished = 2 })
+func testTooManyJobs(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, func(o *server.Options) { o.MaxUnfinished = 2 })
 	e.Submit(t, "m1", blockFlow)
 	e.Submit(t, "m2", blockFlow)
 	e.Unchanged(t, func() {
@@ -379,8 +379,8 @@ func testTooManyJobs(t *testing.T, open Open) {
 	}
 }
 
-func testRoutes(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testRoutes(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	e.Do(t, "GET", "/api/v1/nothing", nil, "").Problem(t, 404, server.CodeNotFound)
 	e.Do(t, "GET", "/nothing", nil, "").Problem(t, 404, server.CodeNotFound)
 	a := e.Do(t, "PUT", "/api/v1/jobs/x", nil, "")
@@ -407,8 +407,8 @@ func testRoutes(t *testing.T, open Open) {
 	}
 }
 
-func testAuth(t *testing.T, open Open) {
-	e := NewEnv(t, open, nil)
+func testAuth(t *testing.T, cfg Config) {
+	e := NewEnv(t, cfg, nil)
 	none := map[string]string{"Authorization": ""}
 	e.Unchanged(t, func() {
 		a := e.Do(t, "GET", "/api/v1/jobs", none, "")

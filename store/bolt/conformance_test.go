@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/runner/runnertest"
 	"github.com/batonwf/baton/store"
@@ -41,8 +42,11 @@ func TestConformanceInmem(t *testing.T) {
 		return st
 	}
 	runnertest.Run(t, newStore, func(t *testing.T, cfg runnertest.Config) runnertest.Runner {
-		r, err := inmem.New(inmem.Options{Store: cfg.Store, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout,
-			NoResume: cfg.NoResume, Hooks: cfg.Hooks, Workers: 8})
+		r, err := inmem.New(inmem.Options{
+			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
+			Store:         cfg.Store,
+			NoResume:      cfg.NoResume,
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// The text of the commands, from the API's values (see view.go). The
+// texts of jobs are job.Describe's, rendered from api.Job: the API clips
+// text to api.ClipBytes (200) and job.Clip to 60 bytes at the same rune
+// boundaries, so the API's clipped text prints as the whole would.
+
+// describeJob renders v as job.Describe renders the job it is the value
+// of: a header line, one line per node, the deadlines armed.
+func describeJob(v api.Job) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s v%d: %s", v.ID, v.Version, v.Status)
+	if v.Cancel != nil {
+		fmt.Fprintf(&b, " (cancel: %s)", job.Clip(v.Cancel.Reason))
+	}
+	if v.Failure != nil {
+		fmt.Fprintf(&b, " at %s", failureText(*v.Failure))
+	}
+	if v.Outstanding != nil && *v.Outstanding > 0 {
+		fmt.Fprintf(&b, ", %d outstanding", *v.Outstanding)
+	}
+	fmt.Fprintf(&b, ", %d/%d actions settled\n", v.Settled, v.Total)
+	for _, n := range v.Nodes {
+		describeNode(&b, n)
+	}
+	for _, t := range v.Timers {
+		if path, ok := strings.CutSuffix(t.ID, "@deadline"); ok {
+			fmt.Fprintf(&b, "deadline of %s due %s\n", path, t.Due.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	return b.String()
+}
+
+func describeNode(b *strings.Builder, n api.Node) {
+	act := n.Kind == ast.KindAct.String()
+	b.WriteString(strings.Repeat("  ", n.Depth))
+	b.WriteString(n.Kind)
+	if act {
+		b.WriteString(" " + n.Action)
+		if n.Payload != "" {
+			b.WriteString(" " + job.Clip(n.Payload))
+		}
+	}
+	if n.Path != "" {
+		b.WriteString(" " + n.Path)
+	}
+	if n.Name != "" {
+		b.WriteString(" @" + n.Name)
+	}
+	b.WriteString(": " + n.Status)
+	if act && n.Attempt > 0 {
+		fmt.Fprintf(b, " #%d", n.Attempt)
+	}
+	switch {
+	case act && n.Retry != nil:
+		fmt.Fprintf(b, ": %s; #%d due %s", job.Clip(n.Error), n.Attempt+1, n.Retry.UTC().Format(time.RFC3339Nano))
+	case act && n.Status == job.StatusFailed.String():
+		b.WriteString(": ")
+		msg := n.Error
+		if n.Failure != nil {
+			if n.Failure.Kind != "" {
+				b.WriteString("[" + n.Failure.Kind + "] ")
+			}
+			if msg == "" {
+				msg = n.Failure.Message // a leaf whose own deadline ran out
+			}
+		}
+		b.WriteString(job.Clip(msg))
+	case act && n.Output != "":
+		b.WriteString(" -> " + job.Clip(n.Output))
+	case n.Failure != nil:
+		fmt.Fprintf(b, " (%s", ast.ShowPath(n.Failure.Path))
+		if n.Failure.Others > 0 {
+			fmt.Fprintf(b, " +%d more", n.Failure.Others)
+		}
+		b.WriteString(")")
+	}
+	b.WriteByte('\n')
+}
+
+// failureText is job.Failure's String of f, whose message the API
+// clipped to 200 bytes as String clips it: String then marks the cut with
+// "..." and quotes a message with control characters.
+func failureText(f api.Failure) string {
+	action := ""
+	if f.Action != "" {
+		action = " (" + f.Action + ")"
+	}
+	msg := f.Message
+	if strings.ContainsFunc(msg, func(r rune) bool { return r < ' ' || r == 0x7f || r == 0x2028 || r == 0x2029 }) {
+		msg = fmt.Sprintf("%q", msg)
+	}
+	if f.Clipped {
+		msg += "..."
+	}
+	s := fmt.Sprintf("%s%s: %s", ast.ShowPath(f.Path), action, msg)
+	if f.Others > 0 {
+		s += fmt.Sprintf(" (and %d more failure", f.Others)
+		if f.Others > 1 {
+			s += "s"
+		}
+		s += ")"
+	}
+	return s
+}
+
+// progressLine is the progress line of a run:
+//
+//	[run] 2/6 actions settled, 1 running, 0.4s
+func progressLine(s api.Summary, took time.Duration) string {
+	running := 0
+	if s.Outstanding != nil {
+		running = *s.Outstanding
+	}
+	return fmt.Sprintf("[run] %d/%d actions settled, %d running, %.1fs", s.Settled, s.Total, running, took.Seconds())
+}
+
+// summaryLine is the one line that ends a run:
+//
+//	job hello-20260101T120000.000Z succeeded: 6/6 actions settled, v7, 1.2s
+//	job fail-... failed at par[1] (fail): boom: 2/3 actions settled, v4, 0.3s
+//	job order-7 cancelled (not needed): 1/3 actions settled, v3, 4ms
+func summaryLine(s api.Summary, took time.Duration) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "job %s %s", s.ID, s.Status)
+	if s.Failure != nil {
+		fmt.Fprintf(&b, " at %s", failureText(*s.Failure))
+	}
+	if s.Cancel != nil {
+		fmt.Fprintf(&b, " (%s)", job.Clip(s.Cancel.Reason))
+	}
+	fmt.Fprintf(&b, ": %d/%d actions settled, v%d", s.Settled, s.Total, s.Version)
+	if took > 0 {
+		fmt.Fprintf(&b, ", %s", took.Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// writeHistory prints h, every step of a job: a header, then one block
+// per version.
+//
+//	job hello-1: 3 versions, now succeeded
+//	v1  created: running, 0/2 actions settled, 1 dispatched
+//	v2  running, 1/2 actions settled
+//	      seq[0]#1 log: ok
+//	v3  succeeded, 2/2 actions settled
+//	      seq[1]#1 fail: failed: boom
+//
+// A step that applied a cancel says so first ("cancelled: REASON").
+func writeHistory(w io.Writer, h api.History) {
+	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.ID, len(h.Steps), plural(len(h.Steps)), h.Status)
+	for _, st := range h.Steps {
+		if st.Created {
+			fmt.Fprintf(w, "v%d  created: %s, %d dispatched\n", st.Version, stepState(st), len(st.Dispatched))
+		} else {
+			fmt.Fprintf(w, "v%d  %s\n", st.Version, stepState(st))
+		}
+		if st.Cancel != nil {
+			fmt.Fprintf(w, "      cancelled: %s\n", job.Clip(st.Cancel.Reason))
+		}
+		for _, r := range st.Results {
+			if r.Timer {
+				var at time.Time
+				if r.At != nil {
+					at = *r.At
+				}
+				fmt.Fprintf(w, "      %s: timer fired at %s\n", r.ActionID, at.UTC().Format(time.RFC3339Nano))
+				continue
+			}
+			name := r.Action
+			if name == "" {
+				name = "?"
+			}
+			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
+		}
+		for _, t := range st.Waits {
+			fmt.Fprintf(w, "      waits: %s due %s\n", t.ID, t.Due.UTC().Format(time.RFC3339Nano))
+		}
+	}
+}
+
+// stateOf is where a job stands: "running, 1/6 actions settled", and why
+// it failed.
+func stateOf(sm api.Summary) string {
+	s := fmt.Sprintf("%s, %d/%d actions settled", sm.Status, sm.Settled, sm.Total)
+	if sm.Failure != nil {
+		s += " (" + failureText(*sm.Failure) + ")"
+	}
+	return s
+}
+
+// stepState is where a job stood after step st.
+func stepState(st api.Step) string {
+	return stateOf(api.Summary{Status: st.Status, Settled: st.Settled, Total: st.Total, Failure: st.Failure})
+}
+
+// outcome is "ok", "ok -> OUTPUT" or "failed: MESSAGE", clipped, with
+// the failure's kind in brackets.
+func outcome(r api.Result) string {
+	switch {
+	case !r.OK && r.Kind != "":
+		return "failed [" + r.Kind + "]: " + job.Clip(r.Error)
+	case !r.OK:
+		return "failed: " + job.Clip(r.Error)
+	case r.Output != "":
+		return "ok -> " + job.Clip(r.Output)
+	}
+	return "ok"
+}
