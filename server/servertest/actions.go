@@ -24,8 +24,9 @@ func Actions() *runner.Registry {
 // actions is the registry of Actions and what its handlers saw.
 type actions struct {
 	reg *runner.Registry
-	// stopped counts the block actions whose context ended.
-	stopped atomic.Int64
+	// started counts the block actions that started, stopped those whose
+	// context ended.
+	started, stopped atomic.Int64
 	// gate lets one gate action through per send.
 	gate chan struct{}
 }
@@ -41,6 +42,7 @@ func newActions() *actions {
 	must(reg.Register("ok", func(_ context.Context, a job.Action) ([]byte, error) { return a.Payload, nil }))
 	must(reg.Register("fail", func(context.Context, job.Action) ([]byte, error) { return nil, errors.New("boom") }))
 	must(reg.Register("block", func(ctx context.Context, _ job.Action) ([]byte, error) {
+		acts.started.Add(1)
 		<-ctx.Done()
 		acts.stopped.Add(1)
 		return nil, context.Cause(ctx)
