@@ -178,9 +178,12 @@ func (s *srv) authorize(r *http.Request, scope Scope) error {
 	return nil
 }
 
-// fail counts a failed authentication, logging the one that blocks the
+// fail counts a failed authentication (Options.AuthFailures too), logging the one that blocks the
 // client.
 func (s *srv) fail(client string) {
+	if s.authFailures != nil {
+		s.authFailures.Inc()
+	}
 	if s.fails.add(client) {
 		s.log.Warn("http client blocked for failed authentications", "remote", client, "failures", AuthFailures, "window", AuthWindow)
 	}

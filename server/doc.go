@@ -35,6 +35,20 @@
 // logged. Every answer has X-Content-Type-Options: nosniff and
 // Referrer-Policy: no-referrer; API answers Cache-Control: no-store.
 //
+// Live updates: the event streams (GET /api/v1/jobs/{id}/events and GET
+// /api/v1/events) and the history's long poll are served by one
+// live.Hub (Options.Hub, or one of the server's own that polls the store),
+// so a job has one watcher for all of them; the events carry the JSON of
+// the job and history routes (api.Job, api.StepEvent, api.Summary,
+// api.Changes). Closing Options.Closing shuts the hub down: open streams
+// get a shutdown event. docs/live.md has the guarantees.
+//
+// Metrics without Prometheus here: Options.Metrics is served at /metrics
+// behind a read token, Options.Middleware wraps every request inside the
+// server once the ServeMux has set its Pattern (the route label), and
+// Options.Streams and Options.AuthFailures are counted by the server;
+// package metrics gives all four.
+//
 // Each request is logged in one line: method, route pattern, status,
 // duration, bytes, request ID (X-Request-Id if the client sent a sane one),
 // job ID where there is one and remote address. A handler that panics is

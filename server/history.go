@@ -9,9 +9,9 @@ import (
 )
 
 // history is GET /api/v1/jobs/{id}/history?from=V&limit=N&wait=D. With
-// wait, when no step follows from, it waits up to D for one: woken by the
-// Notifier if there is one, else looking at the job every PollInterval
-// (one Stat of that job, whatever else the store holds).
+// wait, when no step follows from, it waits up to D for one, on the hub's
+// watcher of the job (shared with its event streams: woken by the
+// runner's notices, or polling that one job).
 func (s *srv) history(w http.ResponseWriter, r *http.Request) error {
 	id, err := pathID(r)
 	if err != nil {
@@ -33,14 +33,8 @@ func (s *srv) history(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	if wait > 0 {
-		in, err := s.statJob(r, id)
-		if err != nil {
+		if err := s.waitStep(r, id, uint64(from), wait); err != nil {
 			return err
-		}
-		if in <= uint64(from) {
-			if err := s.waitPast(r, id, uint64(from), wait); err != nil {
-				return err
-			}
 		}
 	}
 	h, err := s.historian.History(ctx, id)

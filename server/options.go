@@ -3,11 +3,13 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store"
 )
 
@@ -52,19 +54,41 @@ type Options struct {
 	// listing of unfinished jobs (at most MaxUnfinished of them read),
 	// at most once a second.
 	MaxUnfinished int
-	// PollInterval is how often a history long poll looks at the store
-	// when no Notifier wakes it earlier; 0 means 250ms.
+	// Hub serves the event streams and the history's long polls (one
+	// watcher per job for both); give one notified by the runner in this
+	// process (live.Options.Notified, its Hooks.Step calling Notify) so
+	// that they wake at each step. nil means a hub of the server's own,
+	// which polls the store every PollInterval and takes at most
+	// MaxStreams streams. The server calls its Shutdown when Closing
+	// closes. The hub must be over Store; a store without history
+	// (store.Historian) has neither streams nor the history route.
+	Hub *live.Hub
+	// PollInterval is how often the server's own hub looks at a watched
+	// job; 0 means live.DefaultPoll.
 	PollInterval time.Duration
-	// Notifier, when not nil, wakes long polls when a job may have
-	// changed (a hint: the state always comes from the store).
-	Notifier Notifier
+	// MaxStreams bounds the open event streams of the server's own hub;
+	// 0 means live.DefaultMaxStreams. Past it, 429 too_many_streams.
+	MaxStreams int
 	// Closing, once closed, makes the server refuse writes with 503
-	// shutting_down and end long polls: close it when shutting down,
-	// before http.Server.Shutdown waits for the requests in flight.
+	// shutting_down, and shuts the Hub down (open streams get a shutdown
+	// event, long polls end): close it when shutting down, before
+	// http.Server.Shutdown waits for the requests in flight.
 	Closing <-chan struct{}
 
-	// Coming with the later parts, not here yet: a Prometheus
-	// registerer (package metrics) and event streams (their limit).
+	// Metrics, when not nil, is served at GET /metrics, behind a read
+	// token (package metrics' Handler).
+	Metrics http.Handler
+	// Middleware, when not nil, wraps the handling of every request
+	// inside the server, where the request's Pattern is its route (set by
+	// the ServeMux; "" for a request no route takes): package metrics'
+	// Middleware.
+	Middleware func(http.Handler) http.Handler
+	// Streams, when not nil, counts the open event streams (package
+	// metrics' Streams).
+	Streams Gauge
+	// AuthFailures, when not nil, counts the requests refused for a
+	// missing or unknown token (package metrics' AuthFailures).
+	AuthFailures Counter
 }
 
 // Submitter is a runner that starts jobs: it stores the job (failing with
@@ -98,11 +122,13 @@ type Readier interface {
 	Ready(ctx context.Context) error
 }
 
-// Notifier tells of changes to jobs.
-type Notifier interface {
-	// Watch returns a channel closed when job id may have changed since
-	// Watch was called, and a func that stops the watch (safe to call
-	// twice). It is a hint: a change may come without it, or it without
-	// a change.
-	Watch(id job.ID) (changed <-chan struct{}, stop func())
+// Gauge is a count that goes up and down (a prometheus.Gauge is one).
+type Gauge interface {
+	Inc()
+	Dec()
+}
+
+// Counter is a count that only goes up (a prometheus.Counter is one).
+type Counter interface {
+	Inc()
 }

@@ -108,7 +108,7 @@ func astProblems(ps []ast.Problem) []api.PathProblem {
 // writeProblem writes p as application/problem+json.
 func writeProblem(w http.ResponseWriter, p *problem) {
 	status := p.code.Status()
-	rec, _ := w.(*recorder)
+	rec := recorderOf(w)
 	out := api.Problem{
 		Type: "urn:baton:problem:" + string(p.code), Title: http.StatusText(status), Status: status,
 		Detail: p.detail, Code: string(p.code), JobID: p.jobID, Problems: p.problems,

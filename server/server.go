@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store"
 )
 
@@ -31,7 +32,7 @@ type srv struct {
 	actionLister ActionLister
 	workerLister WorkerLister
 	readier      Readier
-	notifier     Notifier
+	hub          *live.Hub // nil without a Historian
 	closing      <-chan struct{}
 
 	tokens        *Tokens
@@ -39,11 +40,15 @@ type srv struct {
 	now           func() time.Time
 	maxBody       int64
 	maxUnfinished int
-	poll          time.Duration
 
-	mux    *http.ServeMux
-	routes []Route // those served, for the page at /
-	fails  *failures
+	metrics      http.Handler
+	streams      Gauge
+	authFailures Counter
+
+	mux     *http.ServeMux
+	handler http.Handler // dispatch, in Options.Middleware
+	routes  []Route      // those served, for the page at /
+	fails   *failures
 
 	mu         sync.Mutex // guards the unfinished count
 	countAt    time.Time
@@ -56,8 +61,9 @@ func New(o Options) (http.Handler, error) {
 		return nil, errors.New("server: Options.Store is required")
 	}
 	s := &srv{
-		st: o.Store, notifier: o.Notifier, closing: o.Closing, tokens: o.Tokens,
-		log: o.Logger, now: o.Now, maxBody: o.MaxBodyBytes, maxUnfinished: o.MaxUnfinished, poll: o.PollInterval,
+		st: o.Store, closing: o.Closing, tokens: o.Tokens,
+		log: o.Logger, now: o.Now, maxBody: o.MaxBodyBytes, maxUnfinished: o.MaxUnfinished,
+		metrics: o.Metrics, streams: o.Streams, authFailures: o.AuthFailures,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -71,9 +77,6 @@ func New(o Options) (http.Handler, error) {
 	if s.maxUnfinished == 0 {
 		s.maxUnfinished = DefaultMaxUnfinished
 	}
-	if s.poll <= 0 {
-		s.poll = 250 * time.Millisecond
-	}
 	s.lister, _ = o.Store.(store.Lister)
 	s.historian, _ = o.Store.(store.Historian)
 	s.deleter, _ = o.Store.(store.Deleter)
@@ -82,6 +85,9 @@ func New(o Options) (http.Handler, error) {
 	s.actionLister, _ = o.Runner.(ActionLister)
 	s.workerLister, _ = o.Runner.(WorkerLister)
 	s.readier, _ = o.Runner.(Readier)
+	if err := s.startHub(o); err != nil {
+		return nil, err
+	}
 	s.fails = newFailures(s.now)
 	s.mux = http.NewServeMux()
 	for _, rt := range table {
@@ -91,6 +97,10 @@ func New(o Options) (http.Handler, error) {
 				s.routes = append(s.routes, rt.Route)
 			}
 		}
+	}
+	s.handler = http.HandlerFunc(s.dispatch)
+	if o.Middleware != nil {
+		s.handler = o.Middleware(s.handler)
 	}
 	return s, nil
 }
@@ -126,8 +136,23 @@ func (rec *recorder) Unwrap() http.ResponseWriter { return rec.ResponseWriter }
 
 // setJob names the job of the request in its log line.
 func setJob(w http.ResponseWriter, id string) {
-	if rec, ok := w.(*recorder); ok {
+	if rec := recorderOf(w); rec != nil {
 		rec.jobID = id
+	}
+}
+
+// recorderOf returns the recorder under w (Options.Middleware may wrap
+// it), or nil.
+func recorderOf(w http.ResponseWriter) *recorder {
+	for {
+		switch x := w.(type) {
+		case *recorder:
+			return x
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return nil
+		}
 	}
 }
 
@@ -156,15 +181,22 @@ func (s *srv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.logRequest(r, rec, time.Since(start))
 	}()
+	s.handler.ServeHTTP(rec, r)
+}
+
+// dispatch gives a request to its route, or answers that it has none.
+// The ServeMux sets r.Pattern on r itself, so that Options.Middleware,
+// around dispatch, sees the route once dispatch returns.
+func (s *srv) dispatch(w http.ResponseWriter, r *http.Request) {
 	if p := uncleanPath(r.URL.Path); p != nil {
-		writeProblem(rec, p)
+		writeProblem(w, p)
 		return
 	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
-		s.noRoute(rec, r)
+		s.noRoute(w, r)
 		return
 	}
-	s.mux.ServeHTTP(rec, r)
+	s.mux.ServeHTTP(w, r)
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path

@@ -1,10 +1,12 @@
 package server
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store"
 )
 
@@ -22,37 +24,13 @@ func (s *srv) statJob(r *http.Request, id job.ID) (uint64, error) {
 	return in.Version, nil
 }
 
-// waitPast waits until job id is past version from, wait has passed, the
-// request ends or the server closes. Only a store error is an error.
-func (s *srv) waitPast(r *http.Request, id job.ID, from uint64, wait time.Duration) error {
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	tick := time.NewTicker(s.poll)
-	defer tick.Stop()
-	for {
-		var changed <-chan struct{}
-		stop := func() {}
-		if s.notifier != nil {
-			changed, stop = s.notifier.Watch(id)
-		}
-		v, err := s.statJob(r, id)
-		if err != nil || v > from {
-			stop()
-			return err
-		}
-		select {
-		case <-changed:
-		case <-tick.C:
-		case <-timer.C:
-			stop()
-			return nil
-		case <-r.Context().Done():
-			stop()
-			return nil
-		case <-s.closing:
-			stop()
-			return nil
-		}
-		stop()
+// waitStep waits, for the history route, until job id has a step after
+// version from, wait has passed, the request ends or the server shuts
+// down; it shares the job's watcher with the job's streams. Only a store
+// error is an error.
+func (s *srv) waitStep(r *http.Request, id job.ID, from uint64, wait time.Duration) error {
+	if _, err := s.hub.WaitStep(r.Context(), id, from, wait); err != nil && !errors.Is(err, live.ErrShutdown) {
+		return s.storeProblem(err, id, "wait for")
 	}
+	return nil
 }

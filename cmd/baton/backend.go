@@ -122,6 +122,9 @@ type submitter interface {
 type workerOptions struct {
 	runner.WorkerOptions
 	name string // 'baton worker' only
+	// timed wraps the store a local runner commits to ('baton serve':
+	// metrics.Store); nil: none.
+	timed func(store.Store) store.Store
 }
 
 // resumeOptions are the settings of 'baton resume' for a store file.

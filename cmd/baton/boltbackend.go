@@ -45,9 +45,13 @@ func (b *boltBackend) Close() error                                 { return b.s
 // Ctrl-C it lets the actions in flight finish for drainTimeout.
 func (b *boltBackend) local(o workerOptions) (*inmem.Runner, error) {
 	o.DrainTimeout = drainTimeout
+	var st store.Store = b.st
+	if o.timed != nil {
+		st = o.timed(st)
+	}
 	return inmem.New(inmem.Options{
 		WorkerOptions: o.WorkerOptions,
-		Store:         b.st,
+		Store:         st,
 		NoResume:      true,
 	})
 }

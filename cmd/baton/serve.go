@@ -17,6 +17,7 @@ import (
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/server"
+	"github.com/batonwf/baton/server/live"
 )
 
 // serveShutdown bounds the wait for the requests in flight at a shutdown
@@ -32,7 +33,7 @@ func serveCommand() command {
 			"       --kafka HOST:PORT[,...] [--prefix NAME] [--kafka-tls] [--kafka-tls-ca FILE] [--kafka-tls-cert FILE --kafka-tls-key FILE] [--sasl M --sasl-user U]]\n" +
 			"       [--workers N] [--timeout D]\n" +
 			"       [--token-file FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--insecure-http]\n" +
-			"       [--max-body-bytes N] [--max-unfinished N]",
+			"       [--metrics-listen HOST:PORT] [--max-body-bytes N] [--max-unfinished N] [--max-streams N]",
 		about: `
 Serves baton's HTTP API (see docs/api.md) on --listen: submit, list,
 follow, cancel and delete jobs, and draw them. On a store file (--store, the
@@ -57,6 +58,11 @@ also submits, cancels and deletes. The certificate files are read again
 when they change. --tls-client-ca requires client certificates signed by
 that CA.
 
+Jobs are followed live through event streams (GET
+/api/v1/jobs/{id}/events, at most --max-streams open). Prometheus metrics
+are served at /metrics behind a read token, or alone, without a token, on
+--metrics-listen (a loopback address).
+
 On SIGINT or SIGTERM it stops accepting, answers the requests in flight
 (a submit is done or refused with 503 shutting_down, never half done), lets
 the actions in flight finish (for up to 2s on a store file, 10s for --zk
@@ -69,12 +75,23 @@ the actions in flight finish (for up to 2s on a store file, 10s for --zk
 type serveFlags struct {
 	listen, tokenFile, tlsCert, tlsKey, tlsClientCA string
 	insecureHTTP                                    bool
+	metricsListen                                   string
 }
 
 // checkServe says what is wrong with the listening flags: a non-loopback
 // address without tokens, or without TLS unless --insecure-http; TLS
-// files given by halves.
+// files given by halves; a --metrics-listen that is not loopback (it has
+// neither tokens nor TLS).
 func checkServe(f serveFlags) error {
+	if f.metricsListen != "" {
+		host, _, err := net.SplitHostPort(f.metricsListen)
+		switch {
+		case err != nil:
+			return fmt.Errorf("--metrics-listen %q: want HOST:PORT, like 127.0.0.1:9090", f.metricsListen)
+		case !loopback(host):
+			return fmt.Errorf("--metrics-listen %s is not a loopback address: /metrics alone has no token; leave it out to serve /metrics on --listen behind a read token", f.metricsListen)
+		}
+	}
 	host, _, err := net.SplitHostPort(f.listen)
 	if err != nil {
 		return fmt.Errorf("--listen %q: want HOST:PORT, like 127.0.0.1:8080", f.listen)
@@ -121,6 +138,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action; 0: none")
 	maxBody := fset.Int64("max-body-bytes", server.DefaultMaxBodyBytes, "refuse request bodies over `N` bytes")
 	maxUnfinished := fset.Int("max-unfinished", server.DefaultMaxUnfinished, "refuse submits while `N` jobs are unfinished (-1: no limit)")
+	maxStreams := fset.Int("max-streams", live.DefaultMaxStreams, "refuse event streams while `N` are open")
+	fset.StringVar(&f.metricsListen, "metrics-listen", "", "serve /metrics alone, without a token, on `HOST:PORT` (loopback); default: on --listen, behind a read token")
 	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -134,6 +153,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "--max-body-bytes must be positive, got %d", *maxBody)
 	case *maxUnfinished == 0 || *maxUnfinished < -1:
 		return c.usageError(cmd, "--max-unfinished must be positive or -1, got %d", *maxUnfinished)
+	case *maxStreams < 1:
+		return c.usageError(cmd, "--max-streams must be positive, got %d", *maxStreams)
 	}
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -170,19 +191,35 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	defer b.Close()
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
-	sv, err := c.serving(ctx, b, workerOptions{name: "serve", WorkerOptions: runner.WorkerOptions{Registry: builtins(c.stdout, client), Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr)}})
+	acts := builtins(c.stdout, client)
+	_, local := b.(localServer)
+	obs, err := newServeObs(b.jobs(), acts, local, *maxStreams, log)
+	if err != nil {
+		return withCode(exitError, err)
+	}
+	sv, err := c.serving(ctx, b, workerOptions{name: "serve", timed: obs.m.Store, WorkerOptions: runner.WorkerOptions{
+		Registry: acts, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr), Hooks: obs.hooks()}})
 	if err != nil {
 		return withCode(exitCode(err), fmt.Errorf("serve %s: %v", b.where(), err))
 	}
 	defer sv.Close()
 
 	closing := make(chan struct{})
-	h, err := server.New(server.Options{
-		Store: b.jobs(), Runner: sv.runner(), Tokens: tokens, Logger: log, Now: c.now,
+	so := server.Options{
+		Runner: sv.runner(), Tokens: tokens, Logger: log, Now: c.now,
 		MaxBodyBytes: *maxBody, MaxUnfinished: *maxUnfinished, Closing: closing,
-	})
+	}
+	obs.serverOptions(&so, f.metricsListen != "")
+	h, err := server.New(so)
 	if err != nil {
 		return withCode(exitError, err)
+	}
+	if f.metricsListen != "" {
+		stop, err := c.serveMetricsAlone(f.metricsListen, obs.metricsHandler(), log)
+		if err != nil {
+			return withCode(exitError, err)
+		}
+		defer stop()
 	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
@@ -236,6 +273,19 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return withCode(exitStore, failed)
 	}
 	return nil
+}
+
+// serveMetricsAlone serves h (/metrics) on addr until stop is called.
+func (c *cli) serveMetricsAlone(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s (--metrics-listen): %v", addr, err)
+	}
+	hs := server.HTTPServer(h, server.Limits{})
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	go func() { _ = hs.Serve(ln) }()
+	fmt.Fprintf(c.stderr, "baton serve: http://%s/metrics\n", ln.Addr())
+	return func() { hs.Close() }, nil
 }
 
 // reloadTokensOnHUP reads the token file again on each SIGHUP into

@@ -27,6 +27,7 @@ import (
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/client"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store/bolt"
 )
 
@@ -60,6 +61,9 @@ func TestServeListenCheck(t *testing.T) {
 		{serveFlags{listen: "127.0.0.1:8080", tlsCert: "c"}, "go together"},
 		{serveFlags{listen: "127.0.0.1:8080", tlsClientCA: "ca"}, "needs --tls-cert"},
 		{serveFlags{listen: "nope"}, "HOST:PORT"},
+		{serveFlags{listen: "127.0.0.1:8080", metricsListen: "127.0.0.1:9090"}, ""},
+		{serveFlags{listen: "127.0.0.1:8080", metricsListen: "0.0.0.0:9090"}, "--metrics-listen"},
+		{serveFlags{listen: "127.0.0.1:8080", metricsListen: "9090"}, "--metrics-listen"},
 	} {
 		err := checkServe(c.f)
 		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
@@ -122,11 +126,32 @@ func TestServe(t *testing.T) {
 }
 
 // TestServeShutdown: submits in flight when the server stops are done
-// (201) or refused (503 shutting_down), never half done.
+// (201) or refused (503 shutting_down), never half done; open event
+// streams get a shutdown event and end; exit 0.
 func TestServeShutdown(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "baton.db")
 	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0")
 	c := client.New(serveURL(t, p), client.Options{HTTPClient: &http.Client{Transport: &http.Transport{}}})
+	// Open streams: a running job's and the list's; each must end with a
+	// shutdown event.
+	if _, _, err := c.Submit(t.Context(), "sleeper", []byte(`{"version":1,"root":{"act":"sleep","payload":"1h"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	streamEnds := map[string]chan string{}
+	for _, path := range []string{"/api/v1/jobs/sleeper/events", "/api/v1/events"} {
+		resp, err := http.Get(serveURL(t, p) + path)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %v %v", path, resp, err)
+		}
+		last := make(chan string, 1)
+		streamEnds[path] = last
+		go func() {
+			defer resp.Body.Close()
+			var typ string
+			err := live.ReadEvents(resp.Body, func(ev live.Event) error { typ = ev.Type; return nil })
+			last <- fmt.Sprintf("%s %v", typ, err)
+		}()
+	}
 	var mu sync.Mutex
 	answers := map[job.ID]string{}
 	created := 0
@@ -162,6 +187,11 @@ func TestServeShutdown(t *testing.T) {
 	wg.Wait()
 	if code := p.stop(t); code != exitOK {
 		t.Fatalf("exit status %d:\n%s", code, p.errOut.String())
+	}
+	for path, last := range streamEnds {
+		if got := <-last; got != "shutdown <nil>" {
+			t.Errorf("stream %s ended with %q, want a shutdown event", path, got)
+		}
 	}
 	counts := map[string]int{}
 	for _, a := range answers {

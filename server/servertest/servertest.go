@@ -285,4 +285,9 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("Routes", func(t *testing.T) { testRoutes(t, cfg) })
 	t.Run("Auth", func(t *testing.T) { testAuth(t, cfg) })
 	t.Run("BadInput", func(t *testing.T) { testBadInput(t, cfg) })
+	t.Run("StreamMidJob", func(t *testing.T) { testStreamMidJob(t, cfg) })
+	t.Run("StreamResume", func(t *testing.T) { testStreamResume(t, cfg) })
+	t.Run("TooManyStreams", func(t *testing.T) { testTooManyStreams(t, cfg) })
+	t.Run("ListStream", func(t *testing.T) { testListStream(t, cfg) })
+	t.Run("StreamShutdown", func(t *testing.T) { testStreamShutdown(t, cfg) })
 }

@@ -5,21 +5,30 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/server/servertest"
 	"github.com/batonwf/baton/store"
 )
 
-// TestChangesWakeLongPolls: with the runner's steps as the notifier, a
-// long poll returns at the step, though the server would look at the
-// store only once an hour.
-func TestChangesWakeLongPolls(t *testing.T) {
-	changes := &server.Changes{}
+// TestNotifiedHubWakesLongPolls: with a hub notified by the runner's
+// steps, a long poll returns at the step, though the hub would look at
+// the store only once an hour.
+func TestNotifiedHubWakesLongPolls(t *testing.T) {
+	var hub *live.Hub
 	e := servertest.NewEnv(t, checked(func(t *testing.T, reg *runner.Registry) (store.Store, any) {
 		st := store.NewMemory()
-		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: changes.Step}}, Store: st})
+		var err error
+		hub, err = live.New(live.Options{Store: st, Notified: true, Poll: time.Hour, SafetyPoll: time.Hour, Changed: job.Changed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { hub.Shutdown(context.Background()) })
+		step := func(j job.Job, _ int) { hub.Notify(j.ID()) }
+		r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, DrainTimeout: -1, Hooks: &runner.Hooks{Step: step}}, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -28,7 +37,7 @@ func TestChangesWakeLongPolls(t *testing.T) {
 		go func() { done <- r.Run(ctx) }()
 		t.Cleanup(func() { cancel(); <-done })
 		return st, server.Local{Runner: r, Registry: reg}
-	}), func(o *server.Options) { o.Notifier, o.PollInterval = changes, time.Hour })
+	}), func(o *server.Options) { o.Hub = hub })
 	e.Submit(t, "w", `{"version":1,"root":{"try":{"act":"block"},"finally":{"act":"ok"}}}`)
 	j := e.Running(t, "w", "body")
 	polled := make(chan error, 3)
