@@ -33,7 +33,8 @@ func serveCommand() command {
 			"       --kafka HOST:PORT[,...] [--prefix NAME] [--kafka-tls] [--kafka-tls-ca FILE] [--kafka-tls-cert FILE --kafka-tls-key FILE] [--sasl M --sasl-user U]]\n" +
 			"       [--workers N] [--timeout D]\n" +
 			"       [--token-file FILE] [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]] [--insecure-http]\n" +
-			"       [--metrics-listen HOST:PORT] [--max-body-bytes N] [--max-unfinished N] [--max-streams N]",
+			"       [--metrics-listen HOST:PORT] [--max-body-bytes N] [--max-unfinished N] [--max-streams N]\n" +
+			"       [--read-header-timeout D] [--read-timeout D] [--write-timeout D] [--idle-timeout D] [--max-header-bytes N]",
 		about: `
 Serves baton's HTTP API (see docs/api.md) on --listen: submit, list,
 follow, cancel and delete jobs, and draw them. On a store file (--store, the
@@ -139,6 +140,12 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	maxBody := fset.Int64("max-body-bytes", server.DefaultMaxBodyBytes, "refuse request bodies over `N` bytes")
 	maxUnfinished := fset.Int("max-unfinished", server.DefaultMaxUnfinished, "refuse submits while `N` jobs are unfinished (-1: no limit)")
 	maxStreams := fset.Int("max-streams", live.DefaultMaxStreams, "refuse event streams while `N` are open")
+	var lim server.Limits
+	fset.DurationVar(&lim.ReadHeaderTimeout, "read-header-timeout", server.DefaultReadHeaderTimeout, "close a connection whose request line and headers take longer than `D`")
+	fset.DurationVar(&lim.ReadTimeout, "read-timeout", server.DefaultReadTimeout, "cut a request whose body takes longer than `D` to arrive")
+	fset.DurationVar(&lim.WriteTimeout, "write-timeout", server.DefaultWriteTimeout, "bound the writing of an answer to `D` (event streams extend theirs per event)")
+	fset.DurationVar(&lim.IdleTimeout, "idle-timeout", server.DefaultIdleTimeout, "close a kept-alive connection idle for `D`")
+	fset.IntVar(&lim.MaxHeaderBytes, "max-header-bytes", server.DefaultMaxHeaderBytes, "refuse request headers over `N` bytes (431)")
 	fset.StringVar(&f.metricsListen, "metrics-listen", "", "serve /metrics alone, without a token, on `HOST:PORT` (loopback); default: on --listen, behind a read token")
 	retain := retainFlag(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
@@ -155,6 +162,10 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "--max-unfinished must be positive or -1, got %d", *maxUnfinished)
 	case *maxStreams < 1:
 		return c.usageError(cmd, "--max-streams must be positive, got %d", *maxStreams)
+	case lim.ReadHeaderTimeout <= 0 || lim.ReadTimeout <= 0 || lim.WriteTimeout <= 0 || lim.IdleTimeout <= 0:
+		return c.usageError(cmd, "--read-header-timeout, --read-timeout, --write-timeout and --idle-timeout must be positive")
+	case lim.MaxHeaderBytes < 1:
+		return c.usageError(cmd, "--max-header-bytes must be positive, got %d", lim.MaxHeaderBytes)
 	}
 	if err := checkEngines(z, k, false); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -225,7 +236,7 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
 	}
-	hs := server.HTTPServer(h, server.Limits{})
+	hs := server.HTTPServer(h, lim)
 	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	scheme := "http"
 	if tlsConf != nil {

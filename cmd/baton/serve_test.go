@@ -301,25 +301,27 @@ func selfSigned(t *testing.T, serial int64) (certPEM, keyPEM []byte) {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
 }
 
-// TestServeTransport: net/http's own limits as serve sets them: headers
-// over 64 KiB get 431, and a request line trickled in is cut (after
-// ReadHeaderTimeout, 5s) while the server goes on answering.
+// TestServeTransport: net/http's own limits as serve sets them from its
+// flags: headers over --max-header-bytes get 431 (16 KiB would pass the
+// default 64 KiB), and a request line trickled in is cut (after
+// --read-header-timeout) while the server goes on answering.
 func TestServeTransport(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "baton.db")
-	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0")
+	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0",
+		"--max-header-bytes", "1024", "--read-header-timeout", "300ms")
 	base := serveURL(t, p)
 	req, err := http.NewRequest("GET", base+"/healthz", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("X-Big", strings.Repeat("x", 70<<10))
+	req.Header.Set("X-Big", strings.Repeat("x", 16<<10))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("70 KiB of headers: %d", resp.StatusCode)
+		t.Errorf("16 KiB of headers past --max-header-bytes 1024: %d", resp.StatusCode)
 	}
 
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
