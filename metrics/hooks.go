@@ -72,7 +72,7 @@ func (m *Metrics) Hooks(next *runner.Hooks) *runner.Hooks {
 			} else {
 				m.stepResults.Observe(float64(len(tr.Step.Results)))
 			}
-			m.running.set(tr.Job.ID(), !tr.Job.Done(), m.jobsRunning)
+			m.running.set(tr.Job, !tr.Job.Done(), m.jobsRunning)
 			if next.Committed != nil {
 				next.Committed(tr, took)
 			}
@@ -99,7 +99,7 @@ func (m *Metrics) Hooks(next *runner.Hooks) *runner.Hooks {
 		},
 		JobDone: func(j job.Job) {
 			m.jobsFinished.WithLabelValues(statusLabel(j.Status())).Inc()
-			m.running.set(j.ID(), false, m.jobsRunning)
+			m.running.set(j, false, m.jobsRunning)
 			m.waits.forget(j.ID())
 			if next.JobDone != nil {
 				next.JobDone(j)
@@ -146,21 +146,54 @@ func keyOf(a job.Action) actionKey { return actionKey{a.JobID, a.Incarnation, a.
 // runningJobs is the set of jobs seen running and not seen finish.
 type runningJobs struct {
 	mu   sync.Mutex
-	jobs map[job.ID]struct{}
+	jobs map[jobKey]uint64 // running: the newest version seen
+	// done remembers the jobs seen finish lately, with their final
+	// versions, in the order they finished (a bounded ring): the hook of
+	// a job's creation may come after its end (the engine tells of a
+	// commit once it returns, by when a quick job may have finished), and
+	// must not count the job as running again.
+	done     map[jobKey]uint64
+	doneRing []jobKey
+	next     int
 }
 
-// set records whether job id runs, and sets g to how many do (under the
-// lock, so that concurrent calls cannot leave g stale).
-func (r *runningJobs) set(id job.ID, running bool, g prometheus.Gauge) {
+// jobKey is one incarnation of a job: a job made again under the same ID
+// is another job, its versions counted from 1 again.
+type jobKey struct {
+	id  job.ID
+	inc uint64
+}
+
+// maxDone bounds the finished jobs runningJobs remembers.
+const maxDone = 10_000
+
+// set records whether job j runs (at its version), and sets g to how many
+// do (under the lock, so that concurrent calls cannot leave g stale).
+// News older than what is known of the job are ignored.
+func (r *runningJobs) set(j job.Job, running bool, g prometheus.Gauge) {
+	id, v := jobKey{j.ID(), j.Incarnation()}, j.Version()
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.jobs == nil {
+		r.jobs, r.done = map[jobKey]uint64{}, map[jobKey]uint64{}
+	}
+	if final, ok := r.done[id]; ok && v <= final {
+		return // late news of a job seen finish
+	}
 	if running {
-		if r.jobs == nil {
-			r.jobs = map[job.ID]struct{}{}
+		if seen, ok := r.jobs[id]; !ok || v >= seen {
+			r.jobs[id] = v
 		}
-		r.jobs[id] = struct{}{}
 	} else {
 		delete(r.jobs, id)
+		if len(r.doneRing) < maxDone {
+			r.doneRing = append(r.doneRing, id)
+		} else {
+			delete(r.done, r.doneRing[r.next])
+			r.doneRing[r.next] = id
+			r.next = (r.next + 1) % maxDone
+		}
+		r.done[id] = v
 	}
 	g.Set(float64(len(r.jobs)))
 }
@@ -254,13 +287,28 @@ func (d *dispatchTimes) purge(now time.Time) {
 	}
 }
 
-// forget drops what is tracked of job id, which has finished.
+// forget drops the dispatches of job id, which has finished, that no
+// start met: those actions will not start now. Starts still waiting for
+// their dispatch stay: the engine tells of a creation's dispatch once its
+// commit returns, by when the job's actions may have run and the job
+// finished (a job of one quick action does on a busy machine); that late
+// dispatch must still meet its start. Starts that never meet one (their
+// action dispatched by another process) go at a purge.
 func (d *dispatchTimes) forget(id job.ID) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	kept := d.byJob[id][:0]
 	for _, k := range d.byJob[id] {
-		delete(d.halves, k)
+		if h, ok := d.halves[k]; ok && !h.started {
+			delete(d.halves, k)
+		} else if ok {
+			kept = append(kept, k)
+		}
 	}
-	d.keys -= len(d.byJob[id])
-	delete(d.byJob, id)
+	d.keys -= len(d.byJob[id]) - len(kept)
+	if len(kept) == 0 {
+		delete(d.byJob, id)
+	} else {
+		d.byJob[id] = kept
+	}
 }

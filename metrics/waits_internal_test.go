@@ -5,6 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 )
 
@@ -54,5 +58,46 @@ func TestDispatchTimes(t *testing.T) {
 	}
 	if len(full.halves) > maxTracked || full.keys > 2*maxTracked {
 		t.Fatalf("%d halves, %d keys", len(full.halves), full.keys)
+	}
+}
+
+// TestLateNewsOfAFinishedJob: the engine tells of a job's creation (its
+// commit and its dispatch) once the commit returns, by when a quick job
+// may have run and finished (CI found it: the job counted running forever
+// after, and its action's wait never timed). The late news must neither
+// count the job running again nor lose the start its dispatch meets.
+func TestLateNewsOfAFinishedJob(t *testing.T) {
+	g := prometheus.NewGauge(prometheus.GaugeOpts{Name: "g"})
+	var r runningJobs
+	tr, err := job.New("quick", ast.Act("a", nil), job.WithIncarnation(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := job.Restart(tr.Job, []job.Result{{JobID: "quick", ActionID: tr.Actions[0].ID}})
+	if err != nil || !done.Job.Done() {
+		t.Fatalf("restart: %v %v", done.Job, err)
+	}
+	r.set(done.Job, false, g) // JobDone
+	r.set(tr.Job, true, g)    // the creation's Committed, late
+	if got := testutil.ToFloat64(g); got != 0 {
+		t.Errorf("running after the late creation: %v, want 0", got)
+	}
+	// The same ID made again is another job: it runs.
+	again, err := job.New("quick", ast.Act("a", nil), job.WithIncarnation(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.set(again.Job, true, g)
+	if got := testutil.ToFloat64(g); got != 1 {
+		t.Errorf("running with the job made again: %v, want 1", got)
+	}
+
+	var d dispatchTimes
+	t0 := time.Unix(1000, 0)
+	k := actionKey{job: "quick", inc: 7, id: tr.Actions[0].ID}
+	d.started(k, t0)
+	d.forget("quick") // JobDone
+	if w, ok := d.dispatched(k, t0.Add(time.Millisecond)); !ok || w != 0 {
+		t.Errorf("the late dispatch did not meet its start: %v, %v", w, ok)
 	}
 }
