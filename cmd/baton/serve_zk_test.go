@@ -41,11 +41,47 @@ func TestServeZK(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Followed through a's event stream (b submitted nothing, a runs
+	// nothing: a learns of the steps from ZooKeeper alone), cancelled
+	// through b: a snapshot, the steps, then the end, cancelled.
+	type seen struct {
+		types []string
+		end   string
+		err   error
+	}
+	followed := make(chan seen, 1)
+	opened := make(chan struct{})
+	go func() {
+		var s seen
+		for ev, err := range ca.Events(ctx, "slow", 0) {
+			if err != nil {
+				s.err = err
+				break
+			}
+			s.types = append(s.types, ev.Type)
+			if ev.Type == "snapshot" {
+				close(opened)
+			}
+			if ev.End != nil {
+				s.end = ev.End.Status
+			}
+		}
+		followed <- s
+	}()
+	select {
+	case <-opened:
+	case s := <-followed:
+		t.Fatalf("a's stream ended before its snapshot: %+v", s)
+	}
 	if _, err := cb.Cancel(ctx, "slow", "not needed"); err != nil {
 		t.Fatal(err)
 	}
 	if sum, err = ca.Wait(ctx, "slow"); err != nil || sum.Status != "cancelled" || sum.Cancel == nil || sum.Cancel.Reason != "not needed" {
 		t.Fatalf("slow after the cancel: %+v, %v", sum, err)
+	}
+	s := <-followed
+	if s.err != nil || s.end != "cancelled" || len(s.types) < 3 || s.types[0] != "snapshot" || s.types[1] != "step" || s.types[len(s.types)-1] != "end" {
+		t.Errorf("a's stream of slow: %q, end %q, err %v; want snapshot, step..., end cancelled", s.types, s.end, s.err)
 	}
 	if code := b.stop(t); code != exitOK {
 		t.Errorf("b exited %d:\n%s", code, b.errOut.String())
