@@ -34,7 +34,10 @@
 //   - A damaged record is an error naming the file, the job and the key
 //     (jobs/<id>/steps/<version>, say) and wrapping job.ErrCorrupt; so is a
 //     journal that does not replay as recorded. Nothing is rewritten or
-//     dropped to get past it.
+//     dropped to get past it. It stops no other job: List shows a job
+//     whose meta record is damaged with store.Info.Damaged set, beside
+//     the others; Sweep leaves it alone (it is not known to have
+//     finished) and sweeps the others; Delete removes it.
 //   - A damaged or truncated file never crashes the process: it is an
 //     error naming the file (and the job, when one is being read),
 //     wrapping ErrDamaged and job.ErrCorrupt; see "Damaged files".
