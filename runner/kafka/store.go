@@ -392,6 +392,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	p.mu.unlock()
 
 	msgs, keys := s.snapshotMessages(id, 1, tok, enc)
+	at := stamp(msgs)
 	err = s.write(ctx, msgs)
 
 	p.mu.lock(context.Background())
@@ -409,6 +410,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	}
 	e.creating = false
 	e.snapVer, e.snapBytes, e.keys = 1, uint64(len(enc)), keys
+	e.created, e.updated = at, at
 	p.settledAt(j)
 	s.notify(id)
 	return nil
@@ -479,7 +481,9 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 			}
 		}
 	}
+	var at time.Time
 	if err == nil {
+		at = stamp(msgs)
 		err = s.write(ctx, msgs)
 	}
 
@@ -497,6 +501,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		return nil // the partition was read again meanwhile: it knows
 	}
 	e.prev, e.latest, e.dispatched = e.latest, j, false
+	e.updated = at
 	p.settledAt(j)
 	e.keys = append(e.keys, key)
 	if snap != nil {
@@ -508,6 +513,24 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 	}
 	s.notify(id)
 	return nil
+}
+
+// stamp gives msgs the time now as their timestamp, and returns it: the
+// time store.Info tells of the write (a topic whose brokers stamp the
+// append time instead tells that after a reread).
+func stamp(msgs []kafka.Message) time.Time {
+	now := time.Now().UTC().Truncate(time.Millisecond) // Kafka keeps milliseconds
+	for i := range msgs {
+		msgs[i].Time = now
+	}
+	return now
+}
+
+// info is what List tells of the job.
+func (e *entry) info() store.Info {
+	in := store.InfoOf(e.latest)
+	in.Created, in.Updated = e.created.UTC(), e.updated.UTC()
+	return in
 }
 
 // begin marks e as being written. p.mu is held.
@@ -686,7 +709,9 @@ func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job
 }
 
 // List implements store.Lister: every partition this Store does not own is
-// read to its end first.
+// read to its end first. A job whose records do not replay is listed with
+// Info.Damaged set (the error Load returns for it, wrapping
+// job.ErrCorrupt) and its other fields zero.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -700,11 +725,19 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 			p.mu.unlock()
 			return nil, err
 		}
-		for _, e := range p.jobs {
-			if e.broken != nil || e.latest.ID() == "" || e.creating {
+		for id, e := range p.jobs {
+			var in store.Info
+			switch {
+			case e.broken != nil:
+				// One job that does not replay hides no other: it is
+				// listed as damaged, its status unknown.
+				in = store.Info{ID: id, Damaged: e.broken}
+			case e.latest.ID() == "" || e.creating:
 				continue
+			default:
+				in = e.info()
 			}
-			if in := store.InfoOf(e.latest); q.Match(in) {
+			if q.Match(in) {
 				out = append(out, in)
 			}
 		}
