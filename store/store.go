@@ -207,7 +207,8 @@ type Info struct {
 	Damaged error
 }
 
-// InfoOf returns the Info of a job.
+// InfoOf returns the Info of a job: all a job tells of itself, so its
+// Created and Updated are zero (a store adds them).
 func InfoOf(j job.Job) Info {
 	settled, total := j.Progress()
 	return Info{ID: j.ID(), Version: j.Version(), Status: j.Status(), Settled: settled, Total: total}

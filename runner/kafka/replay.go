@@ -442,7 +442,7 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 			if r.Offset < from {
 				continue
 			}
-			m := kafka.Message{Headers: r.Headers}
+			m := kafka.Message{Headers: r.Headers, Time: r.Time}
 			if r.Key != nil {
 				if m.Key, err = kafka.ReadAll(r.Key); err != nil {
 					return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)

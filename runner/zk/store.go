@@ -577,7 +577,9 @@ func (s *Store) replay(ctx context.Context, id job.ID, inc uint64, j job.Job, to
 	return out, nil
 }
 
-// List returns the jobs q selects, sorted by ID, from their records. A
+// List returns the jobs q selects, sorted by ID, from their records, with
+// the times of their nodes' creation and last change (by the ZooKeeper
+// server's clock, in milliseconds) as Info.Created and Updated. A
 // job whose record cannot be read (damaged: job.ErrCorrupt; closed to
 // these credentials: ErrAccess) is listed with Info.Damaged set and its
 // status unknown, so that one such record stops neither a listing nor
@@ -597,7 +599,7 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if !strings.HasPrefix(name, q.Prefix) || q.After != "" && id <= q.After {
 			continue
 		}
-		data, _, err := s.c.get(ctx, s.c.l.job(id))
+		data, zst, err := s.c.get(ctx, s.c.l.job(id))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // deleted meanwhile
 		}
@@ -615,6 +617,10 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		}
 		if err == nil {
 			in, err = m.info(id)
+		}
+		if err == nil && zst != nil {
+			// The job's node is made by Create and set by every Save.
+			in.Created, in.Updated = time.UnixMilli(zst.Ctime).UTC(), time.UnixMilli(zst.Mtime).UTC()
 		}
 		if err != nil {
 			// One damaged record does not hide the other jobs.

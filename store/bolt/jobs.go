@@ -150,7 +150,8 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 			if err := putBlob(jb, w, originBucket, origin); err != nil {
 				return err
 			}
-			m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin)}.withJob(j)
+			now := s.now().UnixNano()
+			m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin), created: now, updated: now}.withJob(j)
 			return w.put(jb, metaKey, m.encode())
 		},
 		committed: func() { s.cache.put(inc, j) },
@@ -216,6 +217,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 			w.steps++
 			w.stepBytes += uint64(len(rec))
 			m = m.withJob(j)
+			m.updated = s.now().UnixNano()
 			m.sinceSnap += uint64(len(rec))
 			m.stepsSinceSnap++
 			if s.snapshotDue(jb, m) {
