@@ -33,8 +33,12 @@ type Summary struct {
 	// Outstanding counts the actions dispatched and not yet settled; it is
 	// omitted in listings, which do not load jobs.
 	Outstanding *int `json:"outstanding,omitempty"`
-	// Updated is the job's clock: the time of the last result it applied
-	// (omitted in listings).
+	// Created and Updated are when the store wrote the job first and
+	// last (store.Info), where the store tells. A summary made from a
+	// job alone (SummaryOf) has no Created, and its Updated is the job's
+	// clock: the time of the last result it applied; WithInfo adds the
+	// store's.
+	Created *time.Time `json:"created,omitempty"`
 	Updated *time.Time `json:"updated,omitempty"`
 	Failure *Failure   `json:"failure,omitempty"`
 	Cancel  *Cancel    `json:"cancel,omitempty"`
@@ -56,6 +60,10 @@ type Failure struct {
 // Cancel is a job's cancel request.
 type Cancel struct {
 	Reason string `json:"reason"`
+	// Time is when the cancel was made, where it is known: the time
+	// stamped on the cancel (job.Result.At) in the step that applied it.
+	// A summary made from a job alone has none; WithHistory adds it.
+	Time *time.Time `json:"time,omitempty"`
 }
 
 // Job is a job's summary and, unless asked without them, every node.
@@ -197,7 +205,70 @@ func SummaryOfInfo(in store.Info) Summary {
 	if in.Damaged != nil {
 		return Summary{ID: string(in.ID), Status: StatusDamaged, Damaged: in.Damaged.Error()}
 	}
-	return Summary{ID: string(in.ID), Status: in.Status.String(), Version: in.Version, Settled: in.Settled, Total: in.Total}
+	s := Summary{ID: string(in.ID), Status: in.Status.String(), Version: in.Version, Settled: in.Settled, Total: in.Total}
+	return s.WithInfo(in)
+}
+
+// WithInfo returns s with the times the store tells of the job (in, from
+// store.List or store.Stat): Created, and Updated when in is of s's
+// version (a summary of a past version keeps that version's clock).
+func (s Summary) WithInfo(in store.Info) Summary {
+	if in.ID != job.ID(s.ID) || in.Damaged != nil {
+		return s
+	}
+	if t, ok := utc(in.Created); ok {
+		s.Created = t
+	}
+	if t, ok := utc(in.Updated); ok && in.Version == s.Version {
+		s.Updated = t
+	}
+	return s
+}
+
+// WithHistory returns s with the time of its cancel, if the job was
+// cancelled and the step of h that applied the cancel tells it.
+func (s Summary) WithHistory(h store.History) Summary {
+	if s.Cancel == nil || h.Origin.ID() != job.ID(s.ID) {
+		return s
+	}
+	if t, ok := CancelTime(h); ok {
+		c := *s.Cancel
+		c.Time = &t
+		s.Cancel = &c
+	}
+	return s
+}
+
+// CancelTime returns the time of the cancel in h: the time stamped on
+// the first cancel a step applied (job.Result.At, in UTC); false if no
+// step applied one, or it has no time. It reads the journal, not the
+// tree: its cost grows with the steps.
+func CancelTime(h store.History) (time.Time, bool) {
+	cancelID := job.CancelResult(h.Origin.ID(), "-").ActionID
+	for _, st := range h.Steps {
+		for _, r := range st.Results {
+			if r.ActionID == cancelID {
+				return utcTime(r.At)
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// utc returns a pointer to t in UTC, and false for the zero time.
+func utc(t time.Time) (*time.Time, bool) {
+	if t.IsZero() {
+		return nil, false
+	}
+	t = t.UTC()
+	return &t, true
+}
+
+func utcTime(t time.Time) (time.Time, bool) {
+	if t.IsZero() {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
 }
 
 // JobOf returns a job's summary and, with nodes, every node, clipped.

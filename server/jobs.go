@@ -143,8 +143,25 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.JobOf(j, nodes))
+	out := api.JobOf(j, nodes)
+	out.Summary = s.stored(r.Context(), out.Summary)
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// stored adds to sm what the store tells beside the job, where it does:
+// the times of its first and last write (store.Stat), and the time of its
+// cancel (from the history, read only for a cancelled job).
+func (s *srv) stored(ctx context.Context, sm api.Summary) api.Summary {
+	if in, err := store.Stat(ctx, s.st, job.ID(sm.ID)); err == nil {
+		sm = sm.WithInfo(in)
+	}
+	if sm.Cancel != nil && s.historian != nil {
+		if h, err := s.historian.History(ctx, job.ID(sm.ID)); err == nil {
+			sm = sm.WithHistory(h)
+		}
+	}
+	return sm
 }
 
 // node is GET /api/v1/jobs/{id}/node?path=P.
@@ -257,7 +274,7 @@ func (s *srv) cancel(w http.ResponseWriter, r *http.Request) error {
 			return s.storeProblem(err, id, "load the cancelled")
 		}
 	}
-	writeJSON(w, http.StatusAccepted, api.SummaryOf(j))
+	writeJSON(w, http.StatusAccepted, s.stored(r.Context(), api.SummaryOf(j)))
 	return nil
 }
 

@@ -63,11 +63,12 @@ type Store struct {
 	bg      sync.WaitGroup      // head writes not waited for
 }
 
-// The store's interfaces: a store.Store that lists, keeps history and
-// deletes (it tells no Info apart from the job: it is no store.Stater).
+// The store's interfaces: a store.Store that lists, tells a job's Info
+// (with the timestamps of its records), keeps history and deletes.
 var (
 	_ store.Store     = (*Store)(nil)
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 )
@@ -76,11 +77,6 @@ type storeStats struct {
 	fenced, malformedState atomic.Int64
 }
 
-var (
-	_ store.Lister    = (*Store)(nil)
-	_ store.Historian = (*Store)(nil)
-	_ store.Deleter   = (*Store)(nil)
-)
 
 // Open connects to the cluster, creates the restarter, state and stops
 // topics that do not exist (with Config.NoCreate, it fails with a
@@ -679,18 +675,33 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 // load loads job id; a partition this Store does not own is read to its
 // end first, unless read says it was already (read, if not nil, records
 // the partitions read).
-func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job, error) {
+func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (j job.Job, err error) {
+	err = s.with(ctx, id, read, func(e *entry) { j = e.latest })
+	return j, err
+}
+
+// Stat implements store.Stater: the Info of job id, with the timestamps
+// of its first and newest records, as List tells it; a partition this
+// Store does not own is read to its end first.
+func (s *Store) Stat(ctx context.Context, id job.ID) (in store.Info, err error) {
+	err = s.with(ctx, id, nil, func(e *entry) { in = e.info() })
+	return in, err
+}
+
+// with calls f with the entry of job id, under its partition's lock, as
+// load says; or returns why there is none to read.
+func (s *Store) with(ctx context.Context, id job.ID, read map[int]bool, f func(*entry)) error {
 	if err := s.usable(ctx); err != nil {
-		return job.Job{}, err
+		return err
 	}
 	p := s.part(id)
 	if err := p.mu.lock(ctx); err != nil {
-		return job.Job{}, err
+		return err
 	}
 	defer p.mu.unlock()
 	if !read[p.id] {
 		if err := s.view(ctx, p); err != nil {
-			return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+			return fmt.Errorf("job %s: %w", id, err)
 		}
 		if read != nil {
 			read[p.id] = true
@@ -699,13 +710,14 @@ func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job
 	e, err := p.settled(ctx, id)
 	switch {
 	case err != nil:
-		return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+		return fmt.Errorf("job %s: %w", id, err)
 	case e == nil || e.creating:
-		return job.Job{}, fmt.Errorf("%w: %s", store.ErrNotFound, id)
+		return fmt.Errorf("%w: %s", store.ErrNotFound, id)
 	case e.broken != nil:
-		return job.Job{}, e.broken
+		return e.broken
 	}
-	return e.latest, nil
+	f(e)
+	return nil
 }
 
 // List implements store.Lister: every partition this Store does not own is

@@ -43,12 +43,13 @@ type Store struct {
 	closed bool
 }
 
-// What a Store is: a store with every optional capability but Stater and
-// Sweeper (the workers sweep the root: see the package doc, Retention),
+// What a Store is: a store with every optional capability but Sweeper
+// (the workers sweep the root: see the package doc, Retention),
 // and a cache the engine starts from.
 var (
 	_ store.Store     = (*Store)(nil)
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 	_ runner.Cache    = (*Store)(nil)
@@ -635,6 +636,33 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		}
 	}
 	return out, nil
+}
+
+// Stat implements store.Stater: the Info of job id from its node alone
+// (its record, and the times of its creation and last change), as List
+// tells it. A record that cannot be read is an error wrapping
+// job.ErrCorrupt.
+func (s *Store) Stat(ctx context.Context, id job.ID) (store.Info, error) {
+	if err := s.usable(id); err != nil {
+		return store.Info{}, err
+	}
+	data, zst, err := s.c.get(ctx, s.c.l.job(id))
+	if errors.Is(err, zk.ErrNoNode) {
+		return store.Info{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Info{}, fmt.Errorf("job %s: stat: %w", id, err)
+	}
+	m, err := decodeMeta(id, data)
+	if err != nil {
+		return store.Info{}, err
+	}
+	in, err := m.info(id)
+	if err != nil {
+		return store.Info{}, err
+	}
+	in.Created, in.Updated = time.UnixMilli(zst.Ctime).UTC(), time.UnixMilli(zst.Mtime).UTC()
+	return in, nil
 }
 
 // History returns the job's origin snapshot and every step since.

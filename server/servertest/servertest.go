@@ -260,6 +260,7 @@ func Run(t *testing.T, open Open) {
 	t.Run("Submit", func(t *testing.T) { testSubmit(t, open) })
 	t.Run("Resubmit", func(t *testing.T) { testResubmit(t, open) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, open) })
+	t.Run("Times", func(t *testing.T) { testTimes(t, open) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, open) })
 	t.Run("Versions", func(t *testing.T) { testVersions(t, open) })
 	t.Run("List", func(t *testing.T) { testList(t, open) })
