@@ -77,7 +77,6 @@ type storeStats struct {
 	fenced, malformedState atomic.Int64
 }
 
-
 // Open connects to the cluster, creates the restarter, state and stops
 // topics that do not exist (with Config.NoCreate, it fails with a
 // *MissingTopicsError instead), checks those that do (the state topic
