@@ -144,7 +144,10 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := api.JobOf(j, nodes)
-	out.Summary = s.stored(r.Context(), out.Summary)
+	if !r.URL.Query().Has("version") {
+		// A past version is the job as History.At made it, no more.
+		out.Summary = s.stored(r.Context(), out.Summary)
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
