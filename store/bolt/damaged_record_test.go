@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 	"github.com/batonwf/baton/store/storetest"
@@ -107,5 +110,50 @@ func TestDamagedSweep(t *testing.T) {
 	infos, err := s.List(ctx, store.Query{})
 	if err != nil || len(infos) != 1 || infos[0].ID != "b" || infos[0].Damaged == nil {
 		t.Fatalf("after Sweep: %+v, %v; want b alone, damaged", infos, err)
+	}
+}
+
+// TestDamagedResume: a runner that starts on a file holding a job whose
+// meta record is damaged resumes the other jobs and runs them to the end
+// (before, the listing it resumes from failed whole, and none was
+// resumed); the damaged job stays, listed as damaged.
+func TestDamagedResume(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	path := tempPath(t)
+	s := open(t, path, &bolt.Options{NoSync: true})
+	for _, id := range []job.ID{"a", "b", "c"} {
+		tr, err := job.New(id, ast.Act("noop", string(id)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx, tr.Job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := damageRecord(t, s, "b", func(_, jb *bbolt.Bucket) error { return jb.Put([]byte("meta"), []byte("garbage")) })
+	reg := runner.NewRegistry()
+	if err := reg.Register("noop", func(context.Context, job.Action) ([]byte, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	r, err := inmem.New(inmem.Options{Store: st, Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	defer func() {
+		r.Close()
+		<-ran
+	}()
+	for _, id := range []job.ID{"a", "c"} {
+		j, err := r.Wait(ctx, id)
+		if err != nil || j.Status() != job.StatusSucceeded {
+			t.Fatalf("job %s beside a damaged one: %v, %v; want it resumed and succeeded", id, j.Status(), err)
+		}
+	}
+	infos, err := store.List(ctx, st, store.Query{})
+	if err != nil || len(infos) != 3 || infos[1].ID != "b" || infos[1].Damaged == nil {
+		t.Fatalf("List: %+v, %v", infos, err)
 	}
 }
