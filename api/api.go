@@ -60,9 +60,10 @@ type Failure struct {
 // Cancel is a job's cancel request.
 type Cancel struct {
 	Reason string `json:"reason"`
-	// Time is when the cancel was made, where it is known: the time
-	// stamped on the cancel (job.Result.At) in the step that applied it.
-	// A summary made from a job alone has none; WithHistory adds it.
+	// Time is when the cancel was made, in a history's step (the time
+	// stamped on the cancel, job.Result.At), where it is known. A
+	// summary has none: the job keeps its cancel's reason, not its time,
+	// and finding the step would cost the whole history.
 	Time *time.Time `json:"time,omitempty"`
 }
 
@@ -225,36 +226,6 @@ func (s Summary) WithInfo(in store.Info) Summary {
 	return s
 }
 
-// WithHistory returns s with the time of its cancel, if the job was
-// cancelled and the step of h that applied the cancel tells it.
-func (s Summary) WithHistory(h store.History) Summary {
-	if s.Cancel == nil || h.Origin.ID() != job.ID(s.ID) {
-		return s
-	}
-	if t, ok := CancelTime(h); ok {
-		c := *s.Cancel
-		c.Time = &t
-		s.Cancel = &c
-	}
-	return s
-}
-
-// CancelTime returns the time of the cancel in h: the time stamped on
-// the first cancel a step applied (job.Result.At, in UTC); false if no
-// step applied one, or it has no time. It reads the journal, not the
-// tree: its cost grows with the steps.
-func CancelTime(h store.History) (time.Time, bool) {
-	cancelID := job.CancelResult(h.Origin.ID(), "-").ActionID
-	for _, st := range h.Steps {
-		for _, r := range st.Results {
-			if r.ActionID == cancelID {
-				return utcTime(r.At)
-			}
-		}
-	}
-	return time.Time{}, false
-}
-
 // utc returns a pointer to t in UTC, and false for the zero time.
 func utc(t time.Time) (*time.Time, bool) {
 	if t.IsZero() {
@@ -262,13 +233,6 @@ func utc(t time.Time) (*time.Time, bool) {
 	}
 	t = t.UTC()
 	return &t, true
-}
-
-func utcTime(t time.Time) (time.Time, bool) {
-	if t.IsZero() {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
 }
 
 // JobOf returns a job's summary and, with nodes, every node, clipped.

@@ -48,9 +48,8 @@ func TestSummaryTimes(t *testing.T) {
 	}
 }
 
-// TestCancelTime: the time stamped on a cancel is the cancel's time, in
-// the summary (WithHistory) and in the history's step; a cancel without
-// one has none.
+// TestCancelTime: the time stamped on a cancel is the cancel's time in
+// the history's step; a cancel without one has none.
 func TestCancelTime(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, at := range []time.Time{t0.Add(time.Hour), {}} {
@@ -59,9 +58,6 @@ func TestCancelTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		h := store.History{Origin: tr.Job}
-		if _, ok := api.CancelTime(h); ok {
-			t.Error("CancelTime of a job never cancelled")
-		}
 		r := job.CancelResult("c", "stop")
 		r.At = at
 		next, err := job.Restart(tr.Job, []job.Result{r})
@@ -69,21 +65,16 @@ func TestCancelTime(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.Steps = append(h.Steps, next.Step)
-		got, ok := api.CancelTime(h)
-		if ok != !at.IsZero() || !got.Equal(at) {
-			t.Errorf("CancelTime = %v, %v; want %v", got, ok, at)
-		}
-		s := api.SummaryOf(next.Job).WithHistory(h)
-		if s.Cancel == nil || s.Cancel.Reason != "stop" || (s.Cancel.Time == nil) != at.IsZero() || s.Cancel.Time != nil && !s.Cancel.Time.Equal(at) {
-			t.Errorf("summary cancel: %+v", s.Cancel)
-		}
 		hist, err := api.HistoryOf(h, 0, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		last := hist.Steps[len(hist.Steps)-1]
-		if last.Cancel == nil || (last.Cancel.Time == nil) != at.IsZero() || last.Cancel.Time != nil && !last.Cancel.Time.Equal(at) {
-			t.Errorf("history step cancel: %+v", last.Cancel)
+		if last.Cancel == nil || last.Cancel.Reason != "stop" || (last.Cancel.Time == nil) != at.IsZero() || last.Cancel.Time != nil && !last.Cancel.Time.Equal(at) {
+			t.Errorf("history step cancel: %+v, want the time %v", last.Cancel, at)
+		}
+		if s := api.SummaryOf(next.Job); s.Cancel == nil || s.Cancel.Reason != "stop" || s.Cancel.Time != nil {
+			t.Errorf("summary cancel: %+v", s.Cancel)
 		}
 	}
 }

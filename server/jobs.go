@@ -152,17 +152,12 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// stored adds to sm what the store tells beside the job, where it does:
-// the times of its first and last write (store.Stat), and the time of its
-// cancel (from the history, read only for a cancelled job).
+// stored adds to sm the times of the job's first and last write, where
+// the store tells them (store.Stat: one job's record, whatever the
+// store holds).
 func (s *srv) stored(ctx context.Context, sm api.Summary) api.Summary {
 	if in, err := store.Stat(ctx, s.st, job.ID(sm.ID)); err == nil {
 		sm = sm.WithInfo(in)
-	}
-	if sm.Cancel != nil && s.historian != nil {
-		if h, err := s.historian.History(ctx, job.ID(sm.ID)); err == nil {
-			sm = sm.WithHistory(h)
-		}
 	}
 	return sm
 }

@@ -15,8 +15,8 @@ import (
 const timesSlack = time.Hour
 
 // testTimes: a summary tells when the job was created and last updated
-// (submit, job, listing), and a cancelled job when it was cancelled
-// (summary and history), in RFC 3339 UTC.
+// (submit, job, listing), and a cancelled job's history when it was
+// cancelled, in RFC 3339 UTC.
 func testTimes(t *testing.T, open Open) {
 	e := NewEnv(t, open, nil)
 	ctx := ctxOf(t)
@@ -66,7 +66,6 @@ func testTimes(t *testing.T, open Open) {
 	if c.Cancel == nil {
 		t.Fatalf("cancelled job: %+v", c.Summary)
 	}
-	near("cancelled job: cancel time", c.Cancel.Time)
 	h, err := e.Reader.History(ctx, "tc", 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +80,4 @@ func testTimes(t *testing.T, open Open) {
 		t.Fatalf("history: %d cancels, want 1: %+v", len(cancels), h)
 	}
 	near("history: cancel time", cancels[0].Time)
-	if cancels[0].Time != nil && c.Cancel.Time != nil && !cancels[0].Time.Equal(*c.Cancel.Time) {
-		t.Errorf("cancel time %v in the history, %v in the summary", cancels[0].Time, c.Cancel.Time)
-	}
 }
