@@ -34,8 +34,12 @@ type Summary struct {
 	// Outstanding counts the actions dispatched and not yet settled; it is
 	// omitted in listings, which do not load jobs.
 	Outstanding *int `json:"outstanding,omitempty"`
-	// Updated is the job's clock: the time of the last result it applied
-	// (omitted in listings).
+	// Created and Updated are when the store wrote the job first and
+	// last (store.Info), where the store tells. A summary made from a
+	// job alone (SummaryOf) has no Created, and its Updated is the job's
+	// clock: the time of the last result it applied; WithInfo adds the
+	// store's.
+	Created *time.Time `json:"created,omitempty"`
 	Updated *time.Time `json:"updated,omitempty"`
 	Failure *Failure   `json:"failure,omitempty"`
 	Cancel  *Cancel    `json:"cancel,omitempty"`
@@ -57,6 +61,11 @@ type Failure struct {
 // Cancel is a job's cancel request.
 type Cancel struct {
 	Reason string `json:"reason"`
+	// Time is when the cancel was made, in a history's step (the time
+	// stamped on the cancel, job.Result.At), where it is known. A
+	// summary has none: the job keeps its cancel's reason, not its time,
+	// and finding the step would cost the whole history.
+	Time *time.Time `json:"time,omitempty"`
 }
 
 // Job is a job's summary and, unless asked without them, every node and
@@ -243,7 +252,33 @@ func SummaryOfInfo(in store.Info) Summary {
 	if in.Damaged != nil {
 		return Summary{ID: string(in.ID), Status: StatusDamaged, Damaged: in.Damaged.Error()}
 	}
-	return Summary{ID: string(in.ID), Status: in.Status.String(), Version: in.Version, Settled: in.Settled, Total: in.Total}
+	s := Summary{ID: string(in.ID), Status: in.Status.String(), Version: in.Version, Settled: in.Settled, Total: in.Total}
+	return s.WithInfo(in)
+}
+
+// WithInfo returns s with the times the store tells of the job (in, from
+// store.List or store.Stat): Created, and Updated when in is of s's
+// version (a summary of a past version keeps that version's clock).
+func (s Summary) WithInfo(in store.Info) Summary {
+	if in.ID != job.ID(s.ID) || in.Damaged != nil {
+		return s
+	}
+	if t, ok := utc(in.Created); ok {
+		s.Created = t
+	}
+	if t, ok := utc(in.Updated); ok && in.Version == s.Version {
+		s.Updated = t
+	}
+	return s
+}
+
+// utc returns a pointer to t in UTC, and false for the zero time.
+func utc(t time.Time) (*time.Time, bool) {
+	if t.IsZero() {
+		return nil, false
+	}
+	t = t.UTC()
+	return &t, true
 }
 
 // JobOf returns a job's summary and, with nodes, every node, clipped.

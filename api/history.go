@@ -83,6 +83,9 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			}
 			if r.ActionID == cancelID {
 				st.Cancel = &Cancel{Reason: r.Error}
+				if at, ok := utc(r.At); ok {
+					st.Cancel.Time = at
+				}
 				continue
 			}
 			st.Results = append(st.Results, resultOf(r, names))

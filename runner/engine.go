@@ -322,7 +322,9 @@ func (e *Engine[R]) Cancel(ctx context.Context, id job.ID, reason string) (job.T
 	if j.Done() {
 		return job.Transition{Job: j}, fmt.Errorf("job %s: cancel: %w (%s)", id, ErrFinished, j.Status())
 	}
-	return e.Apply(ctx, id, []job.Result{job.CancelResult(id, reason)})
+	res := job.CancelResult(id, reason)
+	res.At = e.o.Now().UTC() // when the cancel was made: the history and the API tell it
+	return e.Apply(ctx, id, []job.Result{res})
 }
 
 // redelivered reports whether some ignored results were delivered before.

@@ -143,8 +143,23 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, api.JobOf(j, nodes))
+	out := api.JobOf(j, nodes)
+	if !r.URL.Query().Has("version") {
+		// A past version is the job as History.At made it, no more.
+		out.Summary = s.stored(r.Context(), out.Summary)
+	}
+	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// stored adds to sm the times of the job's first and last write, where
+// the store tells them (store.Stat: one job's record, whatever the
+// store holds).
+func (s *srv) stored(ctx context.Context, sm api.Summary) api.Summary {
+	if in, err := store.Stat(ctx, s.st, job.ID(sm.ID)); err == nil {
+		sm = sm.WithInfo(in)
+	}
+	return sm
 }
 
 // node is GET /api/v1/jobs/{id}/node?path=P.
@@ -257,7 +272,7 @@ func (s *srv) cancel(w http.ResponseWriter, r *http.Request) error {
 			return s.storeProblem(err, id, "load the cancelled")
 		}
 	}
-	writeJSON(w, http.StatusAccepted, api.SummaryOf(j))
+	writeJSON(w, http.StatusAccepted, s.stored(r.Context(), api.SummaryOf(j)))
 	return nil
 }
 

@@ -62,7 +62,7 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 		return s.storeProblem(err, id, "load the submitted")
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusCreated, api.SummaryOf(j))
+	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(j)))
 	return nil
 }
 
@@ -80,7 +80,7 @@ func (s *srv) existing(ctx context.Context, w http.ResponseWriter, id job.ID, ro
 		return newProblem(CodeJobExists, fmt.Sprintf("job %s exists with another workflow; choose another id", id)).forJob(string(id))
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusOK, api.SummaryOf(j))
+	writeJSON(w, http.StatusOK, s.stored(ctx, api.SummaryOf(j)))
 	return nil
 }
 

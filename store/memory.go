@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/batonwf/baton/job"
 )
@@ -34,6 +35,16 @@ type memEntry struct {
 	origin job.Job
 	steps  []job.Step
 	latest job.Job
+	// created and updated are when Create and the last write were
+	// called, in UTC (Info.Created, Info.Updated).
+	created, updated time.Time
+}
+
+// info is what List and Stat tell of the entry.
+func (e *memEntry) info() Info {
+	in := InfoOf(e.latest)
+	in.Created, in.Updated = e.created, e.updated
+	return in
 }
 
 var (
@@ -72,7 +83,8 @@ func (m *Memory) Create(ctx context.Context, j job.Job) error {
 	if _, ok := m.jobs[j.ID()]; ok {
 		return fmt.Errorf("%w: %s", ErrExists, j.ID())
 	}
-	m.jobs[j.ID()] = &memEntry{origin: j, latest: j}
+	now := time.Now().UTC()
+	m.jobs[j.ID()] = &memEntry{origin: j, latest: j, created: now, updated: now}
 	m.added = append(m.added, j.ID())
 	return nil
 }
@@ -103,6 +115,7 @@ func (m *Memory) Save(ctx context.Context, j job.Job, step job.Step) error {
 	}
 	e.steps = append(e.steps, step)
 	e.latest = j
+	e.updated = time.Now().UTC()
 	return nil
 }
 
@@ -134,11 +147,15 @@ func (m *Memory) History(ctx context.Context, id job.ID) (History, error) {
 
 // Stat implements Stater.
 func (m *Memory) Stat(ctx context.Context, id job.ID) (Info, error) {
-	j, err := m.Load(ctx, id)
-	if err != nil {
+	if err := m.lock(ctx); err != nil {
 		return Info{}, err
 	}
-	return InfoOf(j), nil
+	defer m.mu.Unlock()
+	e, ok := m.jobs[id]
+	if !ok {
+		return Info{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return e.info(), nil
 }
 
 // List implements Lister. It starts at the first ID the query can select
@@ -160,7 +177,7 @@ func (m *Memory) List(ctx context.Context, q Query) ([]Info, error) {
 		if !strings.HasPrefix(string(id), q.Prefix) || q.Limit > 0 && len(out) == q.Limit {
 			break
 		}
-		if in := InfoOf(m.jobs[id].latest); q.Match(in) {
+		if in := m.jobs[id].info(); q.Match(in) {
 			out = append(out, in)
 		}
 	}

@@ -194,6 +194,11 @@ type Info struct {
 	// Settled and Total count the job's actions: settled so far, and in
 	// the tree (job.Progress).
 	Settled, Total int
+	// Created and Updated are when the store wrote the job first and
+	// last, by its own clock (a bolt file's writer, a ZooKeeper server,
+	// a Kafka broker, the memory store's process), in UTC; zero where
+	// the store cannot tell (a record written before it kept them).
+	Created, Updated time.Time
 	// Damaged, when not nil, is why the store could not read the job's
 	// record (a damaged one wraps job.ErrCorrupt). A store that lists such a job
 	// (runner/zk) instead of failing the whole listing knows its ID only:
@@ -202,7 +207,8 @@ type Info struct {
 	Damaged error
 }
 
-// InfoOf returns the Info of a job.
+// InfoOf returns the Info of a job: all a job tells of itself, so its
+// Created and Updated are zero (a store adds them).
 func InfoOf(j job.Job) Info {
 	settled, total := j.Progress()
 	return Info{ID: j.ID(), Version: j.Version(), Status: j.Status(), Settled: settled, Total: total}

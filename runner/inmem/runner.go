@@ -299,7 +299,9 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	r.waiters[id] = append(r.waiters[id], ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
-	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: job.CancelResult(id, reason)})
+	res := job.CancelResult(id, reason)
+	res.At = r.o.Clock.Now().UTC() // when the cancel was made: the history and the API tell it
+	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: res})
 	every := time.Millisecond
 	poll := time.NewTimer(every)
 	defer poll.Stop()

@@ -67,6 +67,11 @@ type entry struct {
 	snapKeys                          []string // its chunks' keys (none for the origin: it stays)
 	snapBytes, sinceSteps, sinceBytes uint64   // for store.SnapshotDue
 	keys                              []string // every record key of the job but the head
+
+	// created and updated are the timestamps of the job's origin record
+	// and of its newest step or snapshot record (store.Info); zero when
+	// not known.
+	created, updated time.Time
 }
 
 type chunkID struct {
@@ -90,6 +95,9 @@ type pendJob struct {
 	keys     []string
 	headVer  uint64
 	headDisp bool
+	// originAt and lastAt are the timestamps of the origin's records and
+	// of the newest step or snapshot record read.
+	originAt, lastAt time.Time
 }
 
 type snapshot struct {
@@ -197,6 +205,7 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 		if m.Value == nil {
 			return
 		}
+		pj.stamped(m.Time, false)
 		if _, ok := pj.steps[k.version]; !ok {
 			pj.steps[k.version] = m.Value
 		}
@@ -205,6 +214,7 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 		if m.Value == nil {
 			return
 		}
+		pj.stamped(m.Time, k.version == 1)
 		pj.keys = append(pj.keys, string(m.Key))
 		nh, _ := header(m, hdrChunks)
 		n, err := strconv.Atoi(nh)
@@ -239,6 +249,20 @@ func (s *Store) applyRecord(p *partition, pend map[job.ID]*pendJob, off int64, m
 	}
 }
 
+// stamped records the timestamp t of a step or snapshot record read, of
+// the origin's when origin.
+func (pj *pendJob) stamped(t time.Time, origin bool) {
+	if t.IsZero() {
+		return
+	}
+	if origin && (pj.originAt.IsZero() || t.Before(pj.originAt)) {
+		pj.originAt = t
+	}
+	if t.After(pj.lastAt) {
+		pj.lastAt = t
+	}
+}
+
 // settle applies what a read found of job id to its entry.
 func (s *Store) settle(p *partition, id job.ID, pj *pendJob) {
 	e := p.jobs[id]
@@ -252,6 +276,12 @@ func (s *Store) settle(p *partition, id job.ID, pj *pendJob) {
 		ne.keys = append(append([]string(nil), e.keys...), pj.keys...)
 	} else {
 		ne.keys = pj.keys
+	}
+	if !pj.originAt.IsZero() && (ne.created.IsZero() || pj.originAt.Before(ne.created)) {
+		ne.created = pj.originAt
+	}
+	if pj.lastAt.After(ne.updated) {
+		ne.updated = pj.lastAt
 	}
 	broken := func(format string, args ...any) {
 		ne.broken = fmt.Errorf("%w: job %s in state partition %d: %s", job.ErrCorrupt, id, p.id, fmt.Sprintf(format, args...))
@@ -412,7 +442,7 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 			if r.Offset < from {
 				continue
 			}
-			m := kafka.Message{Headers: r.Headers}
+			m := kafka.Message{Headers: r.Headers, Time: r.Time}
 			if r.Key != nil {
 				if m.Key, err = kafka.ReadAll(r.Key); err != nil {
 					return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)

@@ -63,11 +63,12 @@ type Store struct {
 	bg      sync.WaitGroup      // head writes not waited for
 }
 
-// The store's interfaces: a store.Store that lists, keeps history and
-// deletes (it tells no Info apart from the job: it is no store.Stater).
+// The store's interfaces: a store.Store that lists, tells a job's Info
+// (with the timestamps of its records), keeps history and deletes.
 var (
 	_ store.Store     = (*Store)(nil)
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 )
@@ -75,12 +76,6 @@ var (
 type storeStats struct {
 	fenced, malformedState atomic.Int64
 }
-
-var (
-	_ store.Lister    = (*Store)(nil)
-	_ store.Historian = (*Store)(nil)
-	_ store.Deleter   = (*Store)(nil)
-)
 
 // Open connects to the cluster, creates the restarter, state and stops
 // topics that do not exist (with Config.NoCreate, it fails with a
@@ -392,6 +387,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	p.mu.unlock()
 
 	msgs, keys := s.snapshotMessages(id, 1, tok, enc)
+	at := stamp(msgs)
 	err = s.write(ctx, msgs)
 
 	p.mu.lock(context.Background())
@@ -409,6 +405,7 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 	}
 	e.creating = false
 	e.snapVer, e.snapBytes, e.keys = 1, uint64(len(enc)), keys
+	e.created, e.updated = at, at
 	p.settledAt(j)
 	s.notify(id)
 	return nil
@@ -479,7 +476,9 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 			}
 		}
 	}
+	var at time.Time
 	if err == nil {
+		at = stamp(msgs)
 		err = s.write(ctx, msgs)
 	}
 
@@ -497,6 +496,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 		return nil // the partition was read again meanwhile: it knows
 	}
 	e.prev, e.latest, e.dispatched = e.latest, j, false
+	e.updated = at
 	p.settledAt(j)
 	e.keys = append(e.keys, key)
 	if snap != nil {
@@ -508,6 +508,24 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 	}
 	s.notify(id)
 	return nil
+}
+
+// stamp gives msgs the time now as their timestamp, and returns it: the
+// time store.Info tells of the write (a topic whose brokers stamp the
+// append time instead tells that after a reread).
+func stamp(msgs []kafka.Message) time.Time {
+	now := time.Now().UTC().Truncate(time.Millisecond) // Kafka keeps milliseconds
+	for i := range msgs {
+		msgs[i].Time = now
+	}
+	return now
+}
+
+// info is what List tells of the job.
+func (e *entry) info() store.Info {
+	in := store.InfoOf(e.latest)
+	in.Created, in.Updated = e.created.UTC(), e.updated.UTC()
+	return in
 }
 
 // begin marks e as being written. p.mu is held.
@@ -656,18 +674,33 @@ func (s *Store) Load(ctx context.Context, id job.ID) (job.Job, error) {
 // load loads job id; a partition this Store does not own is read to its
 // end first, unless read says it was already (read, if not nil, records
 // the partitions read).
-func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job, error) {
+func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (j job.Job, err error) {
+	err = s.with(ctx, id, read, func(e *entry) { j = e.latest })
+	return j, err
+}
+
+// Stat implements store.Stater: the Info of job id, with the timestamps
+// of its first and newest records, as List tells it; a partition this
+// Store does not own is read to its end first.
+func (s *Store) Stat(ctx context.Context, id job.ID) (in store.Info, err error) {
+	err = s.with(ctx, id, nil, func(e *entry) { in = e.info() })
+	return in, err
+}
+
+// with calls f with the entry of job id, under its partition's lock, as
+// load says; or returns why there is none to read.
+func (s *Store) with(ctx context.Context, id job.ID, read map[int]bool, f func(*entry)) error {
 	if err := s.usable(ctx); err != nil {
-		return job.Job{}, err
+		return err
 	}
 	p := s.part(id)
 	if err := p.mu.lock(ctx); err != nil {
-		return job.Job{}, err
+		return err
 	}
 	defer p.mu.unlock()
 	if !read[p.id] {
 		if err := s.view(ctx, p); err != nil {
-			return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+			return fmt.Errorf("job %s: %w", id, err)
 		}
 		if read != nil {
 			read[p.id] = true
@@ -676,17 +709,20 @@ func (s *Store) load(ctx context.Context, id job.ID, read map[int]bool) (job.Job
 	e, err := p.settled(ctx, id)
 	switch {
 	case err != nil:
-		return job.Job{}, fmt.Errorf("job %s: %w", id, err)
+		return fmt.Errorf("job %s: %w", id, err)
 	case e == nil || e.creating:
-		return job.Job{}, fmt.Errorf("%w: %s", store.ErrNotFound, id)
+		return fmt.Errorf("%w: %s", store.ErrNotFound, id)
 	case e.broken != nil:
-		return job.Job{}, e.broken
+		return e.broken
 	}
-	return e.latest, nil
+	f(e)
+	return nil
 }
 
 // List implements store.Lister: every partition this Store does not own is
-// read to its end first.
+// read to its end first. A job whose records do not replay is listed with
+// Info.Damaged set (the error Load returns for it, wrapping
+// job.ErrCorrupt) and its other fields zero.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.usable(ctx); err != nil {
 		return nil, err
@@ -700,11 +736,19 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 			p.mu.unlock()
 			return nil, err
 		}
-		for _, e := range p.jobs {
-			if e.broken != nil || e.latest.ID() == "" || e.creating {
+		for id, e := range p.jobs {
+			var in store.Info
+			switch {
+			case e.broken != nil:
+				// One job that does not replay hides no other: it is
+				// listed as damaged, its status unknown.
+				in = store.Info{ID: id, Damaged: e.broken}
+			case e.latest.ID() == "" || e.creating:
 				continue
+			default:
+				in = e.info()
 			}
-			if in := store.InfoOf(e.latest); q.Match(in) {
+			if q.Match(in) {
 				out = append(out, in)
 			}
 		}

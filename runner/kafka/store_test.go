@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/storetest"
 
@@ -67,4 +68,23 @@ func TestStoreDurable(t *testing.T) {
 		cfg.Prefix = p
 		return ownAll(t, cfg)
 	})
+}
+
+// TestStoreDamaged: a job whose records do not replay (a step record that
+// does not decode) is listed as damaged beside the others, once a store
+// reads the state topic again.
+func TestStoreDamaged(t *testing.T) {
+	cfg := testConfig(t)
+	storetest.RunDamaged(t, func(t *testing.T) store.Store { return ownAll(t, cfg) },
+		func(t *testing.T, s store.Store, id job.ID) store.Store {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := kafkarunner.DamageJob(ctx, s.(*kafkarunner.Store), id); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			return ownAll(t, cfg)
+		})
 }

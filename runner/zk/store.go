@@ -43,12 +43,13 @@ type Store struct {
 	closed bool
 }
 
-// What a Store is: a store with every optional capability but Stater and
-// Sweeper (the workers sweep the root: see the package doc, Retention),
+// What a Store is: a store with every optional capability but Sweeper
+// (the workers sweep the root: see the package doc, Retention),
 // and a cache the engine starts from.
 var (
 	_ store.Store     = (*Store)(nil)
 	_ store.Lister    = (*Store)(nil)
+	_ store.Stater    = (*Store)(nil)
 	_ store.Historian = (*Store)(nil)
 	_ store.Deleter   = (*Store)(nil)
 	_ runner.Cache    = (*Store)(nil)
@@ -577,7 +578,9 @@ func (s *Store) replay(ctx context.Context, id job.ID, inc uint64, j job.Job, to
 	return out, nil
 }
 
-// List returns the jobs q selects, sorted by ID, from their records. A
+// List returns the jobs q selects, sorted by ID, from their records, with
+// the times of their nodes' creation and last change (by the ZooKeeper
+// server's clock, in milliseconds) as Info.Created and Updated. A
 // job whose record cannot be read (damaged: job.ErrCorrupt; closed to
 // these credentials: ErrAccess) is listed with Info.Damaged set and its
 // status unknown, so that one such record stops neither a listing nor
@@ -597,7 +600,7 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if !strings.HasPrefix(name, q.Prefix) || q.After != "" && id <= q.After {
 			continue
 		}
-		data, _, err := s.c.get(ctx, s.c.l.job(id))
+		data, zst, err := s.c.get(ctx, s.c.l.job(id))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue // deleted meanwhile
 		}
@@ -616,6 +619,10 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		if err == nil {
 			in, err = m.info(id)
 		}
+		if err == nil && zst != nil {
+			// The job's node is made by Create and set by every Save.
+			in.Created, in.Updated = time.UnixMilli(zst.Ctime).UTC(), time.UnixMilli(zst.Mtime).UTC()
+		}
 		if err != nil {
 			// One damaged record does not hide the other jobs.
 			in = store.Info{ID: id, Damaged: err}
@@ -629,6 +636,33 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 		}
 	}
 	return out, nil
+}
+
+// Stat implements store.Stater: the Info of job id from its node alone
+// (its record, and the times of its creation and last change), as List
+// tells it. A record that cannot be read is an error wrapping
+// job.ErrCorrupt.
+func (s *Store) Stat(ctx context.Context, id job.ID) (store.Info, error) {
+	if err := s.usable(id); err != nil {
+		return store.Info{}, err
+	}
+	data, zst, err := s.c.get(ctx, s.c.l.job(id))
+	if errors.Is(err, zk.ErrNoNode) {
+		return store.Info{}, fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Info{}, fmt.Errorf("job %s: stat: %w", id, err)
+	}
+	m, err := decodeMeta(id, data)
+	if err != nil {
+		return store.Info{}, err
+	}
+	in, err := m.info(id)
+	if err != nil {
+		return store.Info{}, err
+	}
+	in.Created, in.Updated = time.UnixMilli(zst.Ctime).UTC(), time.UnixMilli(zst.Mtime).UTC()
+	return in, nil
 }
 
 // History returns the job's origin snapshot and every step since.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/internal/zktest"
+	"github.com/batonwf/baton/job"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/storetest"
@@ -47,4 +48,20 @@ func TestStoreConformance(t *testing.T) {
 func TestStoreConformanceSnapshots(t *testing.T) {
 	srv := zktest.Start(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return openStore(t, srv, zkrunner.Config{SnapshotEvery: 7}) })
+}
+
+// TestStoreDamaged: a job whose record is overwritten with garbage (as
+// `zkCli.sh set` would) is listed as damaged beside the others.
+func TestStoreDamaged(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path(fmt.Sprintf("r%d", roots.Add(1)))
+	storetest.RunDamaged(t, func(t *testing.T) store.Store {
+		return openStore(t, srv, zkrunner.Config{Root: root})
+	}, func(t *testing.T, s store.Store, id job.ID) store.Store {
+		c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
+		if _, err := c.Set(root+"/jobs/"+string(id), []byte(`{"bad`), -1); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
 }

@@ -55,8 +55,9 @@ type Options struct {
 	// store calls it now and then. Zero (the default) keeps every job.
 	Retention time.Duration
 
-	// Now is the clock Sweep measures a job's age with; nil means
-	// time.Now.
+	// Now is the clock Sweep measures a job's age with, and the one a
+	// job's meta record takes the times of its creation and last write
+	// from (store.Info.Created, Updated); nil means time.Now.
 	Now func() time.Time
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,6 +32,16 @@ func open(t *testing.T, path string, opts *bolt.Options) *bolt.Store {
 }
 
 func tempPath(t *testing.T) string { return filepath.Join(t.TempDir(), "baton.db") }
+
+// withoutTimes returns infos with the times the store stamps cleared, to
+// compare with store.InfoOf.
+func withoutTimes(infos []store.Info) []store.Info {
+	out := slices.Clone(infos)
+	for i := range out {
+		out[i].Created, out[i].Updated = time.Time{}, time.Time{}
+	}
+	return out
+}
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {

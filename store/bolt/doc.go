@@ -34,7 +34,10 @@
 //   - A damaged record is an error naming the file, the job and the key
 //     (jobs/<id>/steps/<version>, say) and wrapping job.ErrCorrupt; so is a
 //     journal that does not replay as recorded. Nothing is rewritten or
-//     dropped to get past it.
+//     dropped to get past it. It stops no other job: List shows a job
+//     whose meta record is damaged with store.Info.Damaged set, beside
+//     the others; Sweep leaves it alone (it is not known to have
+//     finished) and sweeps the others; Delete removes it.
 //   - A damaged or truncated file never crashes the process: it is an
 //     error naming the file (and the job, when one is being read),
 //     wrapping ErrDamaged and job.ErrCorrupt; see "Damaged files".
@@ -49,13 +52,15 @@
 // The file holds two top-level buckets:
 //
 //	baton/format                 layout version ("1")
-//	jobs/<id>/meta               86 bytes: incarnation, version, status,
+//	jobs/<id>/meta               102 bytes: incarnation, version, status,
 //	                             snapshot version, step bytes since the
 //	                             snapshot, CRC-32Cs of origin and snapshot,
 //	                             the job's incarnation, progress, steps
-//	                             since the snapshot, and clock (format 3;
-//	                             older formats are read, and rewritten by
-//	                             the next Save)
+//	                             since the snapshot, clock, and the times
+//	                             of its Create and last write by
+//	                             Options.Now (format 4; older formats are
+//	                             read, their times unknown, and rewritten
+//	                             by the next Save)
 //	jobs/<id>/origin/job         job.Encode of version 1, as Create got it
 //	jobs/<id>/snap/job           job.Encode of the newest snapshot (absent
 //	                             until the first one)

@@ -150,7 +150,8 @@ func (s *Store) Create(ctx context.Context, j job.Job) error {
 			if err := putBlob(jb, w, originBucket, origin); err != nil {
 				return err
 			}
-			m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin)}.withJob(j)
+			now := s.now().UnixNano()
+			m := meta{inc: inc, snapVersion: 1, originCRC: checksum(origin), created: now, updated: now}.withJob(j)
 			return w.put(jb, metaKey, m.encode())
 		},
 		committed: func() { s.cache.put(inc, j) },
@@ -216,6 +217,7 @@ func (s *Store) Save(ctx context.Context, j job.Job, step job.Step) error {
 			w.steps++
 			w.stepBytes += uint64(len(rec))
 			m = m.withJob(j)
+			m.updated = s.now().UnixNano()
 			m.sinceSnap += uint64(len(rec))
 			m.stepsSinceSnap++
 			if s.snapshotDue(jb, m) {
@@ -357,7 +359,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 
 // List implements store.Lister. It reads only the meta records of the jobs
 // it returns (and of the finished jobs it skips when q.Unfinished), walking
-// the jobs in ID order from q.After or q.Prefix.
+// the jobs in ID order from q.After or q.Prefix. A job whose meta record
+// is damaged is listed with Info.Damaged set (wrapping job.ErrCorrupt,
+// naming the file, the job and the key) and its other fields zero, so
+// that one damaged record stops no listing and hides no other job.
 func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 	if err := s.enter(ctx, ""); err != nil {
 		return nil, err
@@ -378,15 +383,18 @@ func (s *Store) List(ctx context.Context, q store.Query) ([]store.Info, error) {
 			if q.After != "" && string(k) <= string(q.After) {
 				continue // q.After itself: filtered by its key, its meta unread
 			}
-			if v != nil {
-				return s.corrupt(job.ID(k), "", fmt.Errorf("%w: a value where a job's bucket belongs", job.ErrCorrupt))
-			}
 			id := job.ID(k)
-			m, err := s.readMeta(jobs.Bucket(k), id)
-			if err != nil {
-				return err
+			var in store.Info
+			if v != nil {
+				in = store.Info{ID: id, Damaged: s.corrupt(id, "", fmt.Errorf("%w: a value where a job's bucket belongs", job.ErrCorrupt))}
+			} else if m, err := s.readMeta(jobs.Bucket(k), id); err != nil {
+				// One damaged record hides no other job: it is listed
+				// as damaged, its status unknown.
+				in = store.Info{ID: id, Damaged: err}
+			} else {
+				in = m.info(id)
 			}
-			if in := m.info(id); q.Match(in) {
+			if q.Match(in) {
 				out = append(out, in)
 				if q.Limit > 0 && len(out) == q.Limit {
 					break

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"time"
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/store"
@@ -16,10 +17,12 @@ import (
 const (
 	metaFormat1 = 1 // up to the first release: no job incarnation, no progress
 	metaFormat2 = 2 // no clock
-	metaFormat  = 3
+	metaFormat3 = 3 // no times of creation and last write
+	metaFormat  = 4
 	metaLen1    = 1 + 8 + 8 + 1 + 8 + 8 + 4 + 4 + 4
 	metaLen2    = metaLen1 + 8 + 8 + 8 + 8
-	metaLen     = metaLen2 + 8
+	metaLen3    = metaLen2 + 8
+	metaLen     = metaLen3 + 8 + 8
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -47,6 +50,11 @@ type meta struct {
 	// Format 3 and later; an older record reads as clock unknown (0), and
 	// is rewritten in the newest format by the next Save.
 	clock int64 // job.Job.Clock of the newest version, Unix nanoseconds; 0 if unknown
+
+	// Format 4 and later; an older record reads as times unknown (0),
+	// and the next Save writes its own time as updated (created stays
+	// unknown).
+	created, updated int64 // when Create and the last write committed, by Options.Now; Unix nanoseconds
 }
 
 func (m meta) encode() []byte {
@@ -64,6 +72,8 @@ func (m meta) encode() []byte {
 	b = binary.BigEndian.AppendUint64(b, uint64(m.total))
 	b = binary.BigEndian.AppendUint64(b, m.stepsSinceSnap)
 	b = binary.BigEndian.AppendUint64(b, uint64(m.clock))
+	b = binary.BigEndian.AppendUint64(b, uint64(m.created))
+	b = binary.BigEndian.AppendUint64(b, uint64(m.updated))
 	return binary.BigEndian.AppendUint32(b, checksum(b))
 }
 
@@ -77,6 +87,8 @@ func decodeMeta(b []byte) (meta, error) {
 		want = metaLen1
 	case b[0] == metaFormat2:
 		want = metaLen2
+	case b[0] == metaFormat3:
+		want = metaLen3
 	case b[0] != metaFormat:
 		return meta{}, fmt.Errorf("%w: record format %d, want %d to %d", job.ErrCorrupt, b[0], metaFormat1, metaFormat)
 	}
@@ -108,8 +120,12 @@ func decodeMeta(b []byte) (meta, error) {
 	} else {
 		m.stepsSinceSnap = m.version - m.snapVersion
 	}
-	if b[0] >= metaFormat {
+	if b[0] >= metaFormat3 {
 		m.clock = int64(binary.BigEndian.Uint64(b[74:]))
+	}
+	if b[0] >= metaFormat {
+		m.created = int64(binary.BigEndian.Uint64(b[82:]))
+		m.updated = int64(binary.BigEndian.Uint64(b[90:]))
 	}
 	if m.version < 1 || m.snapVersion < 1 || m.snapVersion > m.version || m.status > job.StatusCancelled {
 		return meta{}, fmt.Errorf("%w: version %d, snapshot version %d, status %d", job.ErrCorrupt, m.version, m.snapVersion, m.status)
@@ -131,7 +147,16 @@ func (m meta) withJob(j job.Job) meta {
 
 // info is what List shows of the job id with meta m.
 func (m meta) info(id job.ID) store.Info {
-	return store.Info{ID: id, Version: m.version, Status: m.status, Settled: int(m.settled), Total: int(m.total)}
+	return store.Info{ID: id, Version: m.version, Status: m.status, Settled: int(m.settled), Total: int(m.total),
+		Created: unixTime(m.created), Updated: unixTime(m.updated)}
+}
+
+// unixTime is the time of Unix nanoseconds n, in UTC; the zero time for 0.
+func unixTime(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
 }
 
 // stepKey is the key of the step that made version v: big-endian, so keys

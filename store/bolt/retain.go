@@ -40,7 +40,8 @@ func sweepPause(retention time.Duration) time.Duration {
 // a tenth of the retention (at least a second, at most a minute). A job
 // saved by a baton from before this record format, whose meta record has
 // no clock, is loaded to learn it. A job that is deleted, made again or
-// saved between the walk and the deletion is left alone.
+// saved between the walk and the deletion is left alone, and so is a
+// damaged one (List shows it as damaged; Delete removes it).
 //
 // With Retention zero (the default) Sweep returns an error wrapping
 // errors.ErrUnsupported, and so does a read-only Store.
@@ -90,12 +91,12 @@ func (s *Store) Sweep(ctx context.Context) (store.SweepResult, error) {
 			n++
 			last = bytes.Clone(k)
 			if v != nil {
-				return s.corrupt(job.ID(k), "", fmt.Errorf("%w: a value where a job's bucket belongs", job.ErrCorrupt))
+				continue // damaged: not known to have finished, left alone
 			}
 			id := job.ID(k)
 			m, err := s.readMeta(jobs.Bucket(k), id)
 			if err != nil {
-				return err
+				continue // damaged, as above: List shows it, Delete removes it
 			}
 			if !m.status.Settled() || m.clock >= cutoff {
 				continue
@@ -117,8 +118,8 @@ func (s *Store) Sweep(ctx context.Context) (store.SweepResult, error) {
 	for _, d := range found {
 		if d.unknown {
 			j, err := s.load(ctx, d.id)
-			if errors.Is(err, store.ErrNotFound) {
-				continue
+			if errors.Is(err, store.ErrNotFound) || errors.Is(err, job.ErrCorrupt) {
+				continue // deleted since, or damaged: left alone
 			}
 			if err != nil {
 				return store.SweepResult{}, err

@@ -46,7 +46,8 @@ func TestSweepFormat2Meta(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// Rewrite both meta records in format 2: as the newest, less the clock.
+	// Rewrite both meta records in format 2: as the newest, less the clock
+	// and the times.
 	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -9,12 +9,14 @@
 // Run checks the contract written on store.Store: Create and Load; ErrExists,
 // ErrNotFound, ErrConflict, ErrNoStep and ErrClosed; optimistic concurrency
 // under racing savers (exactly one wins); History and History.At against
-// every live version; List order and contents; Delete; a cancelled context;
+// every live version; List order and contents; the times List tells
+// (Info.Created, Updated); Delete; a cancelled context;
 // a long run of small steps (2,000 one-result Saves, which makes durable
 // stores take and replay snapshots); and many jobs and runners at once
 // (run the suite with -race). RunDurable adds what a store that keeps its
 // data in a file must do: everything survives Close and a new Open of the
-// same path.
+// same path. RunDamaged checks that one job whose record is damaged is
+// listed as damaged and hides no other job.
 //
 // Jobs are compared by their canonical encoding (job.Encode), byte for
 // byte; a mismatch is reported as a diff of job.Describe.

@@ -63,8 +63,18 @@ func testReopen(t *testing.T, reopen func() store.Store) {
 	for _, tr := range d.steps() {
 		mustSave(t, s, tr)
 	}
+	var before store.Info
+	if _, ok := s.(store.Lister); ok {
+		before = listOne(t, s, "durable")
+	}
 
 	s = reopen()
+	if _, ok := s.(store.Lister); ok {
+		after := listOne(t, s, "durable")
+		if !after.Created.Equal(before.Created) || !after.Updated.Equal(before.Updated) {
+			t.Errorf("times after reopening: Created %v, Updated %v; before: %v, %v", after.Created, after.Updated, before.Created, before.Updated)
+		}
+	}
 	checkLoad(t, s, d.j)
 	checkLoad(t, s, other.j)
 	if _, ok := s.(store.Historian); ok {
@@ -73,7 +83,7 @@ func testReopen(t *testing.T, reopen func() store.Store) {
 	if _, ok := s.(store.Lister); ok {
 		infos := list(t, s, store.Query{})
 		want := []store.Info{infoOf(d.j), infoOf(other.j)}
-		if diff := cmp.Diff(want, infos); diff != "" {
+		if diff := cmp.Diff(want, infos, ignoreTimes); diff != "" {
 			t.Fatalf("List after reopening (-want +got):\n%s", diff)
 		}
 	}

@@ -24,7 +24,7 @@ func testStat(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatalf("Stat(%s) at v%d: %v", j.ID(), j.Version(), err)
 		}
-		if diff := cmp.Diff(store.InfoOf(j), in); diff != "" {
+		if diff := cmp.Diff(store.InfoOf(j), in, ignoreTimes); diff != "" {
 			t.Errorf("Stat(%s) at v%d (-want +got):\n%s", j.ID(), j.Version(), diff)
 		}
 	}

@@ -51,6 +51,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", testList},
 		{"ListQuery", testListQuery},
 		{"Stat", testStat},
+		{"Times", testTimes},
 		{"Incarnation", testIncarnation},
 		{"Delete", testDelete},
 		{"Closed", testClosed},
@@ -432,7 +433,7 @@ func testList(t *testing.T, s store.Store) {
 		{ID: "list-b", Version: 2, Status: job.StatusSucceeded, Settled: 1, Total: 1},
 		{ID: "list-c", Version: 2, Status: job.StatusFailed, Settled: 1, Total: 2},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, ignoreTimes); diff != "" {
 		t.Fatalf("List (-want +got):\n%s", diff)
 	}
 }
@@ -478,7 +479,7 @@ func testListQuery(t *testing.T, s store.Store) {
 		{store.Query{Unfinished: true, After: "a-1", Limit: 2}, pick("a-3", "ab")},
 	} {
 		got := list(t, s, tc.q)
-		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+		if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty(), ignoreTimes); diff != "" {
 			t.Errorf("List(%+v) (-want +got):\n%s", tc.q, diff)
 		}
 	}
@@ -530,7 +531,7 @@ func testDelete(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]store.Info{infoOf(keep.j)}, infos); diff != "" {
+		if diff := cmp.Diff([]store.Info{infoOf(keep.j)}, infos, ignoreTimes); diff != "" {
 			t.Fatalf("List after Delete (-want +got):\n%s", diff)
 		}
 	}
@@ -547,7 +548,7 @@ func testDelete(t *testing.T, s store.Store) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]store.Info{infoOf(again.j), infoOf(keep.j)}, infos); diff != "" {
+		if diff := cmp.Diff([]store.Info{infoOf(again.j), infoOf(keep.j)}, infos, ignoreTimes); diff != "" {
 			t.Fatalf("List after Delete and Create again (-want +got):\n%s", diff)
 		}
 	}
@@ -690,7 +691,7 @@ func testConcurrentJobs(t *testing.T, s store.Store) {
 	for w := range workers {
 		want = append(want, store.Info{ID: job.ID(fmt.Sprintf("jobs-%d", w)), Version: leaves + 1, Status: job.StatusSucceeded, Settled: leaves, Total: leaves})
 	}
-	if diff := cmp.Diff(want, infos); diff != "" {
+	if diff := cmp.Diff(want, infos, ignoreTimes); diff != "" {
 		t.Fatalf("List (-want +got):\n%s", diff)
 	}
 }
