@@ -47,7 +47,7 @@ func (s *srv) jobEvents(w http.ResponseWriter, r *http.Request) error {
 	}
 	sw := &streamWriter{ResponseWriter: w, gauge: s.streams}
 	defer sw.done()
-	if err := s.hub.ServeJob(sw, r, id, jobEncoder{}); err != nil {
+	if err := s.hub.ServeJob(sw, r, id, jobEncoder{r.Context(), s}); err != nil {
 		return s.hubProblem(err, id)
 	}
 	return nil
@@ -107,14 +107,23 @@ func (w *streamWriter) done() {
 }
 
 // jobEncoder makes the data of a job stream's events, in the shapes of
-// the job and history routes (api.Job, api.StepEvent, api.Summary).
-type jobEncoder struct{}
+// the job and history routes (api.Job, api.StepEvent, api.Summary). A
+// snapshot and the end carry the store's times as the job route does (one
+// store.Stat each; a step reads nothing more).
+type jobEncoder struct {
+	ctx context.Context
+	s   *srv
+}
 
 var _ live.Encoder = jobEncoder{}
 
-func (jobEncoder) Snapshot(j job.Job) any { return api.JobOf(j, true) }
+func (e jobEncoder) Snapshot(j job.Job) any {
+	out := api.JobOf(j, true)
+	out.Summary = e.s.stored(e.ctx, out.Summary)
+	return out
+}
 
-func (jobEncoder) End(j job.Job) any { return api.SummaryOf(j) }
+func (e jobEncoder) End(j job.Job) any { return e.s.stored(e.ctx, api.SummaryOf(j)) }
 
 // Step gives each result the action of its node: every result a step
 // applied changed its node, so the changed nodes name them all.
