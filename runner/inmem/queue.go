@@ -162,44 +162,47 @@ func (q *queue) pop(stop <-chan struct{}) (job.Action, bool) {
 // forget drops actions from the live set: their results were applied (or
 // will never be), or they were handed back.
 func (q *queue) forget(keys ...actionKey) {
-	var idle []job.ID
 	q.mu.Lock()
+	var idle []job.ID
 	for _, k := range keys {
-		if _, ok := q.live[k]; ok {
-			delete(q.live, k)
-			if q.held[k.job]--; q.held[k.job] == 0 {
-				delete(q.held, k.job)
-				idle = append(idle, k.job)
-			}
-		}
-		delete(q.stopped, k)
+		idle = q.dropLocked(k, idle)
 	}
 	q.mu.Unlock()
-	for _, id := range idle {
-		q.released(id)
-	}
+	q.release(idle)
 }
 
 // forgetResults drops the actions of batch's results from the live set,
 // each under the incarnation it carries, or inc where it carries none.
 func (q *queue) forgetResults(batch []inHand, inc uint64) {
-	var idle []job.ID
 	q.mu.Lock()
+	var idle []job.ID
 	for _, h := range batch {
 		k := actionKey{h.res.JobID, h.inc, h.res.ActionID}
 		if k.inc == 0 {
 			k.inc = inc
 		}
-		if _, ok := q.live[k]; ok {
-			delete(q.live, k)
-			if q.held[k.job]--; q.held[k.job] == 0 {
-				delete(q.held, k.job)
-				idle = append(idle, k.job)
-			}
-		}
-		delete(q.stopped, k)
+		idle = q.dropLocked(k, idle)
 	}
 	q.mu.Unlock()
+	q.release(idle)
+}
+
+// dropLocked drops k from the live set, under q.mu, and appends its job
+// to idle if that was the job's last live action.
+func (q *queue) dropLocked(k actionKey, idle []job.ID) []job.ID {
+	if _, ok := q.live[k]; ok {
+		delete(q.live, k)
+		if q.held[k.job]--; q.held[k.job] == 0 {
+			delete(q.held, k.job)
+			idle = append(idle, k.job)
+		}
+	}
+	delete(q.stopped, k)
+	return idle
+}
+
+// release tells of the jobs whose last live action left (outside q.mu).
+func (q *queue) release(idle []job.ID) {
 	for _, id := range idle {
 		q.released(id)
 	}
