@@ -53,7 +53,22 @@ func (v storeView) viewJob(ctx context.Context, id job.ID, version uint64) (api.
 	if err != nil {
 		return api.Job{}, err
 	}
-	return api.JobOf(j, true), nil
+	out := api.JobOf(j, true)
+	if version == 0 {
+		// A past version is the job as History.At made it, no more.
+		out.Summary = v.stored(ctx, out.Summary)
+	}
+	return out, nil
+}
+
+// stored adds to sm the times of the job's first and last write, where
+// the store tells them, as the server does: the CLI's JSON against a
+// store is the API's, byte for byte.
+func (v storeView) stored(ctx context.Context, sm api.Summary) api.Summary {
+	if in, err := store.Stat(ctx, v.b.jobs(), job.ID(sm.ID)); err == nil {
+		sm = sm.WithInfo(in)
+	}
+	return sm
 }
 
 func (v storeView) viewGraph(ctx context.Context, id job.ID, version uint64, format string) (string, error) {
@@ -97,7 +112,7 @@ func (v storeView) viewSummary(ctx context.Context, id job.ID) (api.Summary, err
 	if err != nil {
 		return api.Summary{}, err
 	}
-	return api.SummaryOf(j), nil
+	return v.stored(ctx, api.SummaryOf(j)), nil
 }
 
 func (v storeView) viewHistory(ctx context.Context, id job.ID) (api.History, error) {

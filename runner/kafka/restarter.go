@@ -469,7 +469,7 @@ func (r *Runner) apply(ctx context.Context, l *loop, log *slog.Logger, ins []inp
 func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job.ID, ins []input) ([]input, error) {
 	answer := func(in input, err error) {
 		if in.ack != nil {
-			in.ack <- err
+			in.ack <- loopErr(ctx, err)
 		}
 	}
 	for len(ins) > 0 {
@@ -482,7 +482,7 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 				err = r.deleteJob(ctx, log, l, in.in)
 			}
 			if err != nil && retryable(err) && in.ack == nil {
-				return unanswered(ins, err), err
+				return unanswered(ins, loopErr(ctx, err)), err
 			}
 			answer(in, err)
 			ins = ins[1:]
@@ -502,7 +502,7 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 		run := ins[:n]
 		err := r.applyResults(ctx, log, id, run)
 		if err != nil && retryable(err) {
-			return unanswered(ins, err), err
+			return unanswered(ins, loopErr(ctx, err)), err
 		}
 		for _, in := range run {
 			answer(in, err)
@@ -510,6 +510,21 @@ func (r *Runner) applyJob(ctx context.Context, l *loop, log *slog.Logger, id job
 		ins = ins[n:]
 	}
 	return nil, nil
+}
+
+// loopErr is the answer to a sender whose input failed with err: when
+// the loop's own context ended meanwhile (its partition was taken away,
+// or the runner stops), the failure says nothing of the input, only that
+// this loop can no longer apply it: errLoopGone, so that the sender hands
+// it to the partition's next owner through the restarter topic (a submit
+// read again makes the same job). Without it, a submit that met a
+// rebalance failed its caller with "context canceled" though the job
+// would be created by the next owner.
+func loopErr(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil && !errors.Is(err, errLoopGone) {
+		return fmt.Errorf("%w (%v)", errLoopGone, err)
+	}
+	return err
 }
 
 // unanswered answers the inputs of ins handed in with an ack (their
