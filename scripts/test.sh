@@ -2,8 +2,9 @@
 # Runs every check and test of baton: the README's test command, and what
 # CI runs (.ci/run). It installs what it needs on a fresh Debian machine
 # with Go: staticcheck through the Go module proxy, ZooKeeper (and Java)
-# and chromium from Debian's packages. Integration tests that need a server must not
-# skip here: BATON_REQUIRE_INTEGRATION=1 turns a skip into a failure.
+# and chromium from Debian's packages. Integration tests that need a server
+# or a browser must not skip here: BATON_REQUIRE_INTEGRATION=1 turns a skip
+# into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
