@@ -146,15 +146,42 @@
   // ---------------------------------------------------------------------
   // Durations that tick: <time data-start=RFC3339> without data-end.
 
+  // fmtDuration writes ms as the server's pages do (web.Duration): 850ms,
+  // 12.3s, 4m05s, 2h03m.
   function fmtDuration(ms) {
-    if (!(ms >= 0)) ms = 0;
+    if (!(ms >= 0)) return '—';
+    if (ms < 1000) return Math.floor(ms) + 'ms';
+    if (ms < 60000) return (ms / 1000).toFixed(1) + 's';
     const s = Math.floor(ms / 1000);
-    if (s < 60) return s + 's';
     const m = Math.floor(s / 60);
-    if (m < 60) return m + 'm ' + String(s % 60).padStart(2, '0') + 's';
-    const h = Math.floor(m / 60);
-    if (h < 48) return h + 'h ' + String(m % 60).padStart(2, '0') + 'm';
-    return Math.floor(h / 24) + 'd ' + String(h % 24).padStart(2, '0') + 'h';
+    if (m < 60) return m + 'm' + String(s % 60).padStart(2, '0') + 's';
+    return Math.floor(m / 60) + 'h' + String(m % 60).padStart(2, '0') + 'm';
+  }
+
+  // when writes an RFC 3339 time as the server's pages do.
+  function when(t) {
+    const d = new Date(t);
+    if (Number.isNaN(d.getTime())) return '—';
+    return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  }
+
+  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', damaged: '⚠' };
+
+  // stateSpan is the pages' <span class="state">: icon and word.
+  function stateSpan(status, plain) {
+    return el('span', { class: 'state', 'data-status': status },
+      el('span', { class: 'icon', 'aria-hidden': 'true' }, ICONS[status] || '?'), ' ',
+      plain ? status : el('span', { class: 'word' }, status));
+  }
+
+  // setState sets a <span class="state"> to status.
+  function setState(span, status) {
+    if (!span) return;
+    span.setAttribute('data-status', status);
+    const icon = span.querySelector('.icon');
+    if (icon) icon.textContent = ICONS[status] || '?';
+    const word = span.querySelector('.word');
+    if (word) word.textContent = status;
   }
 
   function tick() {
@@ -218,14 +245,14 @@
 
     // What the page knows of the job now (the live job), and what it shows.
     const st = {
-      latest: Number(main.dataset.version) || 0, // the newest version the page knows
+      latest: Number(main.dataset.latest || main.dataset.version) || 0, // the newest version the page knows
       status: main.dataset.status || '', // the live job's status
       summary: null, // the newest summary or step data
       viewing: url0.searchParams.has('version') ? Number(url0.searchParams.get('version')) : null, // a past version shown, or null: live
       shown: Number(main.dataset.version) || 0, // the version the tree shows
       nodes: new Map(), // path -> {node, v}: the newest state the page got of a node, and its version
       selected: url0.searchParams.has('node') ? url0.searchParams.get('node') : null,
-      expanded: new Set(),
+      expanded: new Set((main.dataset.expand || url0.searchParams.get('expand') || '').split(',').filter((p, i, all) => p !== '' || all.length > 1)),
       zoom: 1,
       travel: 0, // a counter: only the newest travel's answers count
     };
@@ -402,9 +429,13 @@
     async function fragment(v) {
       const q = new URLSearchParams();
       if (v !== null) q.set('version', String(v));
-      if (st.expanded.size) q.set('expand', Array.from(st.expanded).join(','));
+      if (st.expanded.size) q.set('expand', expandParam());
       const qs = q.toString();
-      return parseSVG(await getText(jobPath + '/tree.svg' + (qs ? '?' + qs : '')));
+      const frag = parseSVG(await getText(jobPath + '/tree.svg' + (qs ? '?' + qs : '')));
+      // The page's style sheet colours the drawing: an inline <style>
+      // would only be refused by the Content-Security-Policy.
+      for (const e of frag.querySelectorAll('style')) e.remove();
+      return frag;
     }
 
     // redraw brings the drawing to version v (null: live) by a fragment:
@@ -422,6 +453,15 @@
       } else {
         setShown(fv || v);
       }
+    }
+
+    // expandParam is the expand query parameter of the opened groups, as
+    // the server writes it (sorted, comma-separated).
+    // The root's path is empty: alone it is written "," (an empty
+    // parameter would open nothing).
+    function expandParam() {
+      const p = Array.from(st.expanded).sort().join(',');
+      return p === '' && st.expanded.size ? ',' : p;
     }
 
     // Groups whose counts changed are brought up to date by a fragment,
@@ -489,7 +529,8 @@
     }
 
     // fillPanel shows the selected node: from what the live stream
-    // carried, else from the node route at the version shown.
+    // carried, else from the node route at the version shown. full asks
+    // for the values whole (up to the server's 1 MiB).
     async function fillPanel(full) {
       if (!panel || st.selected === null) return;
       const p = st.selected;
@@ -499,9 +540,9 @@
         renderPanel(known.node, false);
         return;
       }
-      if (!panel.querySelector('[data-node-path]') || panel.querySelector('[data-node-path]').getAttribute('data-node-path') !== p) {
+      if (panel.getAttribute('data-node') !== p || panel.hidden) {
         const g = nodeEls.get(p);
-        renderPanel({ path: p, kind: g ? g.getAttribute('data-kind') : '', status: g ? g.getAttribute('data-status') : '' }, false, true);
+        renderPanel({ path: p, kind: g ? g.getAttribute('data-kind') : '', status: g ? g.getAttribute('data-status') : '' }, false, 'Reading…');
       }
       const q = new URLSearchParams({ path: p });
       if (st.viewing !== null) q.set('version', String(st.viewing));
@@ -516,90 +557,99 @@
       }
     }
 
-    // renderPanel fills #panel with node n; full says its values are whole
-    // (up to the server's 1 MiB), else clipped.
-    function renderPanel(n, full, loading) {
+    // renderPanel fills #panel with node n (api.Node) as the server
+    // renders it; full says its values are whole, else they may be
+    // clipped (n.clipped) and "show all" fetches them.
+    function renderPanel(n, full, note) {
       panel.hidden = false;
-      const dl = el('dl', null);
-      const row = (name, value, cls) => {
-        if (value === undefined || value === null || value === '') return;
-        dl.append(el('dt', null, name), el('dd', cls ? { class: cls } : null, String(value)));
-      };
-      row('path', showPath(n.path));
-      row('kind', n.kind);
-      row('action', n.action);
-      row('name', n.name);
-      row('status', n.status, 'status');
-      if (n.attempt) row('attempts', n.attempt);
-      if (n.retry) row('retry at', n.retry);
-      let clipped = false;
-      for (const f of ['payload', 'output', 'error']) {
-        const v = n[f];
-        if (v === undefined || v === '') continue;
-        const chars = Array.from(v);
-        const long = chars.length > CLIP;
-        const shown = long ? chars.slice(0, CLIP).join('') + '…' : v;
-        const pre = el('pre', { class: 'value', 'data-field': f }, shown);
-        const dd = el('dd', null, pre);
-        if (long) {
-          clipped = true;
-          const more = el('button', { type: 'button', class: 'show-all' }, 'show all (' + chars.length + ' characters)');
-          more.addEventListener('click', () => { pre.textContent = v; more.remove(); });
-          dd.append(more);
-        }
-        dl.append(el('dt', null, f), dd);
+      panel.setAttribute('data-node', n.path);
+      const dl = el('dl', { class: 'node' });
+      const row = (name, dd) => dl.append(el('dt', null, name), dd);
+      if (n.kind) row('Kind', el('dd', { class: 'kind' }, n.kind));
+      if (n.name) row('Name', el('dd', { class: 'name' }, n.name));
+      if (n.action) row('Action', el('dd', { class: 'action' }, el('code', null, n.action)));
+      if (n.status) row('State', el('dd', null, stateSpan(n.status)));
+      if (n.attempt) row('Attempts', el('dd', { class: 'attempt' }, String(n.attempt)));
+      if (n.retry) row('Retry due', el('dd', null, el('time', { datetime: n.retry }, when(n.retry))));
+      for (const [f, label] of [['payload', 'Payload'], ['output', 'Output'], ['error', 'Error']]) {
+        if (n[f]) row(label, el('dd', null, el('pre', { class: 'value ' + f }, n[f])));
       }
-      if (n.failure) row('failure', showPath(n.failure.path) + ': ' + n.failure.message);
-      if (n.clipped && !full) clipped = true;
-      const kidsOf = [el('h2', { 'data-node-path': n.path }, showPath(n.path)), dl];
+      if (n.failure) {
+        row('Failure', el('dd', { class: 'failure' }, el('code', null, showPath(n.failure.path)),
+          n.failure.kind ? ' (' + n.failure.kind + ')' : '', ': ' + n.failure.message,
+          n.failure.others ? ' and ' + n.failure.others + ' more' : ''));
+      }
+      const close = el('button', { type: 'button', class: 'close', 'aria-label': 'Close the details' }, '×');
+      close.addEventListener('click', deselect);
+      const kidsOf = [close, el('h2', { id: 'panel-title' }, 'Node ', el('code', { class: 'path' }, showPath(n.path))), dl];
       if (n.clipped && !full) {
-        const more = el('a', { href: apiPath + '/node?' + new URLSearchParams({ path: n.path }), class: 'show-all' }, 'show all');
+        const q = new URLSearchParams({ path: n.path });
+        if (st.viewing !== null) q.set('version', String(st.viewing));
+        const more = el('a', { id: 'show-all', href: apiPath + '/node?' + q }, 'show all');
         more.addEventListener('click', (ev) => { ev.preventDefault(); fillPanel(true); });
-        kidsOf.push(more);
-      } else if (n.clipped && full) {
-        kidsOf.push(el('p', { class: 'panel-note' }, 'Values longer than 1 MiB are cut there by the server.'));
+        kidsOf.push(el('p', { class: 'clipped' }, 'Values are clipped. ', more));
+      } else if (n.clipped) {
+        kidsOf.push(el('p', { class: 'clipped' }, 'Values longer than 1 MiB are cut there by the server.'));
       }
-      const steps = stepsOf(n.path);
-      if (steps.length) {
-        const ul = el('ul', { class: 'node-steps' });
-        for (const v of steps) {
-          const a = el('a', { href: '#step-' + v }, 'v' + v);
-          ul.append(el('li', null, a));
+      const bars = attemptsOf(n.path);
+      if (bars.length) {
+        const ol = el('ol', { class: 'attempts' });
+        for (const b of bars) {
+          const v = b.getAttribute('data-version');
+          const applied = b.getAttribute('data-applied');
+          const status = b.getAttribute('data-status') || '';
+          ol.append(el('li', { 'data-version': v, 'data-status': status },
+            '#' + (b.getAttribute('data-attempt') || '?') + ': dispatched at ', el('a', { href: '#step-' + v }, 'v' + v),
+            applied && applied !== '0' ? ', result at ' : '', applied && applied !== '0' ? el('a', { href: '#step-' + applied }, 'v' + applied) : '',
+            ': ', stateSpan(status, true)));
         }
-        kidsOf.push(el('p', null, 'Steps of this node:'), ul);
+        kidsOf.push(el('h3', null, 'Attempts'), ol);
       }
       if (st.expanded.has(n.path)) {
         const b = el('button', { type: 'button', class: 'collapse' }, 'Close this group');
         b.addEventListener('click', () => collapse(n.path));
         kidsOf.push(b);
       }
-      if (loading) kidsOf.push(el('p', { class: 'panel-note' }, 'Reading…'));
-      const close = el('button', { type: 'button', class: 'close', 'aria-label': 'Close the details' }, '×');
-      close.addEventListener('click', deselect);
-      panel.replaceChildren(close, ...kidsOf);
-      void clipped;
+      if (note) kidsOf.push(el('p', { class: 'panel-note' }, note));
+      panel.replaceChildren(...kidsOf);
     }
 
-    // stepsOf lists the versions of the steps that name path p.
-    function stepsOf(p) {
-      if (!stepsList) return [];
+    // attemptsOf returns the timeline's bars of path p: its attempts.
+    function attemptsOf(p) {
       const out = [];
-      for (const li of stepsList.children) {
-        const paths = (li.getAttribute('data-paths') || '').split(' ');
-        if (paths.includes(p === '' ? 'root' : p)) out.push(Number(li.dataset.version));
+      for (const b of document.querySelectorAll('#timeline rect.bar[data-path]')) {
+        if (b.getAttribute('data-path') === p) out.push(b);
       }
-      return out.slice(-20);
+      return out;
     }
 
     // ---- groups --------------------------------------------------------
 
     async function expand(p) {
+      if (st.expanded.has(p)) return;
       st.expanded.add(p);
       try {
         await redraw(st.viewing);
       } catch (e) {
         st.expanded.delete(p);
         say('Could not open the group: ' + e.message);
+        return;
+      }
+      setURL({ expand: expandParam() || null });
+      groupLinks();
+      main.setAttribute('data-expand', expandParam());
+    }
+
+    // groupLinks keeps the tree's note in step with the drawing: a link
+    // per group still closed.
+    function groupLinks() {
+      for (const a of document.querySelectorAll('a.expand[data-group-path]')) {
+        const p = a.getAttribute('data-group-path');
+        const g = nodeEls.get(p);
+        if (!g || !g.classList.contains('group')) a.hidden = true;
+      }
+      if (treeBox && svg) {
+        treeBox.setAttribute('data-boxes', svg.getAttribute('data-boxes') || String(nodeEls.size));
       }
     }
 
@@ -608,6 +658,8 @@
         if (q === p || (p === '' ? true : q.startsWith(p + '.'))) st.expanded.delete(q);
       }
       try { await redraw(st.viewing); } catch (e) { say('Could not close the group: ' + e.message); }
+      setURL({ expand: expandParam() || null });
+      main.setAttribute('data-expand', expandParam());
       fillPanel();
     }
 
@@ -747,37 +799,71 @@
 
     // ---- the header ------------------------------------------------------
 
-    function setField(name, text) {
-      if (!header) return;
-      for (const e of header.querySelectorAll('[data-field="' + name + '"]')) {
-        if (e.textContent !== text) e.textContent = text;
-      }
+    function setText(id, text) {
+      const e = document.getElementById(id);
+      if (e && e.textContent !== text) e.textContent = text;
     }
 
-    // showSummary writes a job's state into the header: s has status,
-    // version and, when known, settled, total, failure, cancel, updated.
+    // showSummary writes a job's state into the header: s has status and
+    // version and, when known, settled, total, outstanding, updated,
+    // failure, cancel (api.Summary, or what a step tells).
     function showSummary(s) {
       main.setAttribute('data-status', s.status);
-      if (header) header.setAttribute('data-status', s.status);
-      setField('status', s.status);
-      setField('version', String(s.version));
-      if (s.total !== undefined) setField('progress', s.settled + '/' + s.total);
-      if (s.updated) {
-        for (const t of header ? header.querySelectorAll('[data-field="updated"]') : []) {
+      setState(document.getElementById('job-state'), s.status);
+      setText('version', String(s.version));
+      if (s.total !== undefined && s.settled !== undefined) {
+        const bar = document.getElementById('progress-bar');
+        if (bar) {
+          bar.max = s.total;
+          bar.value = s.settled;
+          bar.textContent = s.settled + '/' + s.total;
+        }
+        setText('progress', s.settled + '/' + s.total);
+      }
+      if (s.outstanding !== undefined) setText('outstanding', String(s.outstanding));
+      const upd = document.getElementById('updated');
+      if (s.updated && upd) {
+        const t = upd.querySelector('time');
+        if (t) {
           t.setAttribute('datetime', s.updated);
-          t.textContent = new Date(s.updated).toISOString().replace('T', ' ').replace(/\.\d+Z$|Z$/, ' UTC');
+          t.textContent = when(s.updated);
+        } else {
+          upd.replaceChildren(el('time', { datetime: s.updated }, when(s.updated)));
         }
       }
-      if (s.failure) setField('failure', showPath(s.failure.path) + (s.failure.action ? ' (' + s.failure.action + ')' : '') + ': ' + s.failure.message);
-      if (s.cancel) setField('cancel', s.cancel.reason);
-      if (s.status !== 'running' && header) {
-        for (const t of header.querySelectorAll('time[data-start]:not([data-end])')) {
-          t.setAttribute('data-end', s.updated || new Date().toISOString());
-          if (s.updated) t.textContent = fmtDuration(Date.parse(s.updated) - Date.parse(t.dataset.start));
-        }
-        const c = document.getElementById('cancel');
-        if (c) c.disabled = true;
+      const fail = document.getElementById('failure');
+      if (fail && s.failure) {
+        const f = s.failure;
+        const q = new URLSearchParams({ node: f.path });
+        if (st.viewing !== null) q.set('version', String(st.viewing));
+        fail.replaceChildren('Failed at ', el('a', { href: jobPath + '?' + q }, el('code', { class: 'path' }, showPath(f.path))),
+          f.action ? ' (action ' : '', f.action ? el('code', null, f.action) : '', f.action ? ')' : '',
+          f.kind ? ', ' + f.kind : '', ': ', el('span', { class: 'message' }, f.message), f.clipped ? '…' : '',
+          f.others ? ' ' : '', f.others ? el('span', { class: 'others' }, 'and ' + f.others + ' more failure' + (f.others > 1 ? 's' : '')) : '');
+        fail.hidden = false;
+      } else if (fail && s.id !== undefined) {
+        fail.hidden = true; // a whole summary without a failure
       }
+      const cancel = document.getElementById('cancel-reason');
+      if (cancel && s.cancel) {
+        cancel.replaceChildren('Cancelled: ', el('span', { class: 'reason' }, s.cancel.reason));
+        cancel.hidden = false;
+      } else if (cancel && s.id !== undefined) {
+        cancel.hidden = true;
+      }
+      const running = s.status === 'running';
+      for (const t of document.querySelectorAll('#duration time[data-start]')) {
+        if (!running && !t.hasAttribute('data-end')) {
+          const end = s.updated || new Date().toISOString();
+          t.setAttribute('data-end', end);
+          t.textContent = fmtDuration(Date.parse(end) - Date.parse(t.dataset.start));
+        } else if (running && st.viewing === null && t.hasAttribute('data-end')) {
+          t.removeAttribute('data-end');
+        }
+      }
+      const form = document.getElementById('cancel-form');
+      if (form && (!running || s.cancel)) form.hidden = true;
+      else if (form && st.viewing === null) form.hidden = false;
     }
 
     // ---- steps and the timeline ----------------------------------------
@@ -789,59 +875,54 @@
       return v;
     }
 
-    function stepOutcomes(s) {
-      const out = new Set();
-      if (s.created) out.add('created');
-      for (const r of s.results || []) out.add(r.timer ? 'timer' : r.ok ? 'succeeded' : 'failed');
-      if ((s.dispatched || []).length) out.add('dispatched');
-      if (s.cancel) out.add('cancelled');
-      return out;
+    function resultStatus(r) {
+      if (r.timer) return 'timer';
+      if (r.kind === 'cancelled') return 'cancelled';
+      return r.ok ? 'succeeded' : 'failed';
     }
 
-    // stepItem makes the <li> of step s (api.Step).
+    // stepItem makes the <li> of step s (api.Step) as the server renders
+    // it (web.StepView): at most 20 results and 10 dispatched actions.
     function stepItem(s) {
-      const paths = new Set();
-      const actions = new Set();
-      for (const r of s.results || []) {
-        paths.add(showPath(r.path));
-        if (r.action) actions.add(r.action);
-      }
-      for (const a of s.dispatched || []) paths.add(showPath(a.replace(/#\d+$/, '')));
-      const li = el('li', {
-        id: 'step-' + s.version, 'data-version': s.version, 'data-status': s.status,
-        'data-outcomes': Array.from(stepOutcomes(s)).join(' '),
-        'data-paths': Array.from(paths).join(' '), 'data-actions': Array.from(actions).join(' '),
-        tabindex: '-1',
-      });
+      const li = el('li', { id: 'step-' + s.version, 'data-version': s.version, 'data-status': s.status, tabindex: '-1' });
       const head = el('p', { class: 'step-head' },
-        el('a', { href: '?version=' + s.version + '#step-' + s.version, class: 'step-link' }, 'v' + s.version), ' ');
-      if (s.time) head.append(el('time', { datetime: s.time }, s.time.replace('T', ' ').replace('Z', ' UTC')), ' ');
-      head.append(el('span', { class: 'status', 'data-status': s.status }, s.status + ' ' + s.settled + '/' + s.total));
-      if (s.created) head.append(' ', el('span', { class: 'created' }, 'created'));
+        el('a', { class: 'v', href: jobPath + '?version=' + s.version }, 'v' + s.version), ' ',
+        s.time ? el('time', { datetime: s.time }, when(s.time)) : el('span', { class: 'muted' }, 'no time'),
+        ' · ', stateSpan(s.status, true), ' · ' + s.settled + '/' + s.total + ' settled');
+      if (s.created) head.append(' · ', el('strong', null, 'created'));
       li.append(head);
-      if ((s.results || []).length) {
+      if (s.cancel) li.append(el('p', { class: 'cancel' }, 'Cancel: ', el('span', { class: 'reason' }, s.cancel.reason)));
+      const results = s.results || [];
+      if (results.length) {
         const ul = el('ul', { class: 'results' });
-        for (const r of s.results) {
-          const word = r.timer ? 'timer' : r.ok ? 'succeeded' : 'failed';
-          const item = el('li', { 'data-outcome': word },
-            el('span', { class: 'result-path' }, showPath(r.path)), ' ',
-            r.action ? el('span', { class: 'result-action' }, r.action) : null, r.action ? ' ' : null,
-            el('span', { class: 'result-status' }, word));
-          const v = r.ok ? r.output : r.error;
-          if (v) item.append(': ', el('span', { class: 'result-value' }, clip(v, 120)));
-          ul.append(item);
+        for (const r of results.slice(0, 20)) {
+          const status = resultStatus(r);
+          const code = el('code', null, r.action_id);
+          const q = new URLSearchParams({ version: String(s.version), node: r.path });
+          ul.append(el('li', { 'data-result-path': r.path, 'data-action': r.action || '', 'data-status': status },
+            r.timer ? code : el('a', { href: jobPath + '?' + q }, code),
+            r.action ? ' ' : '', r.action ? el('code', { class: 'action' }, r.action) : '',
+            ' ', stateSpan(status, true),
+            r.error ? ': ' : '', r.error ? el('span', { class: 'error' }, r.error) : '',
+            r.output ? ' → ' : '', r.output ? el('code', { class: 'output' }, r.output) : ''));
         }
+        if (results.length > 20) ul.append(el('li', { class: 'more' }, 'and ' + (results.length - 20) + ' more results'));
         li.append(ul);
       }
-      if ((s.dispatched || []).length) {
-        li.append(el('p', { class: 'dispatched' }, 'dispatched ' + s.dispatched.join(', ')));
+      const disp = s.dispatched || [];
+      if (disp.length) {
+        const p = el('p', { class: 'dispatched' }, 'Dispatched: ');
+        disp.slice(0, 10).forEach((d, i) => { if (i) p.append(', '); p.append(el('code', null, d)); });
+        if (disp.length > 10) p.append(' and ' + (disp.length - 10) + ' more');
+        li.append(p);
       }
-      if (s.cancel) li.append(el('p', { class: 'cancel' }, 'cancel: ' + s.cancel.reason));
       return li;
     }
 
+    // addSteps appends the steps the list lacks, unless it shows an
+    // earlier page of them (a "Later steps" link follows it).
     function addSteps(steps) {
-      if (!stepsList) return;
+      if (!stepsList || document.getElementById('steps-later')) return;
       let last = lastStep();
       for (const s of steps) {
         if (s.version <= last) continue;
@@ -850,103 +931,119 @@
         last = s.version;
         filterOne(li);
       }
+      stepsList.setAttribute('data-to', String(last));
     }
 
     // fillSteps reads the history the list lacks, up to the job's newest
     // version (a snapshot or a long poll carries no steps).
     async function fillSteps() {
-      if (!stepsList) return;
-      for (let guard = 0; guard < 1000; guard++) {
+      if (!stepsList || document.getElementById('steps-later')) return;
+      for (;;) {
         const from = lastStep();
         if (from >= st.latest) return;
         const h = await getJSON(apiPath + '/history?from=' + from + '&limit=1000');
         if (!h.steps.length) return;
         addSteps(h.steps);
+        if (lastStep() <= from) return;
       }
     }
 
-    // The timeline is drawn by the server; a running job's is fetched
-    // again (the page, its #timeline taken) at most every 2 s.
+    // The timeline is drawn by the server: a running job's is read again
+    // (the job's page, its timeline taken) at most every 2 s, its scroll
+    // position kept.
     const refreshTimeline = throttle(async () => {
-      const tl = document.getElementById('timeline');
-      if (!tl) return;
+      const box = document.querySelector('#timeline .timeline-scroll');
+      if (!box) return;
       const doc = parseHTML(await getText(jobPath));
-      const fresh = doc.getElementById('timeline');
+      const fresh = doc.querySelector('#timeline .timeline-scroll');
       if (!fresh) return;
-      tl.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
-      markStep();
+      const left = box.scrollLeft;
+      const top = box.scrollTop;
+      box.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
+      box.scrollLeft = left;
+      box.scrollTop = top;
+      const n0 = document.querySelector('#timeline > p.note');
+      const n1 = doc.querySelector('#timeline > p.note');
+      if (n0 && n1) n0.replaceWith(document.importNode(n1, true));
+      applyFilters();
+      if (st.selected !== null && panel && !panel.hidden && st.viewing === null && st.nodes.has(st.selected)) fillPanel();
     }, 2000);
 
     function markStep() {
       const v = st.viewing;
-      for (const e of document.querySelectorAll('#steps > li.current, #timeline .current')) {
-        e.classList.remove('current');
-        e.removeAttribute('aria-current');
-      }
+      for (const e of document.querySelectorAll('#steps > li[aria-current]')) e.removeAttribute('aria-current');
       if (v === null) return;
       const li = document.getElementById('step-' + v);
-      if (li) {
-        li.classList.add('current');
-        li.setAttribute('aria-current', 'step');
-      }
+      if (li) li.setAttribute('aria-current', 'step');
     }
 
     // ---- step filters ------------------------------------------------------
 
     const filters = document.getElementById('step-filters');
+    const FILTERS = { status: 'steps_status', action: 'steps_action', path: 'steps_path' };
+    let fv = { status: '', action: '', path: '' };
+
     function filterValues() {
       const get = (n) => {
         const e = filters && filters.querySelector('[name="' + n + '"]');
-        return e ? String(e.value || '').trim().toLowerCase() : '';
+        return e ? String(e.value || '').trim() : '';
       };
-      return { status: get('status'), action: get('action'), path: get('path') };
+      return { status: get(FILTERS.status), action: get(FILTERS.action), path: get(FILTERS.path) };
     }
-    let fv = { status: '', action: '', path: '' };
+
+    // matches says whether a step's <li> matches the filters, as the
+    // server's StepFilter does: some result matches every filter given
+    // ("cancel": the step applied a cancel); a path alone also matches
+    // a dispatched action.
+    function matches(li) {
+      if (!fv.status && !fv.action && !fv.path) return true;
+      if (fv.status === 'cancel') return !!li.querySelector(':scope > p.cancel');
+      for (const r of li.querySelectorAll(':scope > ul.results > li[data-result-path]')) {
+        const status = r.getAttribute('data-status');
+        if (status === 'timer') continue;
+        const p = r.getAttribute('data-result-path');
+        const want = status === 'failed' || status === 'cancelled' ? 'failed' : 'succeeded';
+        if ((!fv.status || fv.status === want) && (!fv.action || (r.getAttribute('data-action') || '').includes(fv.action)) &&
+          (!fv.path || showPath(p).includes(fv.path) || p.includes(fv.path))) return true;
+      }
+      if (!fv.status && !fv.action && fv.path) {
+        for (const c of li.querySelectorAll(':scope > p.dispatched > code')) {
+          if (c.textContent.includes(fv.path)) return true;
+        }
+      }
+      return false;
+    }
 
     function filterOne(li) {
-      const has = (attr, word) => (li.getAttribute(attr) || '').toLowerCase().split(' ').includes(word);
-      let ok = true;
-      if (fv.status) ok = has('data-outcomes', fv.status) || (li.getAttribute('data-status') || '') === fv.status;
-      if (ok && fv.action) ok = (li.getAttribute('data-actions') || '').toLowerCase().includes(fv.action);
-      if (ok && fv.path) ok = (li.getAttribute('data-paths') || '').toLowerCase().includes(fv.path);
-      li.hidden = !ok;
+      const hide = !matches(li);
+      if (li.hidden !== hide) li.hidden = hide;
     }
 
     function applyFilters() {
       fv = filterValues();
+      setURL({ [FILTERS.status]: fv.status || null, [FILTERS.action]: fv.action || null, [FILTERS.path]: fv.path || null });
       if (!stepsList) return;
-      let shown = 0;
-      for (const li of stepsList.querySelectorAll(':scope > li')) {
-        filterOne(li);
-        if (!li.hidden) shown++;
+      for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) filterOne(li);
+      for (const b of document.querySelectorAll('#timeline rect.bar[data-path]')) {
+        const p = b.getAttribute('data-path');
+        const out = fv.path && !showPath(p).includes(fv.path) && !p.includes(fv.path);
+        b.classList.toggle('filtered-out', !!out);
       }
-      const count = filters && filters.querySelector('[data-field="shown"]');
-      if (count) count.textContent = shown + ' shown';
-      if (timelineBars()) {
-        for (const b of timelineBars()) {
-          const p = (b.getAttribute('data-path') || '');
-          const hide = fv.path && !showPath(p).toLowerCase().includes(fv.path);
-          b.classList.toggle('filtered-out', !!hide);
-        }
-      }
-    }
-
-    function timelineBars() {
-      const tl = document.getElementById('timeline');
-      return tl ? tl.querySelectorAll('[data-path][data-version]') : null;
     }
 
     // ---- time travel ---------------------------------------------------
 
-    let toLive = null;
-    function liveButton() {
-      toLive = document.getElementById('to-live');
-      if (!toLive) {
-        toLive = el('button', { type: 'button', id: 'to-live' }, 'Back to live');
-        (header || main).append(toLive);
+    // versionLine writes the header's version: the version shown, and
+    // when it is a past one, the newest and a way back to live.
+    function versionLine() {
+      const span = header && header.querySelector('.version');
+      if (!span) return;
+      const kids = ['version ', el('span', { id: 'version' }, String(st.viewing === null ? st.shown : st.viewing))];
+      if (st.viewing !== null) {
+        const back = el('a', { id: 'latest-link', href: jobPath }, 'show the job now');
+        kids.push(' of ' + st.latest + ': a past version · ', back);
       }
-      toLive.addEventListener('click', (ev) => { ev.preventDefault(); backToLive(); });
-      toLive.hidden = st.viewing === null;
+      span.replaceChildren(...kids);
     }
 
     async function travelTo(v) {
@@ -954,24 +1051,24 @@
       st.viewing = v;
       main.setAttribute('data-live', 'false');
       setURL({ version: v }, 'step-' + v);
-      if (toLive) toLive.hidden = false;
       markStep();
+      versionLine();
+      let sum = null;
       try {
-        await redraw(v);
+        [sum] = await Promise.all([getJSON(apiPath + '?version=' + v + '&nodes=false'), redraw(v)]);
       } catch (e) {
-        say('Could not show version ' + v + ': ' + e.message);
+        if (st.viewing === v) say('Could not show version ' + v + ': ' + e.message);
         return;
       }
       if (st.viewing !== v) return;
-      const s = svg ? svg.getAttribute('data-status') : null;
-      if (s) showSummary({ status: s, version: v });
+      showSummary(sum);
+      versionLine();
       fillPanel();
     }
 
     async function backToLive() {
       st.viewing = null;
       setURL({ version: null }, '');
-      if (toLive) toLive.hidden = true;
       markStep();
       try {
         await redraw(null);
@@ -982,18 +1079,34 @@
       if (st.viewing !== null) return;
       main.setAttribute('data-live', st.status === 'running' ? 'true' : 'false');
       if (st.summary) showSummary(st.summary);
+      versionLine();
+      fillSteps().catch(() => {});
       fillPanel();
     }
 
     function wireSteps() {
       if (!stepsList) return;
+      // A step's link shows the tree at its version; a result's link
+      // also selects the result's node.
       stepsList.addEventListener('click', (ev) => {
         const a = ev.target.closest('a');
         const li = ev.target.closest('#steps > li[data-version]');
         if (!li) return;
-        if (a && !a.classList.contains('step-link') && !(a.getAttribute('href') || '').includes('version=')) return;
-        ev.preventDefault();
-        travelTo(Number(li.dataset.version));
+        const v = Number(li.dataset.version);
+        if (a) {
+          const u = new URL(a.href, location.href);
+          if (u.pathname !== location.pathname || !u.searchParams.has('version')) return;
+          ev.preventDefault();
+          if (u.searchParams.has('node')) {
+            st.selected = u.searchParams.get('node');
+            markSelected();
+            setURL({ node: st.selected });
+          }
+          travelTo(Number(u.searchParams.get('version')) || v);
+          return;
+        }
+        if (window.getSelection && String(window.getSelection())) return; // selecting text
+        travelTo(v);
       });
       stepsList.addEventListener('keydown', (ev) => {
         const li = ev.target.closest('#steps > li[data-version]');
@@ -1011,18 +1124,38 @@
       }
       const first = stepsList.querySelector(':scope > li[data-version]');
       if (first) first.setAttribute('tabindex', '0');
+      // A bar of the timeline selects its node and shows its step.
       const tl = document.getElementById('timeline');
       if (tl) {
-        tl.addEventListener('click', (ev) => {
-          const b = ev.target.closest('[data-path][data-version]');
-          if (!b) return;
-          ev.preventDefault();
+        const pick = (b) => {
           const p = b.getAttribute('data-path');
-          if (nodeEls.has(p)) select(p, { scroll: true });
+          select(p, { scroll: true });
           const li = document.getElementById('step-' + b.getAttribute('data-version'));
           if (li && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
+        };
+        tl.addEventListener('click', (ev) => {
+          const b = ev.target.closest('rect.bar[data-path]');
+          if (b) { ev.preventDefault(); pick(b); }
+        });
+        tl.addEventListener('keydown', (ev) => {
+          const b = ev.target.closest && ev.target.closest('rect.bar[data-path]');
+          if (b && (ev.key === 'Enter' || ev.key === ' ')) { ev.preventDefault(); pick(b); }
         });
       }
+      // The header's "show the job now" comes back to live in place.
+      main.addEventListener('click', (ev) => {
+        const a = ev.target.closest('#latest-link');
+        if (!a) return;
+        ev.preventDefault();
+        backToLive();
+      });
+      // The tree's note links the closed groups: open them in place.
+      main.addEventListener('click', (ev) => {
+        const a = ev.target.closest('a.expand[data-group-path]');
+        if (!a) return;
+        ev.preventDefault();
+        expand(a.getAttribute('data-group-path'));
+      });
       if (filters) {
         filters.addEventListener('input', applyFilters);
         filters.addEventListener('change', applyFilters);
@@ -1268,7 +1401,6 @@
     wireTree();
     wireSteps();
     wireCancel();
-    liveButton();
     applyFilters();
     markStep();
     if (st.selected !== null && nodeEls.has(st.selected)) {
@@ -1314,7 +1446,7 @@
         const tb1 = fresh.tBodies[0];
         if (tb0 && tb1) tb0.replaceWith(document.importNode(tb1, true));
       }
-      for (const sel of ['#counts', '#pages', '#job-counts']) {
+      for (const sel of ['#counts', 'nav.pager']) {
         const a = document.querySelector(sel);
         const b = doc.querySelector(sel);
         if (a && b) a.replaceWith(document.importNode(b, true));
@@ -1337,7 +1469,8 @@
           if (c.created || c.deleted || !tr) { more = more || c.created || (c.deleted && !!tr); continue; }
           if (tr.getAttribute('data-status') !== c.status) {
             tr.setAttribute('data-status', c.status);
-            for (const e of tr.querySelectorAll('[data-field="status"]')) e.textContent = c.status;
+            tr.setAttribute('data-version', String(c.version));
+            for (const e of tr.querySelectorAll('.state[data-status]')) setState(e, c.status);
             if (c.status !== 'running') {
               for (const t of tr.querySelectorAll('time[data-start]:not([data-end])')) {
                 t.setAttribute('data-end', c.at);
@@ -1373,59 +1506,70 @@
 
   function newPage(area) {
     const problems = document.getElementById('problems');
+    const result = document.getElementById('check-result');
     const preview = document.getElementById('preview');
     const idInput = document.getElementById('job-id');
     const form = area.form;
     let ticket = 0;
     let timer = null;
 
-    function showProblems(list) {
-      if (!problems) return;
-      problems.replaceChildren(...list.map((p) => el('li', { 'data-problem-path': p.path === undefined ? '' : p.path },
-        p.path === undefined ? '' : el('code', null, showPath(p.path)), p.path === undefined ? '' : ': ', p.message)));
-      problems.hidden = list.length === 0;
+    function showProblems(list, message) {
+      if (problems) {
+        problems.replaceChildren(...list.map((p) => {
+          const li = el('li', { 'data-problem-path': p.path === undefined ? '' : p.path });
+          if (p.path !== undefined) li.append(el('code', { class: 'path' }, showPath(p.path)), ': ');
+          li.append(el('span', { class: 'message' }, p.message));
+          return li;
+        }));
+      }
+      if (result) result.textContent = message;
       area.setAttribute('aria-invalid', list.length ? 'true' : 'false');
     }
 
-    function drawPreview(nodes, unknown) {
-      if (!preview) return;
-      const max = 2000;
-      const rowH = 30;
-      const indent = 22;
-      const shown = nodes.slice(0, max);
-      let width = 320;
-      for (const n of shown) width = Math.max(width, n.depth * indent + 300);
-      const height = shown.length * rowH + 10 + (nodes.length > max ? rowH : 0);
-      const s = document.createElementNS(SVG_NS, 'svg');
-      const sa = (e, a) => { for (const [k, v] of Object.entries(a)) e.setAttribute(k, String(v)); return e; };
-      const mk = (tag, a) => sa(document.createElementNS(SVG_NS, tag), a);
-      sa(s, { class: 'baton-graph preview', viewBox: '0 0 ' + width + ' ' + height, width, height, 'font-family': 'monospace', 'font-size': '11', role: 'group', 'aria-label': 'preview of the workflow' });
-      shown.forEach((n, i) => {
-        const bad = n.action && unknown.has(n.action);
-        const g = mk('g', { class: 'node' + (bad ? ' unknown-action' : ''), 'data-path': n.path, 'data-status': 'idle', 'data-kind': n.kind, transform: 'translate(' + (5 + n.depth * indent) + ',' + (5 + i * rowH) + ')' });
-        g.append(mk('rect', { class: 'box', width: 280, height: rowH - 6, rx: 5, fill: '#FFFFFF', stroke: bad ? STYLES.failed.stroke : STYLES.idle.stroke, 'stroke-width': bad ? 2.5 : 1.5 }));
-        const t = mk('text', { x: 8, y: 16, fill: '#1A1A1A' });
-        const kind = mk('tspan', { fill: '#4D4D4D' });
-        kind.textContent = n.kind + ' ';
-        const what = mk('tspan', { 'font-weight': 'bold' });
-        what.textContent = clip(n.action || n.name || '', 24);
-        t.append(kind, what);
-        if (n.payload) {
-          const pl = mk('tspan', { fill: '#4D4D4D' });
-          pl.textContent = ' ' + clip(n.payload, 20);
-          t.append(pl);
-        }
-        const title = mk('title', {});
-        title.textContent = showPath(n.path) + (bad ? ': no worker runs ' + n.action : '');
-        g.append(title, t);
-        s.append(g);
-      });
-      if (nodes.length > max) {
-        const t = mk('text', { x: 5, y: height - 8, fill: '#4D4D4D' });
-        t.textContent = (nodes.length - max) + ' more nodes not drawn';
-        s.append(t);
+    function showUnknown(names) {
+      let p = document.getElementById('unknown-actions');
+      if (!names.length) { if (p) p.remove(); return; }
+      if (!p && problems) {
+        p = el('p', { id: 'unknown-actions' });
+        problems.after(p);
       }
-      preview.replaceChildren(s);
+      if (!p) return;
+      p.replaceChildren('No worker runs: ');
+      names.forEach((a, i) => { if (i) p.append(', '); p.append(el('code', null, a)); });
+    }
+
+    // drawPreview draws the workflow the server drew for the form (a
+    // check posted to /new), else a plain list of its nodes.
+    async function drawPreview(mine, text, nodes) {
+      if (!preview) return;
+      try {
+        const body = new URLSearchParams({ workflow: text, do: 'check' });
+        if (idInput) body.set('id', idInput.value);
+        const doc = parseHTML(await getText('/new', { method: 'POST', body }));
+        const fresh = doc.getElementById('preview');
+        if (mine !== ticket) return;
+        if (fresh && fresh.querySelector('svg')) {
+          for (const e of fresh.querySelectorAll('style, script')) e.remove();
+          preview.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
+          preview.removeAttribute('data-stale');
+          return;
+        }
+      } catch (e) {
+        if (mine !== ticket) return;
+      }
+      drawNodes(nodes);
+    }
+
+    function drawNodes(nodes) {
+      const max = 2000;
+      const ul = el('ul', { class: 'preview-nodes' });
+      for (const n of nodes.slice(0, max)) {
+        ul.append(el('li', { 'data-path': n.path, 'data-status': 'idle', 'data-kind': n.kind, 'data-depth': n.depth },
+          el('code', { class: 'path' }, showPath(n.path)), ' ', n.kind, n.action ? ' ' : '', n.action ? el('code', null, n.action) : '',
+          n.name ? ' (' + n.name + ')' : '', n.payload ? ' ' + clip(n.payload, 40) : ''));
+      }
+      if (nodes.length > max) ul.append(el('li', { class: 'more' }, (nodes.length - max) + ' more nodes'));
+      preview.replaceChildren(ul);
       preview.removeAttribute('data-stale');
     }
 
@@ -1433,7 +1577,8 @@
       const text = area.value;
       const mine = ++ticket;
       if (!text.trim()) {
-        showProblems([]);
+        showProblems([], 'Not checked yet.');
+        showUnknown([]);
         if (preview) preview.replaceChildren();
         return;
       }
@@ -1444,7 +1589,7 @@
           headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
         });
       } catch (e) {
-        if (mine === ticket) showProblems([{ message: 'The server does not answer: ' + e.message }]);
+        if (mine === ticket) showProblems([], 'The server does not answer: ' + e.message);
         return;
       }
       let body = null;
@@ -1452,20 +1597,20 @@
       if (mine !== ticket) return;
       if (r.status === 401) { loginExpired(); return; }
       if (r.ok && body) {
-        const unknown = new Set(body.unknown_actions || []);
+        const unknown = body.unknown_actions || [];
         const list = [];
-        if (unknown.size) {
-          for (const n of body.nodes) {
-            if (n.action && unknown.has(n.action)) list.push({ path: n.path, message: 'no worker runs action ' + JSON.stringify(n.action) });
-          }
+        for (const n of body.nodes || []) {
+          if (n.action && unknown.includes(n.action)) list.push({ path: n.path, message: 'no worker runs action ' + JSON.stringify(n.action) });
         }
-        showProblems(list);
-        drawPreview(body.nodes || [], unknown);
+        const count = (body.nodes || []).length;
+        showProblems(list, unknown.length ? 'Valid, but no worker runs ' + unknown.join(', ') + '.' : 'Valid: ' + count + ' node' + (count === 1 ? '' : 's') + '.');
+        showUnknown(unknown);
+        drawPreview(mine, text, body.nodes || []);
         return;
       }
-      const ps = body && Array.isArray(body.problems) && body.problems.length ? body.problems
-        : [{ message: (body && (body.detail || body.title)) || 'HTTP ' + r.status }];
-      showProblems(ps);
+      const ps = body && Array.isArray(body.problems) ? body.problems : [];
+      showProblems(ps, (body && (body.detail || body.title)) || 'HTTP ' + r.status);
+      showUnknown([]);
       if (preview) preview.setAttribute('data-stale', 'true');
     }
 
@@ -1475,7 +1620,7 @@
     }
 
     area.addEventListener('input', soon);
-    const upload = document.getElementById('upload') || (form && form.querySelector('input[type=file]'));
+    const upload = document.getElementById('workflow-file');
     if (upload) {
       upload.addEventListener('change', async () => {
         const f = upload.files && upload.files[0];
@@ -1486,10 +1631,11 @@
     }
     if (form) {
       form.addEventListener('submit', async (ev) => {
+        const by = ev.submitter;
         ev.preventDefault();
+        if (!by || by.value !== 'submit') { clearTimeout(timer); validate(); return; }
         const id = idInput ? idInput.value.trim() : '';
-        const submit = form.querySelector('[type=submit]');
-        if (submit) submit.disabled = true;
+        by.disabled = true;
         try {
           const r = await request('/api/v1/jobs' + (id ? '?id=' + encodeURIComponent(id) : ''), {
             method: 'POST', body: area.value,
@@ -1498,14 +1644,14 @@
           const s = await r.json();
           location.assign('/jobs/' + encodeURIComponent(s.id));
         } catch (e) {
-          if (submit) submit.disabled = false;
+          by.disabled = false;
           if (e instanceof HTTPError && e.status === 401) return;
           const p = e.problem;
-          showProblems(p && Array.isArray(p.problems) && p.problems.length ? p.problems : [{ message: e.message }]);
+          showProblems(p && Array.isArray(p.problems) ? p.problems : [], e.message);
         }
       });
     }
-    if (area.value.trim()) validate();
+    if (area.value.trim() && !(result && problems && problems.childElementCount)) soon();
     drawn();
   }
 
