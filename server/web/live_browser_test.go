@@ -521,4 +521,3 @@ func TestBrowserBigGroupExpands(t *testing.T) {
 		}
 	}
 }
-
