@@ -87,10 +87,16 @@ func (s *Site) Workers(w io.Writer, v WorkersView) error {
 }
 
 // Login writes the login page.
-func (s *Site) Login(w io.Writer, v LoginView) error { v.Name = "login"; return s.render(w, "login", v) }
+func (s *Site) Login(w io.Writer, v LoginView) error {
+	v.Name = "login"
+	return s.render(w, "login", v)
+}
 
 // Error writes an error page.
-func (s *Site) Error(w io.Writer, v ErrorView) error { v.Name = "error"; return s.render(w, "error", v) }
+func (s *Site) Error(w io.Writer, v ErrorView) error {
+	v.Name = "error"
+	return s.render(w, "error", v)
+}
 
 // icons say a state without colour, as the tree's bands do.
 var icons = map[string]string{
