@@ -76,6 +76,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{"job", "store"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
+	case rel == "internal/browsertest": // test support: drives chromium for any package's tests (and bench), so it imports none of the module
+		return layer{name: rel, ext: []string{"github.com/chromedp/"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
 		return layer{name: rel, may: []string{""}, ext: []string{""}}, true // the top: anything
 	}
