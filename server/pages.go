@@ -581,7 +581,8 @@ func (s *srv) logout(w http.ResponseWriter, r *http.Request, _ caller) error {
 
 // static is GET /static/{name}.
 func (s *srv) static(w http.ResponseWriter, r *http.Request, _ caller) error {
-	w.Header().Del("Cache-Control")
-	web.ServeAsset(w, r, r.PathValue("name"))
+	if !web.ServeAsset(w, r, r.PathValue("name")) {
+		return newProblem(CodeNotFound, fmt.Sprintf("no asset %q: the pages have baton.css and baton.js", r.PathValue("name")))
+	}
 	return nil
 }

@@ -2,11 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"os"
 	"strings"
 	"testing"
@@ -18,6 +21,8 @@ import (
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/store"
+
+	"golang.org/x/net/html"
 )
 
 // pageActions are the actions of examples/fail.json and the hostile
@@ -133,14 +138,355 @@ func (e *pageEnv) settle(t *testing.T, id job.ID, workflow string) api.Job {
 	}
 }
 
-func TestPagesSmoke(t *testing.T) {
-	e := newPageEnv(t, nil)
-	fail, _ := os.ReadFile("../examples/fail.json")
-	e.settle(t, "f", string(fail))
-	for _, p := range []string{"/", "/jobs/f", "/jobs/f?version=3&node=seq[1]", "/new", "/workers", "/login", "/jobs/f/tree.svg"} {
-		resp, body := e.get(t, p, nil)
-		t.Logf("%s: %d %v\n%s", p, resp.StatusCode, resp.Header, body)
+// pageHeaders checks the headers every page answer has.
+func pageHeaders(t *testing.T, what string, resp *http.Response) {
+	t.Helper()
+	h := resp.Header
+	if h.Get("Content-Security-Policy") != "default-src 'self'; frame-ancestors 'none'" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "no-referrer" {
+		t.Errorf("%s: security headers: %v", what, h)
 	}
-	_ = cookiejar.New
-	_ = strings.Contains
+}
+
+// TestPages: every page answers 200 with its headers, the layout's links
+// to the one style sheet and the one script (deferred), no inline
+// script or style, and its main element.
+func TestPages(t *testing.T) {
+	e := newPageEnv(t, nil)
+	fail, err := os.ReadFile("../examples/fail.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.settle(t, "f", string(fail))
+	for _, c := range []struct{ path, main, ctype string }{
+		{"/", "list", "text/html; charset=utf-8"},
+		{"/?status=failed&prefix=f", "list", "text/html; charset=utf-8"},
+		{"/jobs/f", "job", "text/html; charset=utf-8"},
+		{"/jobs/f?version=2&node=seq%5B0%5D", "job", "text/html; charset=utf-8"},
+		{"/jobs/f?node=", "job", "text/html; charset=utf-8"},
+		{"/new", "new-page", "text/html; charset=utf-8"},
+		{"/workers", "workers-page", "text/html; charset=utf-8"},
+		{"/login", "login", "text/html; charset=utf-8"},
+		{"/jobs/f/tree.svg", "", "image/svg+xml"},
+		{"/static/baton.css", "", "text/css; charset=utf-8"},
+		{"/static/baton.js", "", "text/javascript; charset=utf-8"},
+	} {
+		resp, body := e.get(t, c.path, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != c.ctype {
+			t.Errorf("GET %s: %d %s", c.path, resp.StatusCode, resp.Header.Get("Content-Type"))
+			continue
+		}
+		pageHeaders(t, c.path, resp)
+		if c.main == "" {
+			continue
+		}
+		d := parseHTML(t, body)
+		if d.byID(c.main) == nil || d.byID(c.main).Data != "main" {
+			t.Errorf("GET %s: no <main id=%q>", c.path, c.main)
+		}
+		links := d.all(func(n *html.Node) bool { return n.Data == "link" && attrOf(n, "rel") == "stylesheet" })
+		scripts := d.tagged("script")
+		if len(links) != 1 || attrOf(links[0], "href") != "/static/baton.css" {
+			t.Errorf("GET %s: style sheets %v", c.path, links)
+		}
+		if len(scripts) != 1 || attrOf(scripts[0], "src") != "/static/baton.js" {
+			t.Errorf("GET %s: scripts %d", c.path, len(scripts))
+		} else if _, deferred := attr(scripts[0], "defer"); !deferred || scripts[0].FirstChild != nil {
+			t.Errorf("GET %s: the script is not deferred, or inline", c.path)
+		}
+		if bad := d.hostileMarkup(); bad != "" {
+			t.Errorf("GET %s: %s (the CSP refuses inline script and style)", c.path, bad)
+		}
+		if b := d.byID("banner"); b == nil || attrOf(b, "role") != "status" {
+			t.Errorf("GET %s: no status banner", c.path)
+		} else if _, hidden := attr(b, "hidden"); !hidden {
+			t.Errorf("GET %s: the banner is shown", c.path)
+		}
+	}
+	for _, c := range []struct {
+		path   string
+		status int
+	}{
+		{"/jobs/nope", 404},
+		{"/jobs/f?version=99", 404},
+		{"/jobs/f?version=0", 400},
+		{"/jobs/f?version=x", 400},
+		{"/jobs/nope/tree.svg", 404},
+		{"/?status=idle", 400},
+		{"/static/nope.css", 404},
+		{"/static/baton.go", 404},
+	} {
+		resp, body := e.get(t, c.path, nil)
+		if resp.StatusCode != c.status {
+			t.Errorf("GET %s: %d, want %d", c.path, resp.StatusCode, c.status)
+		}
+		pageHeaders(t, c.path, resp)
+		if strings.HasPrefix(c.path, "/jobs/") {
+			if d := parseHTML(t, body); d.byID("error") == nil || attrOf(d.byID("error"), "data-status-code") != fmt.Sprint(c.status) {
+				t.Errorf("GET %s: not an error page: %s", c.path, body)
+			}
+		}
+	}
+}
+
+// rescuedFlow has a rescued failure in a par, and a par beside it.
+const rescuedFlow = `{"version":1,"root":{"seq":[
+ {"try":{"par":[{"act":"echo","payload":1},{"act":"fail","payload":"disk full"}]},"rescue":{"act":"log","payload":"rescued"}},
+ {"par":[{"act":"echo","payload":"a"},{"act":"echo","payload":"b"}]}
+]}}`
+
+// treeStatuses returns the data-status of every drawn node of a job
+// page's tree (#tree g.node[data-path]), by path.
+func treeStatuses(t *testing.T, d htmlDoc) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, n := range within(d.byID("tree"), func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "node") }) {
+		p, ok := attr(n, "data-path")
+		if !ok {
+			t.Errorf("a node of the tree without data-path: %v", n.Attr)
+		}
+		if _, dup := out[p]; dup {
+			t.Errorf("path %q drawn twice", p)
+		}
+		out[p] = attrOf(n, "data-status")
+	}
+	return out
+}
+
+// TestJobPageContract: the job page's data-* contract, for a failed job
+// (examples/fail.json) and one with a rescued failure in a par: every
+// node of the API is drawn with the API's status, at the latest version
+// and at every past one (?version=V, which the API has from History.At);
+// #job carries the job's ID, version and status; each step is an
+// <li id=step-V data-version=V>; each attempt a bar with data-path and
+// data-version; ?node=PATH selects the node and fills the panel.
+func TestJobPageContract(t *testing.T) {
+	e := newPageEnv(t, nil)
+	fail, err := os.ReadFile("../examples/fail.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id       job.ID
+		workflow string
+		status   string
+	}{{"fail", string(fail), "failed"}, {"rescued", rescuedFlow, "succeeded"}} {
+		t.Run(string(c.id), func(t *testing.T) {
+			final := e.settle(t, c.id, c.workflow)
+			if final.Status != c.status {
+				t.Fatalf("job %s: %s, want %s", c.id, final.Status, c.status)
+			}
+			for v := uint64(1); v <= final.Version; v++ {
+				want, err := e.client.Job(t.Context(), c.id, client.JobQuery{Version: v})
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := "/jobs/" + string(c.id)
+				if v < final.Version {
+					path += fmt.Sprintf("?version=%d", v)
+				}
+				resp, body := e.get(t, path, nil)
+				if resp.StatusCode != 200 {
+					t.Fatalf("GET %s: %d", path, resp.StatusCode)
+				}
+				d := parseHTML(t, body)
+				main := d.byID("job")
+				if attrOf(main, "data-job") != string(c.id) || attrOf(main, "data-version") != fmt.Sprint(v) || attrOf(main, "data-status") != want.Status || attrOf(main, "data-live") != "false" {
+					t.Errorf("GET %s: #job %v, want version %d status %s", path, main.Attr, v, want.Status)
+				}
+				got := treeStatuses(t, d)
+				if len(got) != len(want.Nodes) {
+					t.Errorf("GET %s: %d nodes drawn, the API has %d", path, len(got), len(want.Nodes))
+				}
+				for _, n := range want.Nodes {
+					if got[n.Path] != n.Status {
+						t.Errorf("GET %s: node %q drawn %q, the API says %q", path, n.Path, got[n.Path], n.Status)
+					}
+				}
+				steps := within(d.byID("steps"), func(n *html.Node) bool { return n.Data == "li" && attrOf(n, "data-version") != "" })
+				if len(steps) != int(v) {
+					t.Errorf("GET %s: %d steps listed, want %d", path, len(steps), v)
+				}
+				for i, s := range steps {
+					if attrOf(s, "id") != fmt.Sprintf("step-%d", i+1) || attrOf(s, "data-version") != fmt.Sprint(i+1) {
+						t.Errorf("GET %s: step %d is %v", path, i, s.Attr)
+					}
+				}
+				if cur := d.all(func(n *html.Node) bool { return attrOf(n, "aria-current") == "step" }); len(cur) != 1 || attrOf(cur[0], "data-version") != fmt.Sprint(v) {
+					t.Errorf("GET %s: the current step is not v%d", path, v)
+				}
+			}
+			// Bars: one per attempt, each from its dispatch to its result.
+			_, body := e.get(t, "/jobs/"+string(c.id), nil)
+			d := parseHTML(t, body)
+			bars := within(d.byID("timeline"), func(n *html.Node) bool { return n.Data == "rect" && hasClass(n, "bar") })
+			acts := 0
+			for _, n := range final.Nodes {
+				if n.Kind == "act" && n.Status != "idle" {
+					acts++
+				}
+			}
+			if len(bars) != acts {
+				t.Errorf("%d bars, %d actions ran", len(bars), acts)
+			}
+			for _, b := range bars {
+				from, err1 := strconv.Atoi(attrOf(b, "data-version"))
+				to, err2 := strconv.Atoi(attrOf(b, "data-applied"))
+				if attrOf(b, "data-path") == "" || err1 != nil || err2 != nil || to <= from {
+					t.Errorf("bar %v", b.Attr)
+				}
+			}
+			if ax := attrOf(d.byID("timeline"), "data-axis"); ax != "time" {
+				t.Errorf("the timeline's axis: %q", ax)
+			}
+			// ?node=PATH: the failed action selected, the panel filled.
+			var failed api.Node
+			for _, n := range final.Nodes {
+				if n.Kind == "act" && n.Status == "failed" {
+					failed = n
+				}
+			}
+			q := url.Values{"node": {failed.Path}}
+			_, body = e.get(t, "/jobs/"+string(c.id)+"?"+q.Encode(), nil)
+			d = parseHTML(t, body)
+			panel := d.byID("panel")
+			if _, hidden := attr(panel, "hidden"); hidden || attrOf(panel, "data-node") != failed.Path || !strings.Contains(text(panel), failed.Error) {
+				t.Errorf("?node=%s: the panel %v: %q", failed.Path, panel.Attr, text(panel))
+			}
+			sel := within(d.byID("tree"), func(n *html.Node) bool { return hasClass(n, "selected") })
+			if len(sel) != 1 || attrOf(sel[0], "data-path") != failed.Path {
+				t.Errorf("?node=%s: selected %d nodes", failed.Path, len(sel))
+			}
+			if attrOf(d.byID("job"), "data-node") != failed.Path {
+				t.Errorf("?node=%s: #job's data-node %q", failed.Path, attrOf(d.byID("job"), "data-node"))
+			}
+		})
+	}
+}
+
+// postForm posts form to path with headers, following no redirect.
+func (e *pageEnv) postForm(t *testing.T, path string, form url.Values, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", e.url+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return e.do(t, req)
+}
+
+// waitRunning submits workflow as job id and waits until the node at
+// path runs.
+func (e *pageEnv) waitRunning(t *testing.T, id job.ID, workflow, path string) {
+	t.Helper()
+	if _, _, err := e.client.Submit(t.Context(), id, []byte(workflow)); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		j, err := e.client.Job(t.Context(), id, client.JobQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range j.Nodes {
+			if n.Path == path && n.Status == "running" {
+				return
+			}
+		}
+		select {
+		case <-t.Context().Done():
+			t.Fatalf("job %s: %s never ran", id, path)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+const hostile = `<img src=x onerror=alert(1)></script><script>alert(2)</script>`
+
+// TestPagesHostile: strings from a job (its ID, payloads, outputs,
+// errors, a cancel's reason) and from a workflow being checked are text
+// on every page, never markup: no element, attribute or script comes of
+// them, and the text reads as it was given.
+func TestPagesHostile(t *testing.T) {
+	e := newPageEnv(t, nil)
+	id := job.ID(`h"'><i>&amp;x`)
+	lit, _ := json.Marshal(hostile)
+	flow := `{"version":1,"root":{"par":[{"act":"echo","payload":` + string(lit) + `},{"act":"fail","payload":` + string(lit) + `},{"act":"block"}]}}`
+	e.waitRunning(t, id, flow, "par[2]")
+	for {
+		j, err := e.client.Job(t.Context(), id, client.JobQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Nodes[1].Status == "succeeded" && j.Nodes[2].Status == "failed" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	jobPath := "/jobs/" + url.PathEscape(string(id))
+	resp, body := e.postForm(t, jobPath+"/cancel", url.Values{"reason": {hostile}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != jobPath {
+		t.Fatalf("the cancel form: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	for {
+		j, err := e.client.Job(t.Context(), id, client.JobQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status == "cancelled" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	output := string(lit) // echo's output is its payload, JSON
+	for _, c := range []struct {
+		path  string
+		texts []string // what must read literally
+	}{
+		{"/", []string{string(id)}},
+		{"/?prefix=" + url.QueryEscape(string(id)), []string{string(id)}},
+		{jobPath, []string{string(id), hostile, output}},
+		{jobPath + "?node=par%5B0%5D", []string{output}},
+		{jobPath + "?node=par%5B1%5D", []string{hostile, output}},
+		{jobPath + "?version=2&node=" + url.QueryEscape(hostile), []string{hostile}},
+		{jobPath + "?steps_path=" + url.QueryEscape(hostile) + "&steps_action=" + url.QueryEscape(hostile), []string{hostile}},
+	} {
+		resp, body := e.get(t, c.path, nil)
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: %d", c.path, resp.StatusCode)
+			continue
+		}
+		d := parseHTML(t, body)
+		if bad := d.hostileMarkup(); bad != "" {
+			t.Errorf("GET %s: %s came of a job's string", c.path, bad)
+		}
+		all := text(d.root)
+		for _, s := range c.texts {
+			if !strings.Contains(all, s) {
+				t.Errorf("GET %s: the text %q does not read literally", c.path, s)
+			}
+		}
+	}
+	// The tree's SVG (the fragment the script swaps in).
+	_, svg := e.get(t, jobPath+"/tree.svg", nil)
+	if strings.Contains(svg, "<img") || strings.Contains(svg, "<script") || strings.Contains(svg, "<i>") {
+		t.Errorf("tree.svg holds markup of the job's strings:\n%s", svg)
+	}
+	// A workflow checked on /new: the text area and the problems.
+	bad := `{"version":1,"root":{"act":"ok","` + hostile + `":1}}`
+	resp, body = e.postForm(t, "/new", url.Values{"workflow": {bad}, "do": {"check"}}, nil)
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("POST /new with a bad workflow: %d", resp.StatusCode)
+	}
+	d := parseHTML(t, body)
+	if m := d.hostileMarkup(); m != "" {
+		t.Errorf("POST /new: %s came of the workflow", m)
+	}
+	if got := text(d.byID("workflow")); got != bad {
+		t.Errorf("POST /new: the workflow reads %q", got)
+	}
+	if ps := text(d.byID("problems")); !strings.Contains(ps, hostile) {
+		t.Errorf("POST /new: the problems %q do not name the field literally", ps)
+	}
 }

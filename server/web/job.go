@@ -182,6 +182,7 @@ func JobViewOf(in JobInput) JobView {
 	}
 	v.Timeline = TimelineOf(in.Steps, end)
 	if in.Selected {
+		v.Tree = v.Tree.Select(in.Node)
 		v.NodeParam = in.Node
 		v.Panel = panelOf(in, v.Timeline)
 	}
