@@ -10,12 +10,14 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/client"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
@@ -488,5 +490,292 @@ func TestPagesHostile(t *testing.T) {
 	}
 	if ps := text(d.byID("problems")); !strings.Contains(ps, hostile) {
 		t.Errorf("POST /new: the problems %q do not name the field literally", ps)
+	}
+}
+
+// TestBigJobPage: a job of 100,000 actions opens with its groups closed
+// and at most 2,000 boxes drawn, every node counted once; the tree.svg
+// fragment opens a group, still within the bound.
+func TestBigJobPage(t *testing.T) {
+	seqs := make([]ast.Node, 1000)
+	for i := range seqs {
+		acts := make([]ast.Node, 100)
+		for k := range acts {
+			acts[k] = ast.Act("echo", k)
+		}
+		seqs[i] = ast.Seq(acts...)
+	}
+	tr, err := job.New("big", ast.Par(seqs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.NewMemory()
+	t.Cleanup(func() { st.Close() })
+	if err := st.Create(t.Context(), tr.Job); err != nil {
+		t.Fatal(err)
+	}
+	h, err := server.New(server.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(checkAPI(t, h))
+	t.Cleanup(ts.Close)
+	e := &pageEnv{st: st, url: ts.URL, srv: ts}
+	boxes := func(what, body string) (int, []*html.Node) {
+		d := parseHTML(t, body)
+		nodes := d.all(func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "node") })
+		var groups []*html.Node
+		for _, n := range nodes {
+			if hasClass(n, "group") {
+				groups = append(groups, n)
+			}
+		}
+		if len(nodes) > 2000 {
+			t.Errorf("%s: %d boxes drawn", what, len(nodes))
+		}
+		return len(nodes), groups
+	}
+	resp, body := e.get(t, "/jobs/big", nil)
+	if resp.StatusCode != 200 {
+		t.Fatalf("GET /jobs/big: %d", resp.StatusCode)
+	}
+	n, groups := boxes("/jobs/big", body)
+	if n != 1 || len(groups) != 1 || attrOf(groups[0], "data-group") != "1000" {
+		t.Errorf("/jobs/big: %d boxes, groups %d", n, len(groups))
+	}
+	d := parseHTML(t, body)
+	if attrOf(d.byID("tree"), "data-nodes") != "101001" {
+		t.Errorf("the tree counts %s nodes", attrOf(d.byID("tree"), "data-nodes"))
+	}
+	// Open the root (its path is "": the parameter is ","): 1,000 seqs of
+	// 100 actions would be 101,001 boxes; the bound keeps it to 2,000.
+	for _, path := range []string{"/jobs/big?expand=%2C", "/jobs/big/tree.svg?expand=%2C"} {
+		resp, body := e.get(t, path, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		if strings.HasSuffix(path, ".svg") {
+			body = "<!doctype html><body>" + body
+		}
+		n, groups := boxes(path, body)
+		if n < 1000 || len(groups) == 0 {
+			t.Errorf("%s: %d boxes, %d groups", path, n, len(groups))
+		}
+	}
+}
+
+// TestPagesScopes: a read token sees the pages without the cancel form
+// or the submit button; a write token has both; the pages answer a
+// bearer token as the API does.
+func TestPagesScopes(t *testing.T) {
+	e := newPageEnv(t, func(o *server.Options) { o.Tokens = pageTokens(t) })
+	if _, _, err := e.client.Submit(t.Context(), "s", []byte(`{"version":1,"root":{"act":"block"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	read := map[string]string{"Authorization": "Bearer " + pageReadToken}
+	write := map[string]string{"Authorization": "Bearer " + pageWriteToken}
+	for _, c := range []struct {
+		headers map[string]string
+		write   bool
+	}{{read, false}, {write, true}} {
+		_, body := e.get(t, "/jobs/s", c.headers)
+		d := parseHTML(t, body)
+		if (d.byID("cancel-form") != nil) != c.write || (d.byID("cancel") != nil) != c.write {
+			t.Errorf("write %v: the cancel form shown %v", c.write, d.byID("cancel-form") != nil)
+		}
+		if form := d.byID("cancel-form"); form != nil && (attrOf(form, "method") != "post" || attrOf(form, "action") != "/jobs/s/cancel") {
+			t.Errorf("the cancel form: %v", form.Attr)
+		}
+		_, body = e.get(t, "/new", c.headers)
+		if d := parseHTML(t, body); (d.byID("submit") != nil) != c.write || d.byID("workflow") == nil || d.byID("problems") == nil || d.byID("preview") == nil || d.byID("job-id") == nil {
+			t.Errorf("write %v: /new: %s", c.write, body)
+		}
+		if resp, _ := e.get(t, "/workers", c.headers); resp.StatusCode != 200 {
+			t.Errorf("/workers: %d", resp.StatusCode)
+		}
+	}
+	if resp, _ := e.get(t, "/jobs/s", map[string]string{"Authorization": "Bearer wrong-token-0123456789"}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a page with an unknown token: %d", resp.StatusCode)
+	}
+	if resp, _ := e.postForm(t, "/jobs/s/cancel", url.Values{"reason": {"r"}}, read); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("the cancel form with a read token: %d", resp.StatusCode)
+	}
+	if resp, _ := e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo"}}`}, "do": {"submit"}, "id": {"n"}}, read); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a submit with a read token: %d", resp.StatusCode)
+	}
+	if resp, _ := e.postForm(t, "/jobs/s/cancel", url.Values{"reason": {"r"}}, write); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the cancel form with a write token: %d", resp.StatusCode)
+	}
+	// Settled now (cancelled): no cancel form for anyone.
+	for {
+		j, err := e.client.Job(t.Context(), "s", client.JobQuery{NoNodes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status == "cancelled" {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, body := e.get(t, "/jobs/s", write)
+	if d := parseHTML(t, body); d.byID("cancel-form") != nil || attrOf(d.byID("job"), "data-live") != "false" || !strings.Contains(text(d.byID("cancel-reason")), "r") {
+		t.Errorf("a cancelled job's page: %s", body)
+	}
+}
+
+// TestListPage: the list's rows carry data-job and data-status as the
+// API's listing does; counts per status link to the filtered list;
+// filters stay in the URL; pages of 100 link to the next.
+func TestListPage(t *testing.T) {
+	e := newPageEnv(t, nil)
+	ids := []job.ID{}
+	for i := range 230 {
+		id := job.ID(fmt.Sprintf("j%03d", i))
+		flow := `{"version":1,"root":{"act":"echo"}}`
+		if i%10 == 0 {
+			flow = `{"version":1,"root":{"act":"fail","payload":"no"}}`
+		}
+		if _, _, err := e.client.Submit(t.Context(), id, []byte(flow)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	for _, id := range ids {
+		for {
+			j, err := e.client.Job(t.Context(), id, client.JobQuery{NoNodes: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j.Status != "running" {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	rows := func(path string) ([]*html.Node, htmlDoc) {
+		resp, body := e.get(t, path, nil)
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
+		}
+		d := parseHTML(t, body)
+		return within(d.byID("jobs"), func(n *html.Node) bool { return n.Data == "tr" && attrOf(n, "data-job") != "" }), d
+	}
+	var seen []string
+	next := "/"
+	for pages := 0; next != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("more pages than 230 jobs make")
+		}
+		rs, d := rows(next)
+		for _, r := range rs {
+			seen = append(seen, attrOf(r, "data-job"))
+			want := "succeeded"
+			if n, _ := strconv.Atoi(attrOf(r, "data-job")[1:]); n%10 == 0 {
+				want = "failed"
+				if !strings.Contains(text(r), "no") {
+					t.Errorf("row %s: no failure shown: %q", attrOf(r, "data-job"), text(r))
+				}
+			}
+			if attrOf(r, "data-status") != want {
+				t.Errorf("row %s: %s, want %s", attrOf(r, "data-job"), attrOf(r, "data-status"), want)
+			}
+		}
+		if len(rs) > 100 {
+			t.Errorf("page %d has %d rows", pages, len(rs))
+		}
+		next = attrOf(d.byID("next-page"), "href")
+	}
+	if len(seen) != 230 || !slices.IsSorted(seen) || slices.Compact(slices.Clone(seen)) == nil || len(slices.Compact(slices.Clone(seen))) != 230 {
+		t.Errorf("listed %d jobs, sorted %v", len(seen), slices.IsSorted(seen))
+	}
+	_, d := rows("/")
+	counts := map[string]string{}
+	for _, a := range within(d.byID("counts"), func(n *html.Node) bool { return n.Data == "a" && hasClass(n, "count") }) {
+		counts[attrOf(a, "data-status")] = attrOf(a, "href")
+		n := within(a, func(n *html.Node) bool { return hasClass(n, "n") })
+		want := map[string]string{"failed": "23", "succeeded": "207"}[attrOf(a, "data-status")]
+		if want == "" {
+			want = "0"
+		}
+		if len(n) != 1 || attrOf(n[0], "data-count") != want {
+			t.Errorf("count of %s: %v, want %s", attrOf(a, "data-status"), n, want)
+		}
+	}
+	if counts["failed"] != "/?status=failed" {
+		t.Errorf("the failed count links to %q", counts["failed"])
+	}
+	rs, d := rows("/?status=failed&prefix=j1")
+	if len(rs) != 10 || attrOf(d.byID("filter-prefix"), "value") != "j1" || d.byID("next-page") != nil {
+		t.Errorf("filtered: %d rows", len(rs))
+	}
+	for _, r := range rs {
+		if attrOf(r, "data-status") != "failed" || !strings.HasPrefix(attrOf(r, "data-job"), "j1") {
+			t.Errorf("filtered row %v", r.Attr)
+		}
+	}
+}
+
+// TestNewPage: /new checks a workflow without the script (problems at
+// their paths, or a preview of the tree) and submits it (to the job's
+// page), or says why not.
+func TestNewPage(t *testing.T) {
+	e := newPageEnv(t, nil)
+	resp, body := e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"seq":[{"act":""},{"par":5}]}}`}, "do": {"check"}}, nil)
+	d := parseHTML(t, body)
+	ps := within(d.byID("problems"), func(n *html.Node) bool { return n.Data == "li" })
+	if resp.StatusCode != 422 || len(ps) != 2 || attrOf(ps[0], "data-problem-path") != "seq[0]" || attrOf(ps[1], "data-problem-path") != "seq[1]" {
+		t.Errorf("an invalid workflow: %d %d problems: %s", resp.StatusCode, len(ps), text(d.byID("problems")))
+	}
+	good := `{"version":1,"root":{"seq":[{"act":"echo","payload":1},{"act":"nobody"}]}}`
+	resp, body = e.postForm(t, "/new", url.Values{"workflow": {good}, "do": {"check"}}, nil)
+	d = parseHTML(t, body)
+	drawn := within(d.byID("preview"), func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "node") })
+	if resp.StatusCode != 200 || len(drawn) != 3 || !strings.Contains(text(d.byID("unknown-actions")), "nobody") {
+		t.Errorf("a valid workflow: %d, %d boxes, unknown %q", resp.StatusCode, len(drawn), text(d.byID("unknown-actions")))
+	}
+	// Submitting one with an action no worker runs: refused, nothing made.
+	resp, _ = e.postForm(t, "/new", url.Values{"workflow": {good}, "do": {"submit"}, "id": {"n1"}}, nil)
+	if _, err := e.st.Load(t.Context(), "n1"); resp.StatusCode != 422 || err == nil {
+		t.Errorf("a submit of an unknown action: %d, stored %v", resp.StatusCode, err == nil)
+	}
+	resp, _ = e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo","payload":1}}`}, "do": {"submit"}, "id": {"n2"}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/jobs/n2" {
+		t.Fatalf("a submit: %d %v", resp.StatusCode, resp.Header)
+	}
+	if _, err := e.st.Load(t.Context(), "n2"); err != nil {
+		t.Errorf("the submitted job: %v", err)
+	}
+	// The same again is a retry; another workflow under that ID a conflict.
+	if resp, _ := e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo","payload":1}}`}, "do": {"submit"}, "id": {"n2"}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a retry: %d", resp.StatusCode)
+	}
+	resp, body = e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo","payload":2}}`}, "do": {"submit"}, "id": {"n2"}}, nil)
+	if resp.StatusCode != http.StatusConflict || !strings.Contains(text(parseHTML(t, body).byID("check-result")), "n2") {
+		t.Errorf("a conflict: %d", resp.StatusCode)
+	}
+	resp, _ = e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo"}}`}, "do": {"submit"}, "id": {"a b"}}, nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad ID: %d", resp.StatusCode)
+	}
+	// Without an ID the server names the job.
+	resp, _ = e.postForm(t, "/new", url.Values{"workflow": {`{"version":1,"root":{"act":"echo"}}`}, "do": {"submit"}}, nil)
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/jobs/job-") {
+		t.Errorf("a submit without an ID: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+// TestWorkersPage: the workers' table and the actions, as the API lists
+// them.
+func TestWorkersPage(t *testing.T) {
+	e := newPageEnv(t, nil)
+	_, body := e.get(t, "/workers", nil)
+	d := parseHTML(t, body)
+	rows := within(d.byID("workers"), func(n *html.Node) bool { return n.Data == "tr" && attrOf(n, "data-worker") != "" })
+	if len(rows) != 1 || attrOf(rows[0], "data-worker") != "local" {
+		t.Errorf("workers: %s", body)
+	}
+	acts := within(d.byID("actions"), func(n *html.Node) bool { return n.Data == "li" })
+	if len(acts) != 5 {
+		t.Errorf("%d actions listed", len(acts))
 	}
 }

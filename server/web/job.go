@@ -201,7 +201,9 @@ func PageURL(id string, v uint64, node string, selected bool, expand []string) s
 		q.Set("node", node)
 	}
 	if len(expand) > 0 {
-		q.Set("expand", ExpandParam(ParseExpand(strings.Join(expand, ","))))
+		e := slices.Clone(expand)
+		slices.Sort(e)
+		q.Set("expand", ExpandParam(slices.Compact(e)))
 	}
 	u := "/jobs/" + url.PathEscape(id)
 	if len(q) > 0 {

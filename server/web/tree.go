@@ -42,12 +42,20 @@ type GroupLink struct {
 	URL  string // set by JobViewOf
 }
 
-// ExpandParam is the expand query parameter for paths.
-func ExpandParam(paths []string) string { return strings.Join(paths, ",") }
+// ExpandParam is the expand query parameter of the groups at paths:
+// their paths joined by commas (a node path holds no comma). The root's
+// path is "", so the root alone is written ",".
+func ExpandParam(paths []string) string {
+	p := strings.Join(paths, ",")
+	if p == "" && len(paths) > 0 {
+		return ","
+	}
+	return p
+}
 
-// ParseExpand reads an expand query parameter: paths separated by
-// commas. A node path holds no comma: ast paths are names and indexes
-// joined by dots.
+// ParseExpand reads an expand query parameter (ExpandParam): the paths,
+// sorted, each once. "" is none; an empty path among others, or ",", is
+// the root.
 func ParseExpand(s string) []string {
 	if s == "" {
 		return nil
