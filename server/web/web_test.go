@@ -114,7 +114,6 @@ func TestTimelineBound(t *testing.T) {
 	}
 }
 
-
 // TestStepFilter: a step shows when some result matches every filter;
 // the others are rendered hidden (the script can show them again).
 func TestStepFilter(t *testing.T) {
