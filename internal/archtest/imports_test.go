@@ -63,7 +63,9 @@ func rules(pkg string) (layer, bool) {
 	case rel == "api":
 		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
 	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
-		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render", "server/live"}}, true
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render", "server/live", "server/web"}}, true
+	case rel == "server/web": // the pages' templates, assets and views: data in, HTML out; no store read, no runner
+		return layer{name: rel, may: []string{"ast", "job", "store", "api", "draw"}}, true
 	case rel == "client":
 		return layer{name: rel, may: []string{"ast", "job", "api", "server/live"}}, true // live: its SSE reader
 	case rel == "server/servertest":

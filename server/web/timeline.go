@@ -1,0 +1,242 @@
+package web
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// Timeline geometry, in the SVG's user units.
+const (
+	timelineW   = 1000
+	labelW      = 240
+	plotW       = timelineW - labelW - 16
+	axisH       = 24
+	rowH        = 16
+	barH        = 11
+	minBarW     = 2
+	tickCount   = 5
+	labelChars  = 34
+	MaxBars     = 2000 // bars drawn at most; older attempts are counted, not drawn
+	axisTime    = "time"
+	axisVersion = "version"
+)
+
+// Timeline is a job's history drawn as bars: one per action attempt, from
+// the step that dispatched it to the step that applied its result, on a
+// time axis (the stamps on the results), or on the versions when the
+// history has no stamps (a job of format 1).
+type Timeline struct {
+	// Axis is "time" or "version".
+	Axis string
+	// Note says why the axis is the versions, when it is.
+	Note          string
+	Width, Height int
+	Rows          []Row
+	Bars          []Bar
+	Ticks         []Tick
+	// Omitted counts the oldest attempts not drawn (past MaxBars).
+	Omitted int
+	// Span is the time the axis covers (Axis "time").
+	Span string
+}
+
+// Row is one node's row: the attempts of one action node.
+type Row struct {
+	Path  string
+	Label string
+	Y     int // the row's text baseline
+}
+
+// Bar is one action attempt.
+type Bar struct {
+	Path     string
+	ActionID string
+	Attempt  int
+	// Version is the step that dispatched the attempt; Applied the one
+	// that applied its result (0: not yet, at the version shown).
+	Version, Applied uint64
+	// Status is succeeded, failed, cancelled, or running (no result yet).
+	Status string
+	// Took is the attempt's time from dispatch to result (or to the end
+	// of the axis when running), on a time axis.
+	Took       string
+	Title      string
+	X, Y, W, H int
+}
+
+// Tick is a mark on the axis.
+type Tick struct {
+	X     int
+	Label string
+}
+
+// attempt is a bar before it is placed.
+type attempt struct {
+	Bar
+	from, to time.Time
+}
+
+// TimelineOf draws the timeline of steps (a job's history from its
+// creation, in order, up to the version shown). end is where the attempts
+// still running end: now for a live job, the time of the last step shown
+// for a past version.
+func TimelineOf(steps []api.Step, end time.Time) Timeline {
+	tl := Timeline{Axis: axisTime, Width: timelineW}
+	if len(steps) == 0 {
+		tl.Height = axisH
+		return tl
+	}
+	stamped := true
+	for _, st := range steps[1:] {
+		if st.Time == nil {
+			stamped = false
+		}
+	}
+	start := time.Time{}
+	switch {
+	case steps[0].Time != nil:
+		start = *steps[0].Time
+	case len(steps) > 1 && steps[1].Time != nil:
+		start = *steps[1].Time
+	default:
+		stamped = false
+	}
+	if !stamped {
+		tl.Axis = axisVersion
+		tl.Note = "This job's results carry no time stamps (a job of format 1): the timeline is drawn in version order."
+	}
+	stepTime := func(st api.Step) time.Time {
+		if st.Time != nil {
+			return *st.Time
+		}
+		return start
+	}
+	var atts []*attempt
+	open := map[string]*attempt{}
+	for _, st := range steps {
+		for _, r := range st.Results {
+			a := open[r.ActionID]
+			if a == nil || r.Timer {
+				continue
+			}
+			delete(open, r.ActionID)
+			a.Applied = st.Version
+			a.to = stepTime(st)
+			if r.At != nil {
+				a.to = *r.At
+			}
+			switch {
+			case r.OK:
+				a.Status = "succeeded"
+			case r.Kind == job.KindCancelled:
+				a.Status = "cancelled"
+			default:
+				a.Status = "failed"
+			}
+		}
+		for _, id := range st.Dispatched {
+			path, n, err := job.SplitActionID(id)
+			if err != nil {
+				continue
+			}
+			a := &attempt{Bar: Bar{Path: path, ActionID: id, Attempt: n, Version: st.Version, Status: "running"}, from: stepTime(st)}
+			open[id] = a
+			atts = append(atts, a)
+		}
+	}
+	if len(atts) > MaxBars {
+		tl.Omitted = len(atts) - MaxBars
+		atts = atts[len(atts)-MaxBars:]
+	}
+	last := steps[len(steps)-1]
+	lastV := last.Version
+	t1 := stepTime(last)
+	if stamped {
+		for _, a := range atts {
+			if a.Applied == 0 {
+				a.to = end
+			}
+			if a.to.After(t1) {
+				t1 = a.to
+			}
+		}
+	}
+	span := t1.Sub(start)
+	if span <= 0 {
+		span = time.Millisecond
+	}
+	xOfTime := func(t time.Time) int { return labelW + int(float64(plotW)*float64(t.Sub(start))/float64(span)) }
+	// On the version axis, version v spans [v, v+1): a running attempt
+	// reaches the end of the last version.
+	vs := float64(lastV)
+	xOfVersion := func(v uint64) int { return labelW + int(float64(plotW)*float64(v-1)/vs) }
+	rows := map[string]int{}
+	for _, a := range atts {
+		row, ok := rows[a.Path]
+		if !ok {
+			row = len(tl.Rows)
+			rows[a.Path] = row
+			tl.Rows = append(tl.Rows, Row{Path: a.Path, Label: clipText(ast.ShowPath(a.Path), labelChars), Y: axisH + row*rowH + barH})
+		}
+		b := a.Bar
+		b.Y, b.H = axisH+row*rowH+2, barH
+		if stamped {
+			b.X, b.W = xOfTime(a.from), xOfTime(a.to)-xOfTime(a.from)
+			b.Took = Duration(a.to.Sub(a.from))
+		} else {
+			to := a.Applied
+			if to == 0 {
+				to = lastV + 1
+			}
+			b.X, b.W = xOfVersion(a.Version), xOfVersion(to)-xOfVersion(a.Version)
+		}
+		if b.X+minBarW > labelW+plotW {
+			b.X = labelW + plotW - minBarW
+		}
+		if b.W < minBarW {
+			b.W = minBarW
+		}
+		b.Title = barTitle(b)
+		tl.Bars = append(tl.Bars, b)
+	}
+	tl.Height = axisH + len(tl.Rows)*rowH + 8
+	for k := 0; k < tickCount; k++ {
+		x := labelW + plotW*k/(tickCount-1)
+		if stamped {
+			tl.Ticks = append(tl.Ticks, Tick{X: x, Label: "+" + Duration(span*time.Duration(k)/(tickCount-1))})
+		} else {
+			v := 1 + uint64(float64(lastV)*float64(k)/(tickCount-1))
+			tl.Ticks = append(tl.Ticks, Tick{X: x, Label: "v" + strconv.FormatUint(v, 10)})
+		}
+	}
+	if stamped {
+		tl.Span = Duration(span)
+	}
+	return tl
+}
+
+// barTitle is a bar's tooltip: which attempt, from which step to which,
+// how long, how it ended.
+func barTitle(b Bar) string {
+	t := ast.ShowPath(b.Path) + " attempt " + strconv.Itoa(b.Attempt) + ": dispatched at v" + strconv.FormatUint(b.Version, 10)
+	if b.Applied > 0 {
+		t += ", result at v" + strconv.FormatUint(b.Applied, 10)
+	}
+	if b.Took != "" {
+		t += ", " + b.Took
+	}
+	return t + ", " + b.Status
+}
+
+// clipText cuts s to at most n characters, the last "…" when cut.
+func clipText(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
