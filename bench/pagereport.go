@@ -33,12 +33,12 @@ func (r *pageReport) header() []string {
 }
 
 func (r *pageReport) loadTable() *table {
-	t := &table{Header: []string{"figure", "nodes", "median", "p90", "min", "max", "what"}, Left: 1}
+	t := &table{Header: []string{"figure", "nodes", "median", "p90", "min", "max"}, Left: 1}
 	for _, f := range r.Figures {
 		ds := r.Loads[f.Name]
 		lo, hi := spread(durFloats(ds))
 		t.add(f.Name, fmtCount(int64(f.Nodes)), fmtDur(durMedian(ds)), fmtDur(durPct(ds, 90)),
-			fmtDur(time.Duration(lo)), fmtDur(time.Duration(hi)), f.About)
+			fmtDur(time.Duration(lo)), fmtDur(time.Duration(hi)))
 	}
 	return t
 }
@@ -52,7 +52,7 @@ func (r *pageReport) checks() []string {
 		fmt.Sprintf("page/floor (paired by round, median): %sx (%s to %s; of the medians %sx), target at most %sx: %s",
 			fmtFloat(c.Paired), fmtFloat(c.Lo), fmtFloat(c.Hi), fmtFloat(c.OfMedian), fmtFloat(pageRatioTarget), met(c.Paired <= pageRatioTarget)),
 		fmt.Sprintf("page median %s, target at most %s: %s", fmtDur(durMedian(page)), fmtDur(pageLoadTarget), met(durMedian(page) <= pageLoadTarget)),
-		fmt.Sprintf("big (%s actions, %d boxes drawn) median %s, target at most %s: %s",
+		fmt.Sprintf("big (%s actions; node boxes drawn: %d) median %s, target at most %s: %s",
 			fmtCount(int64(r.Sizes.Big)), r.BigBoxes, fmtDur(durMedian(big)), fmtDur(pageBigTarget), met(durMedian(big) <= pageBigTarget)),
 		fmt.Sprintf("live latency, Hooks.Step to #job's data-version in the page (MutationObserver), %d streams open on the job, %d steps %s apart: median %s (target at most %s: %s), p99 %s (target at most %s: %s), max %s",
 			r.Sizes.Streams, len(r.Live), fmtDur(pageStepGap), fmtDur(lat50), fmtDur(pageLatencyMedian), met(lat50 <= pageLatencyMedian),
@@ -75,12 +75,24 @@ func durFloats(ds []time.Duration) []float64 {
 	return xs
 }
 
+// abouts say what each figure loads.
+func (r *pageReport) abouts() []string {
+	var out []string
+	for _, f := range r.Figures {
+		out = append(out, f.Name+": "+f.About)
+	}
+	return out
+}
+
 func (r *pageReport) text(w io.Writer) {
 	for _, l := range r.header() {
 		fmt.Fprintln(w, l)
 	}
 	fmt.Fprintln(w)
 	r.loadTable().text(w)
+	for _, l := range r.abouts() {
+		fmt.Fprintln(w, "  "+l)
+	}
 	fmt.Fprintln(w)
 	for _, l := range r.checks() {
 		fmt.Fprintln(w, l)
@@ -93,6 +105,10 @@ func (r *pageReport) markdown(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	r.loadTable().markdown(w)
+	fmt.Fprintln(w)
+	for _, l := range r.abouts() {
+		fmt.Fprintln(w, "- "+l)
+	}
 	fmt.Fprintln(w)
 	for _, l := range r.checks() {
 		fmt.Fprintln(w, "- "+strings.ReplaceAll(l, "|", "\\|"))
