@@ -418,10 +418,18 @@
       }
     }
 
-    function setShown(v) {
+    // setShown records the version the page shows; live, the drawing's
+    // own version, state and title follow.
+    function setShown(v, status) {
       st.shown = v;
       main.setAttribute('data-version', String(v));
       document.body.setAttribute('data-version', String(v));
+      if (svg && status) {
+        svg.setAttribute('data-version', String(v));
+        svg.setAttribute('data-status', status);
+        const line = 'job ' + clip(id, 60) + ' v' + v + ': ' + status;
+        for (const t of svg.querySelectorAll(':scope > title, :scope > text.title')) t.textContent = line;
+      }
     }
 
     // fragment fetches the drawing at version v (null: the newest) with
@@ -1200,7 +1208,7 @@
         }
         if (hidden) staleGroups();
         if (st.summary) showSummary(st.summary);
-        setShown(st.latest);
+        setShown(st.latest, st.status);
         if (st.selected !== null && (data.changed || []).some((n) => n.path === st.selected)) fillPanel();
       }
       refreshTimeline();
@@ -1218,7 +1226,7 @@
         }
         if (svg && svg.querySelector('g.node.group')) staleGroups();
         showSummary(j);
-        setShown(st.latest);
+        setShown(st.latest, st.status);
         if (st.selected !== null) fillPanel();
       }
       fillSteps().catch(() => {});
@@ -1304,7 +1312,6 @@
       } catch (e) {
         if (e instanceof HTTPError && e.status === 401) { conn.delay = 5000; later(probe); return; }
         if (e instanceof HTTPError && e.status === 404) { stop(); say('This job no longer exists.'); return; }
-        if (e instanceof HTTPError) conn.failures = Math.max(conn.failures - 1, 0);
         say('The server does not answer: reconnecting…');
         later(probe);
         return;
@@ -1358,7 +1365,7 @@
         if (st.viewing === null) {
           try { await redraw(null); } catch (e) { /* the next poll draws */ }
           showSummary(st.summary);
-          setShown(st.latest);
+          setShown(st.latest, st.status);
           if (st.selected !== null) fillPanel();
         }
         refreshTimeline();
