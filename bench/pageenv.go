@@ -110,7 +110,7 @@ func startPageEnv(ctx context.Context, dir string) (e *pageEnv, err error) {
 	go func() { ran <- e.runner.Run(rctx) }()
 	e.stop = append([]func() error{func() error { cancel(); return errors.Join(e.runner.Close(), <-ran) }}, e.stop...)
 	closing := make(chan struct{})
-	h, err := server.New(server.Options{Store: st, Runner: e.runner, Hub: e.hub, Closing: closing})
+	h, err := server.New(server.Options{Store: st, Runner: server.Local{Runner: e.runner, Registry: reg, Capacity: serveWorkers}, Hub: e.hub, Closing: closing})
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func (r *pageReport) header() []string {
 }
 
 func (r *pageReport) loadTable() *table {
-	t := &table{Header: []string{"figure", "nodes", "median", "p90", "min", "max"}, Left: 1}
+	t := &table{Header: []string{"scenario", "nodes", "median", "p90", "min", "max"}, Left: 1}
 	for _, f := range r.Figures {
 		ds := r.Loads[f.Name]
 		lo, hi := spread(durFloats(ds))
