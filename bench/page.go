@@ -114,19 +114,16 @@ func runPage(ctx context.Context, cfg pageConfig) (rep *pageReport, err error) {
 		return nil, err
 	}
 	rep = &pageReport{Machine: machine(), Load: loadAverage(), Browser: version, Rounds: cfg.Rounds, Sizes: sizes,
-		Figures: figures, Loads: map[string][]time.Duration{}}
+		Figures: figures, Loads: map[string][]pageLoad{}}
 	for round := range cfg.Rounds {
 		for _, f := range figures {
-			d, boxes, err := loadPage(ctx, b, env.base+f.Path)
+			l, err := loadPage(ctx, b, env.base+f.Path)
 			if err != nil {
 				return nil, fmt.Errorf("-page %s, round %d: %w", f.Name, round+1, err)
 			}
-			rep.Loads[f.Name] = append(rep.Loads[f.Name], d)
-			rep.Boxes = max(rep.Boxes, boxes)
-			if f.Name == "big" {
-				rep.BigBoxes = boxes
-			}
-			progress("page round %d/%d  %-6s %s  (%s)", round+1, cfg.Rounds, f.Name, fmtDur(d), time.Since(start).Round(time.Second))
+			rep.Loads[f.Name] = append(rep.Loads[f.Name], l)
+			progress("page round %d/%d  %-6s html %s ready %s drawn %s  (%s)", round+1, cfg.Rounds, f.Name,
+				fmtDur(l.HTML), fmtDur(l.Ready), fmtDur(l.Drawn), time.Since(start).Round(time.Second))
 		}
 	}
 	lat, err := env.measureLive(ctx, b, sizes)
@@ -161,30 +158,54 @@ func sizesAt(scale float64) pageSizes {
 // milliseconds from the navigation's start (performance's time origin).
 const drawnMark = `(() => { const e = performance.getEntriesByName('baton:drawn'); return e.length > 0 ? Math.max(e[0].startTime, 1e-3) : false; })()`
 
+// pageLoad is one page load: from the navigation's start to the end of
+// the HTML's response, to the DOM's being ready (DOMContentLoaded's end,
+// after the deferred script ran), and to the page's baton:drawn mark.
+type pageLoad struct {
+	HTML  time.Duration
+	Ready time.Duration
+	Drawn time.Duration
+	Bytes int // the HTML's size, decoded
+	Boxes int // node boxes drawn in #tree
+}
+
+// loadTiming reads a loaded page's navigation timing and its tree.
+const loadTiming = `(() => {
+	const n = performance.getEntriesByType('navigation')[0];
+	return {html: n.responseEnd, ready: n.domContentLoadedEventEnd, bytes: n.decodedBodySize,
+		boxes: document.querySelectorAll('#tree [data-path][data-status]').length};
+})()`
+
 // loadPage opens url in a fresh tab (a new browser context: nothing
-// cached) and returns the time from the navigation's start to the page's
-// baton:drawn mark, and the node boxes drawn in #tree.
-func loadPage(ctx context.Context, b *browsertest.Browser, url string) (time.Duration, int, error) {
+// cached) and measures its load.
+func loadPage(ctx context.Context, b *browsertest.Browser, url string) (pageLoad, error) {
 	tab, closeTab, err := b.NewTab()
 	if err != nil {
-		return 0, 0, err
+		return pageLoad{}, err
 	}
 	defer closeTab()
 	tctx, cancel := context.WithTimeout(tab, pageMaxLoad)
 	defer cancel()
 	if err := chromedp.Do(tctx, chromedp.Navigate(url)); err != nil {
-		return 0, 0, fmt.Errorf("navigate to %s: %w", url, err)
+		return pageLoad{}, fmt.Errorf("navigate to %s: %w", url, err)
 	}
 	ms, err := chromedp.Run(tctx, chromedp.Poll[float64](drawnMark,
 		chromedp.WithPollingInterval(pagePollMark), chromedp.WithPollingTimeout(0)))
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: no baton:drawn mark: %w", url, err)
+		return pageLoad{}, fmt.Errorf("%s: no baton:drawn mark: %w", url, err)
 	}
-	boxes, err := chromedp.Run(tctx, chromedp.Evaluate[int](`document.querySelectorAll('#tree [data-path][data-status]').length`))
+	type timing struct {
+		HTML  float64 `json:"html"`
+		Ready float64 `json:"ready"`
+		Bytes int     `json:"bytes"`
+		Boxes int     `json:"boxes"`
+	}
+	tm, err := chromedp.Run(tctx, chromedp.Evaluate[timing](loadTiming))
 	if err != nil {
-		return 0, 0, err
+		return pageLoad{}, err
 	}
-	return time.Duration(ms * float64(time.Millisecond)), boxes, nil
+	msDur := func(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+	return pageLoad{HTML: msDur(tm.HTML), Ready: msDur(tm.Ready), Drawn: msDur(ms), Bytes: tm.Bytes, Boxes: tm.Boxes}, nil
 }
 
 // durMedian is the median of ds.
