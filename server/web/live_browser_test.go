@@ -526,3 +526,94 @@ func TestBrowserBigGroupExpands(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserListLive: the job list follows /api/v1/events without a
+// reload: a row's state, a new job's row, the counts; a running job's
+// duration ticks.
+func TestBrowserListLive(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "a-held", gates(1))
+	s.submit(t, "b-quick", ast.Act("ok", 1))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/")
+	p.WaitDrawn()
+	row := func(id string) string { return `document.querySelector('#jobs tr[data-job="` + id + `"]')` }
+	p.Wait(row("a-held") + `?.dataset.status === 'running'`)
+	p.Wait(row("b-quick") + `?.dataset.status === 'succeeded'`)
+	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
+	tick := browsertest.Eval[string](p, row("a-held")+`.querySelector('time[data-start]').textContent`)
+	p.Wait(row("a-held") + `.querySelector('time[data-start]').textContent !== ` + js(tick))
+
+	s.submit(t, "c-new", gates(1))
+	p.Wait(row("c-new") + `?.dataset.status === 'running'`)
+	release(t, gate, 2)
+	p.Wait(row("a-held") + `?.dataset.status === 'succeeded' && ` + row("c-new") + `?.dataset.status === 'succeeded'`)
+	p.Wait(row("a-held") + `.querySelector('.state .word').textContent === 'succeeded'`)
+	p.Wait(`document.querySelector('#counts a.count[data-status="succeeded"] .n')?.textContent === '3'`)
+	p.Screenshot("settled", "")
+	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
+		t.Errorf("the page was reloaded (%s)", m)
+	}
+	// A settled job's duration stops.
+	d := browsertest.Eval[string](p, row("a-held")+`.querySelector('td.duration').textContent`)
+	time.Sleep(1500 * time.Millisecond)
+	if d2 := browsertest.Eval[string](p, row("a-held")+`.querySelector('td.duration').textContent`); d2 != d {
+		t.Errorf("a settled job's duration still ticks: %q, then %q", d, d2)
+	}
+}
+
+// TestBrowserNewValidatesAsYouType: /new checks the workflow as it is
+// typed (problems at their paths, actions no worker runs), draws a valid
+// one, and submits it under the ID given, landing on its page.
+func TestBrowserNewValidatesAsYouType(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/new")
+	p.WaitDrawn()
+	typeIn := func(text string) {
+		p.Do("type", chromedp.Evaluate[chromedp.Void](`(() => {
+			const a = document.getElementById('workflow');
+			a.value = `+js(text)+`;
+			a.dispatchEvent(new Event('input', { bubbles: true }));
+		})()`))
+	}
+	problems := `[...document.querySelectorAll('#problems li')].map((li) => li.textContent).join('\n')`
+
+	typeIn(`{"version":1,"root":{"seq":[{"act":"ok"},{"bogus":1}]}}`)
+	p.Wait(`document.querySelectorAll('#problems li').length > 0`)
+	if got := browsertest.Eval[string](p, problems); !strings.Contains(got, "seq[1]") {
+		t.Errorf("the problem is not at its path: %q", got)
+	}
+	typeIn(`{"version":1,"root":{"seq":[{"act":"ok"},{"act":"nope"}]}}`)
+	p.Wait(`/no worker runs/.test(` + problems + `) && document.querySelector('#problems li[data-problem-path="seq[1]"]') !== null`)
+
+	typeIn(`{"version":1,"root":{"seq":[{"act":"ok","payload":1},{"act":"gate","payload":2}]}}`)
+	p.Wait(`document.querySelectorAll('#problems li').length === 0 && !!document.querySelector('#preview [data-path="seq[1]"]')`)
+	p.Screenshot("valid", "")
+	p.Do("submit", chromedp.Evaluate[chromedp.Void](`document.getElementById('job-id').value = 'from-page'`), chromedp.Click(chromedp.ID("submit")))
+	waitAcross(t, p, `location.pathname === '/jobs/from-page' && window.batonDrawn === true`)
+	p.Wait(nodeIs("seq[1]", "running"))
+	release(t, gate, 1)
+	p.Wait(`document.getElementById('job').dataset.status === 'succeeded'`)
+}
+
+// waitAcross polls expr in the page until it is true, across the
+// navigation it waits for (Page.Wait ends at one).
+func waitAcross(t *testing.T, p *browsertest.Page, expr string) {
+	t.Helper()
+	ctx, cancel := p.Bound()
+	defer cancel()
+	for {
+		ok, err := chromedp.Run(ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v (last error %v)", expr, ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
