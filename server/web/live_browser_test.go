@@ -36,7 +36,8 @@ import (
 // liveServer is 'baton serve' as a test makes it: a bolt file, a runner
 // of the actions "ok" (its payload as output) and "gate" (succeeds once
 // the test sends on gate), a hub the runner notifies at each step, and
-// the server with its pages on a real listener. stop and a new
+// the server with its pages on a real listener (its options changed by
+// mod). stop and a new
 // startLive on the same file and address are a restart.
 type liveServer struct {
 	URL     string
@@ -53,7 +54,7 @@ type liveServer struct {
 // startLive serves the bolt file at path on addr ("127.0.0.1:0" for a
 // new port); gate lets one gate action through per send. wrap, when not
 // nil, wraps the server's handler.
-func startLive(t *testing.T, path, addr string, gate chan struct{}, wrap func(http.Handler) http.Handler) *liveServer {
+func startLive(t *testing.T, path, addr string, gate chan struct{}, wrap func(http.Handler) http.Handler, mod ...func(*server.Options)) *liveServer {
 	t.Helper()
 	st, err := bolt.Open(path, &bolt.Options{NoSync: true})
 	if err != nil {
@@ -90,9 +91,11 @@ func startLive(t *testing.T, path, addr string, gate chan struct{}, wrap func(ht
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	closing := make(chan struct{})
-	h, err := server.New(server.Options{
-		Store: st, Runner: server.Local{Runner: r, Registry: reg, Capacity: 4}, Hub: hub, Closing: closing,
-	})
+	o := server.Options{Store: st, Runner: server.Local{Runner: r, Registry: reg, Capacity: 4}, Hub: hub, Closing: closing}
+	for _, f := range mod {
+		f(&o)
+	}
+	h, err := server.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -616,4 +619,43 @@ func waitAcross(t *testing.T, p *browsertest.Page, expr string) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// TestBrowserLoginExpiredSaysSo: once the session's token is no longer
+// the server's, the page says so in words (with a way to log in again)
+// and keeps what it shows; once it is again, the page goes on.
+func TestBrowserLoginExpiredSaysSo(t *testing.T) {
+	const token = "write-token-for-the-page-0123456789"
+	parse := func(text string) *server.Tokens {
+		tk, err := server.ParseTokens([]byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	tokens := parse("write " + token + "\n")
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil, func(o *server.Options) { o.Tokens = tokens })
+	s.submit(t, "guarded", gates(2))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/guarded")
+	waitAcross(t, p, `location.pathname === '/login' && !!document.getElementById('token')`)
+	p.Do("log in", chromedp.SendKeys(chromedp.ID("token"), token), chromedp.Submit(chromedp.ID("token")))
+	waitAcross(t, p, `location.pathname === '/jobs/guarded' && window.batonDrawn === true`)
+	p.Wait(nodeIs("seq[0]", "running"))
+
+	tokens.Replace(parse("write another-token-0123456789abcdef\n"))
+	p.Do("select seq[1]", chromedp.Click(chromedp.CSS(`#tree g.node[data-path="seq[1]"] rect.box`)))
+	p.Wait(`!document.getElementById('banner').hidden && /expired/.test(document.getElementById('banner').textContent) && /^\/login\?next=/.test(document.querySelector('#banner a')?.getAttribute('href'))`)
+	p.Screenshot("expired", "")
+	if !browsertest.Eval[bool](p, nodeIs("seq[0]", "running")) || browsertest.Eval[int](p, `document.querySelectorAll('#tree g.node').length`) != 3 {
+		t.Errorf("the page did not keep what it showed")
+	}
+
+	tokens.Replace(parse("write " + token + "\n"))
+	release(t, gate, 1)
+	p.Wait(nodeIs("seq[0]", "succeeded"))
+	p.Wait(`document.getElementById('banner').hidden`)
+	release(t, gate, 1)
+	p.Wait(`document.getElementById('job').dataset.status === 'succeeded'`)
 }

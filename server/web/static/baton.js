@@ -92,7 +92,15 @@
       if (e && e.name === 'AbortError') throw e;
       throw new NetError(String(e && e.message || e));
     }
-    if (r.ok) return r;
+    // A page asked for without a valid session is sent to /login.
+    if (r.redirected && new URL(r.url).pathname === '/login') {
+      loginExpired();
+      throw new HTTPError(401, null);
+    }
+    if (r.ok) {
+      loginBack();
+      return r;
+    }
     let problem = null;
     try { problem = await r.json(); } catch (e) { problem = null; }
     if (r.status === 401) loginExpired();
