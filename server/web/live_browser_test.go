@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/client"
@@ -658,4 +659,66 @@ func TestBrowserLoginExpiredSaysSo(t *testing.T) {
 	p.Wait(`document.getElementById('banner').hidden`)
 	release(t, gate, 1)
 	p.Wait(`document.getElementById('job').dataset.status === 'succeeded'`)
+}
+
+// TestBrowserGroupCountsFollow: a group box counts the states of the
+// nodes under it; as they change, its counts follow (without a reload);
+// the root's group opens on click (expand=, in the URL, the root's path
+// being empty).
+func TestBrowserGroupCountsFollow(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "grouped", gates(150))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/grouped")
+	p.WaitDrawn()
+	count := func(status string) string {
+		return `Number(document.querySelector('#tree g.node.group[data-path=""] text.count[data-status="` + status + `"]')?.getAttribute('data-count') || 0)`
+	}
+	p.Wait(count("running") + ` === 1 && ` + count("idle") + ` === 149`)
+	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
+	release(t, gate, 3)
+	p.Wait(count("succeeded") + ` === 3 && ` + count("running") + ` === 1 && ` + count("idle") + ` === 146`)
+	p.Screenshot("counts", "")
+	p.Do("open the root", chromedp.Click(chromedp.CSS(`#tree g.node.group[data-path=""] rect.box`)))
+	p.Wait(`!!document.querySelector('#tree g.node[data-path="seq[149]"]')`)
+	p.Wait(nodeIs("seq[2]", "succeeded") + ` && ` + nodeIs("seq[3]", "running"))
+	if got := browsertest.Eval[string](p, `new URL(location.href).searchParams.get('expand')`); got != "," {
+		t.Errorf("expand=%q in the URL, want the root alone (\",\")", got)
+	}
+	release(t, gate, 1)
+	p.Wait(nodeIs("seq[3]", "succeeded") + ` && ` + nodeIs("seq[4]", "running"))
+	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
+		t.Errorf("the page was reloaded (%s)", m)
+	}
+	close(gate) // lets the other 145 through
+}
+
+// TestBrowserKeyboard: the tree is used from the keyboard: arrows move
+// between nodes (siblings, parent, first child), Enter selects (the
+// panel opens, ?node= in the URL), + and - zoom, Escape closes.
+func TestBrowserKeyboard(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "keys", ast.Seq(ast.Act("ok", 1), ast.Act("ok", 2), ast.Act("ok", 3)))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/keys")
+	p.WaitDrawn()
+	focused := `document.activeElement?.getAttribute('data-path')`
+	p.Do("focus seq[0]", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#tree g.node')].find((g) => g.getAttribute('data-path') === 'seq[0]').focus()`))
+	p.Wait(focused + ` === 'seq[0]'`)
+	p.Do("right", chromedp.KeyEvent(kb.ArrowRight))
+	p.Wait(focused + ` === 'seq[1]'`)
+	p.Do("enter", chromedp.KeyEvent(kb.Enter))
+	p.Wait(`document.getElementById('panel').dataset.node === 'seq[1]' && !document.getElementById('panel').hidden && new URL(location.href).searchParams.get('node') === 'seq[1]'`)
+	p.Do("up", chromedp.KeyEvent(kb.ArrowUp))
+	p.Wait(focused + ` === ''`)
+	p.Do("down", chromedp.KeyEvent(kb.ArrowDown))
+	p.Wait(focused + ` === 'seq[0]'`)
+	p.Do("zoom in", chromedp.KeyEvent("+"))
+	p.Wait(`document.getElementById('tree').dataset.zoom === '1.25'`)
+	p.Do("zoom out", chromedp.KeyEvent("-"))
+	p.Wait(`document.getElementById('tree').dataset.zoom === '1'`)
+	p.Do("escape", chromedp.KeyEvent(kb.Escape))
+	p.Wait(`document.getElementById('panel').hidden && !new URL(location.href).searchParams.has('node')`)
 }
