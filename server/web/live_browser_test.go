@@ -722,3 +722,27 @@ func TestBrowserKeyboard(t *testing.T) {
 	p.Do("escape", chromedp.KeyEvent(kb.Escape))
 	p.Wait(`document.getElementById('panel').hidden && !new URL(location.href).searchParams.has('node')`)
 }
+
+// TestBrowserShowAll: a value clipped in the panel is fetched whole on
+// "show all", in place (the page stays).
+func TestBrowserShowAll(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "long", ast.Seq(ast.Act("ok", strings.Repeat("x", 3000)+"END")))
+	if _, err := s.client().Wait(t.Context(), "long"); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/long?node=seq%5B0%5D")
+	p.WaitDrawn()
+	p.Wait(`!!document.querySelector('#panel #show-all')`)
+	if browsertest.Eval[bool](p, `document.querySelector('#panel pre.payload').textContent.includes('END')`) {
+		t.Fatal("the payload is not clipped in the panel: the test shows nothing")
+	}
+	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
+	p.Do("show all", chromedp.Click(chromedp.ID("show-all")))
+	p.Wait(`document.querySelector('#panel pre.payload')?.textContent.endsWith('END"')`)
+	if m := browsertest.Eval[string](p, `(window.batonTestMark || 'navigated') + ' ' + location.pathname`); m != "same document /jobs/long" {
+		t.Errorf("show all left the page: %s", m)
+	}
+}
