@@ -746,3 +746,27 @@ func TestBrowserShowAll(t *testing.T) {
 		t.Errorf("show all left the page: %s", m)
 	}
 }
+
+// TestBrowserCancel: the cancel form cancels through the API in place:
+// the job ends cancelled, its reason in the header, without a reload.
+func TestBrowserCancel(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "doomed", gates(2))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/doomed")
+	p.WaitDrawn()
+	p.Wait(nodeIs("seq[0]", "running"))
+	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
+	p.Do("cancel", chromedp.SendKeys(chromedp.ID("cancel-reason-input"), "<b>no longer needed</b>"), chromedp.Click(chromedp.ID("cancel")))
+	p.Wait(`document.getElementById('job').dataset.status === 'cancelled'`)
+	p.Wait(`!document.getElementById('cancel-reason').hidden && document.querySelector('#cancel-reason .reason')?.textContent === '<b>no longer needed</b>'`)
+	p.Wait(nodeIs("seq[0]", "cancelled"))
+	p.Wait(`document.getElementById('cancel-form').hidden`)
+	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
+		t.Errorf("the page was reloaded (%s)", m)
+	}
+	if sum, err := s.client().Job(t.Context(), "doomed", client.JobQuery{NoNodes: true}); err != nil || sum.Cancel == nil || sum.Cancel.Reason != "<b>no longer needed</b>" {
+		t.Errorf("the API's job: %+v, %v", sum.Summary, err)
+	}
+}

@@ -1489,9 +1489,15 @@
 
     let es = null;
     let failures = 0;
+    let opened = 0;
     const open = () => {
       es = new EventSource('/api/v1/events');
-      es.addEventListener('open', () => { failures = 0; if (!loginGone) unsay(); });
+      // A stream opened again may have missed changes: read the page again.
+      es.addEventListener('open', () => {
+        failures = 0;
+        if (!loginGone) unsay();
+        if (opened++) refresh();
+      });
       es.addEventListener('changes', (ev) => {
         let data;
         try { data = JSON.parse(ev.data); } catch (e) { return; }
