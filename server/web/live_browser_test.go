@@ -236,12 +236,15 @@ func TestBrowserLiveNodeRunningThenSucceeded(t *testing.T) {
 	p.WaitDrawn()
 	p.Wait(nodeIs("seq[0]", "running"))
 	p.Wait(`document.getElementById('job').dataset.live === 'true'`)
+	p.Wait(`document.querySelector('#timeline rect.bar[data-path="seq[0]"]')?.dataset.status === 'running'`)
 	p.Screenshot("running", "")
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
 	release(t, gate, 1)
 	p.Wait(nodeIs("seq[0]", "succeeded"))
 	p.Wait(nodeIs("seq[1]", "succeeded"))
 	p.Wait(`document.getElementById('job').dataset.status === 'succeeded'`)
+	// The timeline follows: the attempt's bar ends with its result.
+	p.Wait(`document.querySelector('#timeline rect.bar[data-path="seq[0]"]')?.dataset.status === 'succeeded' && document.querySelectorAll('#timeline rect.bar').length === 2`)
 	p.Screenshot("succeeded", "")
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
 		t.Errorf("the page was reloaded (%s)", m)
