@@ -97,7 +97,10 @@ func (s *srv) wrapPage(p page) http.Handler {
 			s.pageProblem(w, r, err.(*problem))
 			return
 		}
-		c := caller{scope: ScopeWrite}
+		c := caller{}
+		if s.tokens == nil {
+			c.scope = ScopeWrite
+		}
 		if p.Scope != ScopeNone {
 			var err error
 			if c, err = s.pageCaller(r); err != nil {

@@ -822,3 +822,42 @@ func TestUnstampedTimeline(t *testing.T) {
 		t.Errorf("bars %v %v", bars[0].Attr, bars[1].Attr)
 	}
 }
+
+// TestPagesDoc: docs/pages.md names every page, and the palette it
+// gives is baton.css's, as custom properties on :root.
+func TestPagesDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/pages.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, p := range server.Pages() {
+		path := strings.TrimSuffix(p.Pattern, "{$}")
+		if strings.HasPrefix(path, "/static/") {
+			path = "/static/"
+		}
+		if !strings.Contains(doc, path) {
+			t.Errorf("docs/pages.md does not name %s", path)
+		}
+	}
+	css, err := os.ReadFile("web/static/baton.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := string(css)[strings.Index(string(css), ":root {"):]
+	root = root[:strings.Index(root, "}")]
+	for _, c := range []struct{ name, colour string }{
+		{"succeeded", "#009E73"}, {"failed", "#D55E00"}, {"running", "#0072B2"}, {"cancelled", "#8C8C8C"}, {"idle", "#FFFFFF"},
+	} {
+		prop := "--baton-" + c.name
+		if !strings.Contains(root, prop+": "+c.colour+";") {
+			t.Errorf("baton.css's :root lacks %s: %s", prop, c.colour)
+		}
+		if !strings.Contains(doc, "`"+prop+"` | `"+c.colour+"`") {
+			t.Errorf("docs/pages.md's palette lacks %s %s", prop, c.colour)
+		}
+		if c.name != "idle" && !strings.Contains(string(css), ".baton-graph .node[data-status="+c.name+"] .band { fill: var("+prop+")") {
+			t.Errorf("baton.css does not colour a %s node's band from its data-status", c.name)
+		}
+	}
+}
