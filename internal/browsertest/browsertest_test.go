@@ -81,6 +81,11 @@ func TestPageWaitsAndReads(t *testing.T) {
 			break
 		}
 	}
+	// Solid: a 100x50 box has 98x48 pixels with all neighbours inside.
+	solid := CountSolid(img, 8, Hex("#0072B2"), Hex("#009E73"), Hex("#D55E00"), Hex("#FFFFFF"))
+	if solid[0] != 98*48 || solid[1] != 98*48 || solid[2] != 48*48 || solid[3] < 1000 {
+		t.Errorf("CountSolid = %v; want [4704 4704 2304 and the white page]", solid)
+	}
 	if n := Eval[int](p, `document.querySelectorAll('[data-path]').length`); n != 4 {
 		t.Errorf("Eval = %d; want 4", n)
 	}

@@ -95,6 +95,35 @@ func CountColors(img image.Image, tol int, colours ...color.RGBA) []int {
 	return counts
 }
 
+// CountSolid is CountColors counting only the pixels whose eight
+// neighbours are near the same colour too: the inside of filled shapes,
+// without the anti-aliased edges of text and lines (which pass through
+// greys and blends that may lie near a colour of the palette).
+func CountSolid(img image.Image, tol int, colours ...color.RGBA) []int {
+	counts := make([]int, len(colours))
+	b := img.Bounds()
+	for i, c := range colours {
+		match := func(x, y int) bool {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			return near(r>>8, c.R, tol) && near(g>>8, c.G, tol) && near(bl>>8, c.B, tol)
+		}
+		for y := b.Min.Y + 1; y < b.Max.Y-1; y++ {
+		pixels:
+			for x := b.Min.X + 1; x < b.Max.X-1; x++ {
+				for dy := -1; dy <= 1; dy++ {
+					for dx := -1; dx <= 1; dx++ {
+						if !match(x+dx, y+dy) {
+							continue pixels
+						}
+					}
+				}
+				counts[i]++
+			}
+		}
+	}
+	return counts
+}
+
 func near(v uint32, want uint8, tol int) bool {
 	d := int(v) - int(want)
 	return -tol <= d && d <= tol

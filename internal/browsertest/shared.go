@@ -36,6 +36,16 @@ func Shared(t testing.TB) *Browser {
 	return shared.browser
 }
 
+// Require skips t (or fails it under BATON_REQUIRE_INTEGRATION=1) when
+// there is no browser binary, without starting one: for a test that runs a
+// program which starts its own (the bench).
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := Path(); err != nil {
+		missing(t, err)
+	}
+}
+
 // Main runs a package's tests and then closes the shared browser, if one
 // was started, and removes its profile. Call it from TestMain:
 //

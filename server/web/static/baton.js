@@ -32,8 +32,6 @@
   const UNKNOWN_STYLE = { fill: '#FFFFFF', stroke: '#000000', text: '#000000', icon: '?' };
   const PAYLOAD_CHARS = 40;
   const ERROR_CHARS = 60;
-  // CLIP is how much of a value the panel shows before "show all".
-  const CLIP = 200;
   const SVG_NS = 'http://www.w3.org/2000/svg';
 
   // clip returns s on one line (control characters as spaces), cut to at
@@ -92,7 +90,15 @@
       if (e && e.name === 'AbortError') throw e;
       throw new NetError(String(e && e.message || e));
     }
-    if (r.ok) return r;
+    // A page asked for without a valid session is sent to /login.
+    if (r.redirected && new URL(r.url).pathname === '/login') {
+      loginExpired();
+      throw new HTTPError(401, null);
+    }
+    if (r.ok) {
+      loginBack();
+      return r;
+    }
     let problem = null;
     try { problem = await r.json(); } catch (e) { problem = null; }
     if (r.status === 401) loginExpired();
@@ -418,10 +424,18 @@
       }
     }
 
-    function setShown(v) {
+    // setShown records the version the page shows; live, the drawing's
+    // own version, state and title follow.
+    function setShown(v, status) {
       st.shown = v;
       main.setAttribute('data-version', String(v));
       document.body.setAttribute('data-version', String(v));
+      if (svg && status) {
+        svg.setAttribute('data-version', String(v));
+        svg.setAttribute('data-status', status);
+        const line = 'job ' + clip(id, 60) + ' v' + v + ': ' + status;
+        for (const t of svg.querySelectorAll(':scope > title, :scope > text.title')) t.textContent = line;
+      }
     }
 
     // fragment fetches the drawing at version v (null: the newest) with
@@ -586,7 +600,6 @@
         const q = new URLSearchParams({ path: n.path });
         if (st.viewing !== null) q.set('version', String(st.viewing));
         const more = el('a', { id: 'show-all', href: apiPath + '/node?' + q }, 'show all');
-        more.addEventListener('click', (ev) => { ev.preventDefault(); fillPanel(true); });
         kidsOf.push(el('p', { class: 'clipped' }, 'Values are clipped. ', more));
       } else if (n.clipped) {
         kidsOf.push(el('p', { class: 'clipped' }, 'Values longer than 1 MiB are cut there by the server.'));
@@ -640,13 +653,12 @@
       main.setAttribute('data-expand', expandParam());
     }
 
-    // groupLinks keeps the tree's note in step with the drawing: a link
-    // per group still closed.
+    // groupLinks keeps the tree's note in step with the drawing: the
+    // links of the groups still closed shown, the others hidden.
     function groupLinks() {
       for (const a of document.querySelectorAll('a.expand[data-group-path]')) {
-        const p = a.getAttribute('data-group-path');
-        const g = nodeEls.get(p);
-        if (!g || !g.classList.contains('group')) a.hidden = true;
+        const g = nodeEls.get(a.getAttribute('data-group-path'));
+        a.hidden = !(g && g.classList.contains('group'));
       }
       if (treeBox && svg) {
         treeBox.setAttribute('data-boxes', svg.getAttribute('data-boxes') || String(nodeEls.size));
@@ -660,6 +672,7 @@
       try { await redraw(st.viewing); } catch (e) { say('Could not close the group: ' + e.message); }
       setURL({ expand: expandParam() || null });
       main.setAttribute('data-expand', expandParam());
+      groupLinks();
       fillPanel();
     }
 
@@ -714,6 +727,18 @@
       mk('zoom-in', 'Zoom in', '+', () => zoomTo(st.zoom * 1.25));
       mk('zoom-out', 'Zoom out', '−', () => zoomTo(st.zoom / 1.25));
       mk('zoom-reset', 'Actual size', '1:1', () => zoomTo(1));
+    }
+
+    function wirePanel() {
+      if (!panel) return;
+      // "show all" (the server's link or ours) fetches the node whole.
+      panel.addEventListener('click', (ev) => {
+        const a = ev.target.closest('#show-all');
+        if (!a) return;
+        ev.preventDefault();
+        if (st.selected === null) st.selected = panel.getAttribute('data-node');
+        fillPanel(true);
+      });
     }
 
     function wireTree() {
@@ -1169,13 +1194,13 @@
 
     // ---- live: the stream, its fallback, and what they bring --------------
 
-    const conn = { es: null, got: false, failures: 0, mode: 'stream', delay: 0, timer: null, stopped: false };
+    const conn = { es: null, got: false, failures: 0, delay: 0, timer: null, stopped: false };
 
     function onSteps(data, v) {
       const steps = data.steps || [];
       for (const n of data.changed || []) st.nodes.set(n.path, { node: n, v });
       const lastS = steps[steps.length - 1];
-      st.latest = Math.max(st.latest, v || (lastS ? lastS.version : 0));
+      setLatest(Math.max(st.latest, v || (lastS ? lastS.version : 0)));
       addSteps(steps);
       if (lastS) {
         st.status = lastS.status;
@@ -1200,14 +1225,22 @@
         }
         if (hidden) staleGroups();
         if (st.summary) showSummary(st.summary);
-        setShown(st.latest);
+        setShown(st.latest, st.status);
         if (st.selected !== null && (data.changed || []).some((n) => n.path === st.selected)) fillPanel();
+      } else {
+        versionLine();
       }
       refreshTimeline();
     }
 
+    // setLatest records the newest version of the job the page knows.
+    function setLatest(v) {
+      st.latest = v;
+      main.setAttribute('data-latest', String(v));
+    }
+
     function onSnapshot(j, v) {
-      st.latest = v || j.version;
+      setLatest(v || j.version);
       st.status = j.status;
       st.summary = j;
       for (const n of j.nodes || []) st.nodes.set(n.path, { node: n, v: st.latest });
@@ -1218,7 +1251,7 @@
         }
         if (svg && svg.querySelector('g.node.group')) staleGroups();
         showSummary(j);
-        setShown(st.latest);
+        setShown(st.latest, st.status);
         if (st.selected !== null) fillPanel();
       }
       fillSteps().catch(() => {});
@@ -1229,7 +1262,7 @@
       stop();
       st.status = s.status;
       st.summary = Object.assign({}, st.summary || {}, s);
-      st.latest = Math.max(st.latest, s.version);
+      setLatest(Math.max(st.latest, s.version));
       if (st.viewing === null) {
         main.setAttribute('data-live', 'false');
         showSummary(st.summary);
@@ -1304,7 +1337,6 @@
       } catch (e) {
         if (e instanceof HTTPError && e.status === 401) { conn.delay = 5000; later(probe); return; }
         if (e instanceof HTTPError && e.status === 404) { stop(); say('This job no longer exists.'); return; }
-        if (e instanceof HTTPError) conn.failures = Math.max(conn.failures - 1, 0);
         say('The server does not answer: reconnecting…');
         later(probe);
         return;
@@ -1315,7 +1347,7 @@
         onEnd(s);
         return;
       }
-      if (conn.failures >= 2) { conn.mode = 'poll'; poll(); return; }
+      if (conn.failures >= 2) { poll(); return; }
       connect();
     }
 
@@ -1323,7 +1355,7 @@
     // stream: the steps from the history, the nodes from a fragment.
     async function catchUp(v) {
       if (v <= st.latest) return;
-      st.latest = v;
+      setLatest(v);
       await fillSteps();
       if (st.viewing === null) await redraw(null);
     }
@@ -1348,7 +1380,7 @@
       if (steps.length) {
         const lastS = steps[steps.length - 1];
         addSteps(steps);
-        st.latest = lastS.version;
+        setLatest(lastS.version);
         st.status = lastS.status;
         st.summary = Object.assign({}, st.summary || {}, {
           status: lastS.status, version: lastS.version, settled: lastS.settled, total: lastS.total, updated: lastS.time,
@@ -1358,7 +1390,7 @@
         if (st.viewing === null) {
           try { await redraw(null); } catch (e) { /* the next poll draws */ }
           showSummary(st.summary);
-          setShown(st.latest);
+          setShown(st.latest, st.status);
           if (st.selected !== null) fillPanel();
         }
         refreshTimeline();
@@ -1399,6 +1431,7 @@
     index();
     toolbar();
     wireTree();
+    wirePanel();
     wireSteps();
     wireCancel();
     applyFilters();
@@ -1419,7 +1452,7 @@
     } else {
       // A past version is shown: learn the newest before following it.
       getJSON(apiPath + '?nodes=false').then((s) => {
-        st.latest = s.version;
+        setLatest(s.version);
         st.status = s.status;
         st.summary = s;
         if (s.status === 'running') connect(); else stop();
@@ -1456,9 +1489,15 @@
 
     let es = null;
     let failures = 0;
+    let opened = 0;
     const open = () => {
       es = new EventSource('/api/v1/events');
-      es.addEventListener('open', () => { failures = 0; if (!loginGone) unsay(); });
+      // A stream opened again may have missed changes: read the page again.
+      es.addEventListener('open', () => {
+        failures = 0;
+        if (!loginGone) unsay();
+        if (opened++) refresh();
+      });
       es.addEventListener('changes', (ev) => {
         let data;
         try { data = JSON.parse(ev.data); } catch (e) { return; }
