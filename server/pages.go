@@ -72,13 +72,15 @@ func Pages() []Route {
 	return out
 }
 
-// isPage says whether path belongs to the pages rather than the API.
-func isPage(path string) bool {
-	switch {
-	case strings.HasPrefix(path, "/api/"), path == "/healthz", path == "/readyz", path == "/metrics":
-		return false
+// crossOrigin refuses a state-changing request from another origin
+// (http.CrossOriginProtection: Sec-Fetch-Site or Origin naming another
+// site), so that a page's session cookie never acts for another site.
+// Requests without those headers (programs, not browsers) pass.
+func (s *srv) crossOrigin(r *http.Request) error {
+	if err := s.cop.Check(r); err != nil {
+		return newProblem(CodeForbidden, fmt.Sprintf("%s %s from another origin is refused: %v", r.Method, r.URL.Path, err))
 	}
-	return true
+	return nil
 }
 
 // wrapPage is a page's handler: the page headers, the caller's
@@ -90,6 +92,10 @@ func (s *srv) wrapPage(p page) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		if id := r.PathValue("id"); id != "" {
 			setJob(w, id)
+		}
+		if err := s.crossOrigin(r); err != nil {
+			s.pageProblem(w, r, err.(*problem))
+			return
 		}
 		c := caller{scope: ScopeWrite}
 		if p.Scope != ScopeNone {
@@ -222,6 +228,16 @@ func (s *srv) listPage(w http.ResponseWriter, r *http.Request, c caller) error {
 		counts, capped, err := s.countJobs(r.Context(), prefix)
 		if err != nil {
 			return err
+		}
+		// A listing knows no failure: the page's failed jobs (at most
+		// its 100) are loaded for theirs.
+		for i, sm := range out.Jobs {
+			if sm.Status != "failed" {
+				continue
+			}
+			if j, err := s.st.Load(r.Context(), job.ID(sm.ID)); err == nil {
+				out.Jobs[i].Failure = api.SummaryOf(j).Failure
+			}
 		}
 		v = web.ListViewOf(out.Jobs, out.Next, counts, capped, status, prefix, after, s.now())
 	}
@@ -581,7 +597,8 @@ func (s *srv) logout(w http.ResponseWriter, r *http.Request, _ caller) error {
 
 // static is GET /static/{name}.
 func (s *srv) static(w http.ResponseWriter, r *http.Request, _ caller) error {
-	w.Header().Del("Cache-Control")
-	web.ServeAsset(w, r, r.PathValue("name"))
+	if !web.ServeAsset(w, r, r.PathValue("name")) {
+		return newProblem(CodeNotFound, fmt.Sprintf("no asset %q: the pages have baton.css and baton.js", r.PathValue("name")))
+	}
 	return nil
 }

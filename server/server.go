@@ -205,17 +205,6 @@ func (s *srv) dispatch(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
-	if err := s.cop.Check(r); err != nil {
-		// A state-changing request from another origin: a page's session
-		// cookie must not act for another site.
-		p := newProblem(CodeForbidden, fmt.Sprintf("%s %s from another origin is refused (%v)", r.Method, r.URL.Path, err))
-		if isPage(r.URL.Path) {
-			s.pageProblem(w, r, p)
-		} else {
-			writeProblem(w, p)
-		}
-		return
-	}
 	if _, pattern := s.mux.Handler(r); pattern == "" {
 		s.noRoute(w, r)
 		return
@@ -319,6 +308,9 @@ func (s *srv) wrap(rt route) http.Handler {
 
 // check is what every route checks before its handler runs.
 func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
 	if rt.Scope != ScopeNone {
 		if err := s.authorize(r, rt.Scope); err != nil {
 			return err

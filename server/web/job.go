@@ -182,6 +182,7 @@ func JobViewOf(in JobInput) JobView {
 	}
 	v.Timeline = TimelineOf(in.Steps, end)
 	if in.Selected {
+		v.Tree = v.Tree.Select(in.Node)
 		v.NodeParam = in.Node
 		v.Panel = panelOf(in, v.Timeline)
 	}
@@ -200,7 +201,9 @@ func PageURL(id string, v uint64, node string, selected bool, expand []string) s
 		q.Set("node", node)
 	}
 	if len(expand) > 0 {
-		q.Set("expand", ExpandParam(ParseExpand(strings.Join(expand, ","))))
+		e := slices.Clone(expand)
+		slices.Sort(e)
+		q.Set("expand", ExpandParam(slices.Compact(e)))
 	}
 	u := "/jobs/" + url.PathEscape(id)
 	if len(q) > 0 {

@@ -34,14 +34,14 @@ func Asset(name string) (body []byte, contentType string, ok bool) {
 	return b, ct, true
 }
 
-// ServeAsset answers GET /static/NAME: the asset, or 404 in plain text.
-// Assets are revalidated on each load (Cache-Control: no-cache), so a
-// new server's script is never mixed with an old page.
-func ServeAsset(w http.ResponseWriter, r *http.Request, name string) {
+// ServeAsset answers GET /static/NAME with the asset, and returns false
+// without writing when there is none. Assets are revalidated on each
+// load (Cache-Control: no-cache), so a new server's script is never
+// mixed with an old page.
+func ServeAsset(w http.ResponseWriter, r *http.Request, name string) bool {
 	b, ct, ok := Asset(name)
 	if !ok {
-		http.Error(w, "no such asset", http.StatusNotFound)
-		return
+		return false
 	}
 	h := w.Header()
 	h.Set("Content-Type", ct)
@@ -49,4 +49,5 @@ func ServeAsset(w http.ResponseWriter, r *http.Request, name string) {
 	if r.Method != http.MethodHead {
 		_, _ = w.Write(b)
 	}
+	return true
 }

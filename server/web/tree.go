@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"html/template"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/draw"
@@ -40,12 +42,20 @@ type GroupLink struct {
 	URL  string // set by JobViewOf
 }
 
-// ExpandParam is the expand query parameter for paths.
-func ExpandParam(paths []string) string { return strings.Join(paths, ",") }
+// ExpandParam is the expand query parameter of the groups at paths:
+// their paths joined by commas (a node path holds no comma). The root's
+// path is "", so the root alone is written ",".
+func ExpandParam(paths []string) string {
+	p := strings.Join(paths, ",")
+	if p == "" && len(paths) > 0 {
+		return ","
+	}
+	return p
+}
 
-// ParseExpand reads an expand query parameter: paths separated by
-// commas. A node path holds no comma: ast paths are names and indexes
-// joined by dots.
+// ParseExpand reads an expand query parameter (ExpandParam): the paths,
+// sorted, each once. "" is none; an empty path among others, or ",", is
+// the root.
 func ParseExpand(s string) []string {
 	if s == "" {
 		return nil
@@ -99,4 +109,48 @@ func inline(svg []byte) string {
 		end++
 	}
 	return s[:i] + s[end:]
+}
+
+// Select returns t with the node at path marked selected (class
+// "selected" on its <g>), as the page's script marks a click; t is
+// unchanged when no box has that path (a node inside a closed group).
+func (t Tree) Select(path string) Tree {
+	key := ` data-path="` + escapeAttr(path) + `"`
+	s := string(t.SVG)
+	for _, class := range []string{`class="node"`, `class="node group"`} {
+		if i := strings.Index(s, class+key); i >= 0 {
+			j := i + len(class) - 1
+			t.SVG = template.HTML(s[:j] + ` selected` + s[j:])
+			return t
+		}
+	}
+	return t
+}
+
+// escapeAttr escapes an attribute's value as package draw does: &, <,
+// >, quotes, tabs and line breaks as references; other control
+// characters as U+FFFD.
+func escapeAttr(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case r == '"':
+			b.WriteString("&quot;")
+		case r == '\'':
+			b.WriteString("&#39;")
+		case r == '\t' || r == '\n' || r == '\r':
+			b.WriteString("&#x" + strconv.FormatInt(int64(r), 16) + ";")
+		case r < 0x20 || r == 0xFFFE || r == 0xFFFF:
+			b.WriteRune(utf8.RuneError)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
