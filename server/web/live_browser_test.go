@@ -307,23 +307,28 @@ func TestBrowserLiveKeepsViewState(t *testing.T) {
 	p.Do("scroll", chromedp.Evaluate[chromedp.Void](`(() => {
 		const tree = document.getElementById('tree');
 		tree.scrollLeft = 120; tree.scrollTop = 10;
-		window.scrollTo(0, 40);
+		window.scrollTo({ left: 0, top: 40, behavior: 'instant' });
 	})()`))
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
 	before := browsertest.Eval[string](p, viewState)
-	p.Screenshot("before", "")
-	var b struct{ Zoom, Search string }
-	if err := json.Unmarshal([]byte(before), &b); err != nil || b.Zoom == "" || b.Zoom == "1" || !strings.Contains(b.Search, "node=seq") {
-		t.Fatalf("the view was not set up: %s (%v)", before, err)
+	var b struct {
+		Zoom, Search             string
+		TreeScroll, WindowScroll []int
 	}
+	if err := json.Unmarshal([]byte(before), &b); err != nil || b.Zoom == "" || b.Zoom == "1" || !strings.Contains(b.Search, "node=seq") ||
+		len(b.TreeScroll) != 2 || b.TreeScroll[0] != 120 || !slices.Equal(b.WindowScroll, []int{0, 40}) {
+		t.Fatalf("the view was not set up: %s (%v); page %v", before, err,
+			browsertest.Eval[[]int](p, `[document.documentElement.scrollHeight, innerHeight, document.getElementById('tree').scrollHeight, document.getElementById('tree').clientHeight]`))
+	}
+	p.Screenshot("before", "")
 
 	for i := range 50 {
 		release(t, gate, 1)
 		p.Wait(nodeIs(fmt.Sprintf("seq[%d]", i), "succeeded"))
 	}
 	p.Wait(nodeIs("seq[50]", "running"))
-	p.Screenshot("after", "")
 	after := browsertest.Eval[string](p, viewState)
+	p.Screenshot("after", "")
 	if after != before {
 		t.Errorf("the view changed under 50 updates:\nbefore %s\nafter  %s", before, after)
 	}
