@@ -97,7 +97,10 @@ func (s *srv) wrapPage(p page) http.Handler {
 			s.pageProblem(w, r, err.(*problem))
 			return
 		}
-		c := caller{scope: ScopeWrite}
+		c := caller{}
+		if s.tokens == nil {
+			c.scope = ScopeWrite
+		}
 		if p.Scope != ScopeNone {
 			var err error
 			if c, err = s.pageCaller(r); err != nil {
@@ -294,7 +297,7 @@ type pageJob struct {
 
 // loadPageJob loads job id at version v (0: the latest).
 func (s *srv) loadPageJob(ctx context.Context, id job.ID, v uint64, steps bool) (pageJob, error) {
-	if s.historian == nil {
+	if s.historian == nil || v == 0 && !steps {
 		if v > 0 {
 			return pageJob{}, newProblem(CodeBadQuery, "this store keeps no history: version is not available").forJob(string(id))
 		}
@@ -302,7 +305,7 @@ func (s *srv) loadPageJob(ctx context.Context, id job.ID, v uint64, steps bool) 
 		if err != nil {
 			return pageJob{}, s.storeProblem(err, id, "load")
 		}
-		return pageJob{job: j, latest: j.Version()}, nil
+		return pageJob{job: j, latest: j.Version(), history: s.historian != nil}, nil
 	}
 	h, err := s.historian.History(ctx, id)
 	if err != nil {
@@ -317,8 +320,17 @@ func (s *srv) loadPageJob(ctx context.Context, id job.ID, v uint64, steps bool) 
 		return pageJob{}, newProblem(CodeVersionNotFound, fmt.Sprintf("job %s has versions %d to %d, not %d", id, first, last, v)).forJob(string(id))
 	}
 	cut := store.History{Origin: h.Origin, Steps: h.Steps[:v-first]}
-	if pj.job, err = cut.Latest(); err != nil {
-		return pageJob{}, s.storeProblem(fmt.Errorf("%w: %v", job.ErrCorrupt, err), id, "replay")
+	if v == last {
+		// The latest version as the store loads it (a snapshot and the
+		// journal's tail), if it still is: no replay of the whole history.
+		if j, err := s.st.Load(ctx, id); err == nil && j.Version() == last {
+			pj.job = j
+		}
+	}
+	if pj.job.Version() == 0 {
+		if pj.job, err = cut.Latest(); err != nil {
+			return pageJob{}, s.storeProblem(fmt.Errorf("%w: %v", job.ErrCorrupt, err), id, "replay")
+		}
 	}
 	if steps {
 		hist, err := api.HistoryOf(cut, 0, 0)

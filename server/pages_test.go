@@ -779,3 +779,85 @@ func TestWorkersPage(t *testing.T) {
 		t.Errorf("%d actions listed", len(acts))
 	}
 }
+
+// TestUnstampedTimeline: a job whose results carry no time stamps (as
+// format 1 wrote them) has its timeline drawn in version order, and the
+// page says so; the bars still go from dispatch to result.
+func TestUnstampedTimeline(t *testing.T) {
+	st := store.NewMemory()
+	t.Cleanup(func() { st.Close() })
+	tr, err := job.New("old", ast.Seq(ast.Act("a", 1), ast.Act("b", 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Create(t.Context(), tr.Job); err != nil {
+		t.Fatal(err)
+	}
+	j, acts := tr.Job, tr.Actions
+	for len(acts) > 0 {
+		next, err := job.Restart(j, []job.Result{{JobID: "old", ActionID: acts[0].ID, Output: []byte("1")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Save(t.Context(), next.Job, next.Step); err != nil {
+			t.Fatal(err)
+		}
+		j, acts = next.Job, next.Actions
+	}
+	h, err := server.New(server.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(checkAPI(t, h))
+	t.Cleanup(ts.Close)
+	e := &pageEnv{st: st, url: ts.URL, srv: ts}
+	_, body := e.get(t, "/jobs/old", nil)
+	d := parseHTML(t, body)
+	tl := d.byID("timeline")
+	bars := within(tl, func(n *html.Node) bool { return hasClass(n, "bar") })
+	if attrOf(tl, "data-axis") != "version" || !strings.Contains(text(tl), "version order") || len(bars) != 2 {
+		t.Fatalf("the timeline of an unstamped job: %s", text(tl))
+	}
+	if attrOf(bars[0], "data-version") != "1" || attrOf(bars[0], "data-applied") != "2" || attrOf(bars[1], "data-version") != "2" || attrOf(bars[1], "data-applied") != "3" {
+		t.Errorf("bars %v %v", bars[0].Attr, bars[1].Attr)
+	}
+}
+
+// TestPagesDoc: docs/pages.md names every page, and the palette it
+// gives is baton.css's, as custom properties on :root.
+func TestPagesDoc(t *testing.T) {
+	b, err := os.ReadFile("../docs/pages.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, p := range server.Pages() {
+		path := strings.TrimSuffix(p.Pattern, "{$}")
+		if strings.HasPrefix(path, "/static/") {
+			path = "/static/"
+		}
+		if !strings.Contains(doc, path) {
+			t.Errorf("docs/pages.md does not name %s", path)
+		}
+	}
+	css, err := os.ReadFile("web/static/baton.css")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := string(css)[strings.Index(string(css), ":root {"):]
+	root = root[:strings.Index(root, "}")]
+	for _, c := range []struct{ name, colour string }{
+		{"succeeded", "#009E73"}, {"failed", "#D55E00"}, {"running", "#0072B2"}, {"cancelled", "#8C8C8C"}, {"idle", "#FFFFFF"},
+	} {
+		prop := "--baton-" + c.name
+		if !strings.Contains(root, prop+": "+c.colour+";") {
+			t.Errorf("baton.css's :root lacks %s: %s", prop, c.colour)
+		}
+		if !strings.Contains(doc, "`"+prop+"` | `"+c.colour+"`") {
+			t.Errorf("docs/pages.md's palette lacks %s %s", prop, c.colour)
+		}
+		if c.name != "idle" && !strings.Contains(string(css), ".baton-graph .node[data-status="+c.name+"] .band { fill: var("+prop+")") {
+			t.Errorf("baton.css does not colour a %s node's band from its data-status", c.name)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -122,8 +123,11 @@ func (r *recorder) Errorf(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 func (r *recorder) Fatal(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
-func (r *recorder) Skip(args ...any)  { r.skips = append(r.skips, fmt.Sprint(args...)) }
-func (r *recorder) Failed() bool      { return len(r.errs) > 0 }
+func (r *recorder) Fatalf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
+func (r *recorder) Skip(args ...any) { r.skips = append(r.skips, fmt.Sprint(args...)) }
+func (r *recorder) Failed() bool     { return len(r.errs) > 0 }
 
 // A page that opens a dialog fails the check, and a markup injection's
 // request shows in the log: the checks the hostile-data tests rely on can
@@ -150,6 +154,30 @@ func TestDialogFailsTheTest(t *testing.T) {
 	if len(rec.errs) != 1 {
 		t.Errorf("a second Close reported %q", rec.errs[1:])
 	}
+}
+
+// deadlined is a recorder whose test ends at *at (none while it is zero).
+type deadlined struct {
+	*recorder
+	at *time.Time
+}
+
+func (d deadlined) Deadline() (time.Time, bool) { return *d.at, !d.at.IsZero() }
+
+// A condition that never holds fails the test at its deadline, saying
+// what the expression was worth.
+func TestWaitFailsAtDeadline(t *testing.T) {
+	srv := pages(t)
+	rec := &recorder{TB: t}
+	var at time.Time
+	p := NewPage(deadlined{rec, &at})
+	p.Navigate(srv.URL + "/overlap")
+	at = time.Now().Add(reportMargin + 300*time.Millisecond)
+	p.Wait(`document.querySelectorAll('[data-path]').length > 3`)
+	if len(rec.errs) != 1 || !strings.Contains(rec.errs[0], "waiting for") || !strings.Contains(rec.errs[0], "its value now: false") {
+		t.Errorf("Wait reported %q; want one failure with the expression's value", rec.errs)
+	}
+	rec.errs = nil
 }
 
 func TestStatusesClash(t *testing.T) {

@@ -22,18 +22,18 @@ const (
 	reportMargin    = 10 * time.Second // left before the test's deadline, for its report
 	defaultWait     = 2 * time.Minute  // when the test has no deadline
 	pollEvery       = 20 * time.Millisecond
-	closeScreenshot = 10 * time.Second
+	closeScreenshot = 10 * time.Second // for what a failing test still asks of the page
 )
 
 // Page is one tab of the shared browser, for one test. Its methods are
 // called from the test's goroutine (they fail the test with t.Fatal);
 // Requests, Dialogs and Console may be called from any goroutine.
 type Page struct {
-	t        testing.TB
-	ctx      context.Context
-	cancel   context.CancelFunc
-	deadline time.Time
-	dir      string // the test's temporary directory: screenshots
+	t      testing.TB
+	ctx    context.Context
+	cancel context.CancelFunc
+	start  time.Time
+	dir    string // the test's temporary directory: screenshots
 
 	mu       sync.Mutex
 	dialogs  []string
@@ -49,12 +49,7 @@ type Page struct {
 func NewPage(t testing.TB) *Page {
 	t.Helper()
 	b := Shared(t)
-	p := &Page{t: t, dir: t.TempDir(), deadline: time.Now().Add(defaultWait)}
-	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if dl, ok := d.Deadline(); ok {
-			p.deadline = dl.Add(-reportMargin)
-		}
-	}
+	p := &Page{t: t, dir: t.TempDir(), start: time.Now()}
 	ctx, cancel, err := b.NewTab(p.listen)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, b.Output())
@@ -114,9 +109,19 @@ func (p *Page) log(line string) {
 func (p *Page) Context() context.Context { return p.ctx }
 
 // Bound returns a context of the tab that ends at the test's deadline
-// (less a margin for the report).
+// (less a margin for the report), or defaultWait after the page opened
+// when the test has none.
 func (p *Page) Bound() (context.Context, context.CancelFunc) {
-	return context.WithDeadline(p.ctx, p.deadline)
+	return context.WithDeadline(p.ctx, p.deadline())
+}
+
+func (p *Page) deadline() time.Time {
+	if d, ok := p.t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			return dl.Add(-reportMargin)
+		}
+	}
+	return p.start.Add(defaultWait)
 }
 
 // Do runs actions in the tab, failing the test if one fails.
@@ -144,8 +149,13 @@ func (p *Page) Wait(expr string) {
 	_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr,
 		chromedp.WithPollingInterval(pollEvery), chromedp.WithPollingTimeout(0)))
 	if err != nil {
-		last, lerr := chromedp.Run(p.ctx, chromedp.Evaluate[[]byte](`JSON.stringify(`+expr+`) ?? "undefined"`))
-		p.t.Fatalf("browsertest: waiting for %s: %v (its value now: %s %v)", expr, err, last, lerr)
+		lctx, lcancel := context.WithTimeout(p.ctx, closeScreenshot)
+		defer lcancel()
+		last, lerr := chromedp.Run(lctx, chromedp.Evaluate[string](`String(JSON.stringify(`+expr+`))`))
+		if lerr != nil {
+			last = lerr.Error()
+		}
+		p.t.Fatalf("browsertest: waiting for %s: %v (its value now: %s)", expr, err, last)
 	}
 }
 

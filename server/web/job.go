@@ -1,6 +1,7 @@
 package web
 
 import (
+	"html/template"
 	"net/url"
 	"slices"
 	"strconv"
@@ -92,8 +93,10 @@ type JobView struct {
 	Selected  bool
 	History   bool
 	Timeline  Timeline
-	Steps     []StepView
-	Filter    StepFilter
+	// TimelineSVG is the timeline drawn (Timeline.SVG).
+	TimelineSVG template.HTML
+	Steps       []StepView
+	Filter      StepFilter
 	// EarlierURL and LaterURL page through the steps ("" at an end).
 	EarlierURL, LaterURL string
 	StepsFrom, StepsTo   uint64
@@ -181,6 +184,7 @@ func JobViewOf(in JobInput) JobView {
 		end = *in.Steps[len(in.Steps)-1].Time
 	}
 	v.Timeline = TimelineOf(in.Steps, end)
+	v.TimelineSVG = v.Timeline.SVG("timeline-title")
 	if in.Selected {
 		v.Tree = v.Tree.Select(in.Node)
 		v.NodeParam = in.Node
