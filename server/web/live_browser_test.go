@@ -773,3 +773,27 @@ func TestBrowserCancel(t *testing.T) {
 		t.Errorf("the API's job: %+v, %v", sum.Summary, err)
 	}
 }
+
+// TestBrowserStepFilters: the steps filter as typed (the server's rules,
+// kept in the URL), and steps that come live are filtered too.
+func TestBrowserStepFilters(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "filtered", ast.Seq(ast.Act("ok", 1), ast.Act("gate", 2), ast.Act("ok", 3)))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/filtered")
+	p.WaitDrawn()
+	p.Wait(nodeIs("seq[1]", "running"))
+	shown := `JSON.stringify([...document.querySelectorAll('#steps > li[data-version]')].filter((li) => !li.hidden).map((li) => Number(li.dataset.version)))`
+	p.Wait(shown + ` === '[1,2]'`)
+	p.Do("filter", chromedp.SendKeys(chromedp.ID("steps-action"), "gate"))
+	p.Wait(shown + ` === '[]' && new URL(location.href).searchParams.get('steps_action') === 'gate'`)
+	release(t, gate, 1)
+	p.Wait(`document.getElementById('job').dataset.status === 'succeeded' && !!document.getElementById('step-4')`)
+	// v3 applied the gate's result; v4 the last ok's.
+	p.Wait(shown + ` === '[3]'`)
+	p.Do("clear", chromedp.Evaluate[chromedp.Void](`(() => { const i = document.getElementById('steps-action'); i.value = ''; i.dispatchEvent(new Event('input', { bubbles: true })); })()`))
+	p.Do("failed only", chromedp.SetValue(chromedp.ID("steps-status"), "failed"))
+	p.Do("change", chromedp.Evaluate[chromedp.Void](`document.getElementById('steps-status').dispatchEvent(new Event('change', { bubbles: true }))`))
+	p.Wait(shown + ` === '[]' && !new URL(location.href).searchParams.has('steps_action')`)
+}
