@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -796,4 +797,39 @@ func TestBrowserStepFilters(t *testing.T) {
 	p.Do("failed only", chromedp.SetValue(chromedp.ID("steps-status"), "failed"))
 	p.Do("change", chromedp.Evaluate[chromedp.Void](`document.getElementById('steps-status').dispatchEvent(new Event('change', { bubbles: true }))`))
 	p.Wait(shown + ` === '[]' && !new URL(location.href).searchParams.has('steps_action')`)
+}
+
+// TestBrowserPanAndZoom: a drag pans the tree (and selects nothing); the
+// wheel zooms it around the pointer; the buttons zoom and reset.
+func TestBrowserPanAndZoom(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	kids := make([]ast.Node, 60)
+	for i := range kids {
+		kids[i] = ast.Act("ok", i)
+	}
+	s.submit(t, "wide", ast.Seq(kids...))
+	if _, err := s.client().Wait(t.Context(), "wide"); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/wide")
+	p.WaitDrawn()
+	type box struct{ X, Y, W, H float64 }
+	r := browsertest.Eval[box](p, `(() => { const r = document.getElementById('tree').getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`)
+	x, y := r.X+r.W/2, r.Y+r.H/2
+	p.Do("drag", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x-100, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x-200, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x-200, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	p.Wait(`document.getElementById('tree').scrollLeft >= 150`)
+	if sel := browsertest.Eval[bool](p, `!!document.querySelector('#tree g.node.selected') || new URL(location.href).searchParams.has('node')`); sel {
+		t.Error("a drag selected a node")
+	}
+	p.Do("wheel", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, x, y, func(e *input.DispatchMouseEventParams) { e.DeltaX, e.DeltaY = 0.01, -300 }))
+	p.Wait(`Number(document.getElementById('tree').dataset.zoom) > 1.2`)
+	p.Do("zoom out", chromedp.Click(chromedp.ID("zoom-out")))
+	p.Do("actual size", chromedp.Click(chromedp.ID("zoom-reset")))
+	p.Wait(`document.getElementById('tree').dataset.zoom === '1' && document.querySelector('#tree svg').getAttribute('width') === String(document.querySelector('#tree svg').viewBox.baseVal.width)`)
 }
