@@ -764,9 +764,9 @@ func TestBrowserCancel(t *testing.T) {
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
 	p.Do("cancel", chromedp.SendKeys(chromedp.ID("cancel-reason-input"), "<b>no longer needed</b>"), chromedp.Click(chromedp.ID("cancel")))
 	p.Wait(`document.getElementById('job').dataset.status === 'cancelled'`)
-	p.Wait(`!document.getElementById('cancel-reason').hidden && document.querySelector('#cancel-reason .reason')?.textContent === '<b>no longer needed</b>'`)
+	p.Wait(`getComputedStyle(document.getElementById('cancel-reason')).display !== 'none' && document.querySelector('#cancel-reason .reason')?.textContent === '<b>no longer needed</b>'`)
 	p.Wait(nodeIs("seq[0]", "cancelled"))
-	p.Wait(`document.getElementById('cancel-form').hidden`)
+	p.Wait(`!document.getElementById('cancel-form') && !document.getElementById('cancel')`)
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
 		t.Errorf("the page was reloaded (%s)", m)
 	}

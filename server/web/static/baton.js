@@ -888,9 +888,10 @@
           t.removeAttribute('data-end');
         }
       }
+      // The cancel form is for the live job: gone once it is cancelled or
+      // settled (a past version shown meanwhile changes nothing here).
       const form = document.getElementById('cancel-form');
-      if (form && (!running || s.cancel)) form.hidden = true;
-      else if (form && st.viewing === null) form.hidden = false;
+      if (form && st.viewing === null && (!running || s.cancel)) form.remove();
     }
 
     // ---- steps and the timeline ----------------------------------------
