@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -69,6 +70,7 @@ func startLive(t *testing.T, path, addr string, gate chan struct{}, wrap func(ht
 		}
 	}
 	must(reg.Register("ok", func(_ context.Context, a job.Action) ([]byte, error) { return a.Payload, nil }))
+	must(reg.Register("fail", func(context.Context, job.Action) ([]byte, error) { return nil, errors.New("boom: <i>broken</i>") }))
 	must(reg.Register("gate", func(ctx context.Context, a job.Action) ([]byte, error) {
 		select {
 		case <-gate:
@@ -832,4 +834,35 @@ func TestBrowserPanAndZoom(t *testing.T) {
 	p.Do("zoom out", chromedp.Click(chromedp.ID("zoom-out")))
 	p.Do("actual size", chromedp.Click(chromedp.ID("zoom-reset")))
 	p.Wait(`document.getElementById('tree').dataset.zoom === '1' && document.querySelector('#tree svg').getAttribute('width') === String(document.querySelector('#tree svg').viewBox.baseVal.width)`)
+}
+
+// TestBrowserFailureShownLive: when a job fails, its header says why in
+// the same change that shows it failed (steps tell no failure; the root
+// node's is the job's), as text.
+func TestBrowserFailureShownLive(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "failing", ast.Try(ast.Seq(ast.Act("gate", 1), ast.Act("fail", 2)), ast.Finally(ast.Act("gate", 3))))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/failing")
+	p.WaitDrawn()
+	p.Wait(nodeIs("body.seq[0]", "running"))
+	// Record, when #job first says failed, whether the header says why.
+	p.Do("observe", chromedp.Evaluate[chromedp.Void](`(() => {
+		const job = document.getElementById('job');
+		window.batonSaid = null;
+		new MutationObserver(() => {
+			if (job.dataset.status !== 'failed' || window.batonSaid !== null) return;
+			const f = document.getElementById('failure');
+			window.batonSaid = getComputedStyle(f).display !== 'none' ? f.querySelector('.message')?.textContent ?? '' : 'hidden';
+		}).observe(job, { attributes: true, attributeFilter: ['data-status'] });
+	})()`))
+	release(t, gate, 1)
+	p.Wait(nodeIs("body.seq[1]", "failed") + ` && ` + nodeIs("finally", "running"))
+	release(t, gate, 1)
+	p.Wait(`window.batonSaid !== null`)
+	p.Screenshot("failed", "")
+	if said := browsertest.Eval[string](p, `window.batonSaid`); said != "boom: <i>broken</i>" {
+		t.Errorf("the header said %q as the job failed", said)
+	}
 }

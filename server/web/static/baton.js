@@ -1223,6 +1223,10 @@
         });
         if (lastS.failure) st.summary.failure = lastS.failure;
         if (lastS.cancel) st.summary.cancel = lastS.cancel;
+        // A step tells no failure; the root's, once the job has failed,
+        // is the job's: the header says it with the states that show it.
+        const root = (data.changed || []).find((n) => n.path === '');
+        if (lastS.status === 'failed' && root && root.failure) st.summary.failure = root.failure;
       }
       if (st.viewing === null) {
         let hidden = false;
