@@ -126,7 +126,16 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 		}
 		return start
 	}
-	var atts []*attempt
+	// Only the newest MaxBars attempts are drawn: the older ones are
+	// counted and skipped, never made (a par of 100,000 dispatches them
+	// all in one step).
+	total := 0
+	for _, st := range steps {
+		total += len(st.Dispatched)
+	}
+	skip := max(0, total-MaxBars)
+	tl.Omitted = skip
+	atts := make([]*attempt, 0, min(total, MaxBars))
 	open := map[string]*attempt{}
 	for _, st := range steps {
 		for _, r := range st.Results {
@@ -150,6 +159,10 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 			}
 		}
 		for _, id := range st.Dispatched {
+			if skip > 0 {
+				skip--
+				continue
+			}
 			path, n, err := job.SplitActionID(id)
 			if err != nil {
 				continue
@@ -158,10 +171,6 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 			open[id] = a
 			atts = append(atts, a)
 		}
-	}
-	if len(atts) > MaxBars {
-		tl.Omitted = len(atts) - MaxBars
-		atts = atts[len(atts)-MaxBars:]
 	}
 	last := steps[len(steps)-1]
 	lastV := last.Version
