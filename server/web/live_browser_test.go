@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -236,12 +237,15 @@ func TestBrowserLiveNodeRunningThenSucceeded(t *testing.T) {
 	p.WaitDrawn()
 	p.Wait(nodeIs("seq[0]", "running"))
 	p.Wait(`document.getElementById('job').dataset.live === 'true'`)
+	p.Wait(`document.querySelector('#timeline rect.bar[data-path="seq[0]"]')?.dataset.status === 'running'`)
 	p.Screenshot("running", "")
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
 	release(t, gate, 1)
 	p.Wait(nodeIs("seq[0]", "succeeded"))
 	p.Wait(nodeIs("seq[1]", "succeeded"))
 	p.Wait(`document.getElementById('job').dataset.status === 'succeeded'`)
+	// The timeline follows: the attempt's bar ends with its result.
+	p.Wait(`document.querySelector('#timeline rect.bar[data-path="seq[0]"]')?.dataset.status === 'succeeded' && document.querySelectorAll('#timeline rect.bar').length === 2`)
 	p.Screenshot("succeeded", "")
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
 		t.Errorf("the page was reloaded (%s)", m)
@@ -760,13 +764,72 @@ func TestBrowserCancel(t *testing.T) {
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))
 	p.Do("cancel", chromedp.SendKeys(chromedp.ID("cancel-reason-input"), "<b>no longer needed</b>"), chromedp.Click(chromedp.ID("cancel")))
 	p.Wait(`document.getElementById('job').dataset.status === 'cancelled'`)
-	p.Wait(`!document.getElementById('cancel-reason').hidden && document.querySelector('#cancel-reason .reason')?.textContent === '<b>no longer needed</b>'`)
+	p.Wait(`getComputedStyle(document.getElementById('cancel-reason')).display !== 'none' && document.querySelector('#cancel-reason .reason')?.textContent === '<b>no longer needed</b>'`)
 	p.Wait(nodeIs("seq[0]", "cancelled"))
-	p.Wait(`document.getElementById('cancel-form').hidden`)
+	p.Wait(`!document.getElementById('cancel-form') && !document.getElementById('cancel')`)
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
 		t.Errorf("the page was reloaded (%s)", m)
 	}
 	if sum, err := s.client().Job(t.Context(), "doomed", client.JobQuery{NoNodes: true}); err != nil || sum.Cancel == nil || sum.Cancel.Reason != "<b>no longer needed</b>" {
 		t.Errorf("the API's job: %+v, %v", sum.Summary, err)
 	}
+}
+
+// TestBrowserStepFilters: the steps filter as typed (the server's rules,
+// kept in the URL), and steps that come live are filtered too.
+func TestBrowserStepFilters(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	s.submit(t, "filtered", ast.Seq(ast.Act("ok", 1), ast.Act("gate", 2), ast.Act("ok", 3)))
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/filtered")
+	p.WaitDrawn()
+	p.Wait(nodeIs("seq[1]", "running"))
+	shown := `JSON.stringify([...document.querySelectorAll('#steps > li[data-version]')].filter((li) => !li.hidden).map((li) => Number(li.dataset.version)))`
+	p.Wait(shown + ` === '[1,2]'`)
+	p.Do("filter", chromedp.SendKeys(chromedp.ID("steps-action"), "gate"))
+	p.Wait(shown + ` === '[]' && new URL(location.href).searchParams.get('steps_action') === 'gate'`)
+	release(t, gate, 1)
+	p.Wait(`document.getElementById('job').dataset.status === 'succeeded' && !!document.getElementById('step-4')`)
+	// v3 applied the gate's result; v4 the last ok's.
+	p.Wait(shown + ` === '[3]'`)
+	p.Do("clear", chromedp.Evaluate[chromedp.Void](`(() => { const i = document.getElementById('steps-action'); i.value = ''; i.dispatchEvent(new Event('input', { bubbles: true })); })()`))
+	p.Do("failed only", chromedp.SetValue(chromedp.ID("steps-status"), "failed"))
+	p.Do("change", chromedp.Evaluate[chromedp.Void](`document.getElementById('steps-status').dispatchEvent(new Event('change', { bubbles: true }))`))
+	p.Wait(shown + ` === '[]' && !new URL(location.href).searchParams.has('steps_action')`)
+}
+
+// TestBrowserPanAndZoom: a drag pans the tree (and selects nothing); the
+// wheel zooms it around the pointer; the buttons zoom and reset.
+func TestBrowserPanAndZoom(t *testing.T) {
+	gate := make(chan struct{})
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
+	kids := make([]ast.Node, 60)
+	for i := range kids {
+		kids[i] = ast.Act("ok", i)
+	}
+	s.submit(t, "wide", ast.Seq(kids...))
+	if _, err := s.client().Wait(t.Context(), "wide"); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/wide")
+	p.WaitDrawn()
+	type box struct{ X, Y, W, H float64 }
+	r := browsertest.Eval[box](p, `(() => { const r = document.getElementById('tree').getBoundingClientRect(); return {X: r.x, Y: r.y, W: r.width, H: r.height}; })()`)
+	x, y := r.X+r.W/2, r.Y+r.H/2
+	p.Do("drag", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x, y),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMousePressed, x, y, chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x-100, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, x-200, y, chromedp.ButtonLeft),
+		chromedp.MouseEvent(input.DispatchMouseEventTypeMouseReleased, x-200, y, chromedp.ButtonLeft, chromedp.ClickCount(1)))
+	p.Wait(`document.getElementById('tree').scrollLeft >= 150`)
+	if sel := browsertest.Eval[bool](p, `!!document.querySelector('#tree g.node.selected') || new URL(location.href).searchParams.has('node')`); sel {
+		t.Error("a drag selected a node")
+	}
+	p.Do("wheel", chromedp.MouseEvent(input.DispatchMouseEventTypeMouseWheel, x, y, func(e *input.DispatchMouseEventParams) { e.DeltaX, e.DeltaY = 0.01, -300 }))
+	p.Wait(`Number(document.getElementById('tree').dataset.zoom) > 1.2`)
+	p.Do("zoom out", chromedp.Click(chromedp.ID("zoom-out")))
+	p.Do("actual size", chromedp.Click(chromedp.ID("zoom-reset")))
+	p.Wait(`document.getElementById('tree').dataset.zoom === '1' && document.querySelector('#tree svg').getAttribute('width') === String(document.querySelector('#tree svg').viewBox.baseVal.width)`)
 }

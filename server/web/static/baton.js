@@ -212,9 +212,11 @@
     window.batonDrawn = true;
   }
 
-  // throttle returns a function that runs f at most once every ms; a call
-  // while f waits or runs makes it run once more after (trailing).
+  // throttle returns a function that runs f at most once every ms (a
+  // number, or a function giving it at each run); a call while f waits or
+  // runs makes it run once more after (trailing).
   function throttle(f, ms) {
+    const gap = typeof ms === 'function' ? ms : () => ms;
     let timer = null;
     let running = false;
     let pending = false;
@@ -231,7 +233,7 @@
     const schedule = () => {
       if (timer !== null) return;
       if (running) { pending = true; return; }
-      timer = setTimeout(fire, Math.max(0, last + ms - Date.now()));
+      timer = setTimeout(fire, Math.max(0, last + gap() - Date.now()));
     };
     return schedule;
   }
@@ -886,9 +888,10 @@
           t.removeAttribute('data-end');
         }
       }
+      // The cancel form is for the live job: gone once it is cancelled or
+      // settled (a past version shown meanwhile changes nothing here).
       const form = document.getElementById('cancel-form');
-      if (form && (!running || s.cancel)) form.hidden = true;
-      else if (form && st.viewing === null) form.hidden = false;
+      if (form && st.viewing === null && (!running || s.cancel)) form.remove();
     }
 
     // ---- steps and the timeline ----------------------------------------
@@ -974,12 +977,19 @@
     }
 
     // The timeline is drawn by the server: a running job's is read again
-    // (the job's page, its timeline taken) at most every 2 s, its scroll
-    // position kept.
+    // (the job's page, its timeline taken) at most every 2 s, or ten
+    // times as long as the last read took (a big job's page costs the
+    // server more), and not while the page is hidden; its scroll
+    // position is kept.
+    let timelineGap = 2000;
+    let timelineMissed = false;
     const refreshTimeline = throttle(async () => {
       const box = document.querySelector('#timeline .timeline-scroll');
       if (!box) return;
+      if (document.hidden) { timelineMissed = true; return; }
+      const t0 = Date.now();
       const doc = parseHTML(await getText(jobPath));
+      timelineGap = Math.max(2000, 10 * (Date.now() - t0));
       const fresh = doc.querySelector('#timeline .timeline-scroll');
       if (!fresh) return;
       const left = box.scrollLeft;
@@ -992,7 +1002,10 @@
       if (n0 && n1) n0.replaceWith(document.importNode(n1, true));
       applyFilters();
       if (st.selected !== null && panel && !panel.hidden && st.viewing === null && st.nodes.has(st.selected)) fillPanel();
-    }, 2000);
+    }, () => timelineGap);
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && timelineMissed) { timelineMissed = false; refreshTimeline(); }
+    });
 
     function markStep() {
       const v = st.viewing;
