@@ -304,6 +304,18 @@ func TestJobPageContract(t *testing.T) {
 						t.Errorf("GET %s: node %q drawn %q, the API says %q", path, n.Path, got[n.Path], n.Status)
 					}
 				}
+				// The fragment the script swaps in draws the same.
+				svgPath := fmt.Sprintf("/jobs/%s/tree.svg?version=%d", c.id, v)
+				resp, svg := e.get(t, svgPath, nil)
+				if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "image/svg+xml" {
+					t.Errorf("GET %s: %d %s", svgPath, resp.StatusCode, resp.Header.Get("Content-Type"))
+				}
+				frag := treeStatuses(t, parseHTML(t, `<div id="tree">`+svg+`</div>`))
+				for _, n := range want.Nodes {
+					if frag[n.Path] != n.Status {
+						t.Errorf("GET %s: node %q drawn %q, the API says %q", svgPath, n.Path, frag[n.Path], n.Status)
+					}
+				}
 				steps := within(d.byID("steps"), func(n *html.Node) bool { return n.Data == "li" && attrOf(n, "data-version") != "" })
 				if len(steps) != int(v) {
 					t.Errorf("GET %s: %d steps listed, want %d", path, len(steps), v)

@@ -14,7 +14,7 @@ import (
 
 // settledHistory runs a par of 10 seqs of 99 actions to the end, one
 // result a step, stamped a millisecond apart.
-func settledHistory(b *testing.B) (store.History, job.Job) {
+func settledHistory(b testing.TB) (store.History, job.Job) {
 	seqs := make([]ast.Node, 10)
 	for i := range seqs {
 		acts := make([]ast.Node, 99)

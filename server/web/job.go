@@ -21,7 +21,7 @@ const (
 	PanelBytes = 2048
 	// StepsShown bounds the steps listed at once; links page through the
 	// rest.
-	StepsShown = 200
+	StepsShown = 100
 	// ResultsShown bounds the results a step lists.
 	ResultsShown = 20
 	// DispatchedShown bounds the dispatched actions a step lists.

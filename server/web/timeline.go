@@ -14,18 +14,21 @@ import (
 
 // Timeline geometry, in the SVG's user units.
 const (
-	timelineW   = 1000
-	labelW      = 240
-	plotW       = timelineW - labelW - 16
-	axisH       = 24
-	rowH        = 16
-	barH        = 11
-	minBarW     = 2
-	tickCount   = 5
-	labelChars  = 34
-	MaxBars     = 2000 // bars drawn at most; older attempts are counted, not drawn
-	axisTime    = "time"
-	axisVersion = "version"
+	timelineW  = 1000
+	labelW     = 240
+	plotW      = timelineW - labelW - 16
+	axisH      = 24
+	rowH       = 16
+	barH       = 11
+	minBarW    = 2
+	tickCount  = 5
+	labelChars = 34
+	MaxBars    = 2000 // bars drawn at most; older attempts are counted, not drawn
+	// MaxNamedRows bounds the rows of one node each; past it the bars
+	// are packed into lanes (Timeline.Packed).
+	MaxNamedRows = 50
+	axisTime     = "time"
+	axisVersion  = "version"
 )
 
 // Timeline is a job's history drawn as bars: one per action attempt, from
@@ -43,11 +46,16 @@ type Timeline struct {
 	Ticks         []Tick
 	// Omitted counts the oldest attempts not drawn (past MaxBars).
 	Omitted int
+	// Packed says the attempts of more than MaxNamedRows nodes share
+	// lanes (an attempt takes the first lane free when it starts), so
+	// the rows are concurrency, not nodes, and have no labels.
+	Packed bool
 	// Span is the time the axis covers (Axis "time").
 	Span string
 }
 
-// Row is one node's row: the attempts of one action node.
+// Row is one node's row: the attempts of one action node; or, packed,
+// a lane of attempts that do not overlap (Path and Label "").
 type Row struct {
 	Path  string
 	Label string
@@ -118,7 +126,16 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 		}
 		return start
 	}
-	var atts []*attempt
+	// Only the newest MaxBars attempts are drawn: the older ones are
+	// counted and skipped, never made (a par of 100,000 dispatches them
+	// all in one step).
+	total := 0
+	for _, st := range steps {
+		total += len(st.Dispatched)
+	}
+	skip := max(0, total-MaxBars)
+	tl.Omitted = skip
+	atts := make([]*attempt, 0, min(total, MaxBars))
 	open := map[string]*attempt{}
 	for _, st := range steps {
 		for _, r := range st.Results {
@@ -142,6 +159,10 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 			}
 		}
 		for _, id := range st.Dispatched {
+			if skip > 0 {
+				skip--
+				continue
+			}
 			path, n, err := job.SplitActionID(id)
 			if err != nil {
 				continue
@@ -150,10 +171,6 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 			open[id] = a
 			atts = append(atts, a)
 		}
-	}
-	if len(atts) > MaxBars {
-		tl.Omitted = len(atts) - MaxBars
-		atts = atts[len(atts)-MaxBars:]
 	}
 	last := steps[len(steps)-1]
 	lastV := last.Version
@@ -177,16 +194,16 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 	// reaches the end of the last version.
 	vs := float64(lastV)
 	xOfVersion := func(v uint64) int { return labelW + int(float64(plotW)*float64(v-1)/vs) }
-	rows := map[string]int{}
+	paths := map[string]int{}
 	for _, a := range atts {
-		row, ok := rows[a.Path]
-		if !ok {
-			row = len(tl.Rows)
-			rows[a.Path] = row
-			tl.Rows = append(tl.Rows, Row{Path: a.Path, Label: clipText(ast.ShowPath(a.Path), labelChars), Y: axisH + row*rowH + barH})
+		if _, ok := paths[a.Path]; !ok {
+			paths[a.Path] = len(paths)
 		}
+	}
+	tl.Packed = len(paths) > MaxNamedRows
+	var laneEnds []int // packed: where each lane's last bar ends
+	for _, a := range atts {
 		b := a.Bar
-		b.Y, b.H = axisH+row*rowH+2, barH
 		if stamped {
 			b.X, b.W = xOfTime(a.from), xOfTime(a.to)-xOfTime(a.from)
 			b.Took = Duration(a.to.Sub(a.from))
@@ -203,6 +220,30 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 		if b.W < minBarW {
 			b.W = minBarW
 		}
+		row := paths[a.Path]
+		if tl.Packed {
+			// Bars start in dispatch order: each takes the first lane
+			// free by then.
+			row = len(laneEnds)
+			for i, end := range laneEnds {
+				if end <= b.X {
+					row = i
+					break
+				}
+			}
+			if row == len(laneEnds) {
+				laneEnds = append(laneEnds, 0)
+			}
+			laneEnds[row] = b.X + b.W
+		}
+		for len(tl.Rows) <= row {
+			r := Row{Y: axisH + len(tl.Rows)*rowH + barH}
+			if !tl.Packed {
+				r.Path, r.Label = a.Path, clipText(ast.ShowPath(a.Path), labelChars)
+			}
+			tl.Rows = append(tl.Rows, r)
+		}
+		b.Y, b.H = axisH+row*rowH+2, barH
 		b.Title = barTitle(b)
 		tl.Bars = append(tl.Bars, b)
 	}
@@ -264,6 +305,9 @@ func (tl Timeline) SVG(labelledBy string) template.HTML {
 	}
 	b.WriteString("</g>\n<g class=\"rows\">")
 	for _, r := range tl.Rows {
+		if r.Label == "" {
+			continue
+		}
 		b.WriteString(`<text class="row-label" x="4" y="` + strconv.Itoa(r.Y) + `" data-row="` + html.EscapeString(r.Path) + `" fill="#1A1A1A">` + html.EscapeString(r.Label) + `</text>`)
 	}
 	b.WriteString("</g>\n<g class=\"bars\">")

@@ -161,11 +161,11 @@ func TestStepsPaged(t *testing.T) {
 	if len(v.Steps) != web.StepsShown || v.Steps[0].Version != 51 || v.EarlierURL == "" || v.LaterURL != "" {
 		t.Errorf("newest: %d steps from v%d, earlier %q later %q", len(v.Steps), v.Steps[0].Version, v.EarlierURL, v.LaterURL)
 	}
-	if !strings.Contains(v.EarlierURL, "steps_from=1") {
+	if !strings.Contains(v.EarlierURL, "steps_from=1#") {
 		t.Errorf("earlier: %q", v.EarlierURL)
 	}
 	v = web.JobViewOf(web.JobInput{Summary: api.Summary{ID: "p", Version: uint64(len(steps))}, Job: tr.Job, Latest: uint64(len(steps)), Steps: steps, History: true, StepsFrom: 1})
-	if len(v.Steps) != web.StepsShown || v.Steps[0].Version != 1 || v.EarlierURL != "" || !strings.Contains(v.LaterURL, "steps_from=201") {
+	if len(v.Steps) != web.StepsShown || v.Steps[0].Version != 1 || v.EarlierURL != "" || !strings.Contains(v.LaterURL, "steps_from="+strconv.Itoa(web.StepsShown+1)+"#") {
 		t.Errorf("from 1: %d steps from v%d, earlier %q later %q", len(v.Steps), v.Steps[0].Version, v.EarlierURL, v.LaterURL)
 	}
 }
@@ -220,5 +220,42 @@ func TestTreeSelectAndInline(t *testing.T) {
 	}
 	if open.Boxes != 153 || len(open.Groups) != 0 {
 		t.Errorf("opened: %d boxes, groups %+v", open.Boxes, open.Groups)
+	}
+}
+
+// TestTimelinePacked: past MaxNamedRows nodes the bars share lanes: a
+// seq's attempts, one after another, take one lane; a par's, all at
+// once, one lane each.
+func TestTimelinePacked(t *testing.T) {
+	n := web.MaxNamedRows + 10
+	var seq []api.Step
+	seq = append(seq, api.Step{Version: 1, Time: at(0), Dispatched: []string{"seq[0]#1"}})
+	for i := range n {
+		st := api.Step{Version: uint64(i + 2), Time: at(i + 1), Results: []api.Result{{ActionID: "seq[" + strconv.Itoa(i) + "]#1", Path: "seq[" + strconv.Itoa(i) + "]", OK: true, At: at(i + 1)}}}
+		if i+1 < n {
+			st.Dispatched = []string{"seq[" + strconv.Itoa(i+1) + "]#1"}
+		}
+		seq = append(seq, st)
+	}
+	tl := web.TimelineOf(seq, *at(n))
+	if !tl.Packed || len(tl.Rows) != 1 || len(tl.Bars) != n || tl.Rows[0].Label != "" {
+		t.Errorf("a seq of %d: packed %v into %d rows, %d bars", n, tl.Packed, len(tl.Rows), len(tl.Bars))
+	}
+	for i := 1; i < n; i++ {
+		if a, b := tl.Bars[i-1], tl.Bars[i]; a.Y != b.Y || a.X+a.W > b.X {
+			t.Errorf("bars %d and %d: %+v %+v", i-1, i, a, b)
+		}
+	}
+	var disp []string
+	for i := range n {
+		disp = append(disp, "par["+strconv.Itoa(i)+"]#1")
+	}
+	tl = web.TimelineOf([]api.Step{{Version: 1, Time: at(0), Dispatched: disp}}, *at(1))
+	if !tl.Packed || len(tl.Rows) != n {
+		t.Errorf("a par of %d at once: %d rows", n, len(tl.Rows))
+	}
+	small := web.TimelineOf(stampedSteps(true), *at(10))
+	if small.Packed || small.Rows[0].Label != "par[0]" {
+		t.Errorf("a small job's rows are not its nodes: %+v", small.Rows)
 	}
 }
