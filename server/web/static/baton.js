@@ -417,10 +417,15 @@
     }
 
     // reapply paints what the page got of the live job after version v
-    // (a fragment of version v was just applied).
+    // (a fragment of version v was just applied), and forgets the rest
+    // but the selected node's: the fragment has it, so what the page
+    // keeps stays bounded by the steps between two fragments.
     function reapply(v) {
       for (const [p, { node, v: at }] of st.nodes) {
-        if (at <= v) continue;
+        if (at <= v) {
+          if (p !== st.selected) st.nodes.delete(p);
+          continue;
+        }
         const g = nodeEls.get(p);
         if (g) paint(g, node); else staleGroups();
       }
