@@ -49,10 +49,11 @@ func PairHash(key uint64, name string) uint64 { return pairHash(key, NameHash(na
 
 func pairHash(key, nameHash uint64) uint64 { return mix(key ^ nameHash) }
 
-// unit maps a hash into the open interval (0,1): its top 53 bits and a
-// half, over 2^53, so neither 0 nor 1 is ever reached.
+// unit maps a hash into the open interval (0,1): its top 52 bits and a
+// half, over 2^52, every step exact in float64 (with 53 bits the largest
+// value would round to 1), so neither 0 nor 1 is ever reached.
 func unit(h uint64) float64 {
-	return (float64(h>>11) + 0.5) / (1 << 53)
+	return (float64(h>>12) + 0.5) / (1 << 52)
 }
 
 // score is the weighted rendezvous score of a worker of the given capacity
@@ -85,9 +86,14 @@ func ln(x float64) float64 {
 	}
 	s := float64(float64(m-1) / float64(m+1))
 	s2 := float64(s * s)
+	// The coefficients 1/33, 1/31, ..., 1/1, highest first (Horner's
+	// order): constant expressions are exact in Go, rounded once to
+	// float64, the same on every platform.
+	series := [...]float64{1.0 / 33, 1.0 / 31, 1.0 / 29, 1.0 / 27, 1.0 / 25, 1.0 / 23, 1.0 / 21, 1.0 / 19,
+		1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1}
 	sum := 0.0
-	for k := 33; k >= 1; k -= 2 {
-		sum = float64(float64(sum*s2) + float64(1/float64(k)))
+	for _, c := range series {
+		sum = float64(float64(sum*s2) + c)
 	}
 	lnm := float64(float64(2*s) * sum)
 	return float64(float64(float64(e)*math.Ln2) + lnm)
