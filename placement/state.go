@@ -134,7 +134,9 @@ var (
 //
 //   - register: a new name becomes available; a down worker's process
 //     coming back keeps its state (and, within its grace, its pins); a
-//     live worker's name is refused (ErrNameTaken).
+//     live worker's name is refused (ErrNameTaken), also when its
+//     registration is missing or garbled (StateNone) but its live node
+//     is there.
 //   - drain: an available live worker starts draining (draining again
 //     changes nothing); a down worker is removed at once and its pins
 //     released.
@@ -144,18 +146,21 @@ var (
 //   - drain-timeout: a draining worker's pins are released; it keeps
 //     draining until what runs has ended.
 //
-// from must be StateNone, StateAvailable or StateDraining; a worker whose
-// state is StateNone is not registered, whether live or not.
+// from must be StateNone, StateAvailable or StateDraining (a derived or
+// unknown state is ErrBadState); every error changes nothing.
 func Transition(from State, live bool, ev Event) (State, Effect, error) {
 	if ev < EventRegister || ev > EventDrainTimeout {
 		return from, 0, fmt.Errorf("%w %d", ErrBadEvent, ev)
 	}
 	switch from {
 	case StateNone:
-		if ev == EventRegister {
-			return StateAvailable, 0, nil
+		switch {
+		case ev != EventRegister:
+			return from, 0, ErrUnknownWorker
+		case live: // a live process under a name whose registration is garbled
+			return from, 0, ErrNameTaken
 		}
-		return from, 0, ErrUnknownWorker
+		return StateAvailable, 0, nil
 	case StateAvailable, StateDraining:
 	default:
 		return from, 0, fmt.Errorf("%w: %s", ErrBadState, from)
