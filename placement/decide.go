@@ -174,7 +174,8 @@ func (d Decision) String() string { return d.Verdict.String() + ": " + d.Reason 
 //     free slot StepDelay later each.
 //   - A replica copy: as an entry without a key, except that a worker
 //     that runs a copy of the group already takes another only after
-//     Settings.Wait, and only when no other eligible worker has room.
+//     Settings.Wait when no other eligible worker has room, else after
+//     max(Settings.Wait, MaxDelay).
 func Decide(view View, entry Entry, now time.Time) Decision {
 	i := slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
 	if i < 0 {
@@ -234,14 +235,19 @@ func decideFree(view View, self Worker, entry Entry, now time.Time) Decision {
 }
 
 // decideCopy places a replica copy on a worker that runs a copy of its
-// group already.
+// group already: after the wait when no other worker has room; when some
+// have, after max(wait, MaxDelay), by when they have taken it unless they
+// run copies too (which a view does not show: without this, workers that
+// all run a copy would each wait for another forever).
 func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decision {
+	wait := view.Settings.Wait
 	for _, w := range eligible(view, []string{entry.Action}, now, self.Name) {
 		if w.Free(entry.Action) > 0 {
-			return pass("%s runs %d copies of group %s; %s has room", self.Name, n, short(entry.Route.Key), w.Name)
+			at := entry.Seen.Add(max(wait, MaxDelay))
+			return claimAt(at, now, false, "%s runs %d copies of group %s and %s has room; takes another at %s", self.Name, n, short(entry.Route.Key), w.Name, rel(at, now))
 		}
 	}
-	at := entry.Seen.Add(view.Settings.Wait)
+	at := entry.Seen.Add(wait)
 	return claimAt(at, now, false, "%s runs %d copies of group %s and no other worker has room; takes another at %s", self.Name, n, short(entry.Route.Key), rel(at, now))
 }
 
