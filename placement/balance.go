@@ -163,22 +163,23 @@ func balanceTopic(ms []Member, ps []Partition, out Assignment) {
 	}
 
 	taken := make(map[int]bool, len(ps))
-	for _, s := range slots {
-		keep := s.owned[:min(len(s.owned), s.quota)]
-		out[s.m.ID] = append(out[s.m.ID], keep...)
-		for _, p := range keep {
+	got := make([][]Partition, len(slots))
+	for i, s := range slots {
+		got[i] = slices.Clip(s.owned[:min(len(s.owned), s.quota)])
+		for _, p := range got[i] {
 			taken[p.ID] = true
 		}
 	}
 	next := 0
-	for _, s := range slots {
-		for len(out[s.m.ID]) < s.quota {
+	for i, s := range slots {
+		for len(got[i]) < s.quota {
 			for taken[ps[next].ID] {
 				next++
 			}
 			taken[ps[next].ID] = true
-			out[s.m.ID] = append(out[s.m.ID], ps[next])
+			got[i] = append(got[i], ps[next])
 		}
+		out[s.m.ID] = append(out[s.m.ID], got[i]...)
 	}
 }
 

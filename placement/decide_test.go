@@ -239,6 +239,7 @@ func decideProperties(t *rapid.T) {
 			}
 		}
 		holder, held := find(s.view.Workers, e.Holder)
+		held = held && holder.State != placement.StateNone // an unregistered holder is gone: its pins move at once
 		holderRuns := e.Route.Kind == placement.RoutePin && held && canTake(holder, need, e.Seen, true)
 
 		switch e.Route.Kind {
