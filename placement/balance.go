@@ -58,9 +58,10 @@ type Assignment map[string][]Partition
 //   - Stickiness. A member keeps the partitions it owned, its lowest
 //     partition IDs first, up to its quota; only the others move, so
 //     balancing an assignment Balance made again, with the same members,
-//     moves nothing. On a join, partitions move to the newcomer (and, by
-//     rounding, to members whose ceiling changes); on a leave, only the
-//     leaver's partitions move.
+//     moves nothing. On a join, partitions move to the newcomer, and at
+//     most one to each other member that owned its new floor and now
+//     rounds up to its ceiling; on a leave, only the leaver's partitions
+//     move. (Property tests check both; they are not proven here.)
 //   - Double claims. A partition is owned by the member that claims it in
 //     the newest generation among its claims; a partition claimed by two
 //     members in that generation is owned by neither (a claim built on

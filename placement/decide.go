@@ -133,7 +133,9 @@ func (v Verdict) String() string {
 // Decision is Decide's answer.
 type Decision struct {
 	Verdict Verdict
-	// At is, for Wait, when the entry becomes this worker's to claim.
+	// At is, for Wait, when the entry becomes this worker's to claim; for
+	// Pass, when to decide again even if the view does not change (a
+	// down holder's grace or this worker's quarantine ends), or zero.
 	At time.Time
 	// Persist says the claim must write the entry's key's allocation to
 	// this worker in the claim's own write (a pin allocated or moved).
@@ -200,7 +202,9 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 			return pass("%s has no handler for %s", self.Name, n)
 		}
 		if self.QuarantinedFor(n, now) {
-			return pass("%s is quarantined for %s until %s", self.Name, n, rel(self.Quarantined[n], now))
+			d := pass("%s is quarantined for %s until %s", self.Name, n, rel(self.Quarantined[n], now))
+			d.At = self.Quarantined[n]
+			return d
 		}
 	}
 	if self.Free(entry.Action) == 0 {

@@ -254,3 +254,18 @@ func TestDecideSelfNotRegisteredOrDown(t *testing.T) {
 		t.Errorf("self not live: %s", d)
 	}
 }
+
+// A quarantined worker passes until its quarantine ends and says when, so
+// its claim loop wakes at once then.
+func TestDecideQuarantineEnds(t *testing.T) {
+	w := idle("w1", 2)
+	w.Quarantined = map[string]time.Time{"a": t0.Add(time.Minute)}
+	e := placement.Entry{ID: "e", Action: "a", Seen: t0}
+	d := decide(t, "w1", []placement.Worker{w}, e, t0)
+	if d.Verdict != placement.Pass || !d.At.Equal(t0.Add(time.Minute)) || d.Reason != "w1 is quarantined for a until +1m0s" {
+		t.Errorf("quarantined: %s, decide again at %v", d, d.At.Sub(t0))
+	}
+	if d := decide(t, "w1", []placement.Worker{w}, e, t0.Add(time.Minute)); d.Verdict != placement.Claim {
+		t.Errorf("at the quarantine's end: %s", d)
+	}
+}

@@ -34,6 +34,9 @@ func (s scene) viewOf(self string) placement.View {
 
 // drawScene draws 1 to 7 workers in every state, with capacities,
 // limits, handlers, loads and quarantines, and an entry of any route.
+// Quarantines end before the entry is seen or long after every claim, so
+// the view stays the same while the workers decide (an expiry is a change
+// of view; TestDecideQuarantineEnds covers it).
 func drawScene(t *rapid.T) scene {
 	n := rapid.IntRange(1, 7).Draw(t, "workers")
 	s := scene{groups: map[string]map[uint64]int{}}
@@ -57,7 +60,7 @@ func drawScene(t *rapid.T) scene {
 			w.Limits = map[string]int{"a": rapid.IntRange(runA, runA+2).Draw(t, "limit a")}
 		}
 		if rapid.IntRange(0, 4).Draw(t, "quarantined") == 0 {
-			w.Quarantined = map[string]time.Time{rapid.SampledFrom([]string{"a", "b"}).Draw(t, "quarantined for"): t0.Add(ms(rapid.IntRange(-2000, 5000).Draw(t, "quarantine ends")))}
+			w.Quarantined = map[string]time.Time{rapid.SampledFrom([]string{"a", "b"}).Draw(t, "quarantined for"): t0.Add(rapid.SampledFrom([]time.Duration{-2 * time.Second, -time.Millisecond, 2 * time.Hour}).Draw(t, "quarantine ends"))}
 		}
 		s.view.Workers = append(s.view.Workers, w)
 		if rapid.IntRange(0, 2).Draw(t, "runs a copy") == 0 {
@@ -91,8 +94,12 @@ func drawScene(t *rapid.T) scene {
 	return s
 }
 
-// never is a claim time later than any the scenes produce.
-var never = t0.Add(1000 * time.Hour)
+// never is a claim time later than any the scenes produce; the view a
+// scene draws holds until horizon (quarantines end before t0 or after).
+var (
+	never   = t0.Add(1000 * time.Hour)
+	horizon = t0.Add(time.Hour)
+)
 
 // claimTime is when worker self first claims the entry if the view does
 // not change: Decide at Seen, and again at the time it names. It checks
@@ -116,7 +123,7 @@ func claimTime(t *rapid.T, s scene, self string) (time.Time, placement.Decision)
 		switch {
 		case d.Verdict == placement.Claim:
 			return now, d
-		case d.At.IsZero():
+		case d.At.IsZero() || d.At.After(horizon):
 			return never, d
 		case !d.At.After(now):
 			t.Fatalf("%s at %v: %v at %v, not later", self, now.Sub(t0), d.Verdict, d.At.Sub(t0))
