@@ -226,16 +226,28 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 // decideFree places an entry by the strategy.
 func decideFree(view View, self Worker, entry Entry, now time.Time) Decision {
 	ws := eligible(view, []string{entry.Action}, now, "")
-	ws = slices.DeleteFunc(ws, func(w Worker) bool { return w.Free(entry.Action) == 0 })
+	ws = slices.DeleteFunc(ws, func(w *Worker) bool { return w.Free(entry.Action) == 0 })
 	tie := KeyHash(entry.ID)
-	rankInPlace(tie, ws)
-	slices.SortStableFunc(ws, func(a, b Worker) int { return order(view.Settings.Strategy, a, b) })
-	p := slices.IndexFunc(ws, func(w Worker) bool { return w.Name == self.Name })
+	sc := make([]scored, len(ws))
+	for i, w := range ws {
+		sc[i] = scored{score(w.Capacity, PairHash(tie, w.Name)), int32(i), w.Name}
+	}
+	slices.SortFunc(sc, func(a, b scored) int {
+		if c := order(view.Settings.Strategy, ws[a.i], ws[b.i]); c != 0 {
+			return c
+		}
+		return byScore(a, b)
+	})
+	p := slices.IndexFunc(sc, func(s scored) bool { return s.name == self.Name })
 	at := entry.Seen.Add(delay(p))
 	if p == 0 {
 		return claimAt(at, now, false, "first by %s (%s)", view.Settings.Strategy, load(self, entry.Action))
 	}
-	return claimAt(at, now, false, "%s after %s (%s); claims anyway at %s", ordinal(p), names(ws[:p]), view.Settings.Strategy, rel(at, now))
+	ahead := make([]string, p)
+	for i := range ahead {
+		ahead[i] = sc[i].name
+	}
+	return claimAt(at, now, false, "%s after %s (%s); claims anyway at %s", ordinal(p), list(ahead), view.Settings.Strategy, rel(at, now))
 }
 
 // decideCopy places a replica copy on a worker that runs a copy of its
@@ -258,12 +270,12 @@ func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decis
 // decideSoft places an entry of a soft key.
 func decideSoft(view View, self Worker, entry Entry, now time.Time) Decision {
 	ws := eligible(view, []string{entry.Action}, now, "")
-	rankInPlace(entry.Route.Key, ws)
+	rankPtrs(entry.Route.Key, ws)
 	holder, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
 	if holder == self.Name {
 		return Decision{Verdict: Claim, Reason: fmt.Sprintf("holder of key %s (%s)", short(entry.Route.Key), load(self, entry.Action)), Err: err}
 	}
-	h := ws[slices.IndexFunc(ws, func(w Worker) bool { return w.Name == holder })]
+	h := *ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
 	var ahead []string
 	for _, w := range ws {
 		if w.Name == self.Name {
@@ -283,7 +295,7 @@ func decideSoft(view View, self Worker, entry Entry, now time.Time) Decision {
 	if len(ahead) == 0 {
 		d = claimAt(at, now, false, "holder %s %s, spill at %s", holder, state, rel(at, now))
 	} else {
-		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", holder, state, names2(ahead), rel(at, now))
+		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", holder, state, list(ahead), rel(at, now))
 	}
 	d.Err = err
 	return d
@@ -324,7 +336,7 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 		}
 	}
 	ws := eligible(view, names, now, entry.Holder)
-	rankInPlace(entry.Route.Key, ws)
+	rankPtrs(entry.Route.Key, ws)
 	pick, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key, Pin: true}, candidates(ws, entry.Action))
 	if pick == self.Name {
 		d := claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
@@ -341,16 +353,17 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 		}
 	}
 	at := base.Add(delay(len(ahead)))
-	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, names2(ahead), rel(at, now))
+	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, list(ahead), rel(at, now))
 	d.Err = err
 	return d
 }
 
 // eligible returns the view's workers that may take actions of the given
 // names at now, leaving load aside, except the one named skip.
-func eligible(view View, names []string, now time.Time, skip string) []Worker {
-	var out []Worker
-	for _, w := range view.Workers {
+func eligible(view View, names []string, now time.Time, skip string) []*Worker {
+	var out []*Worker
+	for i := range view.Workers {
+		w := &view.Workers[i]
 		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
 			out = append(out, w)
 		}
@@ -358,7 +371,7 @@ func eligible(view View, names []string, now time.Time, skip string) []Worker {
 	return out
 }
 
-func candidates(ws []Worker, action string) []Candidate {
+func candidates(ws []*Worker, action string) []Candidate {
 	cs := make([]Candidate, len(ws))
 	for i, w := range ws {
 		cs[i] = Candidate{Worker: w.Name, Free: w.Free(action)}
@@ -368,7 +381,7 @@ func candidates(ws []Worker, action string) []Candidate {
 
 // order compares two workers with free slots by the strategy: spread puts
 // the larger free share of capacity first, pack the larger used share.
-func order(s Strategy, a, b Worker) int {
+func order(s Strategy, a, b *Worker) int {
 	// free share a vs b: (ca-ra)/ca vs (cb-rb)/cb, cross-multiplied.
 	fa := (a.Capacity - a.Load.Running) * b.Capacity
 	fb := (b.Capacity - b.Load.Running) * a.Capacity
@@ -437,15 +450,8 @@ func round(d time.Duration) time.Duration {
 
 func short(key uint64) string { return fmt.Sprintf("%016x", key)[:8] }
 
-func names(ws []Worker) string {
-	s := make([]string, len(ws))
-	for i, w := range ws {
-		s[i] = w.Name
-	}
-	return names2(s)
-}
-
-func names2(s []string) string {
+// list is at most three names, then how many more.
+func list(s []string) string {
 	const most = 3
 	if len(s) > most {
 		return fmt.Sprintf("%s and %d more", join(s[:most]), len(s)-most)

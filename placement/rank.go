@@ -22,28 +22,45 @@ import (
 // their maps are shared with the input). It costs one hash per worker and
 // a sort.
 func Rank(key uint64, workers []Worker) []Worker {
-	out := slices.Clone(workers)
-	rankInPlace(key, out)
+	ps := make([]*Worker, len(workers))
+	for i := range workers {
+		ps[i] = &workers[i]
+	}
+	rankPtrs(key, ps)
+	out := make([]Worker, len(ps))
+	for i, w := range ps {
+		out[i] = *w
+	}
 	return out
 }
 
-func rankInPlace(key uint64, ws []Worker) {
-	type scored struct {
-		s float64
-		w Worker
+// scored is a worker's index in some list and its score for one key or
+// entry (an index, not a pointer: sorting moves no pointer).
+type scored struct {
+	s    float64
+	i    int32
+	name string
+}
+
+// byScore orders by score, highest first, then by name.
+func byScore(a, b scored) int {
+	if c := cmp.Compare(b.s, a.s); c != 0 {
+		return c
 	}
+	return cmp.Compare(a.name, b.name)
+}
+
+// rankPtrs orders ws by their scores for key, as Rank does, computing
+// each score once.
+func rankPtrs(key uint64, ws []*Worker) {
 	sc := make([]scored, len(ws))
 	for i, w := range ws {
-		sc[i] = scored{score(w.Capacity, PairHash(key, w.Name)), w}
+		sc[i] = scored{score(w.Capacity, PairHash(key, w.Name)), int32(i), w.Name}
 	}
-	slices.SortFunc(sc, func(a, b scored) int {
-		if c := cmp.Compare(b.s, a.s); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.w.Name, b.w.Name)
-	})
+	slices.SortFunc(sc, byScore)
+	orig := slices.Clone(ws)
 	for i := range sc {
-		ws[i] = sc[i].w
+		ws[i] = orig[sc[i].i]
 	}
 }
 
