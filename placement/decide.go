@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -138,7 +139,8 @@ type Decision struct {
 	// down holder's grace or this worker's quarantine ends), or zero.
 	At time.Time
 	// Persist says the claim must write the entry's key's allocation to
-	// this worker in the claim's own write (a pin allocated or moved).
+	// this worker in the claim's own write: a pin allocated or moved, or
+	// a soft key that a plug-in Allocator stores.
 	Persist bool
 	// Reason says why, for a person: "holder w3 busy 2/2, spill at
 	// +3.2s".
@@ -271,9 +273,9 @@ func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decis
 func decideSoft(view View, self Worker, entry Entry, now time.Time) Decision {
 	ws := eligible(view, []string{entry.Action}, now, "")
 	rankPtrs(entry.Route.Key, ws)
-	holder, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
+	holder, persist, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
 	if holder == self.Name {
-		return Decision{Verdict: Claim, Reason: fmt.Sprintf("holder of key %s (%s)", short(entry.Route.Key), load(self, entry.Action)), Err: err}
+		return Decision{Verdict: Claim, Persist: persist, Reason: fmt.Sprintf("holder of key %s (%s)", short(entry.Route.Key), load(self, entry.Action)), Err: err}
 	}
 	h := *ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
 	var ahead []string
@@ -454,20 +456,9 @@ func short(key uint64) string { return fmt.Sprintf("%016x", key)[:8] }
 func list(s []string) string {
 	const most = 3
 	if len(s) > most {
-		return fmt.Sprintf("%s and %d more", join(s[:most]), len(s)-most)
+		return fmt.Sprintf("%s and %d more", strings.Join(s[:most], ", "), len(s)-most)
 	}
-	return join(s)
-}
-
-func join(s []string) string {
-	out := ""
-	for i, x := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += x
-	}
-	return out
+	return strings.Join(s, ", ")
 }
 
 // ordinal is place p (from 0) as "2nd", "3rd", "11th", ...

@@ -269,3 +269,26 @@ func TestDecideQuarantineEnds(t *testing.T) {
 		t.Errorf("at the quarantine's end: %s", d)
 	}
 }
+
+// storingAllocator is a plug-in that stores soft keys too, answering as
+// Rendezvous does.
+type storingAllocator struct{}
+
+func (storingAllocator) Allocate(k placement.Key, cs []placement.Candidate) (string, bool, error) {
+	w, _, err := placement.Rendezvous{}.Allocate(k, cs)
+	return w, true, err
+}
+
+// A plug-in's wish to store a soft key reaches the claim.
+func TestDecideAllocatorStoresSoftKeys(t *testing.T) {
+	key := placement.KeyHash("k")
+	ws := []placement.Worker{idle("w1", 2), idle("w2", 2)}
+	h := holderOf(key, ws...)
+	e := placement.Entry{ID: "e", Action: "a", Seen: t0, Route: placement.Route{Kind: placement.RouteSoft, Key: key}}
+	if d := placement.Decide(placement.View{Self: h, Workers: ws, Allocator: storingAllocator{}}, e, t0); d.Verdict != placement.Claim || !d.Persist || d.Err != nil {
+		t.Errorf("%s, persist %v, err %v; want a claim that stores the key", d, d.Persist, d.Err)
+	}
+	if d := placement.Decide(placement.View{Self: h, Workers: ws}, e, t0); d.Persist {
+		t.Errorf("Rendezvous stored a soft key: %s", d)
+	}
+}
