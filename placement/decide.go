@@ -345,12 +345,12 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 		d.Err = err
 		return d
 	}
-	var ahead []string
+	ahead := []string{pick} // first, wherever a plug-in allocator ranked it
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
-		if w.Name == pick || w.Free(entry.Action) > 0 {
+		if w.Name != pick && w.Free(entry.Action) > 0 {
 			ahead = append(ahead, w.Name)
 		}
 	}

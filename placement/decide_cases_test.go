@@ -292,3 +292,25 @@ func TestDecideAllocatorStoresSoftKeys(t *testing.T) {
 		t.Errorf("Rendezvous stored a soft key: %s", d)
 	}
 }
+
+// lastAllocator picks the last candidate: a legal, if odd, plug-in.
+type lastAllocator struct{}
+
+func (lastAllocator) Allocate(_ placement.Key, cs []placement.Candidate) (string, bool, error) {
+	return cs[len(cs)-1].Worker, true, nil
+}
+
+// Whatever candidate a plug-in picks for a pin, it alone claims first;
+// every other worker waits at least a step behind it.
+func TestDecidePinPickedLast(t *testing.T) {
+	key := placement.KeyHash("pin")
+	ws := []placement.Worker{idle("w1", 2), idle("w2", 2), idle("w3", 2)}
+	order := placement.Rank(key, ws)
+	e := placement.Entry{ID: "e", Action: "a", Seen: t0, Route: placement.Route{Kind: placement.RoutePin, Key: key}}
+	for i, w := range order {
+		d := placement.Decide(placement.View{Self: w.Name, Workers: ws, Allocator: lastAllocator{}}, e, t0)
+		if last := i == len(order)-1; (d.Verdict == placement.Claim) != last {
+			t.Errorf("%s (place %d in the key's order): %s; only the pick, the last, claims at once", w.Name, i, d)
+		}
+	}
+}
