@@ -11,6 +11,7 @@
 //	go run ./bench -engines kafka1,kafka2,kafkaraw,kafkarawp -only a,b,c
 //	                                    the Kafka engines (only when named; see below)
 //	go run ./bench -serve               the HTTP API against its baselines (see below)
+//	go run ./bench -page                the job page in chromium: load and live latency (see below)
 //
 // # Scenarios
 //
@@ -247,6 +248,39 @@
 // (Linux), measured after a garbage collection before and after opening
 // them.
 //
+// # The job page (-page)
+//
+// -page measures the job page of the server in a real browser instead of
+// the engines (only when asked: -rounds, -scale, -dir, -format and -q
+// apply to it, other flags are refused). Its server is server.New as
+// 'baton serve' wires it (a live.Hub notified by runner/inmem's
+// Hooks.Step, 4 workers, store/bolt with fsync on, no tokens) on
+// 127.0.0.1, with one handler of the bench's own beside it: the floor.
+// The browser is chromium through chromedp (internal/browsertest's
+// Launch: $BATON_CHROMIUM or chromium on PATH, headless). All of it runs
+// in this one process and the browser's.
+//
+//	floor   a static HTML page of the 1,000-node job's nodes, one line each (kind, action,
+//	        payload, state), its mark set by a script at the end of its body
+//	page    /jobs/{id} of a settled par of 10 seqs of 99 actions (1,001 nodes; a third of
+//	        the seqs fail two thirds of the way, the rest of them idle): at most 2x the
+//	        floor (paired by round) and at most 500ms
+//	big     /jobs/{id} of a settled par of 100,000 actions: at most 3s
+//	live    a seq of gate actions with 100 event streams open on the job and its page
+//	        open: each action is let end 110ms after the last step; from Hooks.Step to
+//	        the page's #job data-version showing that version (a MutationObserver
+//	        stamps performance.timeOrigin + performance.now()), 50 steps: median at
+//	        most 100ms, p99 at most 500ms
+//
+// A page load is timed from the navigation's start to the page's own
+// performance mark "baton:drawn" (its script sets it once the tree and
+// the timeline are drawn), read from performance.getEntriesByName in a
+// fresh tab of a new browser context (nothing cached), -rounds times
+// (default 9 here), the figures interleaved. The report gives the median,
+// p90, smallest and largest of each, the page's ratio to the floor paired
+// by round, and the targets' lines. The browser's clock and Go's are the
+// same machine's wall clock: the latency is their difference.
+//
 // # How it measures
 //
 // Every measured run happens in a fresh process: the program (the
@@ -371,6 +405,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	kafkaWarm := fs.Int("kafkawarm", 2, "warm runs per process for the Kafka engines")
 	kafkaMax := fs.Int("kafkamax", 10_000, "the Kafka engines skip scenarios of more actions than this (d has 100,000)")
 	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
+	page := fs.Bool("page", false, "measure the job page in chromium (page load and live latency) instead of the engines (see the package doc)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -409,6 +444,17 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-kafkamax %d: want at least 1", *kafkaMax)
 	case !kafkaPrefixOK(*kafkaPrefix):
 		return fmt.Errorf("-kafkaprefix %q: want 1 to 16 letters, digits, '.', '_' or '-'", *kafkaPrefix)
+	}
+	if *serve && *page {
+		return errors.New("-serve and -page: pick one")
+	}
+	if *page {
+		roundsGiven := false
+		fs.Visit(func(f *flag.Flag) { roundsGiven = roundsGiven || f.Name == "rounds" })
+		if !roundsGiven {
+			*rounds = pageRounds
+		}
+		return pageMain(fs, pageConfig{Rounds: *rounds, Scale: *scale, Dir: *dir}, *format, *quiet, stdout, stderr)
 	}
 	if *serve {
 		return serveMain(fs, serveConfig{Rounds: *rounds, Warm: *warm, Scale: *scale, Dir: *dir}, *format, *quiet, stdout, stderr)

@@ -2,8 +2,9 @@
 # Runs every check and test of baton: the README's test command, and what
 # CI runs (.ci/run). It installs what it needs on a fresh Debian machine
 # with Go: staticcheck through the Go module proxy, ZooKeeper (and Java)
-# from Debian's packages. Integration tests that need a server must not
-# skip here: BATON_REQUIRE_INTEGRATION=1 turns a skip into a failure.
+# and chromium from Debian's packages. Integration tests that need a server
+# or a browser must not skip here: BATON_REQUIRE_INTEGRATION=1 turns a skip
+# into a failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -39,6 +40,34 @@ else
 	[ -f /usr/share/java/zookeeper.jar ] || { echo "apt-get installed zookeeper but /usr/share/java/zookeeper.jar is missing"; exit 1; }
 fi
 java -version 2>&1 || { echo "java does not run: ZooKeeper's tests cannot start a server"; exit 1; }
+
+step "chromium (a real browser for the pages' tests; issue 17)"
+# Debian's package, which internal/browsertest drives through chromedp.
+# BATON_CHROMIUM names another binary instead; then nothing is installed.
+if [ -n "${BATON_CHROMIUM:-}" ]; then
+	chromium_bin="$BATON_CHROMIUM"
+elif command -v chromium >/dev/null; then
+	chromium_bin=chromium
+else
+	if [ "$(id -u)" -eq 0 ]; then
+		asroot=()
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+		asroot=(sudo -n)
+	else
+		echo "chromium is not installed and this user can neither install it (not root) nor use sudo without a password."
+		echo "Install it as root:  apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium"
+		exit 1
+	fi
+	"${asroot[@]}" apt-get update -q
+	"${asroot[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium </dev/null
+	command -v chromium >/dev/null || { echo "apt-get installed chromium but it is not on PATH"; exit 1; }
+	chromium_bin=chromium
+fi
+# As root chromium starts only without its sandbox. Noise left out: the
+# D-Bus complaints of a machine without a session bus, and Debian's wrapper
+# tripping on /dev/shm listed twice by findmnt ("[: ...: unexpected operator").
+"$chromium_bin" --headless --no-sandbox --version 2>&1 | grep -E -v 'Failed to connect to the bus|: unexpected operator' \
+	|| { echo "$chromium_bin does not run: the pages' browser tests cannot start it"; exit 1; }
 
 step "go version"
 go version

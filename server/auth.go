@@ -145,37 +145,75 @@ func (t *Tokens) scopeOf(token string) Scope {
 	return found
 }
 
-// authorize checks the request's token for scope.
+// scopeOfFingerprint returns the scope of the token a session cookie
+// names (fingerprint), or ScopeNone if it is no longer one of t's.
+func (t *Tokens) scopeOfFingerprint(fp string) Scope {
+	found := ScopeNone
+	for _, k := range *t.keys.Load() {
+		if subtle.ConstantTimeCompare([]byte(fingerprint(k.sum)), []byte(fp)) == 1 && k.scope > found {
+			found = k.scope
+		}
+	}
+	return found
+}
+
+// authorize checks the request's token or session cookie for scope.
 func (s *srv) authorize(r *http.Request, scope Scope) error {
+	got, _, err := s.credential(r)
+	if err != nil {
+		return err
+	}
+	if got < scope {
+		return newProblem(CodeForbidden, fmt.Sprintf("%s %s needs a %s token; this one is %s", r.Method, r.URL.Path, scope, got))
+	}
+	return nil
+}
+
+// credential returns the scope the request's credential gives: its
+// bearer token, or without an Authorization header its session cookie
+// (session true), whose scope is never more than its token's now.
+// Without tokens every request may write. A missing, unknown, tampered
+// or expired credential is a failed authentication.
+func (s *srv) credential(r *http.Request) (scope Scope, session bool, err error) {
 	if s.tokens == nil {
-		return nil
+		return ScopeWrite, false, nil
 	}
 	client := clientAddr(r)
 	if s.fails.blocked(client) {
 		p := newProblem(CodeTooManyAuthFailures, fmt.Sprintf("too many failed authentications from %s: wait a minute", client))
 		p.retryAfter = int(AuthWindow / time.Second)
-		return p
+		return ScopeNone, false, p
 	}
 	q := r.URL.Query()
 	if q.Has("access_token") || q.Has("token") {
 		s.fail(client)
-		return newProblem(CodeUnauthorized, "tokens in the query string are refused: send Authorization: Bearer TOKEN")
+		return ScopeNone, false, newProblem(CodeUnauthorized, "tokens in the query string are refused: send Authorization: Bearer TOKEN")
 	}
 	h := r.Header.Get("Authorization")
+	if c, cerr := r.Cookie(SessionCookie); h == "" && cerr == nil {
+		sc, err := s.sessions.check(c.Value)
+		if err != nil {
+			s.fail(client)
+			return ScopeNone, false, newProblem(CodeUnauthorized, err.Error()+" (log in at /login, or send Authorization: Bearer TOKEN)")
+		}
+		got := min(sc.scope, s.tokens.scopeOfFingerprint(sc.fingerprint))
+		if got == ScopeNone {
+			s.fail(client)
+			return ScopeNone, false, newProblem(CodeUnauthorized, "the session's token is no longer one of the server's: log in again at /login")
+		}
+		return got, true, nil
+	}
 	scheme, token, _ := strings.Cut(h, " ")
 	if h == "" || !strings.EqualFold(scheme, "Bearer") || token == "" {
 		s.fail(client)
-		return newProblem(CodeUnauthorized, fmt.Sprintf("%s %s needs Authorization: Bearer TOKEN", r.Method, r.URL.Path))
+		return ScopeNone, false, newProblem(CodeUnauthorized, fmt.Sprintf("%s %s needs Authorization: Bearer TOKEN", r.Method, r.URL.Path))
 	}
 	got := s.tokens.scopeOf(strings.TrimSpace(token))
-	switch {
-	case got == ScopeNone:
+	if got == ScopeNone {
 		s.fail(client)
-		return newProblem(CodeUnauthorized, fmt.Sprintf("the token given for %s %s is not a known one", r.Method, r.URL.Path))
-	case got < scope:
-		return newProblem(CodeForbidden, fmt.Sprintf("%s %s needs a %s token; this one is %s", r.Method, r.URL.Path, scope, got))
+		return ScopeNone, false, newProblem(CodeUnauthorized, fmt.Sprintf("the token given for %s %s is not a known one", r.Method, r.URL.Path))
 	}
-	return nil
+	return got, false, nil
 }
 
 // fail counts a failed authentication (Options.AuthFailures too), logging the one that blocks the

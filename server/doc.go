@@ -1,5 +1,6 @@
 // Package server is baton's HTTP adapter: the JSON API under /api/v1, the
-// health routes and a small page at /, as one http.Handler made by New.
+// health routes and the pages (package web renders them: /, /jobs/{id},
+// /new, /workers, /login), as one http.Handler made by New.
 // A Go program mounts it on its own mux with its own store and runner;
 // 'baton serve' wires it to a bolt, ZooKeeper or Kafka store.
 //
@@ -26,9 +27,22 @@
 // same workflow is a safe retry (200, nothing new); with another workflow
 // it is a conflict (409 job_exists).
 //
-// Security: with Options.Tokens every route but /healthz, /readyz and /
-// needs "Authorization: Bearer TOKEN", of the read scope for reads and
-// the write scope for submit, cancel and delete. Each presented token is
+// The pages are routes of their own (Pages), outside Routes and
+// openapi.json: HTML answers, errors as pages, the Content-Security-Policy
+// web.CSP. docs/pages.md has them and the markup their script and tests
+// rely on.
+//
+// Security: with Options.Tokens every route but /healthz, /readyz,
+// /login and the pages' assets needs "Authorization: Bearer TOKEN", of
+// the read scope for reads and the write scope for submit, cancel and
+// delete, or the session cookie (SessionCookie) that /login sets for a
+// token: signed with HMAC-SHA256 under Options.SessionKey, expiring after
+// Options.SessionTTL, HttpOnly, SameSite=Strict, Secure under TLS,
+// holding a fingerprint of the token and never the token, and worth no
+// more than that token is worth now (a token removed from the token file
+// ends its sessions). A page asked for without either goes to /login.
+// Every state-changing request passes http.CrossOriginProtection: one
+// from another origin is refused (403 forbidden). Each presented token is
 // compared by SHA-256 digest, in constant time, with every configured
 // token. A client address with 20 failed authentications in a minute is
 // refused (429) until the minute has passed. Tokens and bodies are never

@@ -60,11 +60,24 @@ func (s *srv) list(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	status := q.Get("status")
-	keep := func(api.Summary) bool { return true }
 	if q.Has("status") {
 		if _, err := job.ParseStatus(status); (err != nil && status != api.StatusDamaged) || status == "idle" {
 			return newProblem(CodeBadQuery, fmt.Sprintf("query parameter status=%q: want running, succeeded, failed, cancelled or damaged", status))
 		}
+	}
+	out, err := s.listJobs(r.Context(), query, status, int(limit))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// listJobs returns a page of at most limit summaries of the jobs query
+// selects (its Limit is set here) with status ("" for any).
+func (s *srv) listJobs(ctx context.Context, query store.Query, status string, limit int) (api.List, error) {
+	keep := func(api.Summary) bool { return true }
+	if status != "" {
 		query.Unfinished = status == "running" || status == api.StatusDamaged
 		keep = func(sm api.Summary) bool { return sm.Status == status }
 	}
@@ -73,27 +86,26 @@ func (s *srv) list(w http.ResponseWriter, r *http.Request) error {
 	// with a status filter the store filters what it can, and pages are
 	// read until this one is full.
 	for {
-		query.Limit = int(limit) + 1 - len(out.Jobs)
-		infos, err := s.lister.List(r.Context(), query)
+		query.Limit = limit + 1 - len(out.Jobs)
+		infos, err := s.lister.List(ctx, query)
 		if err != nil {
-			return newProblem(CodeStoreUnavailable, "list jobs: "+err.Error())
+			return api.List{}, newProblem(CodeStoreUnavailable, "list jobs: "+err.Error())
 		}
 		for _, in := range infos {
 			if sm := api.SummaryOfInfo(in); keep(sm) {
 				out.Jobs = append(out.Jobs, sm)
 			}
 		}
-		if len(infos) < query.Limit || len(out.Jobs) > int(limit) {
+		if len(infos) < query.Limit || len(out.Jobs) > limit {
 			break
 		}
 		query.After = infos[len(infos)-1].ID
 	}
-	if len(out.Jobs) > int(limit) {
+	if len(out.Jobs) > limit {
 		out.Jobs = out.Jobs[:limit]
 		out.Next = out.Jobs[limit-1].ID
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
+	return out, nil
 }
 
 // load returns job id, now or at the version the query asks for.
@@ -254,26 +266,37 @@ func (s *srv) cancel(w http.ResponseWriter, r *http.Request) error {
 	if req.Reason == "" {
 		req.Reason = "cancelled through the API"
 	}
-	j, err := s.st.Load(r.Context(), id)
+	j, err := s.cancelJob(r.Context(), id, req.Reason)
 	if err != nil {
-		return s.storeProblem(err, id, "cancel")
-	}
-	if _, ok := j.Cancelled(); !ok {
-		if j.Done() {
-			return newProblem(CodeJobFinished, fmt.Sprintf("job %s has finished (%s): there is nothing to cancel", id, j.Status())).forJob(string(id))
-		}
-		if err := s.canceller.Cancel(r.Context(), id, req.Reason); err != nil {
-			if errors.Is(err, runner.ErrFinished) {
-				return newProblem(CodeJobFinished, fmt.Sprintf("job %s finished before the cancel: there is nothing to cancel", id)).forJob(string(id))
-			}
-			return s.storeProblem(err, id, "cancel")
-		}
-		if j, err = s.st.Load(r.Context(), id); err != nil {
-			return s.storeProblem(err, id, "load the cancelled")
-		}
+		return err
 	}
 	writeJSON(w, http.StatusAccepted, s.stored(r.Context(), api.SummaryOf(j)))
 	return nil
+}
+
+// cancelJob cancels job id for reason, unless it is cancelled already
+// (the first reason is kept), and returns it as stored after the cancel.
+func (s *srv) cancelJob(ctx context.Context, id job.ID, reason string) (job.Job, error) {
+	j, err := s.st.Load(ctx, id)
+	if err != nil {
+		return job.Job{}, s.storeProblem(err, id, "cancel")
+	}
+	if _, ok := j.Cancelled(); ok {
+		return j, nil
+	}
+	if j.Done() {
+		return job.Job{}, newProblem(CodeJobFinished, fmt.Sprintf("job %s has finished (%s): there is nothing to cancel", id, j.Status())).forJob(string(id))
+	}
+	if err := s.canceller.Cancel(ctx, id, reason); err != nil {
+		if errors.Is(err, runner.ErrFinished) {
+			return job.Job{}, newProblem(CodeJobFinished, fmt.Sprintf("job %s finished before the cancel: there is nothing to cancel", id)).forJob(string(id))
+		}
+		return job.Job{}, s.storeProblem(err, id, "cancel")
+	}
+	if j, err = s.st.Load(ctx, id); err != nil {
+		return job.Job{}, s.storeProblem(err, id, "load the cancelled")
+	}
+	return j, nil
 }
 
 // delete is DELETE /api/v1/jobs/{id}.

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"fmt"
-	"html/template"
 	"net/http"
 
 	"github.com/batonwf/baton/api"
@@ -102,26 +100,5 @@ func (s *srv) readyz(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	writeJSON(w, http.StatusOK, health{"ok"})
-	return nil
-}
-
-var indexPage = template.Must(template.New("index").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>baton</title></head>
-<body>
-<h1>baton</h1>
-<p>This is baton's HTTP API. Its routes:</p>
-<ul>{{range .}}<li><code>{{.Method}} {{.Pattern}}</code>: {{.Doc}}</li>
-{{end}}</ul>
-</body></html>
-`))
-
-// index is GET /: a small page naming the API.
-func (s *srv) index(w http.ResponseWriter, r *http.Request) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
-	if err := indexPage.Execute(w, s.routes); err != nil {
-		return fmt.Errorf("index page: %w", err)
-	}
 	return nil
 }

@@ -75,6 +75,14 @@ type Options struct {
 	// http.Server.Shutdown waits for the requests in flight.
 	Closing <-chan struct{}
 
+	// SessionKey signs the pages' session cookies (at least 16 bytes);
+	// nil means a random key of the server's own, so sessions end when
+	// the process does. Servers behind one address share one key.
+	SessionKey []byte
+	// SessionTTL is how long a session lasts from its login; 0 means
+	// DefaultSessionTTL.
+	SessionTTL time.Duration
+
 	// Metrics, when not nil, is served at GET /metrics, behind a read
 	// token (package metrics' Handler).
 	Metrics http.Handler

@@ -7,7 +7,7 @@ type Scope uint8
 
 // Scopes. A write token may do what a read token may.
 const (
-	ScopeNone  Scope = iota // no token: health routes and the page at /
+	ScopeNone  Scope = iota // no token: health routes, /login and the pages' assets
 	ScopeRead               // a read or write token
 	ScopeWrite              // a write token
 )
@@ -96,8 +96,6 @@ var table = []route{
 		(*srv).readyz, nil},
 	{Route{"GET", "/metrics", ScopeRead, nil, false, "the Prometheus exposition (OpenMetrics offered)"},
 		(*srv).serveMetrics, func(s *srv) bool { return s.metrics != nil }},
-	{Route{"GET", "/{$}", ScopeNone, nil, false, "a small page naming the API"},
-		(*srv).index, nil},
 }
 
 // Routes returns the routes of the API, served or not: a server serves

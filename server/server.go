@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/server/live"
+	"github.com/batonwf/baton/server/web"
 	"github.com/batonwf/baton/store"
 )
 
@@ -36,6 +37,9 @@ type srv struct {
 	closing      <-chan struct{}
 
 	tokens        *Tokens
+	sessions      *sessions
+	site          *web.Site
+	cop           *http.CrossOriginProtection
 	log           *slog.Logger
 	now           func() time.Time
 	maxBody       int64
@@ -47,7 +51,6 @@ type srv struct {
 
 	mux     *http.ServeMux
 	handler http.Handler // dispatch, in Options.Middleware
-	routes  []Route      // those served, for the page at /
 	fails   *failures
 
 	mu         sync.Mutex // guards the unfinished count
@@ -89,13 +92,23 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	s.fails = newFailures(s.now)
+	var err error
+	if s.sessions, err = newSessions(o.SessionKey, o.SessionTTL, s.now); err != nil {
+		return nil, err
+	}
+	if s.site, err = web.NewSite(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.cop = http.NewCrossOriginProtection()
 	s.mux = http.NewServeMux()
 	for _, rt := range table {
 		if rt.on == nil || rt.on(s) {
 			s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
-			if rt.Scope != ScopeNone {
-				s.routes = append(s.routes, rt.Route)
-			}
+		}
+	}
+	for _, p := range pageTable {
+		if p.on == nil || p.on(s) {
+			s.mux.Handle(p.Method+" "+p.Pattern, s.wrapPage(p))
 		}
 	}
 	s.handler = http.HandlerFunc(s.dispatch)
@@ -295,6 +308,9 @@ func (s *srv) wrap(rt route) http.Handler {
 
 // check is what every route checks before its handler runs.
 func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r *http.Request) error {
+	if err := s.crossOrigin(r); err != nil {
+		return err
+	}
 	if rt.Scope != ScopeNone {
 		if err := s.authorize(r, rt.Scope); err != nil {
 			return err

@@ -35,53 +35,66 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkActions(r.Context(), root); err != nil {
+	j, created, err := s.submitJob(r.Context(), id, root)
+	if err != nil {
 		return err
+	}
+	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, s.stored(r.Context(), api.SummaryOf(j)))
+	return nil
+}
+
+// submitJob checks root's actions and submits it as job id. A job id of
+// the same workflow is returned as it is (created false: a retry); of
+// another workflow, it is 409 job_exists.
+func (s *srv) submitJob(ctx context.Context, id job.ID, root ast.Node) (j job.Job, created bool, err error) {
+	if err := s.checkActions(ctx, root); err != nil {
+		return job.Job{}, false, err
 	}
 	// A retry of a submit that was done is answered from the store.
-	if err := s.existing(r.Context(), w, id, root); !errors.Is(err, store.ErrNotFound) {
-		return err
+	if j, err := s.existing(ctx, id, root); !errors.Is(err, store.ErrNotFound) {
+		return j, false, err
 	}
-	if err := s.checkUnfinished(r.Context()); err != nil {
-		return err
+	if err := s.checkUnfinished(ctx); err != nil {
+		return job.Job{}, false, err
 	}
-	if err := s.submitter.Submit(r.Context(), id, root); err != nil {
+	if err := s.submitter.Submit(ctx, id, root); err != nil {
 		switch {
 		case errors.Is(err, store.ErrExists):
-			return s.existing(r.Context(), w, id, root)
+			j, err := s.existing(ctx, id, root)
+			return j, false, err
 		case errors.Is(err, runner.ErrUnknownActions):
-			return newProblem(CodeUnknownAction, fmt.Sprintf("job %s: %v", id, err)).forJob(string(id))
+			return job.Job{}, false, newProblem(CodeUnknownAction, fmt.Sprintf("job %s: %v", id, err)).forJob(string(id))
 		}
-		return s.storeProblem(err, id, "submit")
+		return job.Job{}, false, s.storeProblem(err, id, "submit")
 	}
 	s.mu.Lock()
 	s.unfinished++
 	s.mu.Unlock()
-	j, err := s.st.Load(r.Context(), id)
-	if err != nil {
-		return s.storeProblem(err, id, "load the submitted")
+	if j, err = s.st.Load(ctx, id); err != nil {
+		return job.Job{}, false, s.storeProblem(err, id, "load the submitted")
 	}
-	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(j)))
-	return nil
+	return j, true, nil
 }
 
-// existing answers a submit of a job that exists: 200 with its summary if
-// it runs the same workflow, 409 job_exists if not. It returns
-// store.ErrNotFound, unanswered, when there is no such job.
-func (s *srv) existing(ctx context.Context, w http.ResponseWriter, id job.ID, root ast.Node) error {
+// existing returns job id if it runs root's workflow, and 409 job_exists
+// if it runs another. It returns store.ErrNotFound, unwrapped, when
+// there is no such job.
+func (s *srv) existing(ctx context.Context, id job.ID, root ast.Node) (job.Job, error) {
 	j, err := s.st.Load(ctx, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return err
+		return job.Job{}, err
 	case err != nil:
-		return s.storeProblem(err, id, "load")
+		return job.Job{}, s.storeProblem(err, id, "load")
 	case !ast.Equal(j.Workflow(), root):
-		return newProblem(CodeJobExists, fmt.Sprintf("job %s exists with another workflow; choose another id", id)).forJob(string(id))
+		return job.Job{}, newProblem(CodeJobExists, fmt.Sprintf("job %s exists with another workflow; choose another id", id)).forJob(string(id))
 	}
-	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusOK, s.stored(ctx, api.SummaryOf(j)))
-	return nil
+	return j, nil
 }
 
 // newID names a job the client did not name: "job-" and the time, and
@@ -100,6 +113,11 @@ func (s *srv) decodeWorkflow(r *http.Request) (ast.Node, error) {
 	if err != nil {
 		return ast.Node{}, err
 	}
+	return decodeWorkflowBytes(body)
+}
+
+// decodeWorkflowBytes decodes body as a workflow, as decodeWorkflow does.
+func decodeWorkflowBytes(body []byte) (ast.Node, error) {
 	if len(body) == 0 {
 		return ast.Node{}, newProblem(CodeBadJSON, `the body is empty: send a workflow like {"version":1,"root":...}`)
 	}

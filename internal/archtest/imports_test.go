@@ -66,7 +66,9 @@ func rules(pkg string) (layer, bool) {
 	case rel == "api":
 		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
 	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
-		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render", "server/live"}}, true
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "api", "internal/render", "server/live", "server/web"}}, true
+	case rel == "server/web": // the pages' templates, assets and views: data in, HTML out; no store read, no runner
+		return layer{name: rel, may: []string{"ast", "job", "store", "api", "draw"}}, true
 	case rel == "client":
 		return layer{name: rel, may: []string{"ast", "job", "api", "server/live"}}, true // live: its SSE reader
 	case rel == "server/servertest":
@@ -77,6 +79,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, may: []string{"job", "store"}}, true
 	case rel == "internal/zktest": // test support: starts ZooKeeper servers for any package's tests, so it imports none of the module
 		return layer{name: rel, ext: []string{"github.com/go-zookeeper/zk"}}, true
+	case rel == "internal/browsertest": // test support: drives chromium for any package's tests (and bench), so it imports none of the module
+		return layer{name: rel, ext: []string{"github.com/chromedp/"}}, true
 	case strings.HasPrefix(rel, "cmd/"), strings.HasPrefix(rel, "examples"), rel == "bench", strings.HasPrefix(rel, "internal/"):
 		return layer{name: rel, may: []string{""}, ext: []string{""}}, true // the top: anything
 	}

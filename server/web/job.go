@@ -1,0 +1,348 @@
+package web
+
+import (
+	"html/template"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+)
+
+// Bounds of the job page.
+const (
+	// PanelBytes bounds each value (payload, output, error) the details
+	// panel shows; the full value (up to api.MaxNodeBytes) is one click
+	// away, fetched from the node route.
+	PanelBytes = 2048
+	// StepsShown bounds the steps listed at once; links page through the
+	// rest.
+	StepsShown = 100
+	// ResultsShown bounds the results a step lists.
+	ResultsShown = 20
+	// DispatchedShown bounds the dispatched actions a step lists.
+	DispatchedShown = 10
+)
+
+// JobInput is what a job's page is made of.
+type JobInput struct {
+	// Summary is the job's at the version shown (with the store's times
+	// when that is the latest).
+	Summary api.Summary
+	// Job is the job at the version shown.
+	Job job.Job
+	// Latest is the job's newest version.
+	Latest uint64
+	// Past says a version was asked for (?version=V), even the latest:
+	// the page then stays on it and is not live.
+	Past bool
+	// Steps is the job's history from its creation up to the version
+	// shown; nil when the store keeps none.
+	Steps   []api.Step
+	History bool
+	Tree    Tree
+	// Node is the path of the selected node; Selected says one is
+	// (the root's path is "").
+	Node     string
+	Selected bool
+	// Filter filters the steps; StepsFrom is the first version listed
+	// (0: the newest StepsShown up to the version shown).
+	Filter    StepFilter
+	StepsFrom uint64
+	Write     bool
+	Session   bool
+	// Now ends the attempts still running on a live page's timeline.
+	Now time.Time
+}
+
+// StepFilter filters the steps: by the status of a result (succeeded or
+// failed; "cancel" for the steps that applied a cancel), by action name
+// and by text in a result's or a dispatched action's path. A step
+// matches when some result matches every filter given.
+type StepFilter struct {
+	Status, Action, Path string
+}
+
+// Active says some filter is given.
+func (f StepFilter) Active() bool { return f.Status != "" || f.Action != "" || f.Path != "" }
+
+// JobView is a job's page.
+type JobView struct {
+	Page
+	api.Summary
+	// Version is the version shown; Latest the newest.
+	Version, Latest uint64
+	// Live says the script follows the job: the latest version, not
+	// settled.
+	Live bool
+	Past bool
+	// LatestURL links to the job now.
+	LatestURL string
+	// FailureURL selects the failed node.
+	FailureURL string
+	Tree       Tree
+	// ExpandParam is the tree's opened groups as the URL writes them.
+	ExpandParam string
+	Panel       *Panel
+	// NodeParam is the selected node's path ("" with Selected false).
+	NodeParam string
+	Selected  bool
+	History   bool
+	Timeline  Timeline
+	// TimelineSVG is the timeline drawn (Timeline.SVG).
+	TimelineSVG template.HTML
+	Steps       []StepView
+	Filter      StepFilter
+	// EarlierURL and LaterURL page through the steps ("" at an end).
+	EarlierURL, LaterURL string
+	StepsFrom, StepsTo   uint64
+	// CancelURL is where the cancel form posts.
+	CancelURL string
+	// CanCancel says the cancel form is shown: a write scope, the job
+	// running and shown live.
+	CanCancel bool
+	// Duration is from creation to the last write, or to now while it
+	// runs.
+	Duration string
+}
+
+// Panel is the details of the selected node.
+type Panel struct {
+	Path     string
+	ShowPath string
+	Found    bool
+	Node     api.Node
+	// Clipped says some value was cut at PanelBytes; FullURL fetches the
+	// node in full (JSON).
+	Clipped bool
+	FullURL string
+	// Attempts are the node's attempts from the timeline.
+	Attempts []Bar
+}
+
+// StepView is one step of the history.
+type StepView struct {
+	api.Step
+	ID  string // "step-V"
+	URL string // the job at this version
+	// Results are the first ResultsShown results; MoreResults counts the
+	// rest.
+	Results     []ResultView
+	MoreResults int
+	Dispatched  []string
+	MoreDisp    int
+	Current     bool
+	// Hidden says the step does not match the filter.
+	Hidden bool
+}
+
+// ResultView is one result of a step.
+type ResultView struct {
+	api.Result
+	// Status is succeeded or failed (a result of an action), timer, or
+	// cancelled.
+	Status  string
+	NodeURL string
+}
+
+// JobViewOf makes a job's page.
+func JobViewOf(in JobInput) JobView {
+	id := in.Summary.ID
+	v := JobView{Summary: in.Summary, Version: in.Summary.Version, Latest: in.Latest, Past: in.Past,
+		Tree: in.Tree, ExpandParam: ExpandParam(in.Tree.Expand), Selected: in.Selected, Filter: in.Filter, History: in.History}
+	v.Title = "Job " + id
+	v.Write, v.Session = in.Write, in.Session
+	settled := in.Job.Done()
+	v.Live = !in.Past && !settled
+	v.CanCancel = v.Live && in.Write
+	if _, ok := in.Job.Cancelled(); ok {
+		v.CanCancel = false
+	}
+	v.LatestURL = JobURL(id, 0, "")
+	v.CancelURL = "/jobs/" + url.PathEscape(id) + "/cancel"
+	for i, g := range v.Tree.Groups {
+		g.URL = PageURL(id, pastVersion(in), in.Node, in.Selected, append(slices.Clone(in.Tree.Expand), g.Path))
+		v.Tree.Groups[i] = g
+	}
+	if in.Summary.Failure != nil {
+		v.FailureURL = JobNodeURL(id, pastVersion(in), in.Summary.Failure.Path)
+	}
+	if in.Summary.Created != nil {
+		switch {
+		case v.Live:
+			v.Duration = Duration(in.Now.Sub(*in.Summary.Created))
+		case in.Summary.Updated != nil:
+			v.Duration = Duration(in.Summary.Updated.Sub(*in.Summary.Created))
+		}
+	}
+	end := in.Now
+	if !v.Live && len(in.Steps) > 0 && in.Steps[len(in.Steps)-1].Time != nil {
+		end = *in.Steps[len(in.Steps)-1].Time
+	}
+	v.Timeline = TimelineOf(in.Steps, end)
+	v.TimelineSVG = v.Timeline.SVG("timeline-title")
+	if in.Selected {
+		v.Tree = v.Tree.Select(in.Node)
+		v.NodeParam = in.Node
+		v.Panel = panelOf(in, v.Timeline)
+	}
+	v.steps(in)
+	return v
+}
+
+// PageURL is a job page's URL at version v (0: now), with the node at
+// path selected (if selected) and the groups at expand opened.
+func PageURL(id string, v uint64, node string, selected bool, expand []string) string {
+	q := url.Values{}
+	if v > 0 {
+		q.Set("version", strconv.FormatUint(v, 10))
+	}
+	if selected {
+		q.Set("node", node)
+	}
+	if len(expand) > 0 {
+		e := slices.Clone(expand)
+		slices.Sort(e)
+		q.Set("expand", ExpandParam(slices.Compact(e)))
+	}
+	u := "/jobs/" + url.PathEscape(id)
+	if len(q) > 0 {
+		u += "?" + q.Encode()
+	}
+	return u
+}
+
+// pastVersion is the version links keep: the one shown when the page
+// stays on a past version, else 0 (now).
+func pastVersion(in JobInput) uint64 {
+	if in.Past {
+		return in.Summary.Version
+	}
+	return 0
+}
+
+func panelOf(in JobInput, tl Timeline) *Panel {
+	p := &Panel{Path: in.Node, ShowPath: ast.ShowPath(in.Node)}
+	in.Job.Walk(func(n job.NodeInfo) bool {
+		if n.Path == in.Node {
+			p.Found = true
+			p.Node = api.NodeOf(n, PanelBytes)
+			return false
+		}
+		return true
+	})
+	if !p.Found {
+		return p
+	}
+	p.Clipped = p.Node.Clipped
+	q := url.Values{"path": {in.Node}}
+	if in.Past {
+		q.Set("version", strconv.FormatUint(in.Summary.Version, 10))
+	}
+	p.FullURL = "/api/v1/jobs/" + url.PathEscape(in.Summary.ID) + "/node?" + q.Encode()
+	for _, b := range tl.Bars {
+		if b.Path == in.Node {
+			p.Attempts = append(p.Attempts, b)
+		}
+	}
+	return p
+}
+
+// steps fills the steps listed: StepsShown of them from StepsFrom, or
+// the newest up to the version shown.
+func (v *JobView) steps(in JobInput) {
+	steps := in.Steps
+	if len(steps) == 0 {
+		return
+	}
+	first := steps[0].Version
+	lo := 0
+	if in.StepsFrom > first {
+		lo = int(in.StepsFrom - first)
+		if lo >= len(steps) {
+			lo = len(steps) - 1
+		}
+	} else if in.StepsFrom == 0 && len(steps) > StepsShown {
+		lo = len(steps) - StepsShown
+	}
+	hi := min(lo+StepsShown, len(steps))
+	page := func(from uint64) string {
+		u := PageURL(in.Summary.ID, pastVersion(in), in.Node, in.Selected, in.Tree.Expand)
+		q := url.Values{"steps_from": {strconv.FormatUint(from, 10)}}
+		for k, v := range map[string]string{"steps_status": in.Filter.Status, "steps_action": in.Filter.Action, "steps_path": in.Filter.Path} {
+			if v != "" {
+				q.Set(k, v)
+			}
+		}
+		if strings.Contains(u, "?") {
+			return u + "&" + q.Encode() + "#steps"
+		}
+		return u + "?" + q.Encode() + "#steps"
+	}
+	if lo > 0 {
+		v.EarlierURL = page(steps[max(0, lo-StepsShown)].Version)
+	}
+	if hi < len(steps) {
+		v.LaterURL = page(steps[hi].Version)
+	}
+	v.StepsFrom, v.StepsTo = steps[lo].Version, steps[hi-1].Version
+	for _, st := range steps[lo:hi] {
+		sv := StepView{Step: st, ID: "step-" + strconv.FormatUint(st.Version, 10), URL: JobURL(in.Summary.ID, st.Version, ""), Current: st.Version == in.Summary.Version}
+		for i, r := range st.Results {
+			if i == ResultsShown {
+				sv.MoreResults = len(st.Results) - i
+				break
+			}
+			rv := ResultView{Result: r, Status: "succeeded"}
+			switch {
+			case r.Timer:
+				rv.Status = "timer"
+			case r.Kind == job.KindCancelled:
+				rv.Status = "cancelled"
+			case !r.OK:
+				rv.Status = "failed"
+			}
+			if !r.Timer {
+				rv.NodeURL = JobNodeURL(in.Summary.ID, st.Version, r.Path)
+			}
+			sv.Results = append(sv.Results, rv)
+		}
+		for i, d := range st.Dispatched {
+			if i == DispatchedShown {
+				sv.MoreDisp = len(st.Dispatched) - i
+				break
+			}
+			sv.Dispatched = append(sv.Dispatched, d)
+		}
+		sv.Hidden = in.Filter.Active() && !in.Filter.matches(st)
+		v.Steps = append(v.Steps, sv)
+	}
+}
+
+// matches says whether st matches f.
+func (f StepFilter) matches(st api.Step) bool {
+	if f.Status == "cancel" {
+		return st.Cancel != nil
+	}
+	for _, r := range st.Results {
+		if r.Timer {
+			continue
+		}
+		status := "succeeded"
+		if !r.OK {
+			status = "failed"
+		}
+		if (f.Status == "" || f.Status == status) && (f.Action == "" || strings.Contains(r.Action, f.Action)) &&
+			(f.Path == "" || strings.Contains(ast.ShowPath(r.Path), f.Path) || strings.Contains(r.Path, f.Path)) {
+			return true
+		}
+	}
+	if f.Status == "" && f.Action == "" && f.Path != "" {
+		return slices.ContainsFunc(st.Dispatched, func(id string) bool { return strings.Contains(id, f.Path) })
+	}
+	return false
+}
