@@ -98,7 +98,7 @@ func (a Action) String() string {
 
 // Succeed returns the result reporting that a succeeded with output.
 func (a Action) Succeed(output []byte) Result {
-	return Result{JobID: a.JobID, ActionID: a.ID, Output: output}
+	return Result{JobID: a.JobID, Incarnation: a.Incarnation, ActionID: a.ID, Output: output}
 }
 
 // Fail returns the result reporting that a failed with message. An empty
@@ -107,7 +107,7 @@ func (a Action) Fail(message string) Result {
 	if message == "" {
 		message = "action failed"
 	}
-	return Result{JobID: a.JobID, ActionID: a.ID, Error: message}
+	return Result{JobID: a.JobID, Incarnation: a.Incarnation, ActionID: a.ID, Error: message}
 }
 
 // ErrWrongJob is wrapped by the error Restart returns for a result whose
@@ -131,10 +131,17 @@ const (
 // Result reports how an action ended, or that a timer fired (Timer.Fire).
 // It failed when Error is not empty.
 type Result struct {
-	JobID    ID
-	ActionID string
-	Output   []byte `json:",omitempty"`
-	Error    string `json:",omitempty"`
+	JobID ID
+	// Incarnation is that of the job the action was dispatched for
+	// (Action.Incarnation; Succeed and Fail copy it). Restart ignores a
+	// result of another incarnation than the job's, as stale: a job
+	// deleted and made again under the same ID has the same action IDs,
+	// and a handler of the old one may still report. 0 names none and
+	// matches any.
+	Incarnation uint64 `json:",omitempty"`
+	ActionID    string
+	Output      []byte `json:",omitempty"`
+	Error       string `json:",omitempty"`
 	// Kind classifies a failure: "" for a plain one, KindTimeout,
 	// KindLost, or a kind the handler gave.
 	Kind string `json:",omitempty"`

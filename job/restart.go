@@ -109,6 +109,13 @@ func Restart(j Job, results []Result) (Transition, error) {
 			c.Kind = strings.ToValidUTF8(c.Kind, "\uFFFD")
 			r = &c
 		}
+		if r.Incarnation != 0 && j.inc != 0 && r.Incarnation != j.inc {
+			// Its action was dispatched for a job of the same ID that was
+			// deleted since: its action IDs and attempts are this one's too.
+			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredStale,
+				Detail: fmt.Sprintf("from incarnation %x of the job, which is at %x", r.Incarnation, j.inc)})
+			continue
+		}
 		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
 			id, why := j.t.lookup(path)
 			if id < 0 {
@@ -179,6 +186,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		e.tick(k.r.At)
 		e.settleLeaf(k.node, k.r)
 		applied = append(applied, *k.r)
+		applied[len(applied)-1].Incarnation = 0 // the job's: a step names none
 	}
 	e.propagateAll()
 

@@ -10,7 +10,7 @@ import "fmt"
 // The step that New produces has Version 1 and no results.
 type Step struct {
 	Version uint64
-	Results []Result
+	Results []Result // as applied, naming no incarnation (the job's is theirs)
 }
 
 // Replay applies steps in order to snapshot and returns the job they

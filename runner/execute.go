@@ -42,7 +42,8 @@ type ExecOptions struct {
 //
 // ctx is the worker's context. If it ends while the handler runs and the
 // handler returns an error, Execute returns ErrHandedBack and no result:
-// the caller must not report one.
+// the caller must not report one. A Stoppable that carries no action yet
+// is given a and is the handler's context itself.
 func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (job.Result, error) {
 	h, ok := reg.Lookup(a.Name)
 	if !ok {
@@ -50,7 +51,12 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 		logEnded(ctx, o.Logger, a, r, 0)
 		return r, nil
 	}
-	var actx context.Context = &actionCtx{Context: ctx, a: a}
+	var actx context.Context
+	if st, ok := ctx.(*Stoppable); ok && st.bind(a) {
+		actx = st // it carries the action itself: one allocation, not two
+	} else {
+		actx = &actionCtx{Context: ctx, a: a}
+	}
 	timeout := o.Timeout
 	if a.Timeout > 0 && (timeout == 0 || a.Timeout < timeout) {
 		timeout = a.Timeout

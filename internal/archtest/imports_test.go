@@ -30,7 +30,8 @@ type layer struct {
 
 // rules, from the bottom up: ast <- job <- store <- runner <- adapters <-
 // cmd, examples, bench; api (the HTTP API's JSON) beside runner, server
-// and client among the adapters. Adapters (store/bolt, runner/inmem, ...) never
+// and client among the adapters; placement (pure, importing nothing of
+// baton's) beside ast, for the runners. Adapters (store/bolt, runner/inmem, ...) never
 // import each other; test kits (storetest, runnertest) are imported by
 // tests only.
 func rules(pkg string) (layer, bool) {
@@ -40,6 +41,8 @@ func rules(pkg string) (layer, bool) {
 		return layer{name: rel, std: pure}, true
 	case rel == "job":
 		return layer{name: rel, may: []string{"ast"}, std: pure}, true
+	case rel == "placement": // where work runs: pure like job, and it imports nothing of baton's (the runners use it)
+		return layer{name: rel, std: pure}, true
 	case rel == "draw": // the drawing of a job: pure like job, writing only to the io.Writer it is given
 		return layer{name: rel, may: []string{"ast", "job"}, std: set(append(keys(pure), "io")...)}, true
 	case rel == "job/jobtest":
@@ -196,5 +199,42 @@ func TestNoPrometheusInTheCore(t *testing.T) {
 		if strings.HasPrefix(d, "github.com/prometheus/") {
 			t.Errorf("the core (ast, job, store, runner) depends on %s", d)
 		}
+	}
+}
+
+// TestPureCoreReadsNoClock: the pure packages import time for its values
+// only; none of their non-test files reads the clock, sleeps or arms a
+// timer (the import rules cannot tell those from Duration).
+func TestPureCoreReadsNoClock(t *testing.T) {
+	touchSources(t)
+	root, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}").Output()
+	if err != nil {
+		t.Fatalf("go list -m: %v", err)
+	}
+	clock := []string{"time.Now(", "time.Since(", "time.Until(", "time.Sleep(", "time.After(", "time.AfterFunc(", "time.Tick(", "time.NewTimer(", "time.NewTicker("}
+	checked := 0
+	for _, pkg := range []string{"ast", "job", "draw", "placement"} {
+		files, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(root)), pkg, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			for _, c := range clock {
+				if strings.Contains(string(src), c) {
+					t.Errorf("%s/%s calls %s: the pure core is given time, it never reads it", pkg, filepath.Base(f), strings.TrimSuffix(c, "("))
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d files; the check would pass vacuously", checked)
 	}
 }

@@ -78,6 +78,21 @@ func (p *Page) Rects(selector string) []Rect {
 	})`)
 }
 
+// RectsTogether returns Rects of each selector, all measured in one
+// evaluation, so that no layout change (a line the page adds above them)
+// falls between the measures of one selector and the next.
+func (p *Page) RectsTogether(selectors ...string) [][]Rect {
+	p.t.Helper()
+	list := make([]string, len(selectors))
+	for i, sel := range selectors {
+		list[i] = jsString(sel)
+	}
+	return Eval[[][]Rect](p, `[`+strings.Join(list, ",")+`].map(sel => Array.from(document.querySelectorAll(sel), e => {
+		const r = e.getBoundingClientRect(), owner = e.closest('[data-path]');
+		return {path: owner ? owner.getAttribute('data-path') : '', x: r.x, y: r.y, w: r.width, h: r.height};
+	}))`)
+}
+
 // Overlapping returns the pairs of rs that overlap (see Rect.Overlaps),
 // each as "a and b", sorted.
 func Overlapping(rs []Rect, eps float64) []string {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 )
 
 // queue holds the actions waiting for a worker, and knows every action
@@ -33,10 +34,10 @@ type queue struct {
 	held     map[job.ID]int
 	released func(job.ID)
 
-	// running holds the handler contexts' cancel functions of the live
+	// running holds the handler contexts of the live
 	// actions a worker is performing; stopped, the live actions told to
 	// stop before a worker began them (it skips them).
-	running map[actionKey]context.CancelCauseFunc
+	running map[actionKey]*runner.Stoppable
 	stopped map[actionKey]struct{}
 }
 
@@ -54,7 +55,7 @@ func newQueue(released func(job.ID)) *queue {
 		held:     map[job.ID]int{},
 		released: released,
 		signal:   make(chan struct{}, 1),
-		running:  map[actionKey]context.CancelCauseFunc{},
+		running:  map[actionKey]*runner.Stoppable{},
 		stopped:  map[actionKey]struct{}{},
 	}
 }
@@ -221,7 +222,7 @@ func (q *queue) holds(id job.ID) bool {
 // to perform it under (ctx, cancelled with cause cause when a is told to
 // stop), or false if a was told to stop already: the worker skips it.
 // The worker calls end when the handler has returned.
-func (q *queue) begin(ctx context.Context, a job.Action) (context.Context, bool) {
+func (q *queue) begin(ctx context.Context, a job.Action) (*runner.Stoppable, bool) {
 	k := keyOf(a)
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -229,19 +230,19 @@ func (q *queue) begin(ctx context.Context, a job.Action) (context.Context, bool)
 		delete(q.stopped, k)
 		return nil, false
 	}
-	actx, cancel := context.WithCancelCause(ctx)
-	q.running[k] = cancel
+	actx := runner.NewStoppable(ctx)
+	q.running[k] = actx
 	return actx, true
 }
 
 // end releases what begin made for the action with key k.
 func (q *queue) end(k actionKey) {
 	q.mu.Lock()
-	cancel := q.running[k]
+	actx := q.running[k]
 	delete(q.running, k)
 	q.mu.Unlock()
-	if cancel != nil {
-		cancel(nil)
+	if actx != nil {
+		actx.Release()
 	}
 }
 
@@ -253,8 +254,8 @@ func (q *queue) stop(acts []job.Action, cause error) {
 	defer q.mu.Unlock()
 	for _, a := range acts {
 		k := keyOf(a)
-		if cancel, ok := q.running[k]; ok {
-			cancel(cause)
+		if actx, ok := q.running[k]; ok {
+			actx.Stop(cause)
 			continue
 		}
 		if _, ok := q.live[k]; ok {

@@ -748,7 +748,7 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			continue
 		}
 		res, err := runner.Execute(actx, r.o.Registry, a, opts)
-		stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
+		stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
 		r.q.end(keyOf(a))
 		<-tokens
 		if err != nil {

@@ -3,6 +3,7 @@ package inmem_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -432,5 +433,52 @@ func TestRedeliveryWhileLiveRunsOnce(t *testing.T) {
 	defer mu.Unlock()
 	if runs != 1 {
 		t.Errorf("the live action ran %d times after 3 redeliveries, want once", runs)
+	}
+}
+
+// TestLateResultOfADeletedJob: a job is cancelled while its handler runs
+// and ignores its context; the job is deleted and made again under the
+// same ID, which dispatches the same action ID and attempt. The old
+// handler's late success must not settle the new job: the new job's
+// output is its own handler's.
+func TestLateResultOfADeletedJob(t *testing.T) {
+	reg := runner.NewRegistry()
+	calls := make(chan chan string, 2)
+	must(t, reg.Register("charge", func(ctx context.Context, a job.Action) ([]byte, error) {
+		release := make(chan string)
+		calls <- release
+		return []byte(strconv.Quote(<-release)), nil // deaf to ctx on purpose
+	}))
+	st := store.NewMemory()
+	var c runner.Counters
+	r, _, _ := startRunner(t, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 2, Hooks: c.Hooks(nil)}, Store: st})
+	ctx := testCtx(t)
+	wf := ast.Seq(ast.Act("charge", 500).Named("paid"))
+
+	must(t, r.Submit(ctx, "order-7", wf))
+	oldCall := <-calls
+	must(t, r.Cancel(ctx, "order-7", "customer left"))
+	j, err := r.Wait(ctx, "order-7")
+	must(t, err)
+	if j.Status() != job.StatusCancelled {
+		t.Fatalf("first job: %s", job.Describe(j))
+	}
+	must(t, store.Delete(ctx, st, "order-7"))
+
+	must(t, r.Submit(ctx, "order-7", wf))
+	newCall := <-calls
+	ignored := c.Snapshot().Ignored
+	oldCall <- "old" // the deleted job's handler answers first
+	// Its result is applied, or ignored, before the new one exists.
+	waitFor(t, func() bool {
+		j, err := st.Load(ctx, "order-7")
+		return err == nil && j.Done() || c.Snapshot().Ignored > ignored
+	}, "the old handler's result applied or ignored")
+	newCall <- "new"
+	j, err = r.Wait(ctx, "order-7")
+	must(t, err)
+	out, _ := j.Output("paid")
+	if j.Status() != job.StatusSucceeded || string(out) != `"new"` {
+		t.Fatalf("the job made again: %s, output %s; want succeeded with its own handler's output \"new\"", j.Status(), out)
 	}
 }

@@ -359,8 +359,8 @@ func (w *worker) attach(key string, done func(bool)) bool {
 // start runs action a (its slot taken) and delivers its result.
 func (w *worker) start(a job.Action, key string, done func(bool)) {
 	r := w.r
-	hctx, cancel := context.WithCancelCause(w.base)
-	run := &running{cancel: cancel, waiters: []func(bool){done}}
+	hctx := runner.NewStoppable(w.base)
+	run := &running{cancel: hctx.Stop, waiters: []func(bool){done}}
 	w.mu.Lock()
 	w.running[key] = run
 	w.mu.Unlock()
@@ -368,8 +368,8 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 	go func() {
 		defer w.wg.Done()
 		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
-		stopped := errors.Is(context.Cause(hctx), runner.ErrStopped)
-		cancel(nil)
+		stopped := errors.Is(hctx.Stopped(), runner.ErrStopped)
+		hctx.Release()
 		<-w.sem
 		ended := false
 		switch {

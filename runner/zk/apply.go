@@ -16,15 +16,15 @@ import (
 // against (unknownStops if none was): see watchStops.
 func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops uint64) {
 	key := keyName(a.JobID, a.ID)
-	actx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
+	actx := runner.NewStoppable(ctx)
+	defer actx.Release()
 	r.mu.Lock()
-	r.running[key] = cancel
+	r.running[key] = actx.Stop
 	r.mu.Unlock()
-	r.watchStops(a, stops, cancel)
+	r.watchStops(a, stops, actx.Stop)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
 	r.unwatchStops(a)
-	stopped := errors.Is(context.Cause(actx), runner.ErrStopped)
+	stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
 	r.mu.Lock()
 	delete(r.running, key)
 	r.mu.Unlock()

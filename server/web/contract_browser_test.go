@@ -217,11 +217,13 @@ func sameStates(t *testing.T, page, want map[string]string) {
 // outside the drawing; it returns the boxes.
 func checkBoxes(t *testing.T, p *browsertest.Page) []browsertest.Rect {
 	t.Helper()
-	drawing := p.Rects("#tree svg.baton-graph")
+	// Measured together: the page may add a line above the tree (the
+	// failure, once the job fails) between two measures.
+	both := p.RectsTogether("#tree svg.baton-graph", "#tree g.node > rect.box")
+	drawing, boxes := both[0], both[1]
 	if len(drawing) != 1 {
 		t.Fatalf("%d drawings in #tree; want one svg.baton-graph", len(drawing))
 	}
-	boxes := p.Rects("#tree g.node > rect.box")
 	if len(boxes) == 0 {
 		t.Fatal("no node box (g.node > rect.box) in #tree")
 	}
@@ -317,7 +319,8 @@ func TestBrowserContractKnownJob(t *testing.T) {
 	want, _ := json.Marshal(settled)
 	p.Wait(`(() => { const want = ` + string(want) + `; const got = {};
 		for (const g of document.querySelectorAll('#tree [data-path][data-status]')) got[g.getAttribute('data-path')] = g.getAttribute('data-status');
-		return Object.keys(want).every(k => got[k] === want[k]); })()`)
+		return Object.keys(want).every(k => got[k] === want[k]) && document.getElementById('job').dataset.status === 'failed'; })()`)
+	// The header has its failure line by now: nothing moves the tree again.
 	sameStates(t, p.Statuses("#tree"), settled)
 	checkBoxes(t, p)
 	checkPalette(t, p, "settled", settled)

@@ -1,0 +1,61 @@
+package placement
+
+import (
+	"math"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The building blocks of the fixed hash against their published vectors:
+// FNV-1a 64 (the FNV authors' test suite) and splitmix64 (the first
+// output of the generator seeded with 0 is the finaliser of the golden
+// gamma).
+func TestHashBuildingBlocks(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want uint64
+	}{
+		{"", 0xcbf29ce484222325},
+		{"a", 0xaf63dc4c8601ec8c},
+		{"foobar", 0x85944171f73967e8},
+	} {
+		if got := fnv1a(c.in); got != c.want {
+			t.Errorf("fnv1a(%q) = %#x, want %#x", c.in, got, c.want)
+		}
+	}
+	if got, want := mix(0x9e3779b97f4a7c15), uint64(0xe220a8397b1dcdaf); got != want {
+		t.Errorf("mix(golden gamma) = %#x, want %#x (splitmix64's first output from seed 0)", got, want)
+	}
+}
+
+// ln agrees with math.Log to about 1e-15 relative over (0,1), including
+// the units of hashes that scores use and the interval's edges.
+func TestLnAgreesWithMathLog(t *testing.T) {
+	check := func(t interface{ Fatalf(string, ...any) }, x float64) {
+		got, want := ln(x), math.Log(x)
+		if d := math.Abs(got-want) / math.Abs(want); d > 4e-15 {
+			t.Fatalf("ln(%v) = %v, math.Log says %v (relative error %.3g)", x, got, want, d)
+		}
+	}
+	for _, x := range []float64{unit(0), unit(math.MaxUint64), 0.5, math.Sqrt2 / 2, 0.25, 1e-300, 0.999999} {
+		check(t, x)
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		check(t, unit(rapid.Uint64().Draw(t, "h")))
+		check(t, rapid.Float64Range(1e-300, 1).Filter(func(x float64) bool { return x < 1 }).Draw(t, "x"))
+	})
+}
+
+// unit maps every hash strictly inside (0,1), so ln is finite and the
+// score positive.
+func TestUnitIsInsideTheOpenInterval(t *testing.T) {
+	for _, h := range []uint64{0, 1, 1 << 11, math.MaxUint64 - 1, math.MaxUint64} {
+		if u := unit(h); !(u > 0 && u < 1) {
+			t.Errorf("unit(%#x) = %v, not in (0,1)", h, u)
+		}
+		if s := score(1, h); !(s > 0) || math.IsInf(s, 0) {
+			t.Errorf("score(1, %#x) = %v", h, s)
+		}
+	}
+}
