@@ -12,14 +12,10 @@ import (
 
 // HistoryOf returns the steps of h after version from, at most limit of
 // them (limit <= 0: all). Version 1 is the job's creation. It replays the
-// journal from the origin, so it costs the whole history, like any read
-// of a past version.
+// journal from the origin once, so it costs the whole history, like any
+// read of a past version.
 func HistoryOf(h store.History, from uint64, limit int) (History, error) {
-	latest, err := h.Latest()
-	if err != nil {
-		return History{}, err
-	}
-	out := History{ID: string(h.Origin.ID()), Latest: latest.Version(), Status: latest.Status().String(), Steps: []Step{}}
+	out := History{ID: string(h.Origin.ID()), Steps: []Step{}}
 	names := map[string]string{} // node path -> action name
 	h.Origin.Walk(func(n job.NodeInfo) bool {
 		if n.Kind == ast.KindAct {
@@ -55,8 +51,14 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		out.Steps = append(out.Steps, st)
 	}
 	cancelID := job.CancelResult(j.ID(), "-").ActionID
-	for _, s := range h.Steps {
+	for i, s := range h.Steps {
 		if full() {
+			// The rest only brings the job to its latest version.
+			latest, err := job.Replay(j, h.Steps[i:])
+			if err != nil {
+				return History{}, err
+			}
+			j = latest
 			break
 		}
 		tr, err := job.Restart(j, s.Results)
@@ -65,6 +67,10 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		}
 		if tr.Job.Version() != s.Version {
 			return History{}, fmt.Errorf("job %s: step v%d replays as v%d", j.ID(), s.Version, tr.Job.Version())
+		}
+		if len(tr.Ignored) > 0 {
+			return History{}, fmt.Errorf("job %s: step v%d does not apply as recorded: %d of %d results ignored (first: %s)",
+				j.ID(), s.Version, len(tr.Ignored), len(s.Results), tr.Ignored[0])
 		}
 		j = tr.Job
 		w := waits(j)
@@ -96,6 +102,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		}
 		out.Steps = append(out.Steps, st)
 	}
+	out.Latest, out.Status = j.Version(), j.Status().String()
 	return out, nil
 }
 

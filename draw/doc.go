@@ -47,4 +47,10 @@
 //     the root, as the CLI and the API write it) and data-status (the
 //     state's word); a group's also carries data-group (its children). The
 //     root <svg> has a viewBox, so a page can pan and zoom it.
+//   - Colours, outlines and fonts are in the document's one <style>
+//     element (StyleSheet), a state's by the node's data-status: the
+//     elements carry their geometry and text only, so a big drawing does
+//     not repeat them per node, and a page that changes a node's
+//     data-status recolours it. A page that shows the SVG inline without
+//     its <style> styles the same classes itself.
 package draw

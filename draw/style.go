@@ -29,6 +29,52 @@ var styles = map[string]style{
 	"skipped":   {fill: "#F0E442", stroke: "#8F8727", text: "#000000", icon: "↷"}, // reserved for issue 19
 }
 
+// StyleSheet is the drawing's CSS, which SVG puts in the document's
+// <style> element: the palette as custom properties (--baton-WORD), the
+// colours of each state's band, outline and words by the node's
+// data-status, and the fonts and colours of everything else. A page that
+// shows the drawing inline, without its <style> (a Content-Security-Policy
+// may refuse inline styles), must style the same classes itself.
+var StyleSheet = styleSheet()
+
+func styleSheet() string {
+	var b strings.Builder
+	b.WriteString(".baton-graph{")
+	for _, word := range stateWords {
+		b.WriteString("--baton-" + word + ":" + styles[word].fill + ";")
+	}
+	b.WriteString("}\n")
+	for _, r := range [][2]string{
+		{".title", "font-size:13px;font-weight:bold;fill:" + textColour},
+		{".truncated", "fill:" + mutedColour},
+		{".lane rect", "fill:" + laneFill + ";stroke:" + laneStroke + ";stroke-dasharray:4 3"},
+		{".lane text", "fill:" + mutedColour},
+		{".edges", "fill:none;stroke:" + edgeColour + ";stroke-width:1.5"},
+		{".edge", "marker-end:url(#baton-arrow)"},
+		{".box", "fill:#FFFFFF;stroke-width:1.5"},
+		{".band", "stroke-width:0.5"},
+		{".head", "font-size:12px;fill:" + mutedColour},
+		{".head tspan", "font-weight:bold;fill:" + textColour},
+		{".line", "fill:" + mutedColour},
+		{".count", "fill:" + textColour},
+		// A state this package does not know; a known one's rule below
+		// is more specific.
+		{".node .band", "fill:" + unknownStyle.fill + ";stroke:" + unknownStyle.stroke},
+		{".node .box", "stroke:" + unknownStyle.stroke},
+		{".node .state", "fill:" + unknownStyle.text},
+	} {
+		b.WriteString(".baton-graph " + r[0] + "{" + r[1] + "}\n")
+	}
+	for _, word := range stateWords {
+		st := styles[word]
+		sel := ".baton-graph .node[data-status=" + word + "] "
+		b.WriteString(sel + ".band{fill:var(--baton-" + word + ");stroke:" + st.stroke + "}\n")
+		b.WriteString(sel + ".box{stroke:" + st.stroke + "}\n")
+		b.WriteString(sel + ".state{fill:" + st.text + "}\n")
+	}
+	return b.String()
+}
+
 // unknownStyle draws a state this package does not know.
 var unknownStyle = style{fill: "#FFFFFF", stroke: "#000000", text: "#000000", icon: "?"}
 

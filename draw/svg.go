@@ -27,8 +27,10 @@ const (
 // SVG writes g as a self-contained SVG document: no script, no external
 // reference; every string from the job is escaped. Each node is a <g
 // class="node"> carrying data-path, data-status and data-kind (and, when
-// closed, data-group: its children). Its one write to w is its only side
-// effect; an error is w's.
+// closed, data-group: its children). Its elements carry their geometry and
+// text only: colours, outlines and fonts are StyleSheet's, in the
+// document's <style> element. Its one write to w is its only side effect;
+// an error is w's.
 func (g *Graph) SVG(w io.Writer) error {
 	var b bytes.Buffer
 	s := &svg{b: &b}
@@ -106,20 +108,14 @@ func (s *svg) header(g *Graph) {
 	}
 	s.w(">\n<title>")
 	s.text(title(g))
-	s.w("</title>\n<style>\n.baton-graph{")
-	for _, word := range stateWords {
-		s.w("--baton-", word, ":", styles[word].fill, ";")
-	}
-	s.w("}\n")
-	for _, word := range stateWords {
-		s.w(".baton-graph .band-", word, "{fill:var(--baton-", word, ")}\n")
-	}
+	s.w("</title>\n<style>\n")
+	s.w(StyleSheet)
 	s.w("</style>\n<defs><marker id=\"baton-arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"", edgeColour, "\"/></marker></defs>\n")
-	s.w(`<text class="title" x="`, itoa(margin), `" y="`, itoa(margin+14), `" font-size="13" font-weight="bold" fill="`, textColour, `">`)
+	s.w(`<text class="title" x="`, itoa(margin), `" y="`, itoa(margin+14), `">`)
 	s.text(title(g))
 	s.w("</text>\n")
 	if g.Truncated {
-		s.w(`<text class="truncated" x="`, itoa(margin), `" y="`, itoa(margin+31), `" fill="`, mutedColour, `">`)
+		s.w(`<text class="truncated" x="`, itoa(margin), `" y="`, itoa(margin+31), `">`)
 		s.text(truncatedLine(g))
 		s.w("</text>\n")
 	}
@@ -132,7 +128,7 @@ func (s *svg) lanes(g *Graph) {
 		s.attr("data-path", l.Path)
 		s.attr("data-part", l.Part)
 		s.w(`><rect x="`, itoa(l.X), `" y="`, itoa(l.Y), `" width="`, itoa(l.W), `" height="`, itoa(l.H),
-			`" rx="6" fill="`, laneFill, `" stroke="`, laneStroke, `" stroke-dasharray="4 3"/><text x="`, itoa(l.X+6), `" y="`, itoa(l.Y+13), `" fill="`, mutedColour, `">`)
+			`" rx="6"/><text x="`, itoa(l.X+6), `" y="`, itoa(l.Y+13), `">`)
 		s.text(l.Part)
 		s.w("</text></g>\n")
 	}
@@ -140,7 +136,7 @@ func (s *svg) lanes(g *Graph) {
 }
 
 func (s *svg) edges(g *Graph) {
-	s.w(`<g class="edges" fill="none" stroke="`, edgeColour, `" stroke-width="1.5">`+"\n")
+	s.w(`<g class="edges">` + "\n")
 	for _, e := range g.Edges {
 		s.w(`<path class="edge edge-`, e.Kind.String(), `"`)
 		s.attr("data-from", g.Boxes[e.From].Path)
@@ -157,13 +153,12 @@ func (s *svg) edges(g *Graph) {
 			}
 			s.w(itoa(p.X), ",", itoa(p.Y))
 		}
-		s.w(`" marker-end="url(#baton-arrow)"/>` + "\n")
+		s.w(`"/>` + "\n")
 	}
 	s.w("</g>\n")
 }
 
 func (s *svg) box(b *Box) {
-	st := styleOf(b.Status)
 	word := b.Status.String()
 	s.w(`<g class="node`)
 	if b.Group != nil {
@@ -180,25 +175,31 @@ func (s *svg) box(b *Box) {
 	s.w("<title>")
 	s.text(tooltip(b))
 	s.w("</title>")
-	s.w(`<rect class="box" width="`, itoa(b.W), `" height="`, itoa(b.H), `" rx="6" fill="#FFFFFF" stroke="`, st.stroke, `" stroke-width="1.5"/>`)
-	s.w(`<rect class="band band-`, word, `" x="1" y="`, itoa(b.H-bandH-1), `" width="`, itoa(b.W-2), `" height="`, itoa(bandH), `" fill="`, st.fill, `" stroke="`, st.stroke, `" stroke-width="0.5"/>`)
-	// The first line: kind, then the action or the name.
-	s.w(`<text x="8" y="18" font-size="12" fill="`, textColour, `"><tspan fill="`, mutedColour, `">`, b.Kind.String(), `</tspan> <tspan font-weight="bold">`)
+	// Colours, outlines and fonts come from the style sheet (StyleSheet),
+	// by the node's data-status: a box carries its geometry and its text.
+	s.w(`<rect class="box" width="`, itoa(b.W), `" height="`, itoa(b.H), `" rx="6"/>`)
+	s.w(`<rect class="band" x="1" y="`, itoa(b.H-bandH-1), `" width="`, itoa(b.W-2), `" height="`, itoa(bandH), `"/>`)
+	// The first line: kind, then the action or the name, in bold.
+	s.w(`<text class="head" x="8" y="18">`, b.Kind.String())
+	name := b.Name
 	if b.Kind == ast.KindAct {
-		s.text(b.Action)
-	} else {
-		s.text(b.Name)
+		name = b.Action
 	}
-	s.w("</tspan></text>")
+	if name != "" {
+		s.w(" <tspan>")
+		s.text(name)
+		s.w("</tspan>")
+	}
+	s.w("</text>")
 	if l := secondLine(b); l != "" {
-		s.w(`<text x="8" y="36" fill="`, mutedColour, `">`)
+		s.w(`<text class="line" x="8" y="36">`)
 		s.text(l)
 		s.w("</text>")
 	}
 	if b.Group != nil {
 		for k, c := range b.Group.Counts {
 			cs := styleOf(c.Status)
-			s.w(`<text class="count" x="8" y="`, itoa(boxH-bandH-8+countH*(k+1)), `" fill="`, textColour, `"`)
+			s.w(`<text class="count" x="8" y="`, itoa(boxH-bandH-8+countH*(k+1)), `"`)
 			s.attr("data-status", c.Status.String())
 			s.attr("data-count", itoa(c.N))
 			s.w(">")
@@ -206,8 +207,8 @@ func (s *svg) box(b *Box) {
 			s.w("</text>")
 		}
 	}
-	s.w(`<text class="state" x="8" y="`, itoa(b.H-7), `" fill="`, st.text, `">`)
-	s.text(bandLine(b, st))
+	s.w(`<text class="state" x="8" y="`, itoa(b.H-7), `">`)
+	s.text(bandLine(b, styleOf(b.Status)))
 	s.w("</text></g>\n")
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/draw"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/server/web"
 )
@@ -257,5 +258,25 @@ func TestTimelinePacked(t *testing.T) {
 	small := web.TimelineOf(stampedSteps(true), *at(10))
 	if small.Packed || small.Rows[0].Label != "par[0]" {
 		t.Errorf("a small job's rows are not its nodes: %+v", small.Rows)
+	}
+}
+
+// TestCSSStylesTheInlineTree: the page shows draw's SVG without its
+// <style>, whose elements carry no colours or fonts of their own, so
+// baton.css has a rule for each of draw.StyleSheet's selectors (those of
+// the states, by data-status, included; idle is baton.css's default).
+func TestCSSStylesTheInlineTree(t *testing.T) {
+	css, _, ok := web.Asset("baton.css")
+	if !ok {
+		t.Fatal("no baton.css")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(draw.StyleSheet), "\n") {
+		sel, _, _ := strings.Cut(line, "{")
+		if sel == ".baton-graph" || strings.HasPrefix(sel, ".baton-graph .node .") || strings.Contains(sel, "[data-status=idle]") {
+			continue // the palette; baton.css's rules of .node .band, .box and .state are idle's
+		}
+		if !strings.Contains(string(css), sel+" {") {
+			t.Errorf("baton.css has no rule for %s (draw's %s)", sel, line)
+		}
 	}
 }

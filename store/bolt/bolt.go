@@ -47,6 +47,10 @@ type Options struct {
 	// decode. Zero means 4096; a negative value turns the cache off.
 	// Whatever the count, the cached jobs hold at most about 262,000
 	// actions (about 50 MB), except that the job used last is always kept.
+	// Beside them, History keeps the origins it decoded of at most 64 of
+	// those jobs (as many if CacheSize is smaller), within the same bound
+	// on actions: a job's origin never changes, so a page that reads a
+	// job's history again does not decode it again.
 	CacheSize int
 
 	// Retention, if positive, is how long a settled job is kept after its
@@ -83,6 +87,7 @@ type Store struct {
 	db      *bbolt.DB // nil in a read-only Store, which opens bbolt for each read
 	every   uint64
 	cache   *cache
+	origins *cache // the origins History decoded, version 1 of each incarnation
 	timeout time.Duration
 
 	lock     *fileLock // W and the gate (Linux); nil elsewhere
@@ -116,6 +121,7 @@ type Store struct {
 	sweepFrom []byte
 
 	txs, bytes, steps, stepBytes, snaps, snapBytes atomic.Uint64
+	decodes                                        atomic.Uint64
 
 	// faults, set only by the package's tests (export_test.go) before
 	// the store is used, injects faults (see fault).
@@ -163,7 +169,7 @@ func Open(path string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store/bolt: open %s: %w", path, err)
 	}
-	s := &Store{path: path, cache: newCache(o.CacheSize), timeout: o.Timeout, lock: lock, retention: o.Retention, now: o.Now}
+	s := &Store{path: path, cache: newCache(o.CacheSize), origins: newCache(originsCached(o.CacheSize)), timeout: o.Timeout, lock: lock, retention: o.Retention, now: o.Now}
 	if o.SnapshotEvery > 0 {
 		s.every = uint64(o.SnapshotEvery)
 	}
@@ -618,6 +624,9 @@ type Stats struct {
 	// included): GroupWrites/GroupCommits writes shared each fsync.
 	// LargestGroup is the most in one transaction.
 	GroupCommits, GroupWrites, LargestGroup uint64
+	// Decodes counts the encoded jobs (snapshots and origins) decoded by
+	// reads: the Loads and Histories the caches did not answer.
+	Decodes uint64
 }
 
 // Stats returns the counters so far. It may be called at any time, also
@@ -630,6 +639,7 @@ func (s *Store) Stats() Stats {
 		StepBytes:     s.stepBytes.Load(),
 		Snapshots:     s.snaps.Load(),
 		SnapshotBytes: s.snapBytes.Load(),
+		Decodes:       s.decodes.Load(),
 	}
 	s.group.mu.Lock()
 	st.GroupCommits, st.GroupWrites, st.LargestGroup = s.group.size.commits, s.group.size.writes, s.group.size.largest

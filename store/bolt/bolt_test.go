@@ -444,3 +444,67 @@ func TestCacheHit(t *testing.T) {
 		t.Fatalf("cold Load differs from the cached one:\n%s\n%s", a, b)
 	}
 }
+
+// History decodes a job's origin once per incarnation: a page that reads
+// the history again (a reload, a second viewer) costs the steps' records,
+// not a decode of the whole tree. A re-created job is another
+// incarnation: its own origin is decoded, never the old one returned.
+func TestHistoryDecodesTheOriginOnce(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, tempPath(t), &bolt.Options{NoSync: true})
+	mk := func(n int) job.Job {
+		tr, err := job.New("h", parOf(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx, tr.Job); err != nil {
+			t.Fatal(err)
+		}
+		j := tr.Job
+		for _, a := range tr.Actions[:3] {
+			tr, err := job.Restart(j, []job.Result{a.Succeed(nil)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Save(ctx, tr.Job, tr.Step); err != nil {
+				t.Fatal(err)
+			}
+			j = tr.Job
+		}
+		return j
+	}
+	history := func(want job.Job) {
+		t.Helper()
+		h, err := s.History(ctx, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := h.Latest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, _ := job.Encode(got)
+		b, _ := job.Encode(want)
+		if !bytes.Equal(a, b) || len(h.Steps) != 3 {
+			t.Fatalf("History replays to\n%s\nwant\n%s", a, b)
+		}
+	}
+	j := mk(50)
+	before := s.Stats().Decodes
+	for range 3 {
+		history(j)
+	}
+	if n := s.Stats().Decodes - before; n != 1 {
+		t.Errorf("3 Histories of one job decoded %d jobs; want 1 (its origin, once)", n)
+	}
+	if err := s.Delete(ctx, "h"); err != nil {
+		t.Fatal(err)
+	}
+	j = mk(7) // the same ID, another tree
+	before = s.Stats().Decodes
+	history(j)
+	history(j)
+	if n := s.Stats().Decodes - before; n != 1 {
+		t.Errorf("2 Histories of the job made again decoded %d jobs; want 1", n)
+	}
+}

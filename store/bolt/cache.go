@@ -37,6 +37,14 @@ func leavesOf(j job.Job) int {
 	return total
 }
 
+// maxOrigins bounds the origins History keeps (Store.origins), whatever
+// the jobs cached.
+const maxOrigins = 64
+
+// originsCached is the bound on the origins kept beside a cache of jobs
+// jobs (0: none).
+func originsCached(jobs int) int { return min(jobs, maxOrigins) }
+
 type centry struct {
 	inc uint64
 	j   job.Job

@@ -140,6 +140,12 @@
 // Options.CacheSize jobs (default 4096) and about 262,000 actions in all,
 // least recently used first out.
 //
+// History decodes the origin (a job's version 1, which never changes) and
+// keeps it beside the cache, keyed by the job's incarnation, for at most 64
+// jobs within the same bound on actions: reading a job's history again
+// (a job page reloaded, a second viewer) decodes its step records only.
+// Stats.Decodes counts the jobs the reads decoded.
+//
 // # Retention
 //
 // With Options.Retention, Sweep (store.Sweeper) deletes the settled jobs

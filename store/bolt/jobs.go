@@ -73,6 +73,7 @@ func putBlob(jb *bbolt.Bucket, w *writes, name, enc []byte) error {
 // decodeJob decodes the record under key, which must hold job id at
 // version v.
 func (s *Store) decodeJob(id job.ID, key string, v uint64, b []byte) (job.Job, error) {
+	s.decodes.Add(1)
 	j, err := job.Decode(b)
 	if err != nil {
 		return job.Job{}, s.corrupt(id, key, err)
@@ -321,12 +322,17 @@ func (s *Store) load(ctx context.Context, id job.ID) (job.Job, error) {
 }
 
 // History implements store.Historian: the origin and every step record.
+// The origin is decoded once per incarnation of the job and kept
+// (Store.origins), since it never changes; the steps are read each time.
 func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	if err := s.enter(ctx, id); err != nil {
 		return store.History{}, err
 	}
 	defer s.mu.RUnlock()
 	var (
+		inc    uint64
+		o      job.Job
+		hit    bool
 		origin []byte
 		steps  []job.Step
 	)
@@ -339,20 +345,25 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 		if err != nil {
 			return err
 		}
-		_, b, err := s.blob(jb, id, originBucket, m.originCRC)
-		if err != nil {
-			return err
+		inc = m.inc
+		if o, hit = s.origins.get(id, m.inc, 1); !hit {
+			_, b, err := s.blob(jb, id, originBucket, m.originCRC)
+			if err != nil {
+				return err
+			}
+			origin = bytes.Clone(b)
 		}
-		origin = bytes.Clone(b)
 		steps, err = s.readSteps(jb, id, m, 2)
 		return err
 	})
 	if err != nil {
 		return store.History{}, s.txErr(id, err)
 	}
-	o, err := s.decodeJob(id, "origin/job", 1, origin)
-	if err != nil {
-		return store.History{}, err
+	if !hit {
+		if o, err = s.decodeJob(id, "origin/job", 1, origin); err != nil {
+			return store.History{}, err
+		}
+		s.origins.put(inc, o)
 	}
 	return store.History{Origin: o, Steps: steps}, nil
 }
@@ -455,6 +466,7 @@ func (s *Store) Delete(ctx context.Context, id job.ID) error {
 		return ctx.Err()
 	})
 	s.cache.drop(id)
+	s.origins.drop(id)
 	if err != nil {
 		return s.txErr(id, err)
 	}

@@ -45,6 +45,7 @@ func OpenReadOnly(path string, opts *Options) (*Store, error) {
 	s := &Store{
 		path:     path,
 		cache:    newCache(o.CacheSize),
+		origins:  newCache(originsCached(o.CacheSize)),
 		timeout:  o.Timeout,
 		readOnly: true,
 		rfile:    f,

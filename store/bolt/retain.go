@@ -164,6 +164,7 @@ func (s *Store) Sweep(ctx context.Context) (store.SweepResult, error) {
 		committed: func() {
 			for _, id := range deleted {
 				s.cache.drop(id)
+				s.origins.drop(id)
 			}
 		},
 	})
