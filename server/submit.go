@@ -38,11 +38,14 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkActions(r.Context(), root); err != nil {
 		return err
 	}
-	// A retry of a submit that was done is answered from the store.
-	if err := s.existing(r.Context(), w, id, root); !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
+	// A retry of a submit that was done is told by the store's
+	// create-if-absent (store.ErrExists), and answered from the store.
 	if err := s.checkUnfinished(r.Context()); err != nil {
+		// A retry of a job that exists is no new job: answered as such
+		// though the server takes no more.
+		if e := s.existing(r.Context(), w, id, root); !errors.Is(e, store.ErrNotFound) {
+			return e
+		}
 		return err
 	}
 	if err := s.submitter.Submit(r.Context(), id, root); err != nil {
@@ -57,12 +60,15 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 	s.mu.Lock()
 	s.unfinished++
 	s.mu.Unlock()
-	j, err := s.st.Load(r.Context(), id)
+	// The answer is the job as created (job.New: the version and the
+	// actions it dispatched), with the times the store tells (store.Stat,
+	// one job's record): the job is not read back.
+	tr, err := job.New(id, root)
 	if err != nil {
-		return s.storeProblem(err, id, "load the submitted")
+		return s.storeProblem(err, id, "summarise the submitted")
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(j)))
+	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(tr.Job)))
 	return nil
 }
 
