@@ -61,10 +61,11 @@ type Failure struct {
 // Cancel is a job's cancel request.
 type Cancel struct {
 	Reason string `json:"reason"`
-	// Time is when the cancel was made, in a history's step (the time
-	// stamped on the cancel, job.Result.At), where it is known. A
-	// summary has none: the job keeps its cancel's reason, not its time,
-	// and finding the step would cost the whole history.
+	// Time is when the cancel was made: the time stamped on the cancel
+	// (job.Result.At, the clock of the runner or command that made it),
+	// kept by the job beside the reason (job.Job.CancelTime) and by the
+	// history's step that applied it. Absent where it is not known: a
+	// job cancelled before jobs kept it.
 	Time *time.Time `json:"time,omitempty"`
 }
 
@@ -227,6 +228,9 @@ func SummaryOf(j job.Job) Summary {
 	}
 	if why, ok := j.Cancelled(); ok {
 		s.Cancel = &Cancel{Reason: why}
+		if at, ok := j.CancelTime(); ok {
+			s.Cancel.Time = &at
+		}
 	}
 	return s
 }
