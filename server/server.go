@@ -51,7 +51,8 @@ type srv struct {
 	fails   *failures
 
 	mu         sync.Mutex // guards the unfinished count
-	countAt    time.Time
+	countAt    time.Time  // when the count was last taken (or begun)
+	counting   bool       // a submit is taking the count
 	unfinished int
 }
 
