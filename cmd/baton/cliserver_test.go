@@ -78,15 +78,20 @@ func same(t *testing.T, db, url string, code int, args ...string) result {
 }
 
 // sameButWrites is same for a job changed apart on the file and through
-// the server (a cancel made on each): the times of the stores' writes
-// differ, and nothing else may.
+// the server (a cancel made on each): the times of the stores' writes and
+// of the cancels differ, and nothing else may.
 func sameButWrites(t *testing.T, db, url string, code int, args ...string) result {
 	t.Helper()
 	return compare(t, db, url, code, true, args...)
 }
 
-// writeTimes are the JSON fields that tell when a store wrote a job.
-var writeTimes = regexp.MustCompile(`"(created|updated)":"[^"]*"`)
+// writeTimes are the JSON fields that tell when a store wrote a job;
+// cancelTime the one that tells when a cancel was made (a cancel made
+// apart on each is stamped apart).
+var (
+	writeTimes = regexp.MustCompile(`"(created|updated)":"[^"]*"`)
+	cancelTime = regexp.MustCompile(`("cancel":\{"reason":"(?:[^"\\]|\\.)*","time":)"[^"]*"`)
+)
 
 func compare(t *testing.T, db, url string, code int, writes bool, args ...string) result {
 	t.Helper()
@@ -96,6 +101,7 @@ func compare(t *testing.T, db, url string, code int, writes bool, args ...string
 		s = strings.ReplaceAll(strings.ReplaceAll(s, hint, "HINT"), where, "WHERE")
 		if writes {
 			s = writeTimes.ReplaceAllString(s, `"$1":"WRITTEN"`)
+			s = cancelTime.ReplaceAllString(s, `$1"CANCELLED"`)
 		}
 		return s
 	}

@@ -330,11 +330,12 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	}
 	defer s.mu.RUnlock()
 	var (
-		inc    uint64
-		o      job.Job
-		hit    bool
-		origin []byte
-		steps  []job.Step
+		inc     uint64
+		o       job.Job
+		hit     bool
+		origin  []byte
+		steps   []job.Step
+		ignored []store.Ignored
 	)
 	err := s.view(ctx, id, func(tx *bbolt.Tx) error {
 		jb, err := s.jobBucket(tx, id)
@@ -353,7 +354,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 			}
 			origin = bytes.Clone(b)
 		}
-		steps, err = s.readSteps(jb, id, m, 2)
+		if steps, err = s.readSteps(jb, id, m, 2); err != nil {
+			return err
+		}
+		ignored, err = s.readIgnored(jb, id)
 		return err
 	})
 	if err != nil {
@@ -365,7 +369,7 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 		}
 		s.origins.put(inc, o)
 	}
-	return store.History{Origin: o, Steps: steps}, nil
+	return store.History{Origin: o, Steps: steps, Ignored: ignored}, nil
 }
 
 // List implements store.Lister. It reads only the meta records of the jobs
