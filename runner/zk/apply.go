@@ -13,8 +13,12 @@ import (
 
 // perform runs a claimed action and applies its result.
 // stops is the stop count of the job's record the claim was checked
-// against (unknownStops if none was): see watchStops.
-func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops uint64) {
+// against (unknownStops if none was): see watchStops. handled is called
+// once the handler has returned, before its result goes to be applied:
+// the caller frees the action's slot there, so that the transition the
+// result makes finds it free and claims what it dispatches for this
+// worker (a slot freed after the hand-off raced with that commit).
+func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) {
 	key := keyName(a.JobID, a.ID)
 	actx := runner.NewStoppable(ctx)
 	defer actx.Release()
@@ -28,6 +32,7 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.mu.Lock()
 	delete(r.running, key)
 	r.mu.Unlock()
+	handled()
 	switch {
 	case stopped:
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)

@@ -68,8 +68,8 @@ type slots struct {
 	reg  *runner.Registry // nil: this runner runs no actions
 	l    layout
 	log  *slog.Logger
-	run  func(ctx context.Context, c consumed, a job.Action, stops uint64) // runs a claimed action and applies its result
-	took *atomic.Int64                                                     // counts the actions claimed in transitions
+	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	took *atomic.Int64                                                                     // counts the actions claimed in transitions
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
@@ -196,8 +196,9 @@ func (s *slots) start(rv *reservation, stops uint64) {
 		runner.LogClaimed(ctx, s.log, a, slog.String("entry", c.entry), slog.Bool("in_transition", true))
 		go func() {
 			defer s.wg.Done()
-			defer s.free()
-			s.run(ctx, c, a, stops)
+			free := sync.OnceFunc(s.free)
+			defer free()
+			s.run(ctx, c, a, stops, free)
 		}()
 	}
 }

@@ -173,11 +173,12 @@ func (l *loop) claimListed(ctx context.Context) int {
 		l.inFlight[name] = true
 		tried++
 		l.wg.Go(func() {
+			free := sync.OnceFunc(l.s.free)
 			defer func() {
 				l.mu.Lock()
 				delete(l.inFlight, name)
 				l.mu.Unlock()
-				l.s.free()
+				free()
 			}()
 			c, a, stops, ok := l.r.claim(ctx, name, func() {
 				l.mu.Lock()
@@ -185,7 +186,7 @@ func (l *loop) claimListed(ctx context.Context) int {
 				l.mu.Unlock()
 			})
 			if ok {
-				l.r.perform(l.handlerCtx, c, a, stops)
+				l.r.perform(l.handlerCtx, c, a, stops, free)
 			}
 		})
 	}
