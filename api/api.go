@@ -61,10 +61,11 @@ type Failure struct {
 // Cancel is a job's cancel request.
 type Cancel struct {
 	Reason string `json:"reason"`
-	// Time is when the cancel was made, in a history's step (the time
-	// stamped on the cancel, job.Result.At), where it is known. A
-	// summary has none: the job keeps its cancel's reason, not its time,
-	// and finding the step would cost the whole history.
+	// Time is when the cancel was made: the time stamped on the cancel
+	// (job.Result.At, the clock of the runner or command that made it),
+	// kept by the job beside the reason (job.Job.CancelTime) and by the
+	// history's step that applied it. Absent where it is not known: a
+	// job cancelled before jobs kept it.
 	Time *time.Time `json:"time,omitempty"`
 }
 
@@ -143,6 +144,33 @@ type Step struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// Waits are the timers the step armed (retries, deadlines).
 	Waits []Timer `json:"waits,omitempty"`
+	// Ignored are the results the reducer did not apply while the job
+	// was at this version: those of the batch that made it, and of later
+	// batches that applied nothing, oldest first. Only from a store that
+	// journals them (store.IgnoreJournal), which keeps a job's newest
+	// store.MaxIgnored.
+	Ignored []IgnoredResult `json:"ignored,omitempty"`
+}
+
+// IgnoredResult is a result the reducer did not apply, and why.
+type IgnoredResult struct {
+	ActionID string `json:"action_id"`
+	// Path and Action name the node, when the result is an action's or a
+	// timer's; Timer marks a timer's firing, Cancel a cancel.
+	Path   string `json:"path"`
+	Action string `json:"action,omitempty"`
+	Timer  bool   `json:"timer,omitempty"`
+	Cancel bool   `json:"cancel,omitempty"`
+	// Reason is why it was ignored: duplicate, stale_attempt, stopped,
+	// job_done, not_dispatched, timer_not_pending or unknown_action;
+	// Detail says more (for unknown_action).
+	Reason string `json:"reason"`
+	Detail string `json:"detail,omitempty"`
+	OK     bool   `json:"ok"`
+	// Error is a failure's message, clipped to store.MaxIgnoredError
+	// bytes; outputs are not kept.
+	Error string     `json:"error,omitempty"`
+	At    *time.Time `json:"at,omitempty"`
 }
 
 // Result is one result a step applied.
@@ -227,6 +255,9 @@ func SummaryOf(j job.Job) Summary {
 	}
 	if why, ok := j.Cancelled(); ok {
 		s.Cancel = &Cancel{Reason: why}
+		if at, ok := j.CancelTime(); ok {
+			s.Cancel.Time = &at
+		}
 	}
 	return s
 }

@@ -27,6 +27,10 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		}
 		return true
 	})
+	ignored := map[uint64][]IgnoredResult{}
+	for _, x := range h.Ignored {
+		ignored[x.Version] = append(ignored[x.Version], ignoredOf(x, names))
+	}
 	full := func() bool { return limit > 0 && len(out.Steps) >= limit }
 	j := h.Origin
 	armed := map[string]bool{}
@@ -52,6 +56,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			c = c.UTC()
 			st.Time = &c
 		}
+		st.Ignored = ignored[st.Version]
 		out.Steps = append(out.Steps, st)
 	}
 	cancelID := job.CancelResult(j.ID(), "-").ActionID
@@ -94,6 +99,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			last = last.UTC()
 			st.Time = &last
 		}
+		st.Ignored = ignored[st.Version]
 		out.Steps = append(out.Steps, st)
 	}
 	return out, nil
@@ -130,3 +136,31 @@ func resultOf(r job.Result, names map[string]string) Result {
 	out.Clipped = c1 || c2
 	return out
 }
+
+// ignoredOf returns what the history shows of an ignored result.
+func ignoredOf(x store.Ignored, names map[string]string) IgnoredResult {
+	out := IgnoredResult{ActionID: x.ActionID, Reason: strings.ReplaceAll(x.Reason.String(), " ", "_"), Detail: x.Detail, OK: !x.Failed}
+	if at, ok := utc(x.At); ok {
+		out.At = at
+	}
+	switch {
+	case x.ActionID == cancelActionID:
+		out.Cancel = true
+		out.Error = x.Error // the cancel's reason
+		return out
+	case strings.Contains(x.ActionID, "@"):
+		out.Timer = true
+		if out.Path = x.ActionID[:strings.IndexByte(x.ActionID, '@')]; out.Path == ast.RootPath {
+			out.Path = ""
+		}
+		return out
+	}
+	if p, _, err := job.SplitActionID(x.ActionID); err == nil {
+		out.Path, out.Action = p, names[p]
+	}
+	out.Error = x.Error
+	return out
+}
+
+// cancelActionID is the action ID of a cancel (job.CancelResult).
+var cancelActionID = job.CancelResult("-", "-").ActionID

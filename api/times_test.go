@@ -49,7 +49,8 @@ func TestSummaryTimes(t *testing.T) {
 }
 
 // TestCancelTime: the time stamped on a cancel is the cancel's time in
-// the history's step; a cancel without one has none.
+// the history's step and in the job's summary; a cancel without one has
+// none.
 func TestCancelTime(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, at := range []time.Time{t0.Add(time.Hour), {}} {
@@ -73,8 +74,8 @@ func TestCancelTime(t *testing.T) {
 		if last.Cancel == nil || last.Cancel.Reason != "stop" || (last.Cancel.Time == nil) != at.IsZero() || last.Cancel.Time != nil && !last.Cancel.Time.Equal(at) {
 			t.Errorf("history step cancel: %+v, want the time %v", last.Cancel, at)
 		}
-		if s := api.SummaryOf(next.Job); s.Cancel == nil || s.Cancel.Reason != "stop" || s.Cancel.Time != nil {
-			t.Errorf("summary cancel: %+v", s.Cancel)
+		if s := api.SummaryOf(next.Job); s.Cancel == nil || s.Cancel.Reason != "stop" || (s.Cancel.Time == nil) != at.IsZero() || s.Cancel.Time != nil && !s.Cancel.Time.Equal(at) {
+			t.Errorf("summary cancel: %+v, want the time %v", s.Cancel, at)
 		}
 	}
 }

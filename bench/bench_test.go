@@ -712,8 +712,8 @@ func TestServe(t *testing.T) {
 			}
 			rows := tableRows(t, out.String(), format == "markdown")
 			thr, ratios, events, idle := rows["per op"], rows["paired"], rows["median"], rows["rss added"]
-			if len(thr) != 11 || len(ratios) != 7 || len(events) != 1 || len(idle) != 1 {
-				t.Fatalf("got %d throughput rows, %d ratios, %d event rows and %d idle rows, want 11, 7, 1 and 1:\n%s",
+			if len(thr) != 11 || len(ratios) != 7 || len(events) != 2 || len(idle) != 1 {
+				t.Fatalf("got %d throughput rows, %d ratios, %d event rows and %d idle rows, want 11, 7, 2 and 1:\n%s",
 					len(thr), len(ratios), len(events), len(idle), out.String())
 			}
 			engines := map[string]int{}
@@ -733,16 +733,19 @@ func TestServe(t *testing.T) {
 					t.Errorf("%s %s: check %q", row["scenario"], row["ratio"], row["check"])
 				}
 			}
-			positiveDur(t, events[0], "median", events[0]["median"])
-			positiveDur(t, events[0], "p99", events[0]["p99"])
-			if events[0]["streams"] != "2" || events[0]["samples"] != "8.00" {
-				t.Errorf("events row %v, want 2 streams and 8 samples (2 streams, 3 steps and the last)", events[0])
+			for i, where := range []string{"through the route", "on the bare hub"} {
+				positiveDur(t, events[i], "median", events[i]["median"])
+				positiveDur(t, events[i], "p99", events[i]["p99"])
+				if events[i]["streams"] != "2" || events[i]["samples"] != "8.00" || !strings.HasSuffix(events[i]["scenario"], where) {
+					t.Errorf("events row %v, want 2 streams and 8 samples (2 streams, 3 steps and the last), %s", events[i], where)
+				}
 			}
 			if idle[0]["streams"] != "10" || !strings.HasSuffix(idle[0]["rss added"], " MB") {
 				t.Errorf("idle row %v, want 10 streams and the memory they added", idle[0])
 			}
 			for _, want := range []string{"submit bolt http/go (throughput)", "target at least 0.8x", "status flat 1,000/10 actions (time per read)",
-				"list flat 1,000/10 jobs", "event latency with 2 streams: median", "10 idle streams add", "measured on server/live's Hub directly"} {
+				"list flat 1,000/10 jobs", "event latency with 2 streams, through the route: median", "event latency with 2 streams, on the bare hub: median",
+				"10 idle streams add", "through the server's /api/v1/jobs/{id}/events route"} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())
 				}

@@ -83,9 +83,12 @@ func serveFigures() []serveFigure {
 			About: "GET /api/v1/jobs, the first page (100 jobs), of 1,000 jobs stored"},
 		{Name: "list-big-http", Kind: kindList, Store: storeMemory, Eng: engHTTP, Ops: 1000, Size: 100_000,
 			About: "the same of 100,000 jobs stored"},
+		{Name: "events-http", Kind: kindEvents, Store: storeMemory, Eng: engHTTP, Size: 100, Steps: 20,
+			About: "GET /api/v1/jobs/{id}/events from the server as shipped (server.New with its hub notified by runner/inmem's Hooks.Step, " +
+				"a write token, request logs, metrics, on 127.0.0.1): one job whose actions finish one at a time, a step every 110ms " +
+				"(just over the hub's 10 events a second), read by every stream; from Hooks.Step to the client's reading the step event"},
 		{Name: "events-live", Kind: kindEvents, Store: storeMemory, Eng: engLive, Size: 100, Steps: 20,
-			About: "server/live's Hub (live.New, ServeJob) on an httptest server, notified by runner/inmem's Hooks.Step; " +
-				"one job whose actions finish one at a time, a step every 110ms (just over the hub's 10 events a second), read by every stream"},
+			About: "the same on server/live's Hub served bare (live.New, ServeJob on an httptest server): what the route adds"},
 		{Name: "idle-live", Kind: kindIdle, Store: storeMemory, Eng: engLive, Size: 1000,
 			About: "resident memory (VmRSS) the process gains when that many streams are opened on a running job and left idle; the clients are raw sockets in the same process"},
 	}

@@ -82,7 +82,7 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	switch f.Kind {
 	case kindEvents:
-		res.Latency, err = measureEvents(ctx, f)
+		res.Latency, err = measureEvents(ctx, f, dir)
 		return res, err
 	case kindIdle:
 		res.Idle, err = measureIdle(ctx, f)

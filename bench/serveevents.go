@@ -1,9 +1,10 @@
 package main
 
-// The event figures of -serve, measured on server/live's Hub directly
-// (live.New, ServeJob on an httptest server on loopback), notified by
-// runner/inmem's Hooks.Step: the server's event routes were being wired
-// when this was written, and these figures need not wait for them.
+// The event figures of -serve: the latency from the save (runner/inmem's
+// Hooks.Step) to the event read by a client, through the server's event
+// route as 'baton serve' ships it (events-http) and, for comparison, on
+// server/live's Hub served bare (events-live); and the memory idle streams
+// cost (on the bare hub).
 
 import (
 	"bufio"
@@ -11,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +34,7 @@ import (
 	"github.com/batonwf/baton/metrics"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
+	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store"
 )
@@ -46,15 +49,20 @@ const gateAction = "gate"
 const stepGap = time.Second/live.DefaultMaxRate + 10*time.Millisecond
 
 // liveEnv is a runner/inmem on the memory store, with metrics, whose
-// Hooks.Step notifies a live.Hub served on an httptest server, and a
-// job of gate actions in a seq.
+// Hooks.Step notifies a live.Hub, and a job of gate actions in a seq. The
+// hub is served bare on an httptest server, or by the server as shipped
+// (server.New with the hub, a write token, request logs to a file,
+// metrics, 'baton serve's timeouts) on 127.0.0.1.
 type liveEnv struct {
-	hub    *live.Hub
-	srv    *httptest.Server
-	runner *inmem.Runner
-	ran    chan error
-	gate   chan struct{}
-	id     job.ID
+	hub       *live.Hub
+	srv       *httptest.Server // the bare hub's; nil through the server
+	base      string           // the server's base URL
+	token     string           // the token streams send; "" for the bare hub
+	closeHTTP func() error
+	runner    *inmem.Runner
+	ran       chan error
+	gate      chan struct{}
+	id        job.ID
 
 	mu      sync.Mutex
 	stepAt  map[uint64]time.Time // when Hooks.Step saw each version of the job
@@ -62,9 +70,10 @@ type liveEnv struct {
 }
 
 // startLive starts a liveEnv, its hub taking at most streams streams
-// (live.DefaultMaxStreams as the server's default, or more), and submits
-// its job of n gate actions.
-func startLive(ctx context.Context, n, streams int) (*liveEnv, error) {
+// (live.DefaultMaxStreams as the server's default, or more), served
+// through the server as shipped when route is set (its request log in
+// dir), and submits its job of n gate actions.
+func startLive(ctx context.Context, n, streams int, route bool, dir string) (*liveEnv, error) {
 	e := &liveEnv{gate: make(chan struct{}), id: "events", stepAt: map[uint64]time.Time{}, stepped: make(chan uint64, n+16), ran: make(chan error, 1)}
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
@@ -102,13 +111,20 @@ func startLive(ctx context.Context, n, streams int) (*liveEnv, error) {
 		return nil, err
 	}
 	go func() { e.ran <- e.runner.Run(ctx) }()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /api/v1/jobs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
-		if err := e.hub.ServeJob(w, r, job.ID(r.PathValue("id")), eventEncoder{}); err != nil {
-			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+	if route {
+		if err := e.serveShipped(m, st, reg, dir); err != nil {
+			return nil, errors.Join(err, e.close())
 		}
-	})
-	e.srv = httptest.NewServer(mux)
+	} else {
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /api/v1/jobs/{id}/events", func(w http.ResponseWriter, r *http.Request) {
+			if err := e.hub.ServeJob(w, r, job.ID(r.PathValue("id")), eventEncoder{}); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+			}
+		})
+		e.srv = httptest.NewServer(mux)
+		e.base = e.srv.URL
+	}
 	acts := make([]ast.Node, n)
 	for i := range acts {
 		acts[i] = ast.Act(gateAction, nil)
@@ -119,7 +135,40 @@ func startLive(ctx context.Context, n, streams int) (*liveEnv, error) {
 	return e, nil
 }
 
-func (e *liveEnv) url() string { return e.srv.URL + "/api/v1/jobs/" + string(e.id) + "/events" }
+// serveShipped serves the hub as 'baton serve' does: server.New over the
+// runner's store with the hub, a write token, one JSON log line per
+// request to a file in dir, metrics' handler and middleware, and the
+// server's timeouts, on 127.0.0.1.
+func (e *liveEnv) serveShipped(m *metrics.Metrics, st store.Store, reg *runner.Registry, dir string) error {
+	logs, err := os.Create(dir + "/events-requests.log")
+	if err != nil {
+		return err
+	}
+	tokens, err := server.ParseTokens([]byte("write " + benchToken + "\n"))
+	if err != nil {
+		return errors.Join(err, logs.Close())
+	}
+	h, err := server.New(server.Options{Store: st, Runner: server.Local{Runner: e.runner, Registry: reg, Capacity: serveWorkers},
+		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Hub: e.hub, Streams: m.Streams(), Middleware: m.Middleware})
+	if err != nil {
+		return errors.Join(err, logs.Close())
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	mux.Handle("/", h)
+	hs := &http.Server{Handler: mux,
+		ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
+		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes}
+	base, closeHTTP, err := serveLoopback(hs)
+	if err != nil {
+		return errors.Join(err, logs.Close())
+	}
+	e.base, e.token = base, benchToken
+	e.closeHTTP = func() error { return errors.Join(closeHTTP(), logs.Close()) }
+	return nil
+}
+
+func (e *liveEnv) url() string { return e.base + "/api/v1/jobs/" + string(e.id) + "/events" }
 
 // step lets the running action end and returns the version of the step
 // that applied its result, once Hooks.Step saw it.
@@ -143,8 +192,13 @@ func (e *liveEnv) close() error {
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := e.hub.Shutdown(sctx)
-	e.srv.CloseClientConnections()
-	e.srv.Close()
+	if e.srv != nil {
+		e.srv.CloseClientConnections()
+		e.srv.Close()
+	}
+	if e.closeHTTP != nil {
+		err = errors.Join(err, e.closeHTTP())
+	}
 	return errors.Join(err, e.runner.Close(), <-e.ran)
 }
 
@@ -153,8 +207,8 @@ func (e *liveEnv) close() error {
 // read the previous step, then the last one (the job ends), and measures
 // for every stream and step (f.Steps+1 each) the time from Hooks.Step
 // to the client's reading the step event.
-func measureEvents(ctx context.Context, f serveFigure) (*latencyStats, error) {
-	e, err := startLive(ctx, f.Steps+1, f.Size)
+func measureEvents(ctx context.Context, f serveFigure, dir string) (*latencyStats, error) {
+	e, err := startLive(ctx, f.Steps+1, f.Size, f.Eng == engHTTP, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -215,6 +269,9 @@ func (e *liveEnv) follow(ctx context.Context, hc *http.Client, seen *atomic.Uint
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.url(), nil)
 	if err != nil {
 		return err
+	}
+	if e.token != "" {
+		req.Header.Set("Authorization", "Bearer "+e.token)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -277,7 +334,7 @@ func waitAll(ctx context.Context, seen []atomic.Uint64, v uint64) error {
 // that reads the stream's headers and snapshot and then nothing, and
 // returns the resident memory and Go heap the process gained.
 func measureIdle(ctx context.Context, f serveFigure) (*idleStats, error) {
-	e, err := startLive(ctx, 1, f.Size+1) // and the stream opened first
+	e, err := startLive(ctx, 1, f.Size+1, false, "") // and the stream opened first
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,9 @@ import (
 //	6  flag 4: a leaf whose own deadline stopped its attempt in flight
 //	   (so that a late result of it is told from a duplicate); written
 //	   when a node has it
-const Format = 6
+//	7  "cancel_at" (Unix nanoseconds: when the cancel was made, the time
+//	   stamped on its result); written when the cancel carried a time
+const Format = 7
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -76,6 +78,10 @@ func Encode(j Job) ([]byte, error) {
 	if j.cancel != "" {
 		b = append(b, `,"cancel":`...)
 		b = appendString(b, j.cancel)
+	}
+	if j.cancelAt != 0 {
+		b = append(b, `,"cancel_at":`...)
+		b = strconv.AppendInt(b, j.cancelAt, 10)
 	}
 	b = append(b, `,"workflow":`...)
 	b = append(b, workflow...)
@@ -162,6 +168,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.cancelAt != 0:
+		return 7
 	case j.hasStopped():
 		return 6
 	case j.t.prioritised:
@@ -214,6 +222,7 @@ type encoded struct {
 	Version  uint64          `json:"version"`
 	Clock    *int64          `json:"clock"`
 	Cancel   *string         `json:"cancel"`
+	CancelAt *int64          `json:"cancel_at"`
 	Timers   [][]int64       `json:"timers"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
@@ -355,6 +364,15 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("an empty cancel reason written")
 		}
 		j.cancel = *enc.Cancel
+	}
+	if enc.CancelAt != nil {
+		switch {
+		case *enc.Format < 7:
+			return corrupt("a cancel's time in format %d (format 7 holds it)", *enc.Format)
+		case *enc.CancelAt == 0 || enc.Cancel == nil:
+			return corrupt("cancel_at %d without a cancel, or zero", *enc.CancelAt)
+		}
+		j.cancelAt = *enc.CancelAt
 	}
 	for k, f := range enc.Timers {
 		if len(f) != 4 || f[0] < 0 || f[0] >= int64(len(t.nodes)) || (f[1] != timerRetry && f[1] != timerDeadline) || f[2] < 0 || f[2] > 1<<31-1 {

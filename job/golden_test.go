@@ -52,6 +52,24 @@ var goldenFormats = map[int]struct {
 	4: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
 	5: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
 	6: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
+	7: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba77), job.StartedAt(time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC))}, goldenCancelTimeCases},
+}
+
+// goldenCancelTimeCases are the histories kept at format 7: a cancel
+// stamped with its time ("cancel_at"), as runners stamp theirs.
+func goldenCancelTimeCases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "cancelled-at",
+			about: "a job cancelled with a time while a try's body ran: its finally still runs; the job keeps the cancel's reason and time",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "order-13", ast.Seq(ast.Act("charge", 1), ast.Try(ast.Act("pack", 2), ast.Finally(ast.Act("release", 2)))),
+					map[string]string{"seq[0]#1": "ok"},
+					map[string]string{"@cancel": "cancel-at:the parcel was lost"},
+				)
+			},
+		},
+	}
 }
 
 // goldenStoppedCases are the histories kept at format 6: a leaf whose own
@@ -230,7 +248,8 @@ func goldenGraphCases() []goldenCase {
 // goldenPlay starts w and applies the batches in turn; each batch maps an
 // action ID to its outcome: "ok", "ok:OUTPUT", "fail:MESSAGE" or
 // "fail-kind:KIND:MESSAGE"; a timer ID to "fire" (at its due time); or
-// any key to "cancel:REASON" (job.CancelResult).
+// any key to "cancel:REASON" (job.CancelResult), or "cancel-at:REASON" for one
+// stamped with the batch's time.
 func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]string) (job.Job, error) {
 	trJ, err := job.New(id, w, opts...)
 	j, acts := trJ.Job, trJ.Actions
@@ -261,6 +280,12 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 		for _, id := range ids {
 			if v, ok := strings.CutPrefix(b[id], "cancel:"); ok {
 				rs = append(rs, job.CancelResult(j.ID(), v))
+				continue
+			}
+			if v, ok := strings.CutPrefix(b[id], "cancel-at:"); ok {
+				r := job.CancelResult(j.ID(), v)
+				r.At = at
+				rs = append(rs, r)
 				continue
 			}
 			if b[id] == "fire" {

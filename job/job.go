@@ -102,6 +102,9 @@ type Job struct {
 	timers []pending
 	clock  int64  // Unix nanoseconds: the latest time applied (Clock)
 	cancel string // the reason the job was cancelled with; "" if it was not
+	// cancelAt is when the cancel was made (its result's At), Unix
+	// nanoseconds; 0 when the cancel carried no time, or there was none.
+	cancelAt int64
 }
 
 // ID returns the job's ID.
@@ -134,6 +137,18 @@ func (j Job) Status() Status {
 // was. A cancelled job may still be running its finally blocks; it ends
 // with StatusCancelled.
 func (j Job) Cancelled() (reason string, ok bool) { return j.cancel, j.cancel != "" }
+
+// CancelTime returns when the job was cancelled: the time stamped on the
+// cancel that applied (the At of its CancelResult, which runners set to
+// their clock), and whether there is one. A job not cancelled, or
+// cancelled by a result with no time (one stored before jobs kept it),
+// has none.
+func (j Job) CancelTime() (time.Time, bool) {
+	if j.cancelAt == 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, j.cancelAt).UTC(), true
+}
 
 // Done reports whether the job has finished, well or badly.
 func (j Job) Done() bool { return j.Status().Settled() }

@@ -219,6 +219,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 			e.expire(k.node)
 		case timerCancel:
 			e.j.cancel = k.r.Error
+			if !k.r.At.IsZero() {
+				e.j.cancelAt = k.r.At.UnixNano()
+			}
 			if e.get(0).flags&flagExpired == 0 {
 				e.expire(0)
 			}

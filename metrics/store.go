@@ -48,6 +48,8 @@ var (
 	_ store.Historian = (*timedStore)(nil)
 	_ store.Deleter   = (*timedStore)(nil)
 	_ store.Sweeper   = (*timedStore)(nil)
+
+	_ store.IgnoreJournal = (*timedStore)(nil)
 )
 
 // time observes, under op, the time since start.
@@ -111,6 +113,13 @@ func (t *timedStore) Cached(id job.ID) (job.Job, bool) {
 		return c.Cached(id)
 	}
 	return job.Job{}, false
+}
+
+// JournalIgnored passes ignored results on to st, through
+// store.JournalIgnored (errors.ErrUnsupported when st keeps none). Not
+// timed: it is written only when results were ignored.
+func (t *timedStore) JournalIgnored(ctx context.Context, id job.ID, ig []store.Ignored) error {
+	return store.JournalIgnored(ctx, t.st, id, ig)
 }
 
 // Close closes st.

@@ -224,10 +224,12 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 					switch {
 					case err == nil:
 						e.reportIgnored(ctx, id, tr.Ignored)
+						e.journalIgnored(ctx, id, tr.Job.Version(), tr.Ignored)
 						e.committed(ctx, tr, start, true)
 						return tr, nil
 					case errors.Is(err, ErrNotDispatched):
 						e.reportIgnored(ctx, id, tr.Ignored)
+						e.journalIgnored(ctx, id, tr.Job.Version(), tr.Ignored)
 						e.committed(ctx, tr, start, false)
 						return tr, fmt.Errorf("job %s: %w", id, err)
 					case !errors.Is(err, store.ErrConflict):
@@ -248,6 +250,7 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 		}
 		e.reportIgnored(ctx, id, tr.Ignored)
 		if !tr.Changed() {
+			e.journalIgnored(ctx, id, j.Version(), tr.Ignored)
 			if redelivered(tr.Ignored) && !j.Done() {
 				acts := j.Outstanding()
 				if err := e.o.Transport.Dispatch(ctx, acts, j.Timers()); err != nil {
@@ -260,9 +263,11 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 		err = e.o.Transport.Commit(ctx, tr, consumed)
 		switch {
 		case err == nil:
+			e.journalIgnored(ctx, id, tr.Job.Version(), tr.Ignored)
 			e.committed(ctx, tr, start, true)
 			return tr, nil
 		case errors.Is(err, ErrNotDispatched):
+			e.journalIgnored(ctx, id, tr.Job.Version(), tr.Ignored)
 			e.committed(ctx, tr, start, false)
 			return tr, fmt.Errorf("job %s: %w", id, err)
 		case errors.Is(err, store.ErrConflict) && attempt < e.o.ConflictRetries && ctx.Err() == nil:
@@ -346,6 +351,25 @@ func (e *Engine[R]) reportIgnored(ctx context.Context, id job.ID, ig []job.Ignor
 		e.log.LogAttrs(ctx, lvl, "result ignored", slog.String("job", string(id)), slog.String("action", x.Result.ActionID),
 			slog.String("reason", x.Reason.String()), slog.String("detail", x.Detail))
 		e.o.Hooks.ignored(id, x)
+	}
+}
+
+// journalIgnored journals the results a transition ignored at version v
+// (the version it made, or the job's when it applied nothing) in a store
+// that keeps them (store.IgnoreJournal), after the transition's commit,
+// so that the history shows them. A failure is logged, not returned: the
+// results were ignored either way; the history only misses them.
+func (e *Engine[R]) journalIgnored(ctx context.Context, id job.ID, v uint64, ig []job.Ignored) {
+	if len(ig) == 0 {
+		return
+	}
+	err := store.JournalIgnored(ctx, e.o.Store, id, store.IgnoredOf(v, ig))
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		lvl := slog.LevelWarn
+		if errors.Is(err, store.ErrNotFound) {
+			lvl = slog.LevelDebug // deleted meanwhile
+		}
+		e.log.LogAttrs(ctx, lvl, "ignored results not journaled", slog.String("job", string(id)), slog.Int("results", len(ig)), slog.Any("error", err))
 	}
 }
 

@@ -38,11 +38,14 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 	if err := s.checkActions(r.Context(), root); err != nil {
 		return err
 	}
-	// A retry of a submit that was done is answered from the store.
-	if err := s.existing(r.Context(), w, id, root); !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
+	// A retry of a submit that was done is told by the store's
+	// create-if-absent (store.ErrExists), and answered from the store.
 	if err := s.checkUnfinished(r.Context()); err != nil {
+		// A retry of a job that exists is no new job: answered as such
+		// though the server takes no more.
+		if e := s.existing(r.Context(), w, id, root); !errors.Is(e, store.ErrNotFound) {
+			return e
+		}
 		return err
 	}
 	if err := s.submitter.Submit(r.Context(), id, root); err != nil {
@@ -57,12 +60,15 @@ func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
 	s.mu.Lock()
 	s.unfinished++
 	s.mu.Unlock()
-	j, err := s.st.Load(r.Context(), id)
+	// The answer is the job as created (job.New: the version and the
+	// actions it dispatched), with the times the store tells (store.Stat,
+	// one job's record): the job is not read back.
+	tr, err := job.New(id, root)
 	if err != nil {
-		return s.storeProblem(err, id, "load the submitted")
+		return s.storeProblem(err, id, "summarise the submitted")
 	}
 	w.Header().Set("Location", "/api/v1/jobs/"+url.PathEscape(string(id)))
-	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(j)))
+	writeJSON(w, http.StatusCreated, s.stored(r.Context(), api.SummaryOf(tr.Job)))
 	return nil
 }
 
@@ -172,22 +178,41 @@ func (s *srv) unknownActions(ctx context.Context, root ast.Node) ([]string, bool
 
 // checkUnfinished refuses a submit past MaxUnfinished. The count is the
 // store's listing of unfinished jobs (at most MaxUnfinished read), taken
-// at most once a second, plus the submits this server made since.
+// at most once a second (and again at each submit while the count is at
+// the bound), plus the submits this server made since. The listing is
+// taken outside the server's lock, by one submit at a time: the others
+// go on with the count they have, and no submit waits for a listing that
+// another one takes.
 func (s *srv) checkUnfinished(ctx context.Context) error {
 	if s.maxUnfinished < 0 || s.lister == nil {
 		return nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if now := s.now(); now.Sub(s.countAt) >= time.Second || s.unfinished >= s.maxUnfinished {
+	now := s.now()
+	recount := !s.counting && (now.Sub(s.countAt) >= time.Second || s.unfinished >= s.maxUnfinished)
+	if recount {
+		s.counting, s.countAt = true, now
+	}
+	s.mu.Unlock()
+	if recount {
 		infos, err := s.lister.List(ctx, store.Query{Unfinished: true, Limit: s.maxUnfinished})
+		s.mu.Lock()
+		s.counting = false
+		if err != nil {
+			s.countAt = time.Time{}
+		} else {
+			s.unfinished = len(infos)
+		}
+		s.mu.Unlock()
 		if err != nil {
 			return newProblem(CodeStoreUnavailable, "count the unfinished jobs: "+err.Error())
 		}
-		s.unfinished, s.countAt = len(infos), now
 	}
-	if s.unfinished >= s.maxUnfinished {
-		p := newProblem(CodeTooManyJobs, fmt.Sprintf("%d jobs are unfinished, the most this server takes (--max-unfinished); submit again once some have finished", s.unfinished))
+	s.mu.Lock()
+	n := s.unfinished
+	s.mu.Unlock()
+	if n >= s.maxUnfinished {
+		p := newProblem(CodeTooManyJobs, fmt.Sprintf("%d jobs are unfinished, the most this server takes (--max-unfinished); submit again once some have finished", n))
 		p.retryAfter = 5
 		return p
 	}

@@ -38,6 +38,8 @@ type memEntry struct {
 	// created and updated are when Create and the last write were
 	// called, in UTC (Info.Created, Info.Updated).
 	created, updated time.Time
+	// ignored is the journal of ignored results, the newest MaxIgnored.
+	ignored []Ignored
 }
 
 // info is what List and Stat tell of the entry.
@@ -48,10 +50,11 @@ func (e *memEntry) info() Info {
 }
 
 var (
-	_ Lister    = (*Memory)(nil)
-	_ Stater    = (*Memory)(nil)
-	_ Historian = (*Memory)(nil)
-	_ Deleter   = (*Memory)(nil)
+	_ Lister        = (*Memory)(nil)
+	_ Stater        = (*Memory)(nil)
+	_ IgnoreJournal = (*Memory)(nil)
+	_ Historian     = (*Memory)(nil)
+	_ Deleter       = (*Memory)(nil)
 )
 
 // NewMemory returns an empty memory store.
@@ -142,7 +145,24 @@ func (m *Memory) History(ctx context.Context, id job.ID) (History, error) {
 	if !ok {
 		return History{}, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
-	return History{Origin: e.origin, Steps: slices.Clone(e.steps)}, nil
+	return History{Origin: e.origin, Steps: slices.Clone(e.steps), Ignored: slices.Clone(e.ignored)}, nil
+}
+
+// JournalIgnored implements IgnoreJournal.
+func (m *Memory) JournalIgnored(ctx context.Context, id job.ID, ig []Ignored) error {
+	if err := m.lock(ctx); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	e, ok := m.jobs[id]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	e.ignored = append(e.ignored, ig...)
+	if n := len(e.ignored) - MaxIgnored; n > 0 {
+		e.ignored = slices.Delete(e.ignored, 0, n)
+	}
+	return nil
 }
 
 // Stat implements Stater.

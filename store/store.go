@@ -219,6 +219,10 @@ func InfoOf(j job.Job) Info {
 type History struct {
 	Origin job.Job
 	Steps  []job.Step
+	// Ignored are the newest results the job's transitions ignored (at
+	// most MaxIgnored), oldest first, from a store that journals them
+	// (IgnoreJournal); nil from one that does not.
+	Ignored []Ignored
 }
 
 // Latest returns the newest version of the job the history holds.

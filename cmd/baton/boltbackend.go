@@ -74,7 +74,11 @@ func (b *boltBackend) cancel(ctx context.Context, id job.ID, reason string) (str
 	if err != nil {
 		return "", withCode(storeExit(err), err)
 	}
-	tr, err := job.Cancel(j, reason)
+	// Stamped, as the runners stamp theirs: the job keeps when it was
+	// cancelled, and its clock (and retention) counts from the cancel.
+	res := job.CancelResult(id, reason)
+	res.At = time.Now().UTC()
+	tr, err := job.Restart(j, []job.Result{res})
 	if err == nil {
 		err = store.Commit(ctx, b.st, tr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
@@ -20,6 +21,7 @@ func TestCancel(t *testing.T) {
 		"plain":   ast.Seq(ast.Act("log", "a"), ast.Act("log", "b")),
 		"cleanup": ast.Try(ast.Act("log", "body"), ast.Finally(ast.Act("log", "cleanup"))),
 	})
+	before := time.Now()
 	r := baton(t, "cancel", "plain", "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "job plain cancelled at v2\n")
 	r = baton(t, "cancel", "--reason", "customer asked", "cleanup", "--store", db).want(t, exitOK)
@@ -41,6 +43,10 @@ func TestCancel(t *testing.T) {
 		}
 		if why, ok := j.Cancelled(); j.Status() != job.StatusCancelled || !ok || why != want {
 			t.Errorf("job %s: %s, cancelled %q %v; want cancelled %q\n%s", id, j.Status(), why, ok, want, job.Describe(j))
+		}
+		// The cancel carries its time, as a runner's does.
+		if at, ok := j.CancelTime(); !ok || at.Before(before.Add(-time.Second)) || at.After(time.Now()) {
+			t.Errorf("job %s: cancel time %v, %v; want one from %v on", id, at, ok, before)
 		}
 		if id == "plain" {
 			if settled, _ := j.Progress(); settled != 0 {

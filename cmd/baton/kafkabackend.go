@@ -180,3 +180,28 @@ func (noJobs) close() {}
 func (b *kafkaBackend) resume(context.Context, *cli, []job.ID, resumeOptions) error {
 	return fmt.Errorf("resume: not with --kafka: the restarters resume by themselves ('baton worker %s')", b.hint())
 }
+
+// listWorkers returns the members of the prefix's workers group, for
+// 'baton serve --kafka' (GET /api/v1/workers): each with the name,
+// capacity and join time it announced and the actions it serves. Busy is
+// 0: the group tells who serves, not what runs.
+func (b *kafkaBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
+	if b.kj.st == nil {
+		return []api.Worker{}, nil // no topics: no workers
+	}
+	infos, err := b.kj.st.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Worker, len(infos))
+	for i, w := range infos {
+		out[i] = api.Worker{Name: w.Name, Capacity: w.Capacity, Actions: w.Actions}
+		if !w.Since.IsZero() {
+			since := w.Since.UTC()
+			out[i].Since = &since
+		}
+	}
+	return out, nil
+}
+
+var _ workerLister = (*kafkaBackend)(nil)

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/client"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -32,6 +33,28 @@ func TestServeKafka(t *testing.T) {
 		t.Fatalf("hello: %+v, %v", sum, err)
 	}
 	contains(t, "serve's stdout", p.out.String(), "hello par[0]#1: a\n")
+	// Its worker is listed, as the workers' group tells it.
+	for {
+		ws, err := c.Workers(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ws.Known {
+			t.Fatalf("serve --kafka does not know its workers: %+v", ws)
+		}
+		if len(ws.Workers) == 1 && len(ws.Workers[0].Actions) > 0 {
+			w := ws.Workers[0]
+			if w.Name != "serve" || w.Capacity != 2 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep" || w.Since == nil {
+				t.Fatalf("the worker: %+v", w)
+			}
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the worker was never listed: %+v", ws)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	r := baton(t, "submit", writeWorkflow(t, "fail.json", failJSON), "--server", url, "--id", "bad", "--wait", "--quiet").want(t, exitFailed)
 	contains(t, "stdout", r.stdout, "bad\njob bad failed at seq[1].body (fail): boom: 3/4 actions settled")
 	// The same text through the server as from the topics.

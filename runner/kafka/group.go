@@ -22,6 +22,10 @@ type member struct {
 	topics []string
 	log    *slog.Logger
 	timing GroupTiming
+	// balancers are the group's assignors; nil means kafka-go's default.
+	// The workers' members announce themselves through theirs (see
+	// announce).
+	balancers []kafka.GroupBalancer
 	// serve handles one assigned partition, from offset (kafka.FirstOffset
 	// when the group has committed none). gctx ends with the generation;
 	// ctx with the member. serve must return soon after either ends: the
@@ -139,6 +143,7 @@ func (m *member) run(ctx context.Context) {
 		SessionTimeout:    m.timing.SessionTimeout,
 		RebalanceTimeout:  m.timing.RebalanceTimeout,
 		JoinGroupBackoff:  500 * time.Millisecond,
+		GroupBalancers:    m.balancers,
 		StartOffset:       kafka.FirstOffset,
 		Timeout:           m.cfg.Timeout,
 	})

@@ -84,7 +84,8 @@ func (w *worker) run(ctx context.Context) {
 		defer close(drained)
 		runner.Drain(r.o.DrainTimeout, left, w.drop, w.log)
 	})
-	m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups, serve: w.serve}
+	m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups, serve: w.serve,
+		balancers: announce(announcement{Name: r.o.Name, Capacity: r.o.Workers, Since: r.o.Clock.Now().UTC()})}
 	m.run(ctx)
 	close(left)
 	if !stopDrain() {

@@ -25,6 +25,9 @@
 //	                                   (V=1) and the newest are kept
 //	/baton/jobs/ID/i-INC/step-V        the step record that made version V
 //	                                   (job.EncodeStep): the journal
+//	/baton/jobs/ID/i-INC/ignored/r-SEQ a result a transition ignored
+//	                                   (store.EncodeIgnored): the newest
+//	                                   store.MaxIgnored are kept
 //	/baton/queue/a-RANK-TIME-LEN-ID-ACTION
 //	                                   an action waiting or running: RANK is
 //	                                   10000 minus its priority (5 digits),

@@ -690,7 +690,11 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	if err != nil {
 		return store.History{}, err
 	}
-	return store.History{Origin: origin, Steps: steps}, nil
+	ignored, err := s.ignoredOf(ctx, id, inc)
+	if err != nil {
+		return store.History{}, err
+	}
+	return store.History{Origin: origin, Steps: steps, Ignored: ignored}, nil
 }
 
 // Delete removes a job and its history (the nodes under it, then its

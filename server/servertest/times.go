@@ -15,7 +15,7 @@ import (
 const timesSlack = time.Hour
 
 // testTimes: a summary tells when the job was created and last updated
-// (submit, job, listing), and a cancelled job's history when it was
+// (submit, job, listing), and a cancelled job and its history when it was
 // cancelled, in RFC 3339 UTC.
 func testTimes(t *testing.T, cfg Config) {
 	e := NewEnv(t, cfg, nil)
@@ -66,6 +66,7 @@ func testTimes(t *testing.T, cfg Config) {
 	if c.Cancel == nil {
 		t.Fatalf("cancelled job: %+v", c.Summary)
 	}
+	near("job: cancel time", c.Cancel.Time)
 	h, err := e.Reader.History(ctx, "tc", 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -80,4 +81,7 @@ func testTimes(t *testing.T, cfg Config) {
 		t.Fatalf("history: %d cancels, want 1: %+v", len(cancels), h)
 	}
 	near("history: cancel time", cancels[0].Time)
+	if c.Cancel.Time != nil && cancels[0].Time != nil && !c.Cancel.Time.Equal(*cancels[0].Time) {
+		t.Errorf("cancel time: the job says %v, its history %v", c.Cancel.Time, cancels[0].Time)
+	}
 }

@@ -65,6 +65,10 @@
 //	jobs/<id>/snap/job           job.Encode of the newest snapshot (absent
 //	                             until the first one)
 //	jobs/<id>/steps/<version>    one record per Save: the step's results
+//	jobs/<id>/ignored/<seq>      the results its transitions ignored
+//	                             (store.IgnoreJournal): the newest
+//	                             store.MaxIgnored, one store.EncodeIgnored
+//	                             record each, absent until the first
 //
 // Step keys are the version as 8 big-endian bytes, so they sort in order.
 // A step record is compact binary: a format byte, the number of results,

@@ -327,8 +327,9 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	}
 	defer s.mu.RUnlock()
 	var (
-		origin []byte
-		steps  []job.Step
+		origin  []byte
+		steps   []job.Step
+		ignored []store.Ignored
 	)
 	err := s.view(ctx, id, func(tx *bbolt.Tx) error {
 		jb, err := s.jobBucket(tx, id)
@@ -344,7 +345,10 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 			return err
 		}
 		origin = bytes.Clone(b)
-		steps, err = s.readSteps(jb, id, m, 2)
+		if steps, err = s.readSteps(jb, id, m, 2); err != nil {
+			return err
+		}
+		ignored, err = s.readIgnored(jb, id)
 		return err
 	})
 	if err != nil {
@@ -354,7 +358,7 @@ func (s *Store) History(ctx context.Context, id job.ID) (store.History, error) {
 	if err != nil {
 		return store.History{}, err
 	}
-	return store.History{Origin: o, Steps: steps}, nil
+	return store.History{Origin: o, Steps: steps, Ignored: ignored}, nil
 }
 
 // List implements store.Lister. It reads only the meta records of the jobs

@@ -13,6 +13,8 @@ import (
 // whether or not it succeeded.
 type Counts struct {
 	Create, Save, Load, Stat, List, History, Delete, Sweep int
+	// Journal counts the calls of JournalIgnored (store.IgnoreJournal).
+	Journal int
 	// Cached counts the calls of Cached (the in-memory copy a store may
 	// keep, runner.Cache): no read of the store.
 	Cached int
@@ -21,22 +23,22 @@ type Counts struct {
 // Reads is every call that reads the store: Load, Stat, List and History.
 func (c Counts) Reads() int { return c.Load + c.Stat + c.List + c.History }
 
-// Writes is every call that writes to the store: Create, Save, Delete and
-// Sweep.
-func (c Counts) Writes() int { return c.Create + c.Save + c.Delete + c.Sweep }
+// Writes is every call that writes to the store: Create, Save, Delete,
+// Sweep and JournalIgnored.
+func (c Counts) Writes() int { return c.Create + c.Save + c.Delete + c.Sweep + c.Journal }
 
 // Sub returns c less d: what was counted between two Snapshots.
 func (c Counts) Sub(d Counts) Counts {
 	return Counts{
 		Create: c.Create - d.Create, Save: c.Save - d.Save, Load: c.Load - d.Load, Stat: c.Stat - d.Stat,
 		List: c.List - d.List, History: c.History - d.History, Delete: c.Delete - d.Delete, Sweep: c.Sweep - d.Sweep,
-		Cached: c.Cached - d.Cached,
+		Journal: c.Journal - d.Journal, Cached: c.Cached - d.Cached,
 	}
 }
 
 func (c Counts) String() string {
-	return fmt.Sprintf("create %d, save %d, load %d, stat %d, list %d, history %d, delete %d, sweep %d, cached %d",
-		c.Create, c.Save, c.Load, c.Stat, c.List, c.History, c.Delete, c.Sweep, c.Cached)
+	return fmt.Sprintf("create %d, save %d, load %d, stat %d, list %d, history %d, delete %d, sweep %d, journal %d, cached %d",
+		c.Create, c.Save, c.Load, c.Stat, c.List, c.History, c.Delete, c.Sweep, c.Journal, c.Cached)
 }
 
 // Counting is a store.Store that passes every call to the store it wraps
@@ -45,12 +47,12 @@ func (c Counts) String() string {
 // how long it takes, which no loaded machine can make flaky.
 //
 // It has every optional capability (store.Lister, store.Stater,
-// store.Historian, store.Deleter, store.Sweeper, and Cached, which
-// runner.Cache asks for), each passed on through the helper of package
-// store (store.List, store.Stat, ...), so it answers as the store under it
-// would: errors.ErrUnsupported for a capability that store lacks, Stat
-// from Load for a store that is no Stater, and no cached copy for a store
-// without a cache. It is safe for concurrent use.
+// store.Historian, store.IgnoreJournal, store.Deleter, store.Sweeper, and
+// Cached, which runner.Cache asks for), each passed on through the helper
+// of package store (store.List, store.Stat, ...), so it answers as the
+// store under it would: errors.ErrUnsupported for a capability that store
+// lacks, Stat from Load for a store that is no Stater, and no cached copy
+// for a store without a cache. It is safe for concurrent use.
 type Counting struct {
 	st store.Store
 
@@ -65,6 +67,8 @@ var (
 	_ store.Historian = (*Counting)(nil)
 	_ store.Deleter   = (*Counting)(nil)
 	_ store.Sweeper   = (*Counting)(nil)
+
+	_ store.IgnoreJournal = (*Counting)(nil)
 )
 
 // NewCounting returns a Counting store that wraps st. Closing it closes st.
@@ -144,6 +148,13 @@ func (c *Counting) List(ctx context.Context, q store.Query) ([]store.Info, error
 func (c *Counting) History(ctx context.Context, id job.ID) (store.History, error) {
 	c.count(id, func(n *Counts) *int { return &n.History })
 	return store.LoadHistory(ctx, c.st, id)
+}
+
+// JournalIgnored implements store.IgnoreJournal, through
+// store.JournalIgnored.
+func (c *Counting) JournalIgnored(ctx context.Context, id job.ID, ig []store.Ignored) error {
+	c.count(id, func(n *Counts) *int { return &n.Journal })
+	return store.JournalIgnored(ctx, c.st, id, ig)
 }
 
 // Delete implements store.Deleter, through store.Delete.

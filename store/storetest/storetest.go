@@ -22,7 +22,8 @@ const LongRunLeaves = 2000
 // fresh, empty store per subtest. Run closes every store it gets.
 //
 // The optional capabilities are tested when the store has them: listing
-// (store.Lister), history (store.Historian) and deletion (store.Deleter).
+// (store.Lister), history (store.Historian), the journal of ignored
+// results (store.IgnoreJournal) and deletion (store.Deleter).
 // A subtest that needs one the store lacks says so and is skipped; the
 // ListQuery subtest, for one, needs a Lister.
 func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
@@ -48,6 +49,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"NoStep", testNoStep},
 		{"NotFound", testNotFound},
 		{"History", testHistory},
+		{"Ignored", testIgnored},
 		{"List", testList},
 		{"ListQuery", testListQuery},
 		{"Stat", testStat},
