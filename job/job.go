@@ -359,6 +359,9 @@ type NodeInfo struct {
 	Failure *Failure
 	// Index is the node's position in pre-order, stable for a workflow.
 	Index int
+	// Winner is, for a race that a child won, the path of that child;
+	// "" otherwise.
+	Winner string
 }
 
 // Walk calls f for every node in pre-order (a node before its children, a
@@ -404,6 +407,12 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 		if p, ok := j.pendingTimer(id, timerRetry); ok {
 			ni.Retry = time.Unix(0, p.due).UTC()
 		}
+	}
+	if tn.kind == ast.KindRace && s.pos > 0 {
+		ni.Winner = ast.ChildPath(path, ast.KindRace, int(s.pos-1))
+	}
+	if tn.kind == ast.KindRace && tn.out >= 0 && s.status == StatusSucceeded {
+		ni.Output = j.outputOf(id)
 	}
 	if s.status == StatusFailed {
 		fl := j.failure(id, resOf)
