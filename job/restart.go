@@ -984,7 +984,26 @@ func actionOf(j *Job, id int32, attempt int) Action {
 		}
 	}
 	act.Failure = j.followed(id)
+	if j.t.raced {
+		act.Replica = j.replica(id)
+	}
 	return act
+}
+
+// replica returns which copy of a node with replicas the leaf id is
+// under, the nearest such node deciding, or nil.
+func (j *Job) replica(id int32) *Replica {
+	for c := id; ; {
+		tc := &j.t.nodes[c]
+		p := tc.parent
+		if p < 0 {
+			return nil
+		}
+		if n := j.t.nodes[p].copies; n > 0 {
+			return &Replica{Race: j.t.path(p), Copy: int(tc.edge), Of: int(n)}
+		}
+		c = p
+	}
 }
 
 // followed returns the failure that the rescue or finally nearest above

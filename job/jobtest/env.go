@@ -847,6 +847,9 @@ func describeAction(a job.Action) string {
 	if a.AtMostOnce {
 		s += " at-most-once"
 	}
+	if r := a.Replica; r != nil {
+		s += fmt.Sprintf(" copy %d/%d of %s", r.Copy, r.Of, ast.ShowPath(r.Race))
+	}
 	return s
 }
 
