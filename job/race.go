@@ -104,8 +104,33 @@ func (e *engine) decideRaces() bool {
 		e.setOutput(o, out)
 	}
 	e.stopLosers(p, tp)
+	e.cancelStarts(p)
 	e.settleRace(p, tp, e.mut(p))
 	return true
+}
+
+// cancelStarts cancels the starts queued under the race p that its win
+// forbids (those outside finally blocks), as run would, but now: the
+// losers then settle in the moment that decided the race, so a race
+// around p decides among every child that succeeded in it (an earlier
+// child of the outer race may win only once such a start is cancelled).
+func (e *engine) cancelStarts(p int32) {
+	kept, n := 0, e.startQ.len()
+	for i := range n {
+		st := e.startQ.at(i)
+		if st.checks && e.j.under(st.node, p) && e.j.frozen(st.node) {
+			switch {
+			case st.kind == startBegin:
+				e.settle(st.node, StatusCancelled, 0, 0)
+				continue
+			case e.get(st.node).flags&flagWaiting == 0:
+				continue // gave up already (stopLosers)
+			}
+		}
+		e.startQ.set(kept, st)
+		kept++
+	}
+	e.startQ.truncate(kept)
 }
 
 // stopLosers stops the children of the race p still running, as an

@@ -11,8 +11,10 @@ package job_test
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
 
 	"github.com/batonwf/baton/ast"
@@ -180,6 +182,91 @@ func TestPropRaceStatusCommutes(t *testing.T) {
 			if j.Status() != want {
 				t.Fatalf("%s: %s, want %s (every leaf run)\n%s", name, j.Status(), want, job.Describe(j))
 			}
+		}
+	})
+}
+
+// TestOracleRaceLockstep plays random trees of races and replicas (as
+// ast.Expand runs them) on the reducer and the oracle together, in random
+// batches, and compares after every step the outstanding actions, the
+// state of every node (failures included) and every race's winner.
+func TestOracleRaceLockstep(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w := raceTree(t, 0)
+		if err := ast.Validate(w); err != nil {
+			t.Skip("invalid tree")
+		}
+		c := propCase{Tree: ast.Expand(w), Outcomes: map[string]propOutcome{}}
+		propLeafPaths(&c.Tree, "", &c.Leaves)
+		for _, p := range c.Leaves {
+			if rapid.IntRange(0, 2).Draw(t, "fail "+p) == 0 {
+				c.Outcomes[p] = propOutcome{Fail: true, Msg: "no " + p}
+			} else {
+				c.Outcomes[p] = propOutcome{Output: []byte(fmt.Sprintf("%q", p))}
+			}
+		}
+		o := oracleStart(c)
+		tr, err := job.New("race-oracle", w)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		j := tr.Job
+		compare := func() {
+			want := append([]string(nil), o.queue...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, propSortedIDs(j.Outstanding())); diff != "" {
+				t.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+			if diff := cmp.Diff(o.states(), propStates(j)); diff != "" {
+				t.Fatalf("step %d: node states (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+			winners := map[string]string{}
+			var visit func(n *oracleNode)
+			visit = func(n *oracleNode) {
+				if n.winner != nil {
+					winners[n.path] = n.winner.path
+				}
+				for _, k := range n.children() {
+					visit(k)
+				}
+			}
+			visit(o.root)
+			got := map[string]string{}
+			j.Walk(func(n job.NodeInfo) bool {
+				if n.Winner != "" {
+					got[n.Path] = n.Winner
+				}
+				return true
+			})
+			if diff := cmp.Diff(winners, got); diff != "" {
+				t.Fatalf("step %d: winners (-oracle +reducer):\n%s\n%s%s", o.step, diff, c, job.Describe(j))
+			}
+		}
+		compare()
+		for len(o.queue) > 0 {
+			perm := rapid.Permutation(o.queue).Draw(t, "order")
+			ids := perm[:rapid.IntRange(1, len(perm)).Draw(t, "batch")]
+			out := map[string]job.Action{}
+			for _, a := range j.Outstanding() {
+				out[a.ID] = a
+			}
+			var rs []job.Result
+			for _, id := range ids {
+				rs = append(rs, c.result(out[id]))
+			}
+			o.deliverBatch(ids)
+			tr, err := job.Restart(j, rs)
+			if err != nil {
+				t.Fatalf("Restart: %v", err)
+			}
+			j = tr.Job
+			compare()
+		}
+		if !j.Done() {
+			t.Fatalf("the oracle has nothing outstanding, the job is %s\n%s", j.Status(), job.Describe(j))
+		}
+		if got, want := j.Status(), oracleOutcome(c, &c.Tree, ""); got != want {
+			t.Fatalf("job %s, oracleOutcome %s\n%s", got, want, c)
 		}
 	})
 }

@@ -408,7 +408,18 @@ func (e *engine) markFresh(p int32) {
 	e.fresh[p] = true
 }
 
-func (e *engine) requestStart(id int32) { e.startQ.push(start{node: id, checks: true}) }
+// requestStart queues the start of id for run, which cancels it instead
+// if a frozen par or an expiry forbids it by then. A start that a race
+// won above it forbids is cancelled at once: the loser it is in then
+// settles in the moment it would have started, so a race around that one
+// decides among every child that succeeded in it (see decideRaces).
+func (e *engine) requestStart(id int32) {
+	if e.j.t.raced && e.j.wonAbove(id) >= 0 {
+		e.settle(id, StatusCancelled, 0, 0)
+		return
+	}
+	e.startQ.push(start{node: id, checks: true})
+}
 
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.

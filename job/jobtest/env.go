@@ -966,6 +966,9 @@ func settledLine(n job.NodeInfo) string {
 	case n.Failure != nil:
 		s += " at " + failureText(*n.Failure)
 	}
+	if n.Winner != "" {
+		s += ", won by " + n.Winner
+	}
 	return s
 }
 
