@@ -270,3 +270,36 @@ func TestOracleRaceLockstep(t *testing.T) {
 		}
 	})
 }
+
+// fuzzRaceTree is the workflow FuzzRestartRace plays: races nested in
+// races and under a par, a loser with a finally block, and
+// replicas of a seq.
+func fuzzRaceTree() ast.Node {
+	a := func(name string) ast.Node { return ast.Act(name, nil) }
+	return ast.Par(
+		ast.Race(
+			ast.Seq(a("a"), a("b")),
+			ast.Try(a("c"), ast.Rescue(a("d")), ast.Finally(a("e"))),
+			ast.Race(a("f"), a("g")),
+		),
+		ast.Seq(a("h"), a("i")).WithReplicas(3),
+	)
+}
+
+// FuzzRestartRace is FuzzRestart over fuzzRaceTree: no input may make
+// Restart panic, and after every step the job passes its checks, survives
+// Encode/Decode unchanged and recovers exactly its outstanding actions.
+func FuzzRestartRace(f *testing.F) {
+	f.Add([]byte{})
+	var ok []byte
+	for i := 0; i < 12; i++ {
+		ok = append(ok, 0, 0, 0, 3, '"', byte('a'+i), '"', 6)
+	}
+	f.Add(ok)
+	f.Add([]byte{0, 0, 1, 4, 'd', 'o', 'w', 'n', 6, 0, 0, 0, 1, '1', 6, 0, 0, 0, 0, 6, 0, 1, 0, 0, 6})
+	f.Add([]byte{0, 0, 0, 1, '1', 0, 1, 0, 1, '2', 0, 2, 0, 0, 6, 7, 1, 0, 0, 1, 0, 0, 1, 1, 1, 'x', 6, 4, 0, 4, 1, 6, 0, 0, 0, 0, 6})
+	f.Add([]byte("\x05\x0fpar[0].race[1].body#1\x05\x0cpar[1].race[2]#1\x06\x07\x00\x00\x00\x00\x03{}\x06"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzPlay(t, fuzzRaceTree(), data)
+	})
+}
