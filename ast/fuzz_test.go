@@ -66,6 +66,10 @@ var fuzzSeeds = []string{
 	`{"version":2,"root":{"dag":[{"name":"a","do":{"act":"x","replicas":32}},{"name":"b","after":["a"],"do":{"race":[{"act":"y"},{"act":"z","replicas":2}],"replicas":2}}]}}`,
 	`{"version":2,"root":{"seq":[{"race":[{"act":"a"}]},{"race":[]},{"act":"b","replicas":1},{"act":"c","replicas":33},{"act":"d","replicas":2.5},{"act":"e","replicas":"3"},{"seq":[{"act":"f","name":"f"}],"replicas":2},{"act":"g","inputs":["f"]}]}}`,
 	`{"version":1,"root":{"race":[{"act":"a"},{"act":"b","replicas":2}],"replicas":3}}`,
+	// Affinity, in its forms and wrong.
+	`{"version":2,"root":{"par":[{"act":"a","affinity":"dataset-42"},{"act":"b","affinity":{"key":"d","wait":"2s"}},{"seq":[{"act":"c"}],"affinity":{"scope":"job"}},{"act":"d","affinity":{"scope":"job","key":"scratch","strict":false}}]}}`,
+	`{"version":2,"root":{"seq":[{"act":"a","affinity":""},{"act":"b","affinity":{"scope":"x","wait":"-1s"}},{"act":"c","replicas":2}],"affinity":{"scope":"job","key":"k","zone":1}}}`,
+	`{"version":1,"root":{"act":"a","affinity":{"key":"k","strict":"yes"}}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts

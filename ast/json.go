@@ -19,18 +19,18 @@ import (
 //
 //	1  act, seq, par, try and dag; names, inputs, retry, timeout,
 //	   deadline, delivery and priority (added as optional keys)
-//	2  race nodes, and "replicas" on any node
+//	2  race nodes, and "replicas" and "affinity" on any node
 //
 // A document of version 1 that uses a key of version 2 is refused, the
 // message naming the key and the version that has it.
 const Version = 2
 
 // VersionOf returns the oldest version of the form that holds the tree
-// rooted at n: 2 if it has a race or replicas, else 1.
+// rooted at n: 2 if it has a race, replicas or an affinity, else 1.
 func VersionOf(n Node) int {
 	v := 1
 	Walk(n, func(_ string, m *Node) bool {
-		if m.Kind == KindRace || m.Replicas != 0 {
+		if m.Kind == KindRace || m.Replicas != 0 || m.Affinity != nil {
 			v = 2
 		}
 		return v == 1
@@ -51,7 +51,10 @@ func VersionOf(n Node) int {
 //	{"dag":[{"name":"a","after":["b",...],"do":NODE},...],"name":"n","deadline":"10m0s"}
 //	{"race":[NODE,NODE,...],"name":"n","deadline":"10m0s"}
 //
-// and any NODE may end with "replicas":N (version 2, like race),
+// and any NODE may end with "replicas":N and "affinity":AFFINITY (version
+// 2, like race), AFFINITY being a key ("dataset-42") when it is a global
+// key with no wait nor strict, else {"key":K,"scope":"job","wait":"2s",
+// "strict":true} with its keys in that order, each left out when empty,
 // and RETRY is
 //
 //	{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]}
@@ -200,6 +203,9 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	if n.Replicas != 0 {
 		b.WriteString(`,"replicas":`)
 		b.WriteString(strconv.Itoa(n.Replicas))
+	}
+	if n.Affinity != nil {
+		writeAffinity(b, n.Affinity)
 	}
 	b.WriteByte('}')
 }
@@ -412,7 +418,7 @@ var nodeKeys = map[Kind][]string{
 // Which version of the form each key appeared in, for the keys that are
 // not in version 1: a document of an older version that uses one is
 // refused with a message naming the version that has it.
-var keyVersion = map[string]int{"race": 2, "replicas": 2}
+var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2}
 
 func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
@@ -454,7 +460,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 			add("%q needs workflow version %d (this document is version %d)", k, v, d.version)
 		}
 		switch {
-		case slices.Contains(allowed, k), k == "replicas":
+		case slices.Contains(allowed, k), k == "replicas", k == "affinity":
 		case k == "inputs":
 			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
 		case k == "after":
@@ -484,6 +490,9 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	if raw, ok := fields["replicas"]; ok {
 		n.Replicas = decodeReplicas(raw, add)
+	}
+	if raw, ok := fields["affinity"]; ok {
+		n.Affinity = decodeAffinity(raw, add)
 	}
 	switch n.Kind {
 	case KindAct:
@@ -563,7 +572,7 @@ func decodeEntry(data []byte, path string, depth int, d *decoder) Node {
 	for _, k := range sortedKeys(fields) {
 		switch {
 		case k == "name" || k == "after" || k == "do":
-		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority" || k == "replicas":
+		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority" || k == "replicas" || k == "affinity":
 			add("unknown field %q in dag entry (allowed: name, after, do; %s belongs in the \"do\" node)", k, k)
 		default:
 			add("unknown field %q in dag entry (allowed: name, after, do)", k)

@@ -88,6 +88,10 @@ type Node struct {
 	// MaxReplicas: the node runs as a race of that many copies of itself
 	// (see WithReplicas). Workflow format version 2.
 	Replicas int
+	// Affinity, on any node: where the actions of the leaves under it
+	// would rather run, unless a node nearer to them has its own (see
+	// Affinity). Workflow format version 2.
+	Affinity *Affinity
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
@@ -328,7 +332,7 @@ func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
 		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) ||
 		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || a.Priority != b.Priority || a.Replicas != b.Replicas ||
-		!equalRetry(a.Retry, b.Retry) {
+		!equalRetry(a.Retry, b.Retry) || !equalAffinity(a.Affinity, b.Affinity) {
 		return false
 	}
 	for i := range a.Children {

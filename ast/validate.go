@@ -58,7 +58,10 @@ func (e *Error) Error() string {
 // Checked, node by node: known kinds; the fields each kind may use; seq,
 // par and dag have at least one child, a race at least 2; Replicas is 0
 // or 2 to MaxReplicas ("replicas 1 is out of range (2 to 32; leave it
-// out for one copy)"); a try has a body; action names are
+// out for one copy)"); an Affinity's key is 1 to MaxAffinityKey bytes
+// of UTF-8 (empty only with ScopeJob), its scope known and its wait not
+// negative; Replicas under (or on) a node with a strict Affinity is
+// refused ("replicas under a pin"), the two contradicting; a try has a body; action names are
 // 1 to MaxActionName bytes of letters, digits, '.', '_' and '-'; payloads
 // are valid JSON; depth at most MaxDepth; problems recorded by the DSL (a
 // payload that would not marshal, two rescues); retry policies, timeouts,
@@ -140,6 +143,7 @@ func Validate(n Node) error {
 
 // validator holds what the node by node checks found.
 type validator struct {
+	pins  int // strict affinities on the way from the root to the node checked
 	ps    []Problem
 	named bool // some node has a Name, Inputs or After: the workflow-wide checks (checkNames) are needed
 }
@@ -196,6 +200,18 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	}
 	if n.Replicas != 0 && (n.Replicas < 2 || n.Replicas > MaxReplicas) {
 		v.add(path, "%s", replicasRange(n.Replicas))
+	}
+	if n.Affinity != nil {
+		v.affinity(n, path)
+		if n.Affinity.IsStrict() {
+			v.pins++
+		}
+	}
+	if n.Replicas > 0 && v.pins > 0 {
+		v.add(path, "replicas under a pin (a strict affinity keeps the actions on one worker, replicas spread them over several)")
+	}
+	if n.Affinity != nil && n.Affinity.IsStrict() {
+		defer func() { v.pins-- }()
 	}
 	switch n.Kind {
 	case KindAct:

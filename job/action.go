@@ -56,6 +56,10 @@ type Action struct {
 	// for every other action. It is placement's plain data: the reducer
 	// gives it no meaning, and runner/inmem ignores it.
 	Replica *Replica `json:",omitempty"`
+	// Placement is the leaf's placement hint (ast.Node.WithAffinity, the
+	// nearest to the leaf deciding), resolved; nil when it has none.
+	// Plain data, as Replica.
+	Placement *Placement `json:",omitempty"`
 }
 
 // Replica says which copy of a node with replicas an action runs in: the

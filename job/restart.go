@@ -997,6 +997,7 @@ func actionOf(j *Job, id int32, attempt int) Action {
 	act.Failure = j.followed(id)
 	if j.t.raced {
 		act.Replica = j.replica(id)
+		act.Placement = j.placement(id)
 	}
 	return act
 }

@@ -36,6 +36,10 @@ type tree struct {
 	// raced reports whether it has a race or a node with replicas:
 	// format 8.
 	raced bool
+	// pinNames holds, for each pin of the workflow (pinID), the sorted
+	// action names of the leaves under the nodes that name it; nil when
+	// the workflow has no affinity.
+	pinNames map[string][]string
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -65,6 +69,8 @@ type tnode struct {
 	// copies is, for the race a node with replicas became (ast.Expand),
 	// its number of copies; 0 elsewhere.
 	copies int32
+	// affinity is the node's own placement hint, or nil.
+	affinity *ast.Affinity
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -79,6 +85,7 @@ func compile(root ast.Node) (*tree, error) {
 	t.add(&run, -1, 0, make([]byte, 0, 64), ids)
 	ids.assign(t)
 	t.link()
+	t.linkPins()
 	return t, nil
 }
 
@@ -146,7 +153,10 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	if n.Affinity != nil {
+		t.raced = true // format 8 holds version 2 of the workflow
+	}
 	if n.Kind == ast.KindRace {
 		t.raced = true
 		t.nodes[id].copies = int32(n.Replicas)
