@@ -1,4 +1,4 @@
-// Package ast is baton's workflow language: a small tree of five node kinds.
+// Package ast is baton's workflow language: a small tree of six node kinds.
 //
 //   - Act: one action to perform, named by a handler name ("email.send") and
 //     carrying a JSON payload.
@@ -10,6 +10,13 @@
 //   - Dag: named children, each starting once the siblings it is after
 //     have succeeded (those after nothing start with the dag); on a failure
 //     it stops starting children and fails like a par.
+//   - Race: children at once; the first to succeed wins and the others
+//     are stopped; it fails when every child has failed. "replicas": N on
+//     any node runs it as a race of N copies of itself (Expand).
+//
+// Any node may carry an Affinity, a placement hint the reducer copies
+// onto its leaves' actions. Races, replicas and affinities are version 2
+// of the JSON form; a tree without them is written as version 1.
 //
 // Trees are built with the Go DSL:
 //

@@ -61,6 +61,15 @@ var fuzzSeeds = []string{
 	`{"version":1,"root":{"seq":[{"act":"a","priority":5.0},{"act":"b","priority":null},{"act":"c","priority":0}]}}`,
 	`{"version":1,"root":{"seq":[{"act":"a","priority":1001},{"act":"b","priority":2.5},{"act":"c","priority":"1"},{"act":"d","priority":1e999}],"priority":1}}`,
 	`{"version":1,"root":{"dag":[{"name":"a","priority":1,"do":{"try":{"act":"x"},"priority":-1}}]}}`,
+	// Races and replicas (version 2), and both in a version-1 document.
+	`{"version":2,"root":{"seq":[{"race":[{"act":"a","name":"a"},{"seq":[{"act":"b","name":"b"},{"act":"c","inputs":["b"]}],"replicas":3}],"name":"r","deadline":"1m0s"},{"act":"d","inputs":["r"]}]}}`,
+	`{"version":2,"root":{"dag":[{"name":"a","do":{"act":"x","replicas":32}},{"name":"b","after":["a"],"do":{"race":[{"act":"y"},{"act":"z","replicas":2}],"replicas":2}}]}}`,
+	`{"version":2,"root":{"seq":[{"race":[{"act":"a"}]},{"race":[]},{"act":"b","replicas":1},{"act":"c","replicas":33},{"act":"d","replicas":2.5},{"act":"e","replicas":"3"},{"seq":[{"act":"f","name":"f"}],"replicas":2},{"act":"g","inputs":["f"]}]}}`,
+	`{"version":1,"root":{"race":[{"act":"a"},{"act":"b","replicas":2}],"replicas":3}}`,
+	// Affinity, in its forms and wrong.
+	`{"version":2,"root":{"par":[{"act":"a","affinity":"dataset-42"},{"act":"b","affinity":{"key":"d","wait":"2s"}},{"seq":[{"act":"c"}],"affinity":{"scope":"job"}},{"act":"d","affinity":{"scope":"job","key":"scratch","strict":false}}]}}`,
+	`{"version":2,"root":{"seq":[{"act":"a","affinity":""},{"act":"b","affinity":{"scope":"x","wait":"-1s"}},{"act":"c","replicas":2}],"affinity":{"scope":"job","key":"k","zone":1}}}`,
+	`{"version":1,"root":{"act":"a","affinity":{"key":"k","strict":"yes"}}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts

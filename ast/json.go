@@ -7,12 +7,36 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// Version is the version of the JSON workflow form this package writes. It
-// reads this version and refuses newer ones with a clear error.
-const Version = 1
+// Version is the newest version of the JSON workflow form this package
+// reads and writes. It reads every version up to this one and refuses
+// newer ones with a clear error; Encode writes the oldest version that
+// holds the tree (VersionOf), so a workflow that uses nothing new is read
+// by an older baton too.
+//
+//	1  act, seq, par, try and dag; names, inputs, retry, timeout,
+//	   deadline, delivery and priority (added as optional keys)
+//	2  race nodes, and "replicas" and "affinity" on any node
+//
+// A document of version 1 that uses a key of version 2 is refused, the
+// message naming the key and the version that has it.
+const Version = 2
+
+// VersionOf returns the oldest version of the form that holds the tree
+// rooted at n: 2 if it has a race, replicas or an affinity, else 1.
+func VersionOf(n Node) int {
+	v := 1
+	Walk(n, func(_ string, m *Node) bool {
+		if m.Kind == KindRace || m.Replicas != 0 || m.Affinity != nil {
+			v = 2
+		}
+		return v == 1
+	})
+	return v
+}
 
 // Encode returns the versioned JSON form of the workflow rooted at root:
 //
@@ -25,7 +49,12 @@ const Version = 1
 //	{"par":[NODE,...],"name":"n","deadline":"10m0s"}
 //	{"try":NODE,"rescue":NODE,"finally":NODE,"name":"n","deadline":"10m0s"}
 //	{"dag":[{"name":"a","after":["b",...],"do":NODE},...],"name":"n","deadline":"10m0s"}
+//	{"race":[NODE,NODE,...],"name":"n","deadline":"10m0s"}
 //
+// and any NODE may end with "replicas":N and "affinity":AFFINITY (version
+// 2, like race), AFFINITY being a key ("dataset-42") when it is a global
+// key with no wait nor strict, else {"key":K,"scope":"job","wait":"2s",
+// "strict":true} with its keys in that order, each left out when empty,
 // and RETRY is
 //
 //	{"attempts":5,"initial":"1s","multiplier":2,"max":"1m0s","jitter":0.2,"non_retryable":["card_declined"]}
@@ -33,7 +62,7 @@ const Version = 1
 // Every key but the kind's own is optional and omitted when empty: payload,
 // name, inputs, retry, timeout, deadline, delivery (omitted when
 // "at-least-once", the default), priority (omitted when 0, the default),
-// rescue, finally and after; so is every
+// replicas (omitted when 0), rescue, finally and after; so is every
 // key of a retry but attempts, when zero. On every kind of node,
 // "deadline" comes after "name". A dag's children are written as entries: the
 // child's Name and After are the entry's "name" and "after", and "do" is
@@ -68,7 +97,7 @@ func Encode(root Node) ([]byte, error) {
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"version":`)
-	fmt.Fprint(&b, Version)
+	fmt.Fprint(&b, VersionOf(root))
 	b.WriteString(`,"root":`)
 	writeNode(&b, &root)
 	b.WriteByte('}')
@@ -109,7 +138,7 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 			b.WriteString(`,"payload":`)
 			b.Write(n.Payload)
 		}
-	case KindSeq, KindPar:
+	case KindSeq, KindPar, KindRace:
 		b.WriteString(`{"`)
 		b.WriteString(n.Kind.String())
 		b.WriteString(`":[`)
@@ -170,6 +199,13 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	}
 	if n.Priority != 0 {
 		writePriority(b, n)
+	}
+	if n.Replicas != 0 {
+		b.WriteString(`,"replicas":`)
+		b.WriteString(strconv.Itoa(n.Replicas))
+	}
+	if n.Affinity != nil {
+		writeAffinity(b, n.Affinity)
 	}
 	b.WriteByte('}')
 }
@@ -246,7 +282,7 @@ func Decode(data []byte) (Node, error) {
 		return Node{}, errors.New(`workflow: missing "root" (the tree is empty)`)
 	}
 	var n Node
-	if err := n.UnmarshalJSON(root); err != nil {
+	if err := n.unmarshal(root, version); err != nil {
 		return Node{}, err
 	}
 	return n, nil
@@ -258,8 +294,24 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 	if err := syntaxError(data); err != nil {
 		return err
 	}
-	var ps []Problem
-	out := decodeNode(data, "", 1, &ps)
+	return n.unmarshal(data, Version)
+}
+
+// decoder holds what decoding one document found, and the version the
+// document says it is written in.
+type decoder struct {
+	ps      []Problem
+	version int
+}
+
+// unmarshal reads the node form of a document of the given version.
+func (n *Node) unmarshal(data []byte, version int) error {
+	if err := syntaxError(data); err != nil {
+		return err
+	}
+	d := decoder{version: version}
+	out := decodeNode(data, "", 1, &d)
+	ps := d.ps
 	// Structural problems first, then what Validate finds in the parts that
 	// did decode (nodes that could not be read are marked and skipped).
 	if err := Validate(out); err != nil {
@@ -351,20 +403,26 @@ func lineCol(data []byte, off int64) (line, col int) {
 var kindKeys = [...]struct {
 	key  string
 	kind Kind
-}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}}
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}}
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
-	KindAct: {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
-	KindSeq: {"seq", "name", "deadline"},
-	KindPar: {"par", "name", "deadline"},
-	KindTry: {"try", "rescue", "finally", "name", "deadline"},
-	KindDag: {"dag", "name", "deadline"},
+	KindAct:  {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
+	KindSeq:  {"seq", "name", "deadline"},
+	KindPar:  {"par", "name", "deadline"},
+	KindTry:  {"try", "rescue", "finally", "name", "deadline"},
+	KindDag:  {"dag", "name", "deadline"},
+	KindRace: {"race", "name", "deadline"},
 }
 
-func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
+// Which version of the form each key appeared in, for the keys that are
+// not in version 1: a document of an older version that uses one is
+// refused with a message naming the version that has it.
+var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2}
+
+func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
-		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+		d.ps = append(d.ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	bad := Node{err: errReported}
 	if depth > MaxDepth {
@@ -373,7 +431,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	fields, dups, ok := readObject(data)
 	if !ok {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...} or {\"dag\":[...]}, got %s", DescribeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]} or {\"race\":[...]}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -386,7 +444,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	switch len(kinds) {
 	case 0:
-		add("node has none of the keys act, seq, par, try, dag (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		add("node has none of the keys act, seq, par, try, dag, race (has: %s)", strings.Join(sortedKeys(fields), ", "))
 		return bad
 	case 1:
 	default:
@@ -398,8 +456,11 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	}
 	allowed := nodeKeys[n.Kind]
 	for _, k := range sortedKeys(fields) {
+		if v := keyVersion[k]; v > d.version {
+			add("%q needs workflow version %d (this document is version %d)", k, v, d.version)
+		}
 		switch {
-		case slices.Contains(allowed, k):
+		case slices.Contains(allowed, k), k == "replicas", k == "affinity":
 		case k == "inputs":
 			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
 		case k == "after":
@@ -427,6 +488,12 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 	if raw, ok := fields["priority"]; ok && n.Kind == KindAct {
 		n.Priority = decodePriority(raw, add)
 	}
+	if raw, ok := fields["replicas"]; ok {
+		n.Replicas = decodeReplicas(raw, add)
+	}
+	if raw, ok := fields["affinity"]; ok {
+		n.Affinity = decodeAffinity(raw, add)
+	}
 	switch n.Kind {
 	case KindAct:
 		var ok bool
@@ -443,7 +510,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 		if raw, ok := fields["inputs"]; ok {
 			n.Inputs = decodeNames(raw, "inputs", "node names", add)
 		}
-	case KindSeq, KindPar:
+	case KindSeq, KindPar, KindRace:
 		kids, ok := readArray(fields[n.Kind.String()])
 		if !ok {
 			add(`%q must be an array of nodes, got %s`, n.Kind.String(), DescribeJSON(fields[n.Kind.String()]))
@@ -452,7 +519,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 		}
 		n.Children = make([]Node, len(kids))
 		for i, k := range kids {
-			n.Children[i] = decodeNode(k, ChildPath(path, n.Kind, i), depth+1, ps)
+			n.Children[i] = decodeNode(k, ChildPath(path, n.Kind, i), depth+1, d)
 		}
 	case KindTry:
 		for _, part := range [...]struct {
@@ -470,7 +537,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 				}
 				continue
 			}
-			c := decodeNode(raw, PartPath(path, part.name), depth+1, ps)
+			c := decodeNode(raw, PartPath(path, part.name), depth+1, d)
 			*part.dst = &c
 		}
 	case KindDag:
@@ -482,7 +549,7 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 		}
 		n.Children = make([]Node, len(entries))
 		for i, e := range entries {
-			n.Children[i] = decodeEntry(e, ChildPath(path, KindDag, i), depth+1, ps)
+			n.Children[i] = decodeEntry(e, ChildPath(path, KindDag, i), depth+1, d)
 		}
 	}
 	return n
@@ -490,9 +557,9 @@ func decodeNode(data []byte, path string, depth int, ps *[]Problem) Node {
 
 // decodeEntry reads a dag entry, {"name":"a","after":["b"],"do":NODE},
 // into the child node: NODE, with the entry's name and after.
-func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
+func decodeEntry(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
-		*ps = append(*ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
+		d.ps = append(d.ps, Problem{Path: path, Msg: fmt.Sprintf(format, args...)})
 	}
 	fields, dups, ok := readObject(data)
 	if !ok {
@@ -505,7 +572,7 @@ func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
 	for _, k := range sortedKeys(fields) {
 		switch {
 		case k == "name" || k == "after" || k == "do":
-		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority":
+		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority" || k == "replicas" || k == "affinity":
 			add("unknown field %q in dag entry (allowed: name, after, do; %s belongs in the \"do\" node)", k, k)
 		default:
 			add("unknown field %q in dag entry (allowed: name, after, do)", k)
@@ -525,7 +592,7 @@ func decodeEntry(data []byte, path string, depth int, ps *[]Problem) Node {
 		add(`dag entry has no "do" (the node to run)`)
 		n = Node{err: errReported}
 	} else {
-		n = decodeNode(raw, path, depth, ps)
+		n = decodeNode(raw, path, depth, d)
 	}
 	switch {
 	case name != "" && n.Name != "":

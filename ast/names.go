@@ -97,7 +97,7 @@ func (c *checker) add(n *Node, parent, edge, depth int32) int32 {
 		return id
 	}
 	switch n.Kind {
-	case KindSeq, KindPar:
+	case KindSeq, KindPar, KindRace:
 		for i := range n.Children {
 			c.add(&n.Children[i], id, int32(i), depth+1)
 		}
@@ -404,6 +404,8 @@ func (c *checker) notSure(l, t int32) string {
 			return "is a sibling in a par"
 		}
 		return "runs beside this leaf in the par at " + at
+	case KindRace:
+		return "runs beside this leaf in the race at " + at
 	case KindTry:
 		return fmt.Sprintf("is in the %s of the try at %s, and this leaf in its %s", TryParts[c.nodes[cb].edge], at, TryParts[c.nodes[ca].edge])
 	case KindSeq:
@@ -433,12 +435,18 @@ func (c *checker) notSure(l, t int32) string {
 	broken := int32(-1)
 	for x := t; x != cb; x = c.parent(x) {
 		p := c.nodes[c.parent(x)].n
-		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) {
+		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) || p.Kind == KindRace || p.Replicas > 0 {
 			broken = x
 		}
 	}
 	if broken < 0 {
 		return ""
+	}
+	switch p := c.nodes[c.parent(broken)].n; {
+	case p.Kind == KindRace:
+		return "is inside the race at " + ShowPath(c.path(c.parent(broken))) + ", whose success says nothing of any one child"
+	case p.Replicas > 0:
+		return "is inside the node with replicas at " + ShowPath(c.path(c.parent(broken))) + ", a race of its copies, whose success says nothing of any one copy"
 	}
 	try := ShowPath(c.path(c.parent(broken)))
 	if c.nodes[broken].edge == 1 {

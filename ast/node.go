@@ -20,11 +20,13 @@ const (
 	KindPar
 	KindTry
 	KindDag
+	KindRace
 )
 
-var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag"}
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race"}
 
-// String returns the kind's JSON key: "act", "seq", "par", "try" or "dag".
+// String returns the kind's JSON key: "act", "seq", "par", "try", "dag"
+// or "race".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -32,16 +34,18 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Node is one node of a workflow tree. Build nodes with Act, Seq, Par, Try
-// and Dag rather than by hand; a hand-built node is checked by Validate.
+// Node is one node of a workflow tree. Build nodes with Act, Seq, Par, Try,
+// Dag and Race rather than by hand; a hand-built node is checked by Validate.
 //
 // Which fields are used depends on Kind:
 //   - KindAct: Action, Payload and Inputs; Retry, Timeout, Delivery and
 //     Priority.
-//   - KindSeq, KindPar, KindDag: Children.
+//   - KindSeq, KindPar, KindDag, KindRace: Children.
 //   - KindTry: Body, and optionally Rescue and Finally.
 //
-// Any node may have a Deadline.
+// Any node may have a Deadline, and Replicas: a node with Replicas N
+// (2 to MaxReplicas) runs as a race of N copies of itself (see
+// WithReplicas).
 //
 // Any node may have a Name, unique in the workflow; a named leaf's output
 // is kept under its name, and later leaves take it with Inputs. The
@@ -55,7 +59,7 @@ type Node struct {
 	Kind     Kind
 	Action   string          // the handler name, for KindAct
 	Payload  json.RawMessage // compact JSON or nil, for KindAct
-	Children []Node          // for KindSeq, KindPar and KindDag
+	Children []Node          // for KindSeq, KindPar, KindDag and KindRace
 	Body     *Node           // for KindTry
 	Rescue   *Node           // for KindTry, optional
 	Finally  *Node           // for KindTry, optional
@@ -80,6 +84,14 @@ type Node struct {
 	// to MaxPriority, 0 by default. A runner that orders its queue runs
 	// higher priorities first; the reducer itself gives it no meaning.
 	Priority int
+	// Replicas, on any node: 0 (one copy, the node itself), or 2 to
+	// MaxReplicas: the node runs as a race of that many copies of itself
+	// (see WithReplicas). Workflow format version 2.
+	Replicas int
+	// Affinity, on any node: where the actions of the leaves under it
+	// would rather run, unless a node nearer to them has its own (see
+	// Affinity). Workflow format version 2.
+	Affinity *Affinity
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
@@ -199,6 +211,29 @@ func Act(name string, payload any) Node {
 	return n
 }
 
+// Race returns a race: all children start at once, as in a par, and the
+// first to succeed wins; the others are stopped (finally blocks already
+// entered run to their end). It fails when every child has failed. It
+// needs at least 2 children. Workflow format version 2.
+func Race(children ...Node) Node {
+	return Node{Kind: KindRace, Children: children}
+}
+
+// MaxReplicas is the most copies WithReplicas may ask for.
+const MaxReplicas = 32
+
+// WithReplicas returns n run as a race of k copies of itself (k from 2 to
+// MaxReplicas): the first copy to succeed wins and the others are
+// stopped. n's own Name, After and Deadline belong to the race; every
+// copy has the rest (the action, payload, retry, timeout, delivery,
+// priority, inputs, and the nodes under n). Names given inside n are
+// made unique per copy by the reducer (see package job). Workflow format
+// version 2.
+func (n Node) WithReplicas(k int) Node {
+	n.Replicas = k
+	return n
+}
+
 // Seq returns a sequence: children run one after another and the first
 // failure stops it.
 func Seq(children ...Node) Node {
@@ -292,12 +327,12 @@ func Try(body Node, opts ...TryOption) Node {
 
 // Equal reports whether a and b are the same tree: same kinds, actions,
 // payload bytes, names, inputs, dependencies, retry policies (by value),
-// timeouts, deadlines, deliveries, priorities and shape.
+// timeouts, deadlines, deliveries, priorities, replicas and shape.
 func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
 		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) ||
-		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || a.Priority != b.Priority ||
-		!equalRetry(a.Retry, b.Retry) {
+		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || a.Priority != b.Priority || a.Replicas != b.Replicas ||
+		!equalRetry(a.Retry, b.Retry) || !equalAffinity(a.Affinity, b.Affinity) {
 		return false
 	}
 	for i := range a.Children {

@@ -4,10 +4,13 @@ import "strconv"
 
 // The path grammar. A node's path names the edges from the root down to
 // it, joined by '.': "par[1].seq[0]", "body", "seq[2].finally". An edge to
-// a child of a seq, par or dag is the parent's kind and the child's index in
+// a child of a seq, par, dag or race is the parent's kind and the child's index in
 // brackets (canonical decimal: no sign, no leading zero); an edge to a
 // part of a try is the part's name. The root's path is "", written "root"
-// in messages and action IDs. This file is the grammar's only home: the
+// in messages and action IDs. A node with Replicas runs as a race of its
+// copies, so the reducer's path of copy i of the node at P is
+// "P.race[i]", and the nodes under that copy are below it; Validate and
+// Walk, which see the tree as written, never give such a path. This file is the grammar's only home: the
 // reducer (job) builds and reads paths with AppendEdge and CutEdge.
 
 // RootPath is how the root's path (the empty string) is written in
@@ -24,7 +27,7 @@ const (
 // TryParts lists a try's parts in their order: TryParts[i] is part i.
 var TryParts = [...]string{PartBody, PartRescue, PartFinally}
 
-// ChildPath returns the path of the i-th child of the seq, par or dag node at
+// ChildPath returns the path of the i-th child of the seq, par, dag or race node at
 // parent.
 func ChildPath(parent string, kind Kind, i int) string {
 	return string(AppendEdge([]byte(parent), kind, i))
@@ -63,7 +66,7 @@ func ShowPath(p string) string {
 }
 
 // Edge is one edge of a path, as CutEdge reads it: to child Index of a
-// node of kind Kind (seq, par or dag), or, with Kind KindTry, to part Index of
+// node of kind Kind (seq, par, dag or race), or, with Kind KindTry, to part Index of
 // a try (TryParts[Index]).
 type Edge struct {
 	Kind  Kind
@@ -94,7 +97,7 @@ func CutEdge(p string) (e Edge, written, rest string, ok bool) {
 			return Edge{KindTry, k}, written, rest, true
 		}
 	}
-	for _, kind := range [...]Kind{KindSeq, KindPar, KindDag} {
+	for _, kind := range [...]Kind{KindSeq, KindPar, KindDag, KindRace} {
 		name := kind.String()
 		if len(written) < len(name)+3 || written[:len(name)] != name || written[len(name)] != '[' || written[len(written)-1] != ']' {
 			continue

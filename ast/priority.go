@@ -63,3 +63,21 @@ func decodePriority(raw json.RawMessage, add func(string, ...any)) int {
 	}
 	return int(f)
 }
+
+// decodeReplicas reads a "replicas" value: a whole number, or null for
+// none. It reports anything else, and a number too large to be held, and
+// then returns 0; Validate reports the others out of range.
+func decodeReplicas(raw json.RawMessage, add func(string, ...any)) int {
+	f, ok := decodeNumber(raw, "replicas", "(2 to 32)", add)
+	switch {
+	case !ok:
+		return 0
+	case f < -1e9 || f > 1e9:
+		add("replicas %s is out of range (2 to %d)", showNumber(raw), MaxReplicas)
+		return 0
+	case f != float64(int64(f)):
+		add("replicas must be a whole number, got %s", showNumber(raw))
+		return 0
+	}
+	return int(f)
+}

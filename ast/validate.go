@@ -56,7 +56,12 @@ func (e *Error) Error() string {
 // are listed in tree order (see ComparePaths), each at its node's path.
 //
 // Checked, node by node: known kinds; the fields each kind may use; seq,
-// par and dag have at least one child; a try has a body; action names are
+// par and dag have at least one child, a race at least 2; Replicas is 0
+// or 2 to MaxReplicas ("replicas 1 is out of range (2 to 32; leave it
+// out for one copy)"); an Affinity's key is 1 to MaxAffinityKey bytes
+// of UTF-8 (empty only with ScopeJob), its scope known and its wait not
+// negative; Replicas under (or on) a node with a strict Affinity is
+// refused ("replicas under a pin"), the two contradicting; a try has a body; action names are
 // 1 to MaxActionName bytes of letters, digits, '.', '_' and '-'; payloads
 // are valid JSON; depth at most MaxDepth; problems recorded by the DSL (a
 // payload that would not marshal, two rescues); retry policies, timeouts,
@@ -88,7 +93,11 @@ func (e *Error) Error() string {
 // the body failed, nor the body of a try with a rescue, which succeeds when
 // its body failed and the rescue succeeded), and so on down. So in
 // seq(par(a, b), m) the leaf m may take the inputs a and b; in par(a, b), b
-// may not take a. A sure node that is not a leaf is a valid input (its
+// may not take a. A race is as a par for what is sure before it, but
+// nothing inside a race is sure because the race succeeded (only one
+// child won), nor anything inside a node with Replicas, which is a race
+// of its copies; a node inside a copy may take the output of one inside
+// the same copy, by its name as written. A sure node that is not a leaf is a valid input (its
 // output is null). Each problem is reported at the leaf's path and says
 // why the input is not sure.
 //
@@ -134,6 +143,7 @@ func Validate(n Node) error {
 
 // validator holds what the node by node checks found.
 type validator struct {
+	pins  int // strict affinities on the way from the root to the node checked
 	ps    []Problem
 	named bool // some node has a Name, Inputs or After: the workflow-wide checks (checkNames) are needed
 }
@@ -188,6 +198,21 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Priority != 0 && n.Kind > KindAct && int(n.Kind) < len(kindNames) {
 		v.priority(n, path)
 	}
+	if n.Replicas != 0 && (n.Replicas < 2 || n.Replicas > MaxReplicas) {
+		v.add(path, "%s", replicasRange(n.Replicas))
+	}
+	if n.Affinity != nil {
+		v.affinity(n, path)
+		if n.Affinity.IsStrict() {
+			v.pins++
+		}
+	}
+	if n.Replicas > 0 && v.pins > 0 {
+		v.add(path, "replicas under a pin (a strict affinity keeps the actions on one worker, replicas spread them over several)")
+	}
+	if n.Affinity != nil && n.Affinity.IsStrict() {
+		defer func() { v.pins-- }()
+	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
@@ -207,9 +232,12 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		if n.Priority != 0 {
 			v.priority(n, path)
 		}
-	case KindSeq, KindPar, KindDag:
-		if len(n.Children) == 0 {
+	case KindSeq, KindPar, KindDag, KindRace:
+		switch {
+		case len(n.Children) == 0:
 			v.add(path, "%s has no children", n.Kind)
+		case n.Kind == KindRace && len(n.Children) < 2:
+			v.add(path, "race has 1 child (a race needs at least 2; for copies of one node, use replicas)")
 		}
 		if n.Action != "" || len(n.Payload) > 0 || n.Body != nil || n.Rescue != nil || n.Finally != nil {
 			v.add(path, "%s node has fields of another kind (action, payload or try parts)", n.Kind)
@@ -236,7 +264,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			}
 		}
 	default:
-		v.add(path, "unknown node kind %d (want act, seq, par, try or dag)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try, dag or race)", n.Kind)
 	}
 }
 
@@ -304,4 +332,12 @@ func checkName(name string) string {
 		}
 	}
 	return ""
+}
+
+// replicasRange is the message for a Replicas outside 2 to MaxReplicas.
+func replicasRange(k int) string {
+	if k == 1 {
+		return "replicas 1 is out of range (2 to 32; leave it out for one copy)"
+	}
+	return fmt.Sprintf("replicas %d is out of range (2 to %d)", k, MaxReplicas)
 }

@@ -52,9 +52,9 @@ var pages = []struct{ file, section, prefix string }{
 
 // workflows are the mirror functions that build a workflow.
 var workflows = map[string]func() ast.Node{
-	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag,
+	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag, "docRace": docRace,
 	"docNames": docNames, "docRetry": docRetry, "docTimeout": docTimeout, "docDeadline": docDeadline,
-	"docDelivery": docDelivery, "docPriority": docPriority, "readmeFlow": readmeFlow,
+	"docDelivery": docDelivery, "docPriority": docPriority, "docReplicas": docReplicas, "readmeFlow": readmeFlow,
 }
 
 // The mirrors of the Go snippets of docs/language.md, in its order.
@@ -89,6 +89,14 @@ func docDag() ast.Node {
 		ast.Act("fraud.check", "o-7").Named("fraud"),
 		ast.Act("courier.book", "o-7").Named("courier").WithAfter("reserve", "fraud").WithInputs("reserve"),
 	)
+}
+
+func docRace() ast.Node {
+	return ast.Race(
+		ast.Act("quote.fetch", "eu").Named("eu"),
+		ast.Act("quote.fetch", "us"),
+		ast.Try(ast.Act("quote.fetch", "ap"), ast.Finally(ast.Act("conn.close", "ap"))),
+	).Named("quote")
 }
 
 func docNames() ast.Node {
@@ -137,6 +145,13 @@ func docPriority() ast.Node {
 		ast.Act("fraud.check", "o-7").WithPriority(10),
 		ast.Act("stock.reserve", "o-7"),
 		ast.Act("report.update", "o-7").WithPriority(-5),
+	)
+}
+
+func docReplicas() ast.Node {
+	return ast.Seq(
+		ast.Act("http.get", "https://example.com/big").WithTimeout(time.Minute).WithReplicas(3).Named("page"),
+		ast.Act("index.add", nil).WithInputs("page"),
 	)
 }
 

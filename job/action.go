@@ -51,6 +51,24 @@ type Action struct {
 	// that was stopped (a cancel, a frozen par). The nearest enclosing
 	// rescue or finally decides. Nil for every other action.
 	Failure *Failure `json:",omitempty"`
+	// Replica is, for an action inside a copy of a node with replicas
+	// (ast.Node.WithReplicas), which copy of which group it runs in; nil
+	// for every other action. It is placement's plain data: the reducer
+	// gives it no meaning, and runner/inmem ignores it.
+	Replica *Replica `json:",omitempty"`
+	// Placement is the leaf's placement hint (ast.Node.WithAffinity, the
+	// nearest to the leaf deciding), resolved; nil when it has none.
+	// Plain data, as Replica.
+	Placement *Placement `json:",omitempty"`
+}
+
+// Replica says which copy of a node with replicas an action runs in: the
+// copies of one group (the same job and Race) are the ones to spread
+// over distinct workers.
+type Replica struct {
+	Race string // the path of the race the node with replicas became ("" for the root)
+	Copy int    // the copy's index, 0 to Of-1: the race's child the action is under
+	Of   int    // the number of copies
 }
 
 // Input is a named output an action takes.

@@ -79,6 +79,8 @@ func (j Job) check() error {
 		var want []byte
 		if res := byRes[i]; res != nil && res.err == "" {
 			want = res.output
+		} else if j.t.nodes[i].kind == ast.KindRace {
+			want = j.raceOutput(int32(i))
 		}
 		if got := j.outputOf(int32(i)); !bytes.Equal(got, want) {
 			return fmt.Errorf("node %d (%s): output kept %q, result %q", i, ast.ShowPath(j.t.path(int32(i))), got, want)
@@ -111,7 +113,8 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
-		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed))
+		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
+			tn.kind == ast.KindRace && s.nfail > 0 && s.pos == 0))
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
@@ -174,7 +177,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		case StatusCancelled:
 			// Stopped in flight by an expired node above it, or never
 			// dispatched; a stopped action may have failed attempts before.
-			stopped := s.attempt > 0 && j.expiredAbove(id)
+			stopped := s.attempt > 0 && (j.expiredAbove(id) || j.wonAbove(id) >= 0)
 			if !stopped && (s.attempt != 0 || res != nil) || stopped && res != nil && res.err == "" {
 				return fmt.Errorf("cancelled action was dispatched (attempt %d) with no expired node above it", s.attempt)
 			}
@@ -253,6 +256,10 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	case ast.KindDag:
 		if err := j.checkDag(tn, s, res); err != nil {
+			return err
+		}
+	case ast.KindRace:
+		if err := j.checkRace(tn, s, res); err != nil {
 			return err
 		}
 	case ast.KindTry:

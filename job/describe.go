@@ -92,6 +92,12 @@ func describeNode(b *strings.Builder, n NodeInfo) {
 	case n.Kind == ast.KindAct && len(n.Output) > 0:
 		b.WriteString(" -> ")
 		b.WriteString(Clip(string(n.Output)))
+	case n.Winner != "" && n.Failure == nil:
+		fmt.Fprintf(b, ", won by %s", n.Winner)
+		if len(n.Output) > 0 {
+			b.WriteString(" -> ")
+			b.WriteString(Clip(string(n.Output)))
+		}
 	case n.Failure != nil:
 		fmt.Fprintf(b, " (%s", ast.ShowPath(n.Failure.Path))
 		if n.Failure.Others > 0 {

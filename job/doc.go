@@ -55,6 +55,7 @@
 // # Semantics
 //
 // A node is idle, running, or settled as succeeded, failed or cancelled.
+// (The kinds are ast's; a node with replicas runs as a race, below.)
 //
 //   - Act: dispatched as an Action when started; settles with its result.
 //   - Seq: starts its first child; when a child succeeds it starts the next,
@@ -76,6 +77,8 @@
 //     blocks of tries already entered excepted), and it fails once the
 //     children it started have settled; the children that never started
 //     stay idle.
+//   - Race: starts all children at once, as a par. The first child to
+//     succeed wins (rules below); the others still running are stopped.
 //   - Cancelled: a node that a frozen par stops from starting (the next
 //     child of a seq, a rescue) is cancelled. A seq with a cancelled child is
 //     cancelled; so is a par with a cancelled child and no failed one. A
@@ -95,6 +98,66 @@
 //   - The job succeeds, fails or is cancelled when its root settles; then
 //     nothing is outstanding and no timer pending, and later results are
 //     ignored with IgnoredJobDone.
+//
+// # Races and replicas
+//
+// The rules come from the placement issue (18, section B); where they
+// leave a question open, the answer is the team's decision recorded with
+// it, and says so ("decided").
+//
+//   - Winner. A race is decided at the first moment a child succeeds; a
+//     moment is what one batch settles: its results and what follows
+//     from them, then its timer firings, then a cancel. Among the
+//     children that succeeded at that moment, the earliest in tree order
+//     wins (a batch is a set). An inner race is decided before a race
+//     around it, and what its decision settles counts in the same moment
+//     for the race around it. A success from a result beats one that
+//     only follows from a firing in the same batch, as for deadlines
+//     (decided).
+//   - Losers. Every child still running when the race is won is stopped
+//     the way an expired deadline stops its subtree: its actions in
+//     flight outside finally blocks are in Transition.Stops and leave the
+//     outstanding set, its leaves waiting for a retry give up (a pending
+//     retry timer is withdrawn, a failure in the deciding batch asks for
+//     none, a retry firing in it starts nothing), its deadlines are
+//     withdrawn, nothing new starts in it; finally blocks already started
+//     run in full (their retries go on), and the finally of a try already
+//     entered still starts. Children already settled stay as they are.
+//     A loser's late result is ignored (IgnoredStopped, its Detail naming
+//     the race and its winner). A race under a frozen par, an expired
+//     deadline or a cancel still stops its losers when a child wins
+//     (decided).
+//   - Settling. A won race settles once its losers have, as succeeded,
+//     whatever their finally blocks do (decided: else its status would
+//     depend on arrival order). While it waits, its own deadline or a
+//     cancel can still end it.
+//   - Failure. A child's failure changes nothing for the others: a race
+//     never freezes. It fails when every child has settled and none
+//     succeeded, reporting the failure of the earliest failed child in
+//     tree order and counting the others (Failure.Others), whatever the
+//     order they came in. A child stopped by a freeze, deadline or cancel
+//     around the race counts as failed (decided); a race whose children
+//     were all stopped so, none failing, is cancelled, as a par is.
+//   - Output. A named race's output (for Inputs, Output) is its winner's
+//     when the winner is a leaf (for a retried leaf, its successful
+//     attempt's), else null, also when the winner is a race (decided).
+//     NodeInfo.Winner records which child won; Describe shows it.
+//   - Inputs. A race is as a par for what is sure before it; nothing
+//     inside a race is sure because it succeeded (ast.Validate).
+//   - Replicas. A node with Replicas k runs as a race of k copies
+//     (ast.Expand): the node's name, after and deadline are the race's;
+//     each copy has the rest. Copy i's path is the node's path then
+//     "race[i]"; names given inside the node are made unique per copy as
+//     "name#i" (Output takes them so), and an input naming one from inside
+//     the same copy takes that copy's. Each action under a copy carries
+//     Action.Replica (the race's path, the copy, the number of copies):
+//     placement's spread group, which the reducer gives no meaning.
+//   - Commutation. A race's final status is the same for every order and
+//     batching of the same outcomes when no deadline or cancel is
+//     involved: it succeeds if and only if some child would on its own.
+//     Which child wins, its output, how far the losers got and which of
+//     their actions were stopped may depend on arrival order, as which
+//     actions still ran after a failure already may.
 //
 // # Data
 //

@@ -35,7 +35,11 @@ import (
 //	   when a node has it
 //	7  "cancel_at" (Unix nanoseconds: when the cancel was made, the time
 //	   stamped on its result); written when the cancel carried a time
-const Format = 7
+//	8  workflows with races or replicas (workflow version 2, which a
+//	   format-7 reader's workflow decoder refuses); a race's state uses
+//	   the node fields of a par, with pos 1 + the index of the child
+//	   that won (0 while undecided)
+const Format = 8
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -168,6 +172,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.t.raced:
+		return 8
 	case j.cancelAt != 0:
 		return 7
 	case j.hasStopped():
@@ -291,6 +297,9 @@ func Decode(data []byte) (Job, error) {
 	if t.prioritised && *enc.Format < 5 {
 		return corrupt("a workflow with action priorities in format %d (format 5 holds them)", *enc.Format)
 	}
+	if t.raced && *enc.Format < 8 {
+		return corrupt("a workflow with races or replicas in format %d (format 8 holds them)", *enc.Format)
+	}
 	nfields := 9
 	if *enc.Format >= 4 {
 		nfields = 10
@@ -391,6 +400,18 @@ func Decode(data []byte) (Job, error) {
 					j.outs = make([][]byte, t.named)
 				}
 				j.outs[o] = e.res.output
+			}
+		}
+	}
+	if t.raced && t.named > 0 {
+		for i := range t.nodes {
+			if o := t.nodes[i].out; o >= 0 && t.nodes[i].kind == ast.KindRace && states[i].pos > 0 && int(states[i].pos) <= len(t.nodes[i].kids) {
+				if out := j.raceOutput(int32(i)); out != nil {
+					if j.outs == nil {
+						j.outs = make([][]byte, t.named)
+					}
+					j.outs[o] = out
+				}
 			}
 		}
 	}

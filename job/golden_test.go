@@ -53,6 +53,39 @@ var goldenFormats = map[int]struct {
 	5: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
 	6: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
 	7: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba77), job.StartedAt(time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC))}, goldenCancelTimeCases},
+	8: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba78)}, goldenRaceCases},
+}
+
+// goldenRaceCases are the histories kept at format 8: races and replicas
+// (workflow version 2), one won with a loser in its finally block, one
+// undecided with a failed child and replicas whose copies take their own
+// copy's outputs.
+func goldenRaceCases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "race-won",
+			about: "a named race won by a leaf while a loser runs its finally block; the winner's output waits for the next leaf",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "fetch-14", ast.Seq(
+					ast.Race(ast.Act("mirror", "eu"), ast.Try(ast.Act("mirror", "us"), ast.Finally(ast.Act("close", "us")))).Named("page"),
+					ast.Act("render", nil).WithInputs("page")),
+					map[string]string{"seq[0].race[1].body#1": "ok"},
+					map[string]string{"seq[0].race[0]#1": `ok:"eu page"`},
+				)
+			},
+		},
+		{
+			name:  "replicas-running",
+			about: "3 replicas of a seq whose second leaf takes its own copy's output: one copy failed, one is at its second leaf",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "probe-15", ast.Seq(
+					ast.Seq(ast.Act("probe", 1).Named("got"), ast.Act("check", nil).WithInputs("got")).WithReplicas(3).Named("best"),
+					ast.Act("report", nil).WithInputs("best")),
+					map[string]string{"seq[0].race[0].seq[0]#1": "fail:timeout", "seq[0].race[1].seq[0]#1": "ok"},
+				)
+			},
+		},
+	}
 }
 
 // goldenCancelTimeCases are the histories kept at format 7: a cancel

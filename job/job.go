@@ -337,8 +337,68 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 		if res != nil {
 			f.Message, f.Kind = res.err, res.kind
 		}
+		if j.t.raced {
+			if r := j.failedRaceOn(c, id); r >= 0 {
+				f.Message, f.Kind = j.raceFailure(r, resOf)
+			}
+		}
 	}
 	return f
+}
+
+// failedRaceOn returns the outermost race on the way from the failed
+// action c up to node id (id included) that failed because every child
+// did (not by its own deadline), or -1.
+func (j Job) failedRaceOn(c, id int32) int32 {
+	r := int32(-1)
+	for n := c; n >= 0; n = j.t.nodes[n].parent {
+		if j.t.nodes[n].kind == ast.KindRace {
+			if s := j.st.get(n); s.status == StatusFailed && s.flags&flagExpired == 0 {
+				r = n
+			}
+		}
+		if n == id {
+			break
+		}
+	}
+	return r
+}
+
+// maxRaceChildText bounds each child's message in a race's failure.
+const maxRaceChildText = 80
+
+// raceFailure returns the message and kind of the race r, which failed
+// because every child did: each child's failure in tree order, clipped
+// ("every child failed: race[0] (fetch): down; race[1]: stopped"), and
+// the kind they all share, if they share one.
+func (j Job) raceFailure(r int32, resOf func(int32) *result) (msg, kind string) {
+	var b strings.Builder
+	b.WriteString("every child failed: ")
+	shared, first := "", true
+	for i, k := range j.t.nodes[r].kids {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		if j.st.get(k).status != StatusFailed {
+			// Stopped by a freeze, a deadline or a cancel around the race.
+			b.WriteString(ast.ShowPath(j.t.path(k)) + ": " + j.st.get(k).status.String())
+			shared, first = "", false
+			continue
+		}
+		sub := j.failure(k, resOf)
+		b.WriteString(ast.ShowPath(sub.Path))
+		if sub.Action != "" {
+			b.WriteString(" (" + sub.Action + ")")
+		}
+		b.WriteString(": " + clip(sub.Message, maxRaceChildText))
+		if first {
+			shared = sub.Kind
+		} else if sub.Kind != shared {
+			shared = ""
+		}
+		first = false
+	}
+	return b.String(), shared
 }
 
 // NodeInfo is the state of one node, as given to Walk.
@@ -359,6 +419,9 @@ type NodeInfo struct {
 	Failure *Failure
 	// Index is the node's position in pre-order, stable for a workflow.
 	Index int
+	// Winner is, for a race that a child won, the path of that child;
+	// "" otherwise.
+	Winner string
 }
 
 // Walk calls f for every node in pre-order (a node before its children, a
@@ -404,6 +467,12 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 		if p, ok := j.pendingTimer(id, timerRetry); ok {
 			ni.Retry = time.Unix(0, p.due).UTC()
 		}
+	}
+	if tn.kind == ast.KindRace && s.pos > 0 {
+		ni.Winner = ast.ChildPath(path, ast.KindRace, int(s.pos-1))
+	}
+	if tn.kind == ast.KindRace && tn.out >= 0 && s.status == StatusSucceeded {
+		ni.Output = j.outputOf(id)
 	}
 	if s.status == StatusFailed {
 		fl := j.failure(id, resOf)

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -66,6 +67,14 @@ func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
 			}
 		}
 		return out
+	case ast.KindRace:
+		// Succeeds if and only if some child would on its own.
+		for i := range kids {
+			if st(i) == job.StatusSucceeded {
+				return job.StatusSucceeded
+			}
+		}
+		return job.StatusFailed
 	case ast.KindDag:
 		runs := oracleDagRuns(n, st)
 		for i := range kids {
@@ -135,7 +144,7 @@ func oracleWouldRun(c propCase, n *ast.Node, path string, ran map[string]bool) {
 				return
 			}
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindRace:
 		for i, k := range kids {
 			oracleWouldRun(c, k, propJoin(path, edges[i]), ran)
 		}
@@ -170,7 +179,9 @@ type oracleNode struct {
 	body, rescue, finally *oracleNode   // try
 
 	entered   bool        // its parent started it, or tried to
-	cancelled bool        // it was refused: a frozen par stopped it
+	cancelled bool        // it was refused: a frozen par stopped it; or, a leaf, a race won by another child stopped it in flight
+	winner    *oracleNode // race: the child that won it, once one did
+	stopped   bool        // act: dispatched, then stopped by a race won by another child
 	done      bool        // act: its result came
 	out       propOutcome // act: that result
 	at        int         // the step at which it got its result or was cancelled
@@ -209,7 +220,7 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 	switch n.Kind {
 	case ast.KindAct:
 		o.leaves[propActionID(path)] = on
-	case ast.KindSeq, ast.KindPar, ast.KindDag:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
 		for i := range n.Children {
 			on.kids = append(on.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
 		}
@@ -352,6 +363,32 @@ func (n *oracleNode) status() job.Status {
 			return job.StatusCancelled
 		}
 		return job.StatusSucceeded
+	case ast.KindRace:
+		// Running while a child runs (a loser in its finally block, once
+		// it is won); then succeeded if won, else as a par.
+		failed, cancelled := false, false
+		for _, k := range n.kids {
+			switch k.status() {
+			case job.StatusIdle, job.StatusRunning:
+				return job.StatusRunning
+			case job.StatusFailed:
+				failed = true
+			case job.StatusCancelled:
+				cancelled = true
+			}
+		}
+		succeeded := slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusSucceeded })
+		switch {
+		case n.winner != nil:
+			return job.StatusSucceeded
+		case succeeded:
+			return job.StatusRunning // a child won it: about to be decided
+		case failed:
+			return job.StatusFailed
+		case cancelled:
+			return job.StatusCancelled
+		}
+		panic("oracle: a race with no child settled")
 	case ast.KindDag:
 		// Running while a child runs or should start; then, as a par, over
 		// the children that ran. One that never started is after one that
@@ -419,7 +456,7 @@ func (n *oracleNode) settledAt() int {
 			}
 		}
 		return n.kids[len(n.kids)-1].settledAt()
-	case ast.KindPar, ast.KindDag:
+	case ast.KindPar, ast.KindDag, ast.KindRace:
 		last := 0
 		for _, k := range n.kids {
 			if k.entered {
@@ -462,6 +499,23 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 			_, others := k.failure()
 			total += 1 + others
 			if first == nil || k.settledAt() < first.settledAt() {
+				first = k
+			}
+		}
+		leaf, _ := first.failure()
+		return leaf, total - 1
+	case ast.KindRace:
+		// The earliest failed child in tree order is the cause, whenever
+		// it came; every other failure is one more.
+		var first *oracleNode
+		total := 0
+		for _, k := range n.kids {
+			if k.status() != job.StatusFailed {
+				continue
+			}
+			_, others := k.failure()
+			total += 1 + others
+			if first == nil {
 				first = k
 			}
 		}
@@ -522,6 +576,11 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 		for _, k := range n.kids {
 			in(k, kf)
 		}
+	case ast.KindRace:
+		// Nothing new starts in a race once it is won.
+		for _, k := range n.kids {
+			in(k, frozen || n.winner != nil)
+		}
 	case ast.KindDag:
 		kf := frozen
 		for _, k := range n.kids {
@@ -579,26 +638,28 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 	}
 }
 
-// advance starts whatever should start. Settling comes first: as long as
-// a node that should start is stopped by a frozen par, it is cancelled
-// (which may settle more and freeze more pars); only then do the others
-// start, in pre-order. Starting settles nothing, so the order among them
+// advance starts whatever should start. Settling comes first: the races
+// a child has won are decided (decide), and as long as a node that should
+// start is stopped by a frozen par or a won race, it is cancelled (which
+// may settle more, freeze more pars and win more races); only then do the
+// others start, in pre-order. Starting settles nothing, so the order among them
 // changes only the order of the actions.
 func (o *oracle) advance() {
 	for {
 		var ws []oracleWant
 		o.root.wanted(false, &ws)
-		if len(ws) == 0 {
+		frozen := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen })
+		switch {
+		case frozen >= 0:
+			o.enter(ws[frozen].n, true)
+		case o.decideOne():
+			// What the cancellations settled may have won a race: the
+			// innermost is decided once they have all been made.
+		case len(ws) == 0:
 			return
+		default:
+			o.enter(ws[0].n, false)
 		}
-		w := ws[0]
-		for _, x := range ws {
-			if x.frozen {
-				w = x
-				break
-			}
-		}
-		o.enter(w.n, w.frozen)
 	}
 }
 
@@ -623,13 +684,121 @@ func (o *oracle) deliverBatch(ids []string) {
 	o.noteFollows(mark)
 }
 
+// decideOne decides the innermost race that a child has won by now and
+// that has no winner yet (a race comes after its descendants in
+// post-order), from a fresh look at the tree: the earliest child in tree
+// order that has succeeded wins, and the actions in flight in the others,
+// outside the finally blocks of tries they entered, are stopped. It
+// reports whether it decided one. A decision can make a race around it
+// succeed: advance calls it again, once it has cancelled what the
+// decision forbids.
+func (o *oracle) decideOne() bool {
+	{
+		var races []*oracleNode
+		var visit func(n *oracleNode)
+		visit = func(n *oracleNode) {
+			if !n.entered || n.cancelled {
+				return
+			}
+			for _, k := range n.children() {
+				visit(k)
+			}
+			if n.kind == ast.KindRace && n.winner == nil {
+				races = append(races, n) // after its descendants: innermost first
+			}
+		}
+		visit(o.root)
+		decided := false
+		for _, r := range races {
+			for _, k := range r.kids {
+				if k.status() == job.StatusSucceeded {
+					r.winner = k
+					for _, l := range r.kids {
+						if l != k {
+							o.stop(l)
+						}
+					}
+					decided = true
+					break
+				}
+			}
+			if decided {
+				break
+			}
+		}
+		return decided
+	}
+}
+
+// stop stops the actions in flight under n, a loser of a race, except
+// inside the finally block of a try whose finally has started.
+func (o *oracle) stop(n *oracleNode) {
+	switch {
+	case !n.entered || n.cancelled:
+	case n.kind == ast.KindAct:
+		if !n.done {
+			n.cancelled, n.stopped, n.at = true, true, o.step
+			i := slices.Index(o.queue, propActionID(n.path))
+			o.queue = slices.Delete(o.queue, i, i+1)
+		}
+	case n.kind == ast.KindTry:
+		o.stop(n.body)
+		if n.rescue != nil {
+			o.stop(n.rescue)
+		}
+		// Its finally, started or to start, runs in full.
+	default:
+		for _, k := range n.kids {
+			o.stop(k)
+		}
+	}
+}
+
+// raceMessage is the failure message of the race n, failed because every
+// child did: each child's failure in tree order, a child stopped
+// otherwise by its status.
+func (n *oracleNode) raceMessage() string {
+	var parts []string
+	for _, k := range n.kids {
+		if k.status() != job.StatusFailed {
+			parts = append(parts, k.path+": "+k.status().String())
+			continue
+		}
+		leaf, _ := k.failure()
+		msg := propStoredMsg(leaf.out.Msg)
+		if r := k.outermostFailedRace(leaf); r != nil {
+			msg = r.raceMessage()
+		}
+		if len(msg) > 80 {
+			msg = msg[:80] + "..." // the tests' messages are ASCII
+		}
+		parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
+	}
+	return "every child failed: " + strings.Join(parts, "; ")
+}
+
+// outermostFailedRace returns the outermost race from leaf up to n (n
+// included) that failed, or nil.
+func (n *oracleNode) outermostFailedRace(leaf *oracleNode) *oracleNode {
+	var r *oracleNode
+	for c := leaf; c != nil; c = c.parent {
+		if c.kind == ast.KindRace && c.status() == job.StatusFailed {
+			r = c
+		}
+		if c == n {
+			break
+		}
+	}
+	return r
+}
+
 // states lists every node's state in pre-order, as propStates does for a job.
 func (o *oracle) states() []propNodeState {
 	var ss []propNodeState
 	var visit func(n *oracleNode)
 	visit = func(n *oracleNode) {
 		s := propNodeState{Path: n.path, Name: n.name, Kind: n.kind.String(), Status: n.status().String()}
-		if n.kind == ast.KindAct && n.entered && !n.cancelled {
+		if n.kind == ast.KindAct && n.entered && (!n.cancelled || n.stopped) {
 			s.Attempt = 1
 		}
 		if n.done {
@@ -637,7 +806,11 @@ func (o *oracle) states() []propNodeState {
 		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
-			s.Failure = propFailureString(leaf.path, leaf.action, propStoredMsg(leaf.out.Msg), others)
+			msg := propStoredMsg(leaf.out.Msg)
+			if r := n.outermostFailedRace(leaf); r != nil {
+				msg = r.raceMessage()
+			}
+			s.Failure = propFailureString(leaf.path, leaf.action, msg, others)
 		}
 		ss = append(ss, s)
 		for _, k := range n.children() {

@@ -165,14 +165,22 @@ func Restart(j Job, results []Result) (Transition, error) {
 		case k.attempt < int(s.attempt):
 			reason = IgnoredStale // stopped or not
 		case s.status == StatusCancelled || s.flags&flagStopped != 0:
-			// The attempt that was in flight when a deadline or a cancel
-			// stopped it (a cancelled leaf with an attempt was stopped).
+			// The attempt that was in flight when a deadline, a cancel
+			// or a race won by a sibling stopped it (a cancelled leaf
+			// with an attempt was stopped).
 			reason = IgnoredStopped
 		case s.status != StatusRunning || s.flags&flagWaiting != 0:
 			reason = IgnoredDuplicate
 		}
 		if reason != 0 {
-			ignored = append(ignored, Ignored{Result: *k.r, Reason: reason})
+			ig := Ignored{Result: *k.r, Reason: reason}
+			if reason == IgnoredStopped {
+				if r := j.wonAbove(k.node); r >= 0 {
+					w := j.t.nodes[r].kids[j.st.get(r).pos-1]
+					ig.Detail = "a loser of the race at " + ast.ShowPath(j.t.path(r)) + ", won by " + j.t.path(w)
+				}
+			}
+			ignored = append(ignored, ig)
 			continue
 		}
 		if applied == nil {
@@ -300,19 +308,22 @@ func compareResults(x, y *Result) int {
 // whose parents have not yet heard of it, and the queue of nodes to start
 // once settling is over.
 type engine struct {
-	j       Job             // the job being built, held here so the two are one allocation
-	e       *edit           // nil until token makes it
-	fresh   map[int32]bool  // pars whose first failure came in this batch
-	res     *resChunk       // the results applied, once one is
-	ownOuts bool            // j.outs is this edit's copy
-	ownTime bool            // j.timers is this edit's copy
-	armed   []pending       // the timers armed in this edit
-	stops   []Action        // the actions told to stop in this edit
-	timers  []Timer         // those still pending at the end, for the transition (finish)
-	dagReq  map[int32]bool  // dag children after several siblings, requested in this edit
-	gaveUp  map[int32]bool  // leaves that gave up their retries in this edit
-	waitAt  map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
-	settleQ smallQ[int32]
+	j       Job            // the job being built, held here so the two are one allocation
+	e       *edit          // nil until token makes it
+	fresh   map[int32]bool // pars whose first failure came in this batch
+	res     *resChunk      // the results applied, once one is
+	ownOuts bool           // j.outs is this edit's copy
+	ownTime bool           // j.timers is this edit's copy
+	armed   []pending      // the timers armed in this edit
+	stops   []Action       // the actions told to stop in this edit
+	timers  []Timer        // those still pending at the end, for the transition (finish)
+	dagReq  map[int32]bool // dag children after several siblings, requested in this edit
+	// raceWins holds the undecided races a child won in this edit: for
+	// each, the edge of its candidate earliest in tree order.
+	raceWins map[int32]int32
+	gaveUp   map[int32]bool  // leaves that gave up their retries in this edit
+	waitAt   map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
+	settleQ  smallQ[int32]
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
@@ -397,7 +408,18 @@ func (e *engine) markFresh(p int32) {
 	e.fresh[p] = true
 }
 
-func (e *engine) requestStart(id int32) { e.startQ.push(start{node: id, checks: true}) }
+// requestStart queues the start of id for run, which cancels it instead
+// if a frozen par or an expiry forbids it by then. A start that a race
+// won above it forbids is cancelled at once: the loser it is in then
+// settles in the moment it would have started, so a race around that one
+// decides among every child that succeeded in it (see decideRaces).
+func (e *engine) requestStart(id int32) {
+	if e.j.t.raced && e.j.wonAbove(id) >= 0 {
+		e.settle(id, StatusCancelled, 0, 0)
+		return
+	}
+	e.startQ.push(start{node: id, checks: true})
+}
 
 // settleLeaf records r as the result of the running action id, in e.res,
 // which the caller has made with room for it.
@@ -496,12 +518,21 @@ func (e *engine) tick(at time.Time) {
 
 // propagateAll tells the parents of the nodes settled so far, and theirs in
 // turn, without starting anything: the starts stay queued for run.
+//
+// Once nothing is left to propagate, the races a child won in what
+// settled are decided, the innermost first, each decision's stops
+// propagated before the next (decideRaces).
 func (e *engine) propagateAll() {
-	// propagate may queue more: the loop takes them in turn.
-	for i := 0; i < e.settleQ.len(); i++ {
-		e.propagate(e.settleQ.at(i))
+	for {
+		// propagate may queue more: the loop takes them in turn.
+		for i := 0; i < e.settleQ.len(); i++ {
+			e.propagate(e.settleQ.at(i))
+		}
+		e.settleQ.truncate(0)
+		if !e.decideRaces() {
+			return
+		}
 	}
-	e.settleQ.truncate(0)
 }
 
 // run settles everything that can settle, then starts what was requested,
@@ -722,6 +753,8 @@ func (e *engine) propagate(c int32) {
 		e.tryChild(p, tp, tc.edge, cs)
 	case ast.KindDag:
 		e.dagChild(p, tp, tc, cs)
+	case ast.KindRace:
+		e.raceChild(p, tp, tc, cs)
 	}
 }
 
@@ -887,7 +920,7 @@ func (e *engine) begin(id int32) {
 	case ast.KindSeq:
 		s.pos = 0
 		e.begin(tn.kids[0])
-	case ast.KindPar:
+	case ast.KindPar, ast.KindRace:
 		// Each child begins at least one action: make room for them at
 		// once. slices.Grow grows geometrically, so nested pars still cost
 		// amortised O(1) per action.
@@ -911,7 +944,9 @@ func (e *engine) begin(id int32) {
 }
 
 // frozen reports whether starting id is forbidden: some parallel ancestor
-// has a failed child, and no finally lies between them.
+// has a failed child, or an ancestor expired, or a race above it was won
+// (by a child that, having succeeded, starts nothing more), and no
+// finally lies between them.
 func (j *Job) frozen(id int32) bool {
 	for c := id; ; {
 		tc := &j.t.nodes[c]
@@ -924,7 +959,7 @@ func (j *Job) frozen(id int32) bool {
 			return false
 		}
 		ps := j.st.get(p)
-		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && ps.nfail > 0 || ps.flags&flagExpired != 0 {
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
 			return true
 		}
 		c = p
@@ -956,11 +991,31 @@ func actionOf(j *Job, id int32, attempt int) Action {
 	if len(tn.inputs) > 0 {
 		act.Inputs = make([]Input, len(tn.inputs))
 		for k, n := range tn.inputs {
-			act.Inputs[k] = Input{Name: a.Inputs[k], Output: j.outputOf(n)}
+			act.Inputs[k] = Input{Name: ast.WrittenName(a.Inputs[k]), Output: j.outputOf(n)}
 		}
 	}
 	act.Failure = j.followed(id)
+	if j.t.raced {
+		act.Replica = j.replica(id)
+		act.Placement = j.placement(id)
+	}
 	return act
+}
+
+// replica returns which copy of a node with replicas the leaf id is
+// under, the nearest such node deciding, or nil.
+func (j *Job) replica(id int32) *Replica {
+	for c := id; ; {
+		tc := &j.t.nodes[c]
+		p := tc.parent
+		if p < 0 {
+			return nil
+		}
+		if n := j.t.nodes[p].copies; n > 0 {
+			return &Replica{Race: j.t.path(p), Copy: int(tc.edge), Of: int(n)}
+		}
+		c = p
+	}
 }
 
 // followed returns the failure that the rescue or finally nearest above

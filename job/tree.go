@@ -33,6 +33,13 @@ type tree struct {
 	// prioritised reports whether a leaf has a priority other than 0:
 	// format 5.
 	prioritised bool
+	// raced reports whether it has a race or a node with replicas:
+	// format 8.
+	raced bool
+	// pinNames holds, for each pin of the workflow (pinID), the sorted
+	// action names of the leaves under the nodes that name it; nil when
+	// the workflow has no affinity.
+	pinNames map[string][]string
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -59,6 +66,11 @@ type tnode struct {
 	inputs   []int32       // act: the nodes its Inputs name, in their order
 	deps     []int32       // child of a dag: the edges (indexes in the dag's kids) of the siblings it is after
 	rdeps    []int32       // child of a dag: the edges of the siblings after it
+	// copies is, for the race a node with replicas became (ast.Expand),
+	// its number of copies; 0 elsewhere.
+	copies int32
+	// affinity is the node's own placement hint, or nil.
+	affinity *ast.Affinity
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -68,9 +80,12 @@ func compile(root ast.Node) (*tree, error) {
 	n := ast.Count(root)
 	t := &tree{root: root, nodes: make([]tnode, 0, n)}
 	ids := newFirstIDs(n)
-	t.add(&t.root, -1, 0, make([]byte, 0, 64), ids)
+	// The reducer runs the tree with its replicas expanded into races.
+	run := ast.Expand(root)
+	t.add(&run, -1, 0, make([]byte, 0, 64), ids)
 	ids.assign(t)
 	t.link()
+	t.linkPins()
 	return t, nil
 }
 
@@ -119,7 +134,8 @@ func (f *firstIDs) assign(t *tree) {
 }
 
 // link resolves the leaves' inputs to nodes, once every name is known.
-// Validate has checked that every name resolves.
+// Validate has checked that every name resolves (ast.Expand renamed those
+// inside copies, and the inputs naming them, alike).
 func (t *tree) link() {
 	for i := range t.nodes {
 		tn := &t.nodes[i]
@@ -137,7 +153,14 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	if n.Affinity != nil {
+		t.raced = true // format 8 holds version 2 of the workflow
+	}
+	if n.Kind == ast.KindRace {
+		t.raced = true
+		t.nodes[id].copies = int32(n.Replicas)
+	}
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
 	}
@@ -147,20 +170,11 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	if n.Priority != 0 {
 		t.prioritised = true
 	}
-	if n.Name != "" {
-		if t.names == nil {
-			t.names = map[string]int32{}
-		}
-		t.names[n.Name] = id
-		if n.Kind == ast.KindAct {
-			t.nodes[id].out = int32(t.named)
-			t.named++
-		}
-	}
+	t.addName(id, n.Name)
 	// A seq or par whose children fill more than a trie leaf is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
-	if wide(n) {
+	if wide(n.Kind, len(n.Children)) {
 		t.nodes[id].wide = true
 		t.nodes[id].slot = int32(t.wides)
 		t.wides++
@@ -175,7 +189,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].retry = n.Retry
 		ids.add(path) // t.nodes[id].id1, set by ids.assign
 		t.leaves++
-	case ast.KindSeq, ast.KindPar, ast.KindDag:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
 			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i), ids)
@@ -194,6 +208,22 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].kids = kids
 	}
 	return id
+}
+
+// addName records that node id is called name ("" for none). A named
+// leaf, and a named race (whose output is its winner's), keep an output.
+func (t *tree) addName(id int32, name string) {
+	if name == "" {
+		return
+	}
+	if t.names == nil {
+		t.names = map[string]int32{}
+	}
+	t.names[name] = id
+	if k := t.nodes[id].kind; k == ast.KindAct || k == ast.KindRace {
+		t.nodes[id].out = int32(t.named)
+		t.named++
+	}
 }
 
 // linkDag records, for the children kids of the dag n, the siblings each
@@ -267,6 +297,8 @@ func (t *tree) lookup(p string) (int32, string) {
 	return n, ""
 }
 
-func wide(n *ast.Node) bool {
-	return (n.Kind == ast.KindSeq || n.Kind == ast.KindPar || n.Kind == ast.KindDag) && len(n.Children) > leafWidth
+// wide reports whether a node of kind k with n children is kept in the
+// small trie of wide nodes.
+func wide(k ast.Kind, n int) bool {
+	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace) && n > leafWidth
 }

@@ -847,6 +847,9 @@ func describeAction(a job.Action) string {
 	if a.AtMostOnce {
 		s += " at-most-once"
 	}
+	if r := a.Replica; r != nil {
+		s += fmt.Sprintf(" copy %d/%d of %s", r.Copy, r.Of, ast.ShowPath(r.Race))
+	}
 	return s
 }
 
@@ -857,7 +860,7 @@ func describeAction(a job.Action) string {
 func checkInputs(a job.Action, j job.Job) error {
 	var leaf *ast.Node
 	named := map[string]job.NodeInfo{}
-	ast.Walk(j.Workflow(), func(path string, n *ast.Node) bool {
+	ast.Walk(ast.Expand(j.Workflow()), func(path string, n *ast.Node) bool {
 		if path == a.Path() {
 			leaf = n
 		}
@@ -876,19 +879,21 @@ func checkInputs(a job.Action, j job.Job) error {
 		return fmt.Errorf("action %s has %d inputs, its leaf lists %d", a.ID, len(a.Inputs), len(leaf.Inputs))
 	}
 	for k, in := range a.Inputs {
-		n, ok := named[in.Name]
+		// Inside a replica copy, the leaf's inputs name that copy's nodes
+		// (ast.Expand); the action carries the names as written.
+		n, ok := named[leaf.Inputs[k]]
 		switch {
-		case in.Name != leaf.Inputs[k]:
+		case in.Name != ast.WrittenName(leaf.Inputs[k]):
 			return fmt.Errorf("action %s: input %d is %q, its leaf lists %q", a.ID, k, in.Name, leaf.Inputs[k])
 		case !ok:
 			return fmt.Errorf("action %s: input %q names no node", a.ID, in.Name)
 		case n.Status != job.StatusSucceeded:
 			return fmt.Errorf("action %s dispatched with input %q (%s) %s, not succeeded", a.ID, in.Name, ast.ShowPath(n.Path), n.Status)
-		case n.Kind != ast.KindAct && in.Output != nil:
+		case n.Kind != ast.KindAct && n.Kind != ast.KindRace && in.Output != nil:
 			return fmt.Errorf("action %s: input %q is the inner node %s, with output %q", a.ID, in.Name, ast.ShowPath(n.Path), in.Output)
 		}
-		if n.Kind == ast.KindAct {
-			out, ok := j.Output(in.Name)
+		if n.Kind == ast.KindAct || n.Kind == ast.KindRace {
+			out, ok := j.Output(leaf.Inputs[k])
 			if !ok || !bytes.Equal(out, in.Output) || !bytes.Equal(out, n.Output) {
 				return fmt.Errorf("action %s: input %q is %q, the leaf's output %q (Output: %q, %v)", a.ID, in.Name, in.Output, n.Output, out, ok)
 			}
@@ -960,6 +965,9 @@ func settledLine(n job.NodeInfo) string {
 		s += " -> " + oneLine(string(n.Output))
 	case n.Failure != nil:
 		s += " at " + failureText(*n.Failure)
+	}
+	if n.Winner != "" {
+		s += ", won by " + n.Winner
 	}
 	return s
 }

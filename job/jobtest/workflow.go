@@ -22,10 +22,10 @@ func (e *SyntaxError) Error() string {
 
 // ParseWorkflow reads the compact workflow syntax used by scripts:
 //
-//	node  = ["@" NAME [after]] bare
+//	node  = ["@" NAME [after]] ["*" DIGITS] bare
 //	after = "[" {NAME} "]"
 //	bare  = act | "seq(" list ")" | "par(" list ")" | "dag(" list ")"
-//	      | "try(" node {"," part} ")"
+//	      | "race(" list ")" | "try(" node {"," part} ")"
 //	list  = node {"," node}
 //	part  = "rescue:" node | "finally:" node
 //	act   = NAME [inputs] [PAYLOAD]
@@ -51,6 +51,9 @@ func (e *SyntaxError) Error() string {
 // once a and b have succeeded. A '<' after a space belongs to the payload:
 // "log <b>" logs the string "<b>". The tree is not validated (job.New does
 // that), so a name or an after where ast.Validate refuses it parses.
+//
+// Replicas. "*N " before a node (after its name, if any) runs it as a
+// race of N copies (ast.Node.WithReplicas): "race(*3 fetch 1, cache 1)".
 //
 // A mistake is a *SyntaxError with its line and column.
 func ParseWorkflow(text string) (ast.Node, error) {
@@ -127,7 +130,7 @@ func (p *wfParser) name() string {
 
 func (p *wfParser) node() (ast.Node, error) {
 	if p.peek() != '@' {
-		return p.bare()
+		return p.replicas()
 	}
 	p.i++
 	name := p.word()
@@ -144,7 +147,7 @@ func (p *wfParser) node() (ast.Node, error) {
 	if p.peek() == '@' {
 		return ast.Node{}, p.errorf("a node has one name: %q already names it", name)
 	}
-	n, err := p.bare()
+	n, err := p.replicas()
 	if err != nil {
 		return ast.Node{}, err
 	}
@@ -186,6 +189,29 @@ func (p *wfParser) names(open, close byte, what string) ([]string, error) {
 	}
 }
 
+// replicas reads a node without its name: "*N " and the bare node.
+func (p *wfParser) replicas() (ast.Node, error) {
+	if p.peek() != '*' {
+		return p.bare()
+	}
+	p.i++
+	start := p.i
+	k := 0
+	for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' && k < 1e6 {
+		k = k*10 + int(p.s[p.i]-'0')
+		p.i++
+	}
+	if p.i == start {
+		return ast.Node{}, p.errorf("want a number of replicas right after '*', found %q", p.rest())
+	}
+	n, err := p.bare()
+	if err != nil {
+		return ast.Node{}, err
+	}
+	n.Replicas = k
+	return n, nil
+}
+
 // bare reads a node without its name.
 func (p *wfParser) bare() (ast.Node, error) {
 	start := p.i
@@ -209,7 +235,7 @@ func (p *wfParser) bare() (ast.Node, error) {
 		}
 		p.i++
 		switch name {
-		case "seq", "par", "dag":
+		case "seq", "par", "dag", "race":
 			kids, err := p.list()
 			if err != nil {
 				return ast.Node{}, err
@@ -219,6 +245,8 @@ func (p *wfParser) bare() (ast.Node, error) {
 				return ast.Seq(kids...), nil
 			case "par":
 				return ast.Par(kids...), nil
+			case "race":
+				return ast.Race(kids...), nil
 			}
 			return ast.Dag(kids...), nil
 		case "try":
@@ -226,7 +254,7 @@ func (p *wfParser) bare() (ast.Node, error) {
 		}
 		p.i = start
 		p.space()
-		return ast.Node{}, p.errorf("unknown node %q (want seq(, par(, dag( or try()", name+"(")
+		return ast.Node{}, p.errorf("unknown node %q (want seq(, par(, dag(, race( or try()", name+"(")
 	}
 	payload, err := p.payload()
 	if err != nil {
@@ -384,6 +412,9 @@ func formatNode(b *strings.Builder, n *ast.Node) {
 		}
 		b.WriteByte(' ')
 	}
+	if n.Replicas != 0 {
+		fmt.Fprintf(b, "*%d ", n.Replicas)
+	}
 	switch n.Kind {
 	case ast.KindAct:
 		b.WriteString(n.Action)
@@ -394,7 +425,7 @@ func formatNode(b *strings.Builder, n *ast.Node) {
 			b.WriteByte(' ')
 			b.WriteString(formatPayload(n.Payload))
 		}
-	case ast.KindSeq, ast.KindPar, ast.KindDag:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
 		b.WriteString(n.Kind.String())
 		b.WriteByte('(')
 		for i := range n.Children {

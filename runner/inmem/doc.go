@@ -22,7 +22,11 @@
 //
 // The queue is first in, first out: the runner ignores the priority of a
 // leaf's actions (ast.Node.WithPriority, job.Action.Priority), which a
-// runner that orders its queue uses to run higher priorities first.
+// runner that orders its queue uses to run higher priorities first. It
+// ignores placement hints too (ast.Node.WithAffinity, job.Action.Placement,
+// job.Action.Replica): its workers are one process's goroutines, so a
+// workflow with affinities runs here as it is, and the copies of a node
+// with replicas run side by side; their race is the reducer's.
 //
 // # Results
 //

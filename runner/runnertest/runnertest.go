@@ -126,6 +126,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 	t.Run("Cancel", s.cancel)
 	t.Run("AtMostOnceAfterCrash", s.atMostOnceAfterCrash)
 	t.Run("DataPassing", s.dataPassing)
+	t.Run("Race", s.race)
 }
 
 type suite struct {
