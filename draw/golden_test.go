@@ -127,6 +127,13 @@ var goldens = []struct {
 			ast.Act("explode", json.RawMessage(`{"<b>":"\"quoted\" & 'single' ]]>"}`)),
 		))
 	}, draw.Options{}},
+	{"race", func(t testing.TB) job.Job {
+		return play(t, "race", ast.Seq(
+			ast.Race(ast.Seq(leaf("hold", "slow mirror"), leaf("log", "slow answered")), leaf("log", "fast mirror"), leaf("fail", "down mirror")),
+			leaf("hold", "copied").WithReplicas(3),
+			leaf("log", "done"),
+		))
+	}, draw.Options{}},
 	{"par150", func(t testing.TB) job.Job {
 		return play(t, "par150", ast.Par(wide(150)...))
 	}, draw.Options{}},

@@ -100,7 +100,7 @@ func (l *layout) choose(o Options) {
 		if len(n.kids) == 0 {
 			continue
 		}
-		if k := n.info.Kind; (k == ast.KindSeq || k == ast.KindPar) && len(n.kids) > o.GroupOver && !o.Expand[n.info.Path] {
+		if k := n.info.Kind; (k == ast.KindSeq || k == ast.KindPar || k == ast.KindRace) && len(n.kids) > o.GroupOver && !o.Expand[n.info.Path] {
 			continue
 		}
 		if boxes+len(n.kids) > o.MaxBoxes {
@@ -137,7 +137,7 @@ func (l *layout) measure(i int32) {
 			aw += l.w[k]
 			ah = max(ah, l.h[k])
 		}
-	case ast.KindPar, ast.KindTry:
+	case ast.KindPar, ast.KindRace, ast.KindTry:
 		pad := int32(0)
 		if n.info.Kind == ast.KindTry {
 			pad = 1
@@ -213,7 +213,7 @@ func (l *layout) place(i, x, y int32) {
 			}
 			cx += l.w[k] + gapX
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindRace:
 		for _, k := range n.kids {
 			l.place(k, cx, cy)
 			l.edges = append(l.edges, pending{from: i, to: k, kind: EdgeChild})

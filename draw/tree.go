@@ -61,7 +61,8 @@ func readTree(j job.Job) ([]node, error) {
 			nodes[i].size += nodes[k].size
 		}
 	}
-	root := j.Workflow()
+	// Replicas are drawn as the races of copies the job runs.
+	root := ast.Expand(j.Workflow())
 	next := 0
 	if err := linkDags(&root, nodes, &next); err != nil {
 		return nil, fmt.Errorf("draw: job %s: %w", j.ID(), err)
@@ -82,7 +83,7 @@ func linkDags(n *ast.Node, nodes []node, next *int) error {
 	*next++
 	var kids []*ast.Node
 	switch n.Kind {
-	case ast.KindSeq, ast.KindPar, ast.KindDag:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
 		for k := range n.Children {
 			kids = append(kids, &n.Children[k])
 		}
