@@ -207,3 +207,42 @@ func TestBalancerLive(t *testing.T) {
 		}
 	}
 }
+
+// TestBalancerDrainingLive: a runner started Draining gets no partition
+// in either group while another runner is not draining, runs no action
+// and owns no job; Store.Workers lists it as draining, with its capacity.
+func TestBalancerDrainingLive(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := testConfig(t)
+	clientStore := openStore(t, cfg)
+	idle, busy := newCounter(t), newCounter(t)
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: busy.reg}, Store: openStore(t, cfg), Name: "w-a"})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: idle.reg, Workers: 2}, Store: openStore(t, cfg), Name: "w-b",
+		Capacity: 5, Draining: true})
+	client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
+	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}
+	for g, topics := range map[string]map[string]int{
+		cfg.Prefix + ".restarters": {cfg.Prefix + ".restarter": cfg.Partitions},
+		cfg.Prefix + ".workers":    {cfg.Prefix + ".action.noop": cfg.ActionPartitions},
+	} {
+		v := describeSettled(t, ctx, cl, g, topics, "w-a", "w-b")
+		if n := len(v.count["w-b"]); n != 0 {
+			t.Errorf("group %s: the draining runner has partitions: %v", g, v.count["w-b"])
+		}
+	}
+	ws, err := clientStore.Workers(ctx)
+	if err != nil || len(ws) != 2 || ws[1].Name != "w-b" || !ws[1].Draining || ws[1].Capacity != 5 || ws[0].Draining || ws[0].Capacity != runner.DefaultWorkers {
+		t.Errorf("workers: %+v, %v; want w-a (capacity DefaultWorkers) and w-b (capacity 5, draining)", ws, err)
+	}
+	ids, errs := submitAll(ctx, client, 10, "drain")
+	for err := range errs {
+		t.Error(err)
+	}
+	finishAll(t, ctx, client, clientStore, busy, ids)
+	idle.mu.Lock()
+	defer idle.mu.Unlock()
+	if len(idle.runs) != 0 {
+		t.Errorf("the draining runner ran %d actions", len(idle.runs))
+	}
+}
