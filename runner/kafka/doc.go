@@ -451,7 +451,7 @@
 //     (what it owns), so a member that rejoins a stable group on its own
 //     (its connection to the coordinator broke) makes the whole group
 //     rebalance, where unchanged user data would have been handed its
-//     assignment back; Java's sticky assignors pay the same.
+//     assignment back.
 //   - A worker commits an action's offset only when every earlier action of
 //     its partition has ended: a long action holds back the commits (not
 //     the work) of the ones after it, and a crash runs those again.
