@@ -273,6 +273,14 @@ func TestBalancerBadUserData(t *testing.T) {
 			}
 		})
 	}
+	var logs bytes.Buffer
+	var bad atomic.Int64
+	b := newGroupBalancer("g", memberData{Name: "leader"}, slog.New(slog.NewTextHandler(&logs, nil)), &bad)
+	b.AssignGroups([]kafka.GroupMember{{ID: "m-9", Topics: []string{"t"}, UserData: []byte("junk")}}, topicPartitions("t", 1))
+	if line := logs.String(); bad.Load() != 1 || !strings.Contains(line, "member=m-9") || !strings.Contains(line, "group=g") ||
+		!strings.Contains(line, "version 106") {
+		t.Errorf("the log of a member whose user data does not parse (counted %d): %q; want its group, its ID and why", bad.Load(), line)
+	}
 	if d, err := decodeMemberData(good); err != nil || d.Name != "x" || d.Capacity != 3 || d.Generation != 9 || !slices.Equal(d.Owned["t"], []int{0, 1, 2, 3}) {
 		t.Errorf("decode(encode): %+v, %v", d, err)
 	}
