@@ -115,7 +115,7 @@
 // a worker's start go through Transition and perform its Effect in the
 // same write as the new state.
 //
-// runner/kafka (to be built): placement is partition assignment. A
+// runner/kafka: placement is partition assignment. A
 // kafka-go GroupBalancer, in the runner, decodes each member's UserData
 // (name, capacity, draining flag, owned partitions and their generation)
 // into Members, calls Balance with the topics' partitions, and returns

@@ -168,6 +168,54 @@
 // still in it, not by the restarters' starts. A restarter whose state write fails does not
 // trust its cache: it claims the partition again and rebuilds it.
 //
+// # Balancing the groups
+//
+// Both groups assign partitions with baton's own assignor (protocol
+// "baton-sticky"), kafka-go's GroupBalancer over placement.Balance: a
+// sticky, capacity-weighted assignment. In every join a member sends, as
+// its user data, one version byte (1) and a JSON object:
+//
+//	{"name":NAME,"capacity":C,"since":TIME,"draining":true,
+//	 "generation":G,"owned":{"PREFIX.action.ship":[0,3]}}
+//
+// NAME is the runner's Options.Name, C its Options.Capacity (default its
+// Workers), "since" when it started, "draining" its Options.Draining
+// (absent when false), and "owned" the partitions of each topic that
+// generation G of the group assigned it (absent before its first).
+// kafka-go tells an assignor nothing of what its member owns (its
+// protocol metadata has no owned partitions, and it has no cooperative
+// protocol): the runner records each generation's assignment before it
+// serves it, and its next join's user data carries it. The member the
+// coordinator elects leader assigns each topic among the members
+// subscribed to it:
+//
+//   - each member that is not draining gets the floor or the ceiling of
+//     its capacity-weighted share of the topic's partitions; a draining
+//     member gets none (when every member drains, nobody gets any);
+//   - members keep the partitions they own up to their share, so a
+//     member that joins takes its share and at most one partition more
+//     moves for each member that rounds up, and a member that leaves
+//     gives up only its own;
+//   - a partition is owned by the member that claims it in the newest
+//     generation; one claimed by two members in the same generation (a
+//     claim built on stale data) is trusted to neither and assigned as
+//     if unowned.
+//
+// A member whose user data does not parse (another version, another
+// client's) is logged and counted (Stats.BadMembers, by the leader): it
+// owns nothing and weighs 1. Members also offer kafka-go's range
+// assignor, with the same user data, as their second choice, so a group
+// that holds members without baton-sticky (a baton before it, during a
+// rolling upgrade) agrees on range instead of refusing them.
+// Store.Workers reads the same user data from the workers' group's
+// description.
+//
+// Rebalances stay eager: every member of a group pauses its partitions
+// while the group rebalances (about a second), but partitions come back
+// to their owners, so a restarter's rebuilt partitions and a key's
+// worker survive a join or a leave. What partitions cannot express (a
+// wait before a spill, pins, spread and pack) does not apply on Kafka.
+//
 // # Transitions: write order, commit order
 //
 // kafka-go has no transactions, so nothing here is atomic across records.
@@ -397,7 +445,13 @@
 //     each job's newest snapshot), and keeps every job of its partitions
 //     in memory.
 //   - One consumer group serves every action topic: a worker joining or
-//     leaving pauses every action for the rebalance (about a second).
+//     leaving pauses every action for the rebalance (about a second);
+//     the balancer moves few partitions, but the pause is the eager
+//     protocol's. A member's user data changes with every generation
+//     (what it owns), so a member that rejoins a stable group on its own
+//     (its connection to the coordinator broke) makes the whole group
+//     rebalance, where unchanged user data would have been handed its
+//     assignment back.
 //   - A worker commits an action's offset only when every earlier action of
 //     its partition has ended: a long action holds back the commits (not
 //     the work) of the ones after it, and a crash runs those again.

@@ -110,3 +110,10 @@ func WithoutResume(o Options) Options {
 	o.noResume = true
 	return o
 }
+
+// MemberName returns the name a group member announced in its user data
+// (memberData), if it parses.
+func MemberName(userData []byte) (string, bool) {
+	d, err := decodeMemberData(userData)
+	return d.Name, err == nil
+}

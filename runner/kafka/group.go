@@ -22,10 +22,11 @@ type member struct {
 	topics []string
 	log    *slog.Logger
 	timing GroupTiming
-	// balancers are the group's assignors; nil means kafka-go's default.
-	// The workers' members announce themselves through theirs (see
-	// announce).
-	balancers []kafka.GroupBalancer
+	// balancer is the member's assignor (and, when it leads, the
+	// group's): it announces the member (memberData) and balances the
+	// group sticky by capacity. The member tells it what each generation
+	// assigned it, for its next join.
+	balancer *groupBalancer
 	// serve handles one assigned partition, from offset (kafka.FirstOffset
 	// when the group has committed none). gctx ends with the generation;
 	// ctx with the member. serve must return soon after either ends: the
@@ -143,7 +144,7 @@ func (m *member) run(ctx context.Context) {
 		SessionTimeout:    m.timing.SessionTimeout,
 		RebalanceTimeout:  m.timing.RebalanceTimeout,
 		JoinGroupBackoff:  500 * time.Millisecond,
-		GroupBalancers:    m.balancers,
+		GroupBalancers:    m.balancer.balancers(),
 		StartOffset:       kafka.FirstOffset,
 		Timeout:           m.cfg.Timeout,
 	})
@@ -166,6 +167,9 @@ func (m *member) run(ctx context.Context) {
 			}
 			continue
 		}
+		// Recorded before anything of the generation runs: its end sends
+		// the next join, whose user data says what this one owned.
+		m.balancer.owned(gen.ID, gen.Assignments)
 		n := 0
 		c := newGenCommitter(gen, m.cfg)
 		for topic, parts := range gen.Assignments {

@@ -71,6 +71,16 @@ type Options struct {
 	noResume bool
 	// Groups tunes the consumer groups.
 	Groups GroupTiming
+	// Capacity weighs the runner's share of the partitions in both its
+	// consumer groups (the group balancer gives each member the floor or
+	// the ceiling of its capacity-weighted share of each topic); default
+	// Workers. Negative is an error.
+	Capacity int
+	// Draining makes the runner a member that gets no partitions in
+	// either group (it owns no job and runs no action) while the groups
+	// have a member that is not draining; members that drain announce it
+	// in every join.
+	Draining bool
 }
 
 // Errors of the runner. Each wraps the runner package's error of the same
@@ -110,7 +120,7 @@ type Runner struct {
 }
 
 type counters struct {
-	malformed, unknownJobs, stale, malformedActions, lost, oversized atomic.Int64
+	malformed, unknownJobs, stale, malformedActions, lost, oversized, badMembers atomic.Int64
 }
 
 // Stats counts what a Runner skipped or turned into failures.
@@ -122,6 +132,10 @@ type Stats struct {
 	Lost             int64 // at-most-once actions reported lost
 	Oversized        int64 // actions and results too large for a message, failed
 	Fenced           int64 // state records read that a newer claim fenced
+	// BadMembers counts the group members whose user data did not parse
+	// when this runner's member led a rebalance (each was given the share
+	// of a member of capacity 1 that owned nothing).
+	BadMembers int64
 }
 
 // Stats returns the runner's counts so far.
@@ -129,7 +143,7 @@ func (r *Runner) Stats() Stats {
 	return Stats{
 		Malformed: r.stats.malformed.Load(), UnknownJobs: r.stats.unknownJobs.Load(), Stale: r.stats.stale.Load(),
 		MalformedActions: r.stats.malformedActions.Load(), Lost: r.stats.lost.Load(), Oversized: r.stats.oversized.Load(),
-		Fenced: r.st.stats.fenced.Load(),
+		Fenced: r.st.stats.fenced.Load(), BadMembers: r.stats.badMembers.Load(),
 	}
 }
 
@@ -147,6 +161,12 @@ func New(o Options) (*Runner, error) {
 	var err error
 	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("kafka: %w", err)
+	}
+	switch {
+	case o.Capacity < 0:
+		return nil, fmt.Errorf("kafka: Options.Capacity is %d; want 0 (the default: Workers, %d) or more", o.Capacity, o.Workers)
+	case o.Capacity == 0:
+		o.Capacity = o.Workers
 	}
 	if o.Appliers <= 0 {
 		o.Appliers = 8
@@ -175,6 +195,13 @@ func New(o Options) (*Runner, error) {
 		r.w = newWorker(r)
 	}
 	return r, nil
+}
+
+// balancer returns the assignor of the runner's member of group, which
+// announces the runner from now on.
+func (r *Runner) balancer(group string) *groupBalancer {
+	me := memberData{Name: r.o.Name, Capacity: r.o.Capacity, Since: r.o.Clock.Now().UTC(), Draining: r.o.Draining}
+	return newGroupBalancer(group, me, r.log, &r.stats.badMembers)
 }
 
 // usable returns ErrClosed once Close was called or Run returned.
@@ -208,7 +235,7 @@ func (r *Runner) Run(ctx context.Context) error {
 	var rwg sync.WaitGroup
 	if r.o.Role.restarts() {
 		m := &member{cfg: r.cfg, group: r.cfg.restarterGroup(), topics: []string{r.cfg.restarterTopic()}, log: r.log,
-			timing: r.o.Groups, serve: r.serveRestarter}
+			timing: r.o.Groups, serve: r.serveRestarter, balancer: r.balancer(r.cfg.restarterGroup())}
 		rwg.Go(func() { m.run(restarterCtx) })
 	}
 	if r.w != nil {

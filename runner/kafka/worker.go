@@ -85,7 +85,7 @@ func (w *worker) run(ctx context.Context) {
 		runner.Drain(r.o.DrainTimeout, left, w.drop, w.log)
 	})
 	m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups, serve: w.serve,
-		balancers: announce(announcement{Name: r.o.Name, Capacity: r.o.Workers, Since: r.o.Clock.Now().UTC()})}
+		balancer: r.balancer(r.cfg.workerGroup())}
 	m.run(ctx)
 	close(left)
 	if !stopDrain() {

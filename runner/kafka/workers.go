@@ -1,9 +1,7 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,14 +16,17 @@ import (
 // it a member: from its join until it leaves, or until its session
 // times out (GroupTiming.SessionTimeout) if it dies.
 type WorkerInfo struct {
-	// Name is its runner's Options.Name; Capacity its Workers (the
-	// actions it runs at once); Since when it joined, by its clock. They
-	// are what the member announced when it joined (its assignor's user
-	// data); a member that announced nothing (a baton before this one)
-	// has its client ID as its name, capacity 0 and no time.
+	// Name is its runner's Options.Name; Capacity its Options.Capacity
+	// (by default its Workers, the actions it runs at once); Since when
+	// it started working, by its clock; Draining its Options.Draining.
+	// They are what the member announced when it joined (its assignor's
+	// user data, memberData); a member whose user data does not parse (a
+	// baton before this one) has its client ID as its name, capacity 0
+	// and no time.
 	Name     string
 	Capacity int
 	Since    time.Time
+	Draining bool
 	// Member is its member ID in the group; Host the address the broker
 	// sees it from.
 	Member, Host string
@@ -55,8 +56,8 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 		}
 		for _, m := range g.Members {
 			w := WorkerInfo{Name: m.ClientID, Member: m.MemberID, Host: m.ClientHost, Actions: []string{}}
-			if a, ok := parseAnnouncement(m.MemberMetadata.UserData); ok {
-				w.Name, w.Capacity, w.Since = a.Name, a.Capacity, a.Since
+			if d, err := decodeMemberData(m.MemberMetadata.UserData); err == nil {
+				w.Name, w.Capacity, w.Since, w.Draining = d.Name, d.Capacity, d.Since, d.Draining
 			}
 			for _, t := range m.MemberMetadata.Topics {
 				if name, ok := strings.CutPrefix(t, prefix); ok {
@@ -74,52 +75,4 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 		return strings.Compare(a.Member, b.Member)
 	})
 	return out, nil
-}
-
-// announcement is what a worker's member tells the group of itself: the
-// user data of its assignors (kafka-go's GroupBalancer.UserData), which
-// the coordinator hands back in the group's description. It is JSON after
-// announceMagic, so that user data of another kind is told apart.
-type announcement struct {
-	Name     string    `json:"name"`
-	Capacity int       `json:"capacity"`
-	Since    time.Time `json:"since"`
-}
-
-const announceMagic = "baton-worker/1 "
-
-// announce returns kafka-go's default assignors (range, then round
-// robin: the same protocols as a member without them, so that members
-// of either kind agree on one) carrying a.
-func announce(a announcement) []kafka.GroupBalancer {
-	b, err := json.Marshal(a)
-	if err != nil {
-		return nil // a plain struct always marshals
-	}
-	data := append([]byte(announceMagic), b...)
-	return []kafka.GroupBalancer{
-		announcing{kafka.RangeGroupBalancer{}, data},
-		announcing{kafka.RoundRobinGroupBalancer{}, data},
-	}
-}
-
-// announcing is an assignor whose user data is an announcement.
-type announcing struct {
-	kafka.GroupBalancer
-	data []byte
-}
-
-func (a announcing) UserData() ([]byte, error) { return a.data, nil }
-
-// parseAnnouncement reads a member's announcement, if it made one.
-func parseAnnouncement(b []byte) (announcement, bool) {
-	rest, ok := bytes.CutPrefix(b, []byte(announceMagic))
-	if !ok {
-		return announcement{}, false
-	}
-	var a announcement
-	if json.Unmarshal(rest, &a) != nil {
-		return announcement{}, false
-	}
-	return a, true
 }
