@@ -17,15 +17,29 @@ import "strconv"
 // payloads, retry policies and input lists that need no renaming with n;
 // it is not for Validate (its names have '#'), and n must be valid.
 func Expand(n Node) Node {
-	has := false
-	Walk(n, func(_ string, m *Node) bool {
-		has = m.Replicas > 0
-		return !has
-	})
-	if !has {
+	if !hasReplicas(&n) {
 		return n
 	}
 	return expand(n, "", nil)
+}
+
+// hasReplicas reports whether a node of the tree rooted at n has Replicas.
+// It builds no paths (Walk does): every job made runs it.
+func hasReplicas(n *Node) bool {
+	if n.Replicas > 0 {
+		return true
+	}
+	for i := range n.Children {
+		if hasReplicas(&n.Children[i]) {
+			return true
+		}
+	}
+	for _, p := range [...]*Node{n.Body, n.Rescue, n.Finally} {
+		if p != nil && hasReplicas(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // expand expands n, inside copies whose suffix is suffix, renaming the
