@@ -17,25 +17,25 @@ import "strconv"
 // payloads, retry policies and input lists that need no renaming with n;
 // it is not for Validate (its names have '#'), and n must be valid.
 func Expand(n Node) Node {
-	if !hasReplicas(&n) {
+	if !HasReplicas(&n) {
 		return n
 	}
 	return expand(n, "", nil)
 }
 
-// hasReplicas reports whether a node of the tree rooted at n has Replicas.
-// It builds no paths (Walk does): every job made runs it.
-func hasReplicas(n *Node) bool {
+// HasReplicas reports whether a node of the tree rooted at n has Replicas,
+// that is whether Expand changes it. It allocates nothing.
+func HasReplicas(n *Node) bool {
 	if n.Replicas > 0 {
 		return true
 	}
 	for i := range n.Children {
-		if hasReplicas(&n.Children[i]) {
+		if HasReplicas(&n.Children[i]) {
 			return true
 		}
 	}
 	for _, p := range [...]*Node{n.Body, n.Rescue, n.Finally} {
-		if p != nil && hasReplicas(p) {
+		if p != nil && HasReplicas(p) {
 			return true
 		}
 	}

@@ -80,9 +80,15 @@ func compile(root ast.Node) (*tree, error) {
 	n := ast.Count(root)
 	t := &tree{root: root, nodes: make([]tnode, 0, n)}
 	ids := newFirstIDs(n)
-	// The reducer runs the tree with its replicas expanded into races.
-	run := ast.Expand(root)
-	t.add(&run, -1, 0, make([]byte, 0, 64), ids)
+	// The reducer runs the tree with its replicas expanded into races;
+	// without replicas, that is the tree as written (its copy in t, so
+	// that no second copy of the root escapes).
+	run := &t.root
+	if ast.HasReplicas(run) {
+		e := ast.Expand(root)
+		run = &e
+	}
+	t.add(run, -1, 0, make([]byte, 0, 64), ids)
 	ids.assign(t)
 	t.link()
 	t.linkPins()
