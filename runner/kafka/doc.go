@@ -81,7 +81,9 @@
 // the topic: see Timers). A result's "worker" is the name of the worker
 // that ran the action (job.Result.Worker; absent for a result of a baton
 // before results named their worker, which a restarter of this one reads
-// as naming none). A cancel's "at" (optional) moves the job's
+// as naming none; a restarter of such a baton refuses a result that has
+// one as an unknown field, so upgrade restarters before workers). A
+// cancel's "at" (optional) moves the job's
 // clock. A delete names the incarnation to delete; without one, it
 // deletes whatever is stored under the ID (a damaged job).
 //
