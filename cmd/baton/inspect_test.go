@@ -89,8 +89,17 @@ func TestInspect(t *testing.T) {
 	db := twoJobs(t)
 	status := baton(t, "status", "--store", db, "ok").want(t, exitOK)
 	text := baton(t, "inspect", "--store", db, "ok").want(t, exitOK)
-	if text.stdout != status.stdout {
+	// The tree as status prints it, then the worker of each attempt, from
+	// the history: 'baton run' ran them all.
+	ran, ok := strings.CutPrefix(text.stdout, status.stdout)
+	if !ok {
 		t.Errorf("inspect text:\n%s\nstatus:\n%s", text.stdout, status.stdout)
+	}
+	if !regexp.MustCompile(`^ran on:\n(  par\[[0-9]\]\S*#1 on \S+-\d+-[0-9a-f]{4}\n){5}$`).MatchString(ran) {
+		t.Errorf("inspect text after the tree, want a line per attempt naming its worker:\n%s", ran)
+	}
+	if v2 := baton(t, "inspect", "--store", db, "--version", "2", "ok").want(t, exitOK).stdout; strings.Count(v2, " on ") != 1 {
+		t.Errorf("inspect --version 2 names the workers of %d attempts, want 1 (those applied by v2):\n%s", strings.Count(v2, " on "), v2)
 	}
 
 	r := baton(t, "inspect", "--store", db, "--format", "json", "ok").want(t, exitOK)
