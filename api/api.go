@@ -186,6 +186,10 @@ type Result struct {
 	At      *time.Time `json:"at,omitempty"`
 	Timer   bool       `json:"timer,omitempty"`
 	Clipped bool       `json:"clipped,omitempty"`
+	// Worker names the worker that ran the attempt (job.Result.Worker);
+	// omitted for a result no worker made (a timer's firing, a lost
+	// attempt) and for one journaled before results named their worker.
+	Worker string `json:"worker,omitempty"`
 }
 
 // Validation is the answer of the validate route for a valid workflow.

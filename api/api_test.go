@@ -34,7 +34,8 @@ func TestClip(t *testing.T) {
 }
 
 // TestHistoryOf: a failed attempt, its retry's timer (on the root: path
-// ""), the success; from and limit page through the steps.
+// ""), the success, each attempt with the worker that ran it; from and
+// limit page through the steps.
 func TestHistoryOf(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	root := ast.Act("flaky", 1).WithRetry(ast.Retry{Attempts: 2, Initial: time.Second})
@@ -54,11 +55,11 @@ func TestHistoryOf(t *testing.T) {
 	}
 	a := tr.Actions[0]
 	fail := a.Fail("boom")
-	fail.At = t0.Add(time.Second)
+	fail.At, fail.Worker = t0.Add(time.Second), "w1"
 	tr = step(fail)
 	tr = step(tr.Timers[0].Fire(t0.Add(2 * time.Second)))
 	ok := tr.Actions[0].Succeed([]byte(`"done"`))
-	ok.At = t0.Add(3 * time.Second)
+	ok.At, ok.Worker = t0.Add(3*time.Second), "w2"
 	step(ok)
 
 	got, err := api.HistoryOf(h, 0, 0)
@@ -69,13 +70,13 @@ func TestHistoryOf(t *testing.T) {
 	if got.Latest != 4 || got.Status != "succeeded" || len(got.Steps) != 4 || !got.Steps[0].Created {
 		t.Fatalf("history:\n%s", b)
 	}
-	if r := got.Steps[1].Results[0]; r.OK || r.Error != "boom" || r.Path != "" || r.Action != "flaky" || !r.At.Equal(t0.Add(time.Second)) {
+	if r := got.Steps[1].Results[0]; r.OK || r.Error != "boom" || r.Path != "" || r.Action != "flaky" || !r.At.Equal(t0.Add(time.Second)) || r.Worker != "w1" {
 		t.Errorf("the failure: %+v", r)
 	}
-	if r := got.Steps[2].Results[0]; !r.Timer || r.Path != "" || len(got.Steps[2].Dispatched) != 1 {
+	if r := got.Steps[2].Results[0]; !r.Timer || r.Path != "" || r.Worker != "" || len(got.Steps[2].Dispatched) != 1 {
 		t.Errorf("the retry's timer: %+v\n%s", r, b)
 	}
-	if r := got.Steps[3].Results[0]; !r.OK || r.Output != `"done"` || got.Steps[3].Status != "succeeded" || got.Steps[3].Settled != 1 {
+	if r := got.Steps[3].Results[0]; !r.OK || r.Output != `"done"` || r.Worker != "w2" || got.Steps[3].Status != "succeeded" || got.Steps[3].Settled != 1 {
 		t.Errorf("the success: %+v", got.Steps[3])
 	}
 	page, err := api.HistoryOf(h, 1, 2)

@@ -122,7 +122,7 @@ func stepState(st Step, j job.Job) Step {
 }
 
 func resultOf(r job.Result, names map[string]string) Result {
-	out := Result{ActionID: r.ActionID, OK: !r.Failed(), Kind: r.Kind}
+	out := Result{ActionID: r.ActionID, OK: !r.Failed(), Kind: r.Kind, Worker: r.Worker}
 	if !r.At.IsZero() {
 		at := r.At.UTC()
 		out.At = &at

@@ -248,7 +248,7 @@ func runKafka(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sa
 	if err := runner.Handle(reg, actionName, handle); err != nil {
 		return sample{}, err
 	}
-	rs, err := start(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg}, Role: kafkarunner.RoleRestarter, Name: "restarter"})
+	rs, err := start(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "restarter", Registry: reg}, Role: kafkarunner.RoleRestarter})
 	if err != nil {
 		return sample{}, err
 	}
@@ -267,7 +267,7 @@ func runKafka(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sa
 		if err != nil {
 			return sample{}, err
 		}
-		if _, err := start(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: wreg, Workers: o.KafkaSlots}, Role: kafkarunner.RoleWorker, Name: fmt.Sprintf("w%d", i)}); err != nil {
+		if _, err := start(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: fmt.Sprintf("w%d", i), Registry: wreg, Workers: o.KafkaSlots}, Role: kafkarunner.RoleWorker}); err != nil {
 			return sample{}, err
 		}
 	}

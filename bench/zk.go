@@ -133,9 +133,8 @@ func runZK(ctx context.Context, sc scenario, run int, o runOpts, n int) (_ sampl
 		}
 		stores = append(stores, st)
 		r, err := zkrunner.New(zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: o.Slots, Hooks: hooks, Logger: slog.New(logs)},
+			WorkerOptions: runner.WorkerOptions{Name: fmt.Sprintf("w%d", i), Registry: reg, Workers: o.Slots, Hooks: hooks, Logger: slog.New(logs)},
 			Store:         st,
-			Name:          fmt.Sprintf("w%d", i),
 		})
 		if err != nil {
 			return sample{}, err

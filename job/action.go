@@ -169,6 +169,14 @@ type Result struct {
 	// job's clock is the latest At applied; a retry waits from its
 	// failure's At. The zero time means the job's clock.
 	At time.Time `json:",omitempty"`
+	// Worker is the name of the worker that ran the action and made this
+	// result (runner.WorkerOptions.Name, stamped by runner.Execute); ""
+	// for a result no worker made: a timer's firing, a cancel, a result a
+	// test or a client built, and a lost attempt (runner.LostResult), which
+	// the runner that reports it did not run. The reducer gives it no
+	// meaning; stores journal it with the step (EncodeStep), so that a
+	// job's history says where each attempt ran.
+	Worker string `json:",omitempty"`
 }
 
 // Failed reports whether r reports a failure.

@@ -8,12 +8,15 @@ import (
 )
 
 // Step record formats: 1 holds action IDs, outputs and errors; 2 adds, per
-// result, the failure's kind, the Final flag and the time (Result.At).
-// EncodeStep writes format 1 when no result has any of those, so records
-// of workflows that do not use them stay byte for byte what they were.
+// result, the failure's kind, the Final flag and the time (Result.At); 3
+// adds, per result, the name of the worker that made it (Result.Worker).
+// EncodeStep writes the oldest format that holds the step's results, so
+// records of steps that use none of the later fields stay byte for byte
+// what they were, and DecodeStep reads all three.
 const (
 	stepFormat1 = 1
 	stepFormat2 = 2
+	stepFormat3 = 3
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -24,9 +27,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 //
 //	format 1: format(1) count(uvarint) {actionID output error}* crc32c(4)
 //	format 2: format(1) count(uvarint) {actionID output error kind flags(1) at(varint)}* crc32c(4)
+//	format 3: format(1) count(uvarint) {actionID output error kind flags(1) at(varint) worker}* crc32c(4)
 //
-// where actionID, output, error and kind are a uvarint length and the
-// bytes, flags bit 0 is Final, and at is Unix nanoseconds (0: no time).
+// where actionID, output, error, kind and worker are a uvarint length and
+// the bytes, flags bit 0 is Final, and at is Unix nanoseconds (0: no time).
 //
 // The job ID and the version are not in the record: a store keeps them in
 // where the record lives (a key, a znode name) and hands them to
@@ -41,9 +45,17 @@ func EncodeStep(st Step) []byte {
 	}
 	format := byte(stepFormat1)
 	for _, r := range st.Results {
+		if r.Worker != "" {
+			format = stepFormat3
+			break
+		}
 		if r.Kind != "" || r.Final || !r.At.IsZero() {
 			format = stepFormat2
-			n += binary.MaxVarintLen64*2 + 1 + len(r.Kind)
+		}
+	}
+	if format >= stepFormat2 {
+		for _, r := range st.Results {
+			n += binary.MaxVarintLen64*3 + 1 + len(r.Kind) + len(r.Worker)
 		}
 	}
 	b := make([]byte, 0, n)
@@ -56,7 +68,7 @@ func EncodeStep(st Step) []byte {
 		b = append(b, r.Output...)
 		b = binary.AppendUvarint(b, uint64(len(r.Error)))
 		b = append(b, r.Error...)
-		if format == stepFormat2 {
+		if format >= stepFormat2 {
 			b = binary.AppendUvarint(b, uint64(len(r.Kind)))
 			b = append(b, r.Kind...)
 			var flags byte
@@ -65,6 +77,10 @@ func EncodeStep(st Step) []byte {
 			}
 			b = append(b, flags)
 			b = binary.AppendVarint(b, unixNano(r.At))
+		}
+		if format == stepFormat3 {
+			b = binary.AppendUvarint(b, uint64(len(r.Worker)))
+			b = append(b, r.Worker...)
 		}
 	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -83,8 +99,8 @@ func DecodeStep(id ID, v uint64, rec []byte) (Step, error) {
 		return corrupt("%d bytes is too short", len(rec))
 	}
 	format := rec[0]
-	if format != stepFormat1 && format != stepFormat2 {
-		return corrupt("record format %d, want %d or %d", format, stepFormat1, stepFormat2)
+	if format < stepFormat1 || format > stepFormat3 {
+		return corrupt("record format %d, want %d to %d", format, stepFormat1, stepFormat3)
 	}
 	body := rec[:len(rec)-4]
 	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(rec[len(rec)-4:]) {
@@ -117,7 +133,7 @@ func DecodeStep(id ID, v uint64, rec []byte) (Step, error) {
 		if len(out) > 0 {
 			r.Output = append([]byte(nil), out...)
 		}
-		if format == stepFormat2 {
+		if format >= stepFormat2 {
 			kind, ok := field()
 			if !ok || len(p) < 1 {
 				return corrupt("result %d of %d is truncated", i, count)
@@ -133,6 +149,13 @@ func DecodeStep(id ID, v uint64, rec []byte) (Step, error) {
 			if at != 0 {
 				r.At = time.Unix(0, at).UTC()
 			}
+		}
+		if format == stepFormat3 {
+			worker, ok := field()
+			if !ok {
+				return corrupt("result %d of %d is truncated", i, count)
+			}
+			r.Worker = string(worker)
 		}
 		st.Results[i] = r
 	}

@@ -33,6 +33,70 @@ var stepGolden2 = job.Step{Version: 9, Results: []job.Result{
 	{JobID: "order-7", ActionID: "par[2]@retry#3", At: time.Date(2026, 11, 25, 3, 0, 2, 0, time.UTC)},
 }}
 
+// stepGolden3 is a step record of format 3: the workers that made the
+// results beside kinds and times, as runners write them since results
+// name their worker. testdata/golden/step-f3.hex holds it. A result no
+// worker made (a timer's firing) has no name in a record of format 3.
+var stepGolden3 = job.Step{Version: 4, Results: []job.Result{
+	{JobID: "order-7", ActionID: "par[0]#1", Output: []byte(`"ok"`), At: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC), Worker: "host-a-4242-0f3c"},
+	{JobID: "order-7", ActionID: "par[1]#2", Error: "502 from the bank", Kind: "timeout", At: time.Date(2026, 11, 26, 8, 0, 1, 0, time.UTC), Worker: "w2"},
+	{JobID: "order-7", ActionID: "par[2]@retry#3", At: time.Date(2026, 11, 26, 8, 0, 2, 0, time.UTC)},
+}}
+
+func TestStepGolden3(t *testing.T) {
+	file := filepath.Join(goldenDir, "step-f3.hex")
+	rec := job.EncodeStep(stepGolden3)
+	if *goldenUpdate {
+		if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(file, []byte(hex.EncodeToString(rec)+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run go test ./job -run TestStepGolden3 -update-golden once)", err)
+	}
+	want, err := hex.DecodeString(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rec, want) || rec[0] != 3 {
+		t.Errorf("EncodeStep writes other bytes than the golden format-3 record:\n got %x\nwant %x", rec, want)
+	}
+	got, err := job.DecodeStep("order-7", 4, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stepGolden3, got); diff != "" {
+		t.Errorf("DecodeStep of the golden record (-want +got):\n%s", diff)
+	}
+}
+
+// TestStepWorkerOnlyWhenNamed: a step whose results name no worker is
+// written in the format it had before results named one, so stores
+// written by this baton and an older one hold the same bytes for it; one
+// naming a worker is format 3 and keeps the name.
+func TestStepWorkerOnlyWhenNamed(t *testing.T) {
+	for _, st := range []job.Step{stepGolden, stepGolden2} {
+		if got := job.EncodeStep(st)[0]; got == 3 {
+			t.Errorf("a step naming no worker is written in format 3")
+		}
+	}
+	named := job.Step{Version: 2, Results: []job.Result{{JobID: "j", ActionID: "root#1", Worker: "w1"}}}
+	rec := job.EncodeStep(named)
+	if rec[0] != 3 {
+		t.Fatalf("a step naming a worker is written in format %d, want 3", rec[0])
+	}
+	got, err := job.DecodeStep("j", 2, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Results[0].Worker != "w1" {
+		t.Errorf("the worker read back is %q, want w1", got.Results[0].Worker)
+	}
+}
+
 func TestStepGolden2(t *testing.T) {
 	file := filepath.Join(goldenDir, "step-f2.hex")
 	rec := job.EncodeStep(stepGolden2)
@@ -109,6 +173,9 @@ func TestStepRoundTrip(t *testing.T) {
 				if at := rapid.Int64().Draw(t, "at"); at != 0 {
 					r.At = time.Unix(0, at).UTC()
 				}
+			}
+			if rapid.Bool().Draw(t, "named") {
+				r.Worker = rapid.String().Draw(t, "worker")
 			}
 			st.Results = append(st.Results, r)
 		}

@@ -116,9 +116,11 @@
 //
 // Every runner embeds WorkerOptions in its own Options (the handlers, how
 // many actions at once, the action and drain timeouts, the logger, the
-// hooks, the clock) and fills them in with WorkerOptions.WithDefaults, so
-// the defaults are the same in every runner: DefaultWorkers (8) and
-// DefaultDrainTimeout (10s).
+// hooks, the clock, the worker's name) and fills them in with
+// WorkerOptions.WithDefaults, so the defaults are the same in every
+// runner: DefaultWorkers (8), DefaultDrainTimeout (10s) and DefaultName
+// (HOST-PID-RANDOM). Execute stamps the name on every result it makes
+// (job.Result.Worker), so a job's history says where each attempt ran.
 //
 // The clock (Clock; nil means RealClock) is a small interface, Now and
 // AfterFunc, rather than a Now function alone: a runner reads the time

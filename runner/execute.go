@@ -34,11 +34,15 @@ type ExecOptions struct {
 	// moves to); nil means time.Now. How long the action took is
 	// measured on the real clock.
 	Now func() time.Time
+	// Worker is the name of the worker that runs the action
+	// (WorkerOptions.Name): every result Execute makes carries it
+	// (job.Result.Worker), a failure as a success.
+	Worker string
 }
 
 // Execute performs action a with its handler from reg and returns the
-// result to report. It never panics: a missing handler or a panicking
-// handler is the action's failure.
+// result to report, naming o.Worker. It never panics: a missing handler
+// or a panicking handler is the action's failure.
 //
 // ctx is the worker's context. If it ends while the handler runs and the
 // handler returns an error, Execute returns ErrHandedBack and no result:
@@ -48,6 +52,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	h, ok := reg.Lookup(a.Name)
 	if !ok {
 		r := a.Fail(fmt.Sprintf("no handler registered for action %q", a.Name))
+		r.Worker = o.Worker
 		logEnded(ctx, o.Logger, a, r, 0)
 		return r, nil
 	}
@@ -109,6 +114,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	} else {
 		r.At = time.Now()
 	}
+	r.Worker = o.Worker
 	if panicked {
 		o.Hooks.actionPanicked(a)
 	}

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"time"
 )
 
@@ -55,10 +57,30 @@ type WorkerOptions struct {
 	// gives a clock it moves by hand (runnertest.Clock), so that a timer
 	// falls due when the test says, not after a sleep.
 	Clock Clock
+	// Name is the worker's name: every result it makes carries it
+	// (job.Result.Worker, so a job's history says where each attempt
+	// ran), and runner/zk and runner/kafka name the worker by it in their
+	// claims, their list of workers and their logs. "" means DefaultName():
+	// HOST-PID-RANDOM, the same rule in every runner, which differs for
+	// every process (and every runner in one process) whatever the host.
+	// A runner may refuse a name it cannot store (runner/zk: one with '/').
+	Name string
+}
+
+// DefaultName returns a worker name for a runner given none:
+// "HOST-PID-RANDOM", the host's name (os.Hostname; "host" if it has
+// none), the process ID, and 4 random hex digits, so that two runners of
+// one process differ too.
+func DefaultName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "host"
+	}
+	return fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 }
 
 // WithDefaults returns o with every zero field that has a default set to
-// it (Workers, DrainTimeout, Clock, and a Logger that discards), or an
+// it (Workers, DrainTimeout, Clock, Name, and a Logger that discards), or an
 // error naming the first field whose value is invalid.
 func (o WorkerOptions) WithDefaults() (WorkerOptions, error) {
 	switch {
@@ -79,15 +101,19 @@ func (o WorkerOptions) WithDefaults() (WorkerOptions, error) {
 	if o.Clock == nil {
 		o.Clock = RealClock()
 	}
+	if o.Name == "" {
+		o.Name = DefaultName()
+	}
 	return o, nil
 }
 
 // ExecOptions returns what Execute needs of o to run one action: the
-// timeout, the logger, the hooks and the clock that stamps the result.
+// timeout, the logger, the hooks, the clock that stamps the result and
+// the worker's name.
 func (o WorkerOptions) ExecOptions() ExecOptions {
 	var now func() time.Time
 	if o.Clock != nil {
 		now = o.Clock.Now
 	}
-	return ExecOptions{Timeout: o.ActionTimeout, Logger: o.Logger, Hooks: o.Hooks, Now: now}
+	return ExecOptions{Timeout: o.ActionTimeout, Logger: o.Logger, Hooks: o.Hooks, Now: now, Worker: o.Name}
 }

@@ -2,6 +2,9 @@ package runner_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +68,44 @@ func TestExecuteStampsWithTheClock(t *testing.T) {
 	}
 	if !res.At.Equal(at) {
 		t.Errorf("result stamped %v, want the clock's %v", res.At, at)
+	}
+}
+
+// TestExecuteStampsTheWorker: every result Execute makes names the worker
+// of its options: a success, a failure, a timeout, a panic and a missing
+// handler alike. WithDefaults names an unnamed worker HOST-PID-RANDOM and
+// keeps a name that is set; ExecOptions carries it.
+func TestExecuteStampsTheWorker(t *testing.T) {
+	reg := runner.NewRegistry()
+	_ = reg.Register("ok", func(context.Context, job.Action) ([]byte, error) { return []byte(`1`), nil })
+	_ = reg.Register("errs", func(context.Context, job.Action) ([]byte, error) { return nil, errors.New("no") })
+	_ = reg.Register("panics", func(context.Context, job.Action) ([]byte, error) { panic("boom") })
+	_ = reg.Register("slow", func(ctx context.Context, _ job.Action) ([]byte, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	o, err := runner.WorkerOptions{Name: "w-7", ActionTimeout: 10 * time.Millisecond}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Name != "w-7" || o.ExecOptions().Worker != "w-7" {
+		t.Fatalf("a set name became %q, ExecOptions.Worker %q", o.Name, o.ExecOptions().Worker)
+	}
+	for _, name := range []string{"ok", "errs", "panics", "slow", "missing"} {
+		res, err := runner.Execute(context.Background(), reg, job.Action{JobID: "j", ID: "root#1", Name: name}, o.ExecOptions())
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Worker != "w-7" {
+			t.Errorf("%s: the result names worker %q, want w-7 (%+v)", name, res.Worker, res)
+		}
+	}
+	d, err := runner.WorkerOptions{}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if want := fmt.Sprintf("%s-%d-", host, os.Getpid()); !strings.HasPrefix(d.Name, want) || len(d.Name) != len(want)+4 {
+		t.Errorf("the default name is %q, want %sXXXX", d.Name, want)
 	}
 }

@@ -71,7 +71,11 @@ type Transport[R any] interface {
 
 // LostResult returns the result a transport reports for an at-most-once
 // action it cannot tell ran or not, seen at at: a failure of kind
-// job.KindLost.
+// job.KindLost. It names no worker (job.Result.Worker is ""): the runner
+// that reports it did not run the action, and the one that may have run
+// it is not known in general (a recovery finds only that the action is
+// outstanding and held by no one), so naming either would say the
+// attempt ran where it may never have run; the kind says what happened.
 func LostResult(a job.Action, at time.Time) job.Result {
 	r := a.Fail("the runner cannot tell whether this at-most-once attempt ran, so it is not run again")
 	r.Kind, r.At = job.KindLost, at

@@ -44,7 +44,7 @@ func TestKafka(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
+		r, err := kafkarunner.New(kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "w", Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -366,6 +366,18 @@ func TestJobPageContract(t *testing.T) {
 			if _, hidden := attr(panel, "hidden"); hidden || attrOf(panel, "data-node") != failed.Path || !strings.Contains(text(panel), failed.Error) {
 				t.Errorf("?node=%s: the panel %v: %q", failed.Path, panel.Attr, text(panel))
 			}
+			// Its attempts say on which worker each ran, as the history does.
+			h, err := e.client.History(t.Context(), c.id, 0, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, st := range h.Steps {
+				for _, r := range st.Results {
+					if r.Path == failed.Path && !r.Timer && (r.Worker == "" || !strings.Contains(text(panel), "on "+r.Worker)) {
+						t.Errorf("?node=%s: the panel does not say attempt %s ran on %q: %q", failed.Path, r.ActionID, r.Worker, text(panel))
+					}
+				}
+			}
 			sel := within(d.byID("tree"), func(n *html.Node) bool { return hasClass(n, "selected") })
 			if len(sel) != 1 || attrOf(sel[0], "data-path") != failed.Path {
 				t.Errorf("?node=%s: selected %d nodes", failed.Path, len(sel))

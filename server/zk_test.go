@@ -66,7 +66,7 @@ func TestZK(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st, Name: "w"})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "w", Registry: reg, Workers: 4, DrainTimeout: -1}, Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -118,10 +118,10 @@ type submitter interface {
 // workerOptions are the settings of the runners that run actions ('baton
 // worker', and 'baton run' and 'baton resume' on a store file): what every
 // runner shares, built once by the command from its flags and handed to
-// the backend's runner as it is, and the worker's name.
+// the backend's runner as it is (the worker's name among them:
+// runner.WorkerOptions.Name).
 type workerOptions struct {
 	runner.WorkerOptions
-	name string // 'baton worker' only
 	// timed wraps the store a local runner commits to ('baton serve':
 	// metrics.Store); nil: none.
 	timed func(store.Store) store.Store

@@ -108,7 +108,7 @@ func (b *boltBackend) serveLocal(ctx context.Context, o workerOptions) (serving,
 	if err := r.Resume(ctx, ids...); err != nil {
 		o.Logger.Warn("serve: some unfinished jobs were not resumed", "err", err)
 	}
-	return boltServing{r, server.Local{Runner: r, Registry: o.Registry, Name: o.name, Capacity: o.Workers, Since: time.Now()}}, nil
+	return boltServing{r, server.Local{Runner: r, Registry: o.Registry, Name: o.Name, Capacity: o.Workers, Since: time.Now()}}, nil
 }
 
 // boltServing runs the jobs of a store file for 'baton serve'.

@@ -182,6 +182,9 @@ func writeHistory(w io.Writer, h api.History) {
 			if name == "" {
 				name = "?"
 			}
+			if r.Worker != "" {
+				name += " on " + r.Worker // the worker that ran the attempt
+			}
 			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
 		}
 		for _, t := range st.Waits {

@@ -13,8 +13,8 @@ func historyCommand() command {
 		usage:   "baton history [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--json] JOB",
 		about: `
 Shows every version of JOB: how it was created, then for each step the
-results it applied (action, ok or failed with the message, output cut to
-60 bytes) and the job's state after it, and the retries and deadlines it armed
+results it applied (action, the worker that ran it, ok or failed with the
+message, output cut to 60 bytes) and the job's state after it, and the retries and deadlines it armed
 (waits). With --server URL, through 'baton serve' (see 'baton status');
 --json prints the API's history of the job, every step.`,
 		run: (*cli).history,

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/job"
 )
 
@@ -14,7 +16,8 @@ func inspectCommand() command {
 		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--format text|json|dot|mermaid|svg | --json] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
-  text     the tree with the state of every node
+  text     the tree with the state of every node, then the worker each
+           attempt ran on, up to V (read from the job's history)
   json     the job's encoding, as stored in snapshots
   dot      a Graphviz digraph, nodes coloured by status:
            baton inspect --format dot JOB | dot -Tsvg > job.svg
@@ -81,6 +84,10 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 			return writeJSON(c.stdout, j)
 		}
 		out = describeJob(j)
+		// Where each attempt ran is in the history, not in the job.
+		if h, err := v.viewHistory(ctx, id); err == nil {
+			out += workersText(h, j.Version)
+		}
 	case *format == "json":
 		j, err := loadJobAt(ctx, b, id, *version)
 		if err != nil {
@@ -104,4 +111,26 @@ func renderJSON(j job.Job) (string, error) {
 		return "", err
 	}
 	return string(b) + "\n", nil
+}
+
+// workersText is the "ran on:" part of inspect's text: one line per
+// attempt whose result names its worker, applied by version upTo at the
+// latest, in the order the results were applied; "" when none does.
+func workersText(h api.History, upTo uint64) string {
+	var b strings.Builder
+	for _, st := range h.Steps {
+		if st.Version > upTo {
+			break
+		}
+		for _, r := range st.Results {
+			if r.Worker == "" {
+				continue
+			}
+			if b.Len() == 0 {
+				b.WriteString("ran on:\n")
+			}
+			fmt.Fprintf(&b, "  %s on %s\n", r.ActionID, r.Worker)
+		}
+	}
+	return b.String()
 }

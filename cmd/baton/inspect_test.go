@@ -58,9 +58,19 @@ func TestHistory(t *testing.T) {
 	contains(t, "history", r.stdout,
 		"job bad: 4 versions, now failed\n",
 		"v1  created: running, 0/4 actions settled, 1 dispatched\n",
-		"v2  running, 1/4 actions settled\n      seq[0]#1 log: ok\n",
-		"      seq[1].body#1 fail: failed: boom\n",
-		"v4  failed, 3/4 actions settled (seq[1].body (fail): boom)\n      seq[1].finally#1 log: ok\n")
+		"v4  failed, 3/4 actions settled (seq[1].body (fail): boom)\n")
+	// Each attempt names the worker that ran it: 'baton run' is one,
+	// named by the one rule (runner.DefaultName: HOST-PID-RANDOM).
+	on := `(\S+-\d+-[0-9a-f]{4})`
+	for _, re := range []string{
+		`v2  running, 1/4 actions settled\n      seq\[0\]#1 log on ` + on + `: ok\n`,
+		`      seq\[1\]\.body#1 fail on ` + on + `: failed: boom\n`,
+		`\(seq\[1\]\.body \(fail\): boom\)\n      seq\[1\]\.finally#1 log on ` + on + `: ok\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("history does not match %s:\n%s", re, r.stdout)
+		}
+	}
 
 	r = baton(t, "history", "--store", db, "nope").want(t, exitError)
 	contains(t, "stderr", r.stderr, "baton: job nope not found in "+db)
@@ -79,8 +89,17 @@ func TestInspect(t *testing.T) {
 	db := twoJobs(t)
 	status := baton(t, "status", "--store", db, "ok").want(t, exitOK)
 	text := baton(t, "inspect", "--store", db, "ok").want(t, exitOK)
-	if text.stdout != status.stdout {
+	// The tree as status prints it, then the worker of each attempt, from
+	// the history: 'baton run' ran them all.
+	ran, ok := strings.CutPrefix(text.stdout, status.stdout)
+	if !ok {
 		t.Errorf("inspect text:\n%s\nstatus:\n%s", text.stdout, status.stdout)
+	}
+	if !regexp.MustCompile(`^ran on:\n(  par\[[0-9]\]\S*#1 on \S+-\d+-[0-9a-f]{4}\n){5}$`).MatchString(ran) {
+		t.Errorf("inspect text after the tree, want a line per attempt naming its worker:\n%s", ran)
+	}
+	if v2 := baton(t, "inspect", "--store", db, "--version", "2", "ok").want(t, exitOK).stdout; strings.Count(v2, " on ") != 1 {
+		t.Errorf("inspect --version 2 names the workers of %d attempts, want 1 (those applied by v2):\n%s", strings.Count(v2, " on "), v2)
 	}
 
 	r := baton(t, "inspect", "--store", db, "--format", "json", "ok").want(t, exitOK)

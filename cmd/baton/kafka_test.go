@@ -185,7 +185,7 @@ func TestKafka(t *testing.T) {
 
 		r = baton(t, kafkaArgs(p, "history", "fail-1")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "job fail-1: ", " now failed\n", "v1  created: running, 0/4 actions settled, 1 dispatched",
-			"seq[0]#1 log: ok", "seq[1].body#1 fail: failed: boom", "seq[1].finally#1 log: ok")
+			"seq[0]#1 log on w1: ok", "seq[1].body#1 fail on w1: failed: boom", "seq[1].finally#1 log on w1: ok")
 		r = baton(t, kafkaArgs(p, "inspect", "--format", "dot", "hello-1")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "digraph", "#b7e4a7")
 		r = baton(t, kafkaArgs(p, "inspect", "--version", "1", "hello-1")...).want(t, exitOK)

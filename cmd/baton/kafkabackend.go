@@ -126,7 +126,6 @@ func (b *kafkaBackend) worker(o workerOptions) (workerRunner, error) {
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.kj.st,
 		Role:          kafkarunner.RoleAll,
-		Name:          o.name,
 	})
 	if err != nil {
 		return nil, plainError{"kafka: ", err}

@@ -208,8 +208,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	sv, err := c.serving(ctx, b, workerOptions{name: "serve", timed: obs.m.Store, WorkerOptions: runner.WorkerOptions{
-		Registry: acts, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr), Hooks: obs.hooks()}})
+	sv, err := c.serving(ctx, b, workerOptions{timed: obs.m.Store, WorkerOptions: runner.WorkerOptions{
+		Name: "serve", Registry: acts, Workers: *workers, ActionTimeout: *timeout, Logger: runnerLogger(c.stderr), Hooks: obs.hooks()}})
 	if err != nil {
 		return withCode(exitCode(err), fmt.Errorf("serve %s: %v", b.where(), err))
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
-	"os"
 	"strings"
 
 	"github.com/batonwf/baton/runner"
@@ -95,8 +93,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "%v", err)
 	}
 	if *name == "" {
-		host, _ := os.Hostname()
-		*name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
+		*name = runner.DefaultName()
 	}
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
@@ -117,7 +114,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
-	r, err := b.worker(workerOptions{name: *name, WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log}})
+	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log}})
 	if err != nil {
 		return c.usageError(cmd, "%v", err)
 	}

@@ -102,7 +102,6 @@ func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := zkrunner.New(zkrunner.Options{
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
-		Name:          o.name,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}

@@ -81,7 +81,7 @@ func example(ctx context.Context, servers []string, root string, out io.Writer) 
 			say("%s: uploaded %s", name, album)
 			return "https://example.com/" + album, nil
 		})
-		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 2}, Store: st, Name: name})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: name, Registry: reg, Workers: 2}, Store: st})
 		if err != nil {
 			st.Close()
 			return err

@@ -19,7 +19,7 @@ import (
 
 func factory(t *testing.T, cfg runnertest.Config) runnertest.Runner {
 	r, err := inmem.New(inmem.Options{
-		WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
+		WorkerOptions: runner.WorkerOptions{Name: cfg.Name, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
 		Store:         cfg.Store,
 		NoResume:      cfg.NoResume,
 	})

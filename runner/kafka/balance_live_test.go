@@ -126,8 +126,8 @@ func TestBalancerLive(t *testing.T) {
 	runners := map[string]*running{}
 	join := func(name string) {
 		runners[name] = start(t, kafkarunner.Options{
-			WorkerOptions: runner.WorkerOptions{Registry: c.reg, Workers: 4, DrainTimeout: 10 * time.Second},
-			Store:         openStore(t, cfg), Name: name})
+			WorkerOptions: runner.WorkerOptions{Registry: c.reg, Workers: 4, DrainTimeout: 10 * time.Second, Name: name},
+			Store:         openStore(t, cfg)})
 	}
 	for _, name := range []string{"w-a", "w-b", "w-c"} {
 		join(name)
@@ -217,8 +217,8 @@ func TestBalancerDrainingLive(t *testing.T) {
 	cfg := testConfig(t)
 	clientStore := openStore(t, cfg)
 	idle, busy := newCounter(t), newCounter(t)
-	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: busy.reg}, Store: openStore(t, cfg), Name: "w-a"})
-	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: idle.reg, Workers: 2}, Store: openStore(t, cfg), Name: "w-b",
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: busy.reg, Name: "w-a"}, Store: openStore(t, cfg)})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: idle.reg, Workers: 2, Name: "w-b"}, Store: openStore(t, cfg),
 		Capacity: 5, Draining: true})
 	client := start(t, kafkarunner.Options{Store: clientStore, Role: kafkarunner.RoleClient})
 	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}

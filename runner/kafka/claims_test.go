@@ -32,7 +32,7 @@ func TestClaimsBounded(t *testing.T) {
 
 	var ids []job.ID
 	for i := range starts {
-		r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Name: "restarter-a"})
+		r := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "restarter-a", Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 		for r.Owns() < parts {
 			if ctx.Err() != nil {
 				t.Fatalf("start %d: the runner owns %d partitions, want %d", i, r.Owns(), parts)
@@ -84,7 +84,7 @@ func TestClaimsBounded(t *testing.T) {
 		}
 		checkHistory(t, ctx, fresh, j)
 	}
-	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg), Name: "restarter-b"})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "restarter-b", Registry: counter.reg, DrainTimeout: time.Second}, Store: openStore(t, cfg)})
 	if err := client.Submit(ctx, "after", ast.Act("noop", nil)); err != nil {
 		t.Fatal(err)
 	}

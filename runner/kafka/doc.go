@@ -70,7 +70,7 @@
 //
 //	{"v":1,"type":"submit","incarnation":"00ab…(16 hex)","started":TIME,"workflow":WORKFLOW}
 //	{"v":1,"type":"result","incarnation":HEX,"action":"seq[0]#1","output":JSON,
-//	 "error":"…","kind":"…","final":true,"at":TIME}
+//	 "error":"…","kind":"…","final":true,"at":TIME,"worker":"NAME"}
 //	{"v":1,"type":"cancel","reason":"…","at":TIME}
 //	{"v":1,"type":"delete","incarnation":HEX}
 //
@@ -78,7 +78,12 @@
 // incarnation of the job the action belonged to: a result for a job since
 // deleted and submitted again under its ID is ignored. A timer's firing
 // is a result with the timer's ID as "action" (it never travels through
-// the topic: see Timers). A cancel's "at" (optional) moves the job's
+// the topic: see Timers). A result's "worker" is the name of the worker
+// that ran the action (job.Result.Worker; absent for a result of a baton
+// before results named their worker, which a restarter of this one reads
+// as naming none; a restarter of such a baton refuses a result that has
+// one as an unknown field, so upgrade restarters before workers). A
+// cancel's "at" (optional) moves the job's
 // clock. A delete names the incarnation to delete; without one, it
 // deletes whatever is stored under the ID (a damaged job).
 //

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,7 +46,8 @@ type Options struct {
 	// WorkerOptions are what every runner shares. A worker subscribes to
 	// the action topics of its Registry's names; with a Registry, Submit
 	// refuses workflows naming actions it has no handler for. A nil
-	// Logger uses the store's.
+	// Logger uses the store's. Name (runner.WorkerOptions.Name) names the
+	// runner in claims, logs and what its worker announces to the group.
 	runner.WorkerOptions
 	// Store is the Kafka store: its configuration names the topics and
 	// groups, and the restarter claims its partitions through it; required.
@@ -55,8 +55,6 @@ type Options struct {
 	// Role says whether the runner is a restarter, a worker, both (the
 	// default) or neither.
 	Role Role
-	// Name names the runner in claims and logs; default HOST-PID-RANDOM.
-	Name string
 	// Appliers bounds how many jobs of one partition's batch the restarter
 	// applies at once; default 8.
 	Appliers int
@@ -175,10 +173,6 @@ func New(o Options) (*Runner, error) {
 		o.MaxBatch = 1024
 	}
 	o.Groups.fill()
-	if o.Name == "" {
-		host, _ := os.Hostname()
-		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
-	}
 	st := o.Store
 	r := &Runner{o: o, st: st, cfg: &st.cfg, loops: map[int]*loop{}}
 	r.log = o.Logger.With("runner", o.Name)

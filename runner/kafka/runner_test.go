@@ -38,7 +38,7 @@ func TestConformance(t *testing.T) {
 			t.Fatal("the runner's store was not made by this test's newStore")
 		}
 		o := kafkarunner.Options{
-			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks},
+			WorkerOptions: runner.WorkerOptions{Name: cfg.Name, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks},
 			Store:         ks,
 		}
 		if cfg.NoResume {

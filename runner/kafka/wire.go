@@ -97,6 +97,7 @@ type restarterMsg struct {
 	Final       bool            `json:"final,omitempty"`
 	At          *time.Time      `json:"at,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
+	Worker      string          `json:"worker,omitempty"` // a result's job.Result.Worker
 }
 
 // inbound is a decoded restarter message.
@@ -123,7 +124,7 @@ func submitMessage(id job.ID, inc uint64, started time.Time, root ast.Node) (kaf
 }
 
 func resultMessage(r job.Result, inc uint64) kafka.Message {
-	m := restarterMsg{V: wireFormat, Type: typeResult, Action: r.ActionID, Error: r.Error, Kind: r.Kind, Final: r.Final}
+	m := restarterMsg{V: wireFormat, Type: typeResult, Action: r.ActionID, Error: r.Error, Kind: r.Kind, Final: r.Final, Worker: r.Worker}
 	if inc != 0 {
 		m.Incarnation = hexInc(inc)
 	}
@@ -198,7 +199,7 @@ func decodeInbound(key, value []byte) (inbound, error) {
 			in.inc, in.hasInc = inc, true
 		}
 		in.result = job.Result{JobID: id, ActionID: m.Action, Output: unblob(m.Output, m.OutputB64),
-			Error: m.Error, Kind: m.Kind, Final: m.Final}
+			Error: m.Error, Kind: m.Kind, Final: m.Final, Worker: m.Worker}
 		if m.At != nil {
 			in.result.At = *m.At
 		}

@@ -28,7 +28,7 @@ func TestWireRoundTrips(t *testing.T) {
 	}
 
 	for _, r := range []job.Result{
-		{JobID: "j", ActionID: "seq[0]#1", Output: []byte(`{"ok":true}`), At: at},
+		{JobID: "j", ActionID: "seq[0]#1", Output: []byte(`{"ok":true}`), At: at, Worker: "w-1"},
 		{JobID: "j", ActionID: "seq[0]#2", Output: []byte("not json \x00"), Error: "", At: at},
 		{JobID: "j", ActionID: "root#1", Error: "boom", Kind: "card_declined", Final: true},
 		{JobID: "j", ActionID: "root@retry#2", At: at},

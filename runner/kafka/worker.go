@@ -368,7 +368,7 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
+		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
 		stopped := errors.Is(hctx.Stopped(), runner.ErrStopped)
 		hctx.Release()
 		<-w.sem

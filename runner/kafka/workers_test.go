@@ -30,9 +30,9 @@ func TestWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	a := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 3}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker, Name: "worker-a"})
+	a := start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "worker-a", Registry: reg, Workers: 3}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	counter := newCounter(t)
-	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Registry: counter.reg, Workers: 5}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker, Name: "worker-b"})
+	start(t, kafkarunner.Options{WorkerOptions: runner.WorkerOptions{Name: "worker-b", Registry: counter.reg, Workers: 5}, Store: openStore(t, cfg), Role: kafkarunner.RoleWorker})
 	var ws []kafkarunner.WorkerInfo
 	waitFor(t, "both workers in the group", func() bool {
 		var err error

@@ -78,6 +78,11 @@ type Config struct {
 	// The suite learns from Hooks.Ignored that a result it delivered has
 	// been processed, where the runner applies results asynchronously.
 	Hooks *runner.Hooks
+	// Name, when not empty, is the worker's name: the factory gives it to
+	// the runner as runner.WorkerOptions.Name. The suite checks that the
+	// results its handlers made name it in the job's history
+	// (job.Result.Worker), as the store journals them.
+	Name string
 	// Crash, set only in the crash scenarios of a suite run with
 	// InjectsCrashes, is the crash the runner must die of: the factory
 	// injects it at the runner's real write seam, calling Crash.Commit
@@ -329,8 +334,29 @@ func wantStatus(t *testing.T, j job.Job, want job.Status) {
 
 func (s *suite) success(t *testing.T) {
 	rec := newRecorder(t)
-	j := s.runJob(t, rec, ast.Seq(logs("a", "b", "c")...))
+	st := s.newStore(t)
+	r := s.start(t, Config{Store: st, Registry: rec.reg, DrainTimeout: time.Second, Name: "suite-worker"})
+	ctx := ctxFor(t)
+	must(t, r.Submit(ctx, "j1", ast.Seq(logs("a", "b", "c")...)))
+	j, err := r.Wait(ctx, "j1")
+	must(t, err)
 	wantStatus(t, j, job.StatusSucceeded)
+	// Every result names the worker that ran its action, in the history
+	// read back from the store.
+	if h := checkHistory(t, ctx, st, j); h != nil {
+		n := 0
+		for _, step := range h.Steps {
+			for _, res := range step.Results {
+				n++
+				if res.Worker != "suite-worker" {
+					t.Errorf("step v%d: the result of %s names worker %q, want suite-worker (the runner's WorkerOptions.Name)", step.Version, res.ActionID, res.Worker)
+				}
+			}
+		}
+		if n != 3 {
+			t.Errorf("the history holds %d results, want 3", n)
+		}
+	}
 	wantLogged(t, rec, "a", "b", "c")
 	var outs []string
 	j.Walk(func(n job.NodeInfo) bool {

@@ -26,7 +26,7 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = actx.Stop
 	r.mu.Unlock()
 	r.watchStops(a, stops, actx.Stop)
-	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now})
+	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
 	r.unwatchStops(a)
 	stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
 	r.mu.Lock()

@@ -65,7 +65,7 @@ func newBadEnv(t *testing.T, srv *zktest.Server) *badEnv {
 		},
 	})
 	st := openOn(t, srv.Addrs(), e.root, zkrunner.Config{Logger: e.logs.logger()})
-	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Logger: e.logs.logger()}, Store: st, Name: "w"})
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "w", Registry: reg, Logger: e.logs.logger()}, Store: st})
 	e.subSt = openOn(t, srv.Addrs(), e.root, zkrunner.Config{})
 	e.sub = submitter(t, e.subSt)
 	t.Cleanup(func() {
@@ -212,12 +212,11 @@ func TestBadInput(t *testing.T) {
 		var ran atomic.Int64
 		lateLogs := &logBuf{}
 		startRunner(t, zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Logger: lateLogs.logger(), Registry: registry(t, map[string]runner.Handler{"later": func(ctx context.Context, a job.Action) ([]byte, error) {
+			WorkerOptions: runner.WorkerOptions{Name: "late", Logger: lateLogs.logger(), Registry: registry(t, map[string]runner.Handler{"later": func(ctx context.Context, a job.Action) ([]byte, error) {
 				ran.Add(1)
 				return nil, nil
 			}})},
 			Store: openOn(t, srv.Addrs(), e.root, zkrunner.Config{}),
-			Name:  "late",
 		})
 		e.goodJob(t)
 		if n := lateLogs.count("job=gone"); n != 0 {
@@ -238,7 +237,7 @@ func TestBadInput(t *testing.T) {
 		e := newBadEnv(t, srv)
 		c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
 		ctx := context.Background()
-		withReg, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: registry(t, map[string]runner.Handler{"ok": func(context.Context, job.Action) ([]byte, error) { return nil, nil }})}, Store: e.subSt, Name: "checked"})
+		withReg, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "checked", Registry: registry(t, map[string]runner.Handler{"ok": func(context.Context, job.Action) ([]byte, error) { return nil, nil }})}, Store: e.subSt})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -275,9 +274,8 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("w said %d times that it has no handler for nobody, want once", n)
 		}
 		startRunner(t, zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Registry: registry(t, map[string]runner.Handler{"nobody": func(context.Context, job.Action) ([]byte, error) { return []byte(`"at last"`), nil }})},
+			WorkerOptions: runner.WorkerOptions{Name: "somebody", Registry: registry(t, map[string]runner.Handler{"nobody": func(context.Context, job.Action) ([]byte, error) { return []byte(`"at last"`), nil }})},
 			Store:         openOn(t, srv.Addrs(), e.root, zkrunner.Config{}),
-			Name:          "somebody",
 		})
 		if final := waitJob(t, e.sub, orphan, 20*time.Second); final.Status() != job.StatusSucceeded {
 			t.Errorf("orphan ended %s once a worker with the handler came", final.Status())

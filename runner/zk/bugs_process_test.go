@@ -68,7 +68,7 @@ func TestStaleWorkerHandBackKeepsLiveClaim(t *testing.T) {
 			return nil, ctx.Err()
 		}
 	}})
-	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{}), Name: "local"})
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "local", Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{})})
 	p.signal(t, syscall.SIGSTOP)
 	poll(t, 20*time.Second, "the local worker takes slow over", func() bool { mu.Lock(); defer mu.Unlock(); return entered == 1 })
 	p.signal(t, syscall.SIGCONT)

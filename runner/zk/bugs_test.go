@@ -281,12 +281,11 @@ func behindCutProxy(t *testing.T) (*cutProxy, *logBuf, *atomic.Int64, *zkrunner.
 	runs := &atomic.Int64{}
 	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
 	startRunner(t, zkrunner.Options{
-		WorkerOptions: runner.WorkerOptions{Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
+		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": func(context.Context, job.Action) ([]byte, error) {
 			runs.Add(1)
 			return nil, nil
 		}})},
 		Store: st,
-		Name:  "w",
 	})
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
 	return proxy, logs, runs, subSt, submitter(t, subSt)

@@ -98,7 +98,7 @@ func workerProcess(spec string) int {
 			}
 		}
 	})
-	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 8, Logger: log, DrainTimeout: 3 * time.Second}, Store: st, Name: os.Getenv("BATON_ZK_TEST_NAME")})
+	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: os.Getenv("BATON_ZK_TEST_NAME"), Registry: reg, Workers: 8, Logger: log, DrainTimeout: 3 * time.Second}, Store: st})
 	if err != nil {
 		say("new: %v", err)
 		return 1
@@ -265,7 +265,7 @@ func TestWorkerProcessKilledMidAction(t *testing.T) {
 		},
 		"quick": func(ctx context.Context, a job.Action) ([]byte, error) { return []byte(`"quick"`), nil },
 	})
-	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{}), Name: "local"})
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "local", Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{})})
 
 	killed := time.Now()
 	p.signal(t, syscall.SIGKILL)
@@ -347,7 +347,7 @@ func TestWorkerProcessStoppedPastSession(t *testing.T) {
 			close(release)
 		}
 	})
-	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{}), Name: "local"})
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "local", Registry: local}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{})})
 
 	p.signal(t, syscall.SIGSTOP)
 	stopped := time.Now()

@@ -91,7 +91,7 @@ func (s *started) stop() error {
 // waits and reads (as baton submit does).
 func submitter(t testing.TB, st *zkrunner.Store) *zkrunner.Runner {
 	t.Helper()
-	r, err := zkrunner.New(zkrunner.Options{Store: st, Name: "submitter"})
+	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "submitter"}, Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

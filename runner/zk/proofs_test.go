@@ -161,7 +161,7 @@ func TestStressDag(t *testing.T) {
 			return fmt.Appendf(nil, `{"i":%d,"by":%q}`, p.I, name), nil
 		}})
 		st := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-		startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: 4}, Store: st, Name: name})
+		startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: name, Registry: reg, Workers: 4}, Store: st})
 	}
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
 	sub := submitter(t, subSt)
@@ -233,7 +233,7 @@ func TestRacingAppliers(t *testing.T) {
 	var sts [2]*zkrunner.Store
 	for i := range rs {
 		sts[i] = openOn(t, srv.Addrs(), root, zkrunner.Config{})
-		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Logger: logs.logger(), Hooks: hooks}, Store: sts[i], Name: fmt.Sprintf("applier%d", i)})
+		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: fmt.Sprintf("applier%d", i), Logger: logs.logger(), Hooks: hooks}, Store: sts[i]})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -445,9 +445,8 @@ func TestFailoverLeaderKilled(t *testing.T) {
 		name := fmt.Sprintf("w%d", w)
 		st := openOn(t, ens.Addrs(), root, zkrunner.Config{SessionTimeout: 8 * time.Second, Logger: logs.logger()})
 		startRunner(t, zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Workers: 4, Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 40*time.Millisecond)})},
+			WorkerOptions: runner.WorkerOptions{Name: name, Workers: 4, Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 40*time.Millisecond)})},
 			Store:         st,
-			Name:          name,
 		})
 	}
 	subSt := openOn(t, ens.Addrs(), root, zkrunner.Config{SessionTimeout: 8 * time.Second})
@@ -506,9 +505,8 @@ func TestServerDown30s(t *testing.T) {
 		name := fmt.Sprintf("w%d", w)
 		st := openOn(t, srv.Addrs(), root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs[w].logger()})
 		startRunner(t, zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Workers: 8, Logger: logs[w].logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 300*time.Millisecond)})},
+			WorkerOptions: runner.WorkerOptions{Name: name, Workers: 8, Logger: logs[w].logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, name, 300*time.Millisecond)})},
 			Store:         st,
-			Name:          name,
 		})
 	}
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})

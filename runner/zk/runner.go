@@ -28,14 +28,12 @@ type Options struct {
 	// Registry runs no actions: it submits, cancels, waits and fires
 	// timers (baton submit). Actions whose name has no handler here are
 	// left in the queue for a worker that has one. A nil Logger uses the
-	// store's.
+	// store's. Name (runner.WorkerOptions.Name) is the worker's name in the
+	// workers node: two live workers cannot share one, nor may it hold '/'.
 	runner.WorkerOptions
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
-	// Name is the worker's name in the workers node; default
-	// "HOST-PID-RANDOM". Two live workers cannot share a name.
-	Name string
 	// NoResume keeps Run from re-dispatching the unfinished jobs of the
 	// store when it starts. (Queue entries survive a restart in
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
@@ -85,10 +83,6 @@ func New(o Options) (*Runner, error) {
 	var err error
 	if o.WorkerOptions, err = o.WithDefaults(); err != nil {
 		return nil, fmt.Errorf("zk: %w", err)
-	}
-	if o.Name == "" {
-		host, _ := os.Hostname()
-		o.Name = fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.Uint32()&0xffff)
 	}
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)

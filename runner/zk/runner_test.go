@@ -46,7 +46,7 @@ func TestConformance(t *testing.T) {
 			t.Logf("the suite handed a wrapper of the store (%T): this runner works on the store itself", cfg.Store)
 		}
 		o := zkrunner.Options{
-			WorkerOptions: runner.WorkerOptions{Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
+			WorkerOptions: runner.WorkerOptions{Name: cfg.Name, Registry: cfg.Registry, DrainTimeout: cfg.DrainTimeout, Hooks: cfg.Hooks, Workers: 8},
 			Store:         zs,
 			NoResume:      cfg.NoResume,
 		}

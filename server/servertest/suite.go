@@ -66,7 +66,8 @@ func testSubmit(t *testing.T, cfg Config) {
 			t.Errorf("graph %s: %v\n%s", format, err, g)
 		}
 	}
-	// The history: the creation, then each step with its results.
+	// The history: the creation, then each step with its results, each
+	// naming the worker that ran it.
 	h, err := e.Reader.History(ctx, "hello", 0, 0, 0)
 	if err != nil || len(h.Steps) < 2 || !h.Steps[0].Created || h.Steps[0].Version != 1 || h.Latest != j.Version || h.Status != "succeeded" {
 		t.Fatalf("history: %+v, %v", h, err)
@@ -76,6 +77,9 @@ func testSubmit(t *testing.T, cfg Config) {
 		for _, r := range st.Results {
 			if !r.OK || r.Action != "ok" {
 				t.Errorf("result %+v", r)
+			}
+			if r.Worker == "" {
+				t.Errorf("result %s names no worker: %+v", r.ActionID, r)
 			}
 			results++
 		}

@@ -72,6 +72,9 @@ type Bar struct {
 	Version, Applied uint64
 	// Status is succeeded, failed, cancelled, or running (no result yet).
 	Status string
+	// Worker names the worker that ran the attempt, from its result
+	// (api.Result.Worker); "" while it runs, or when its result names none.
+	Worker string
 	// Took is the attempt's time from dispatch to result (or to the end
 	// of the axis when running), on a time axis.
 	Took       string
@@ -144,7 +147,7 @@ func TimelineOf(steps []api.Step, end time.Time) Timeline {
 				continue
 			}
 			delete(open, r.ActionID)
-			a.Applied = st.Version
+			a.Applied, a.Worker = st.Version, r.Worker
 			a.to = stepTime(st)
 			if r.At != nil {
 				a.to = *r.At
@@ -273,6 +276,9 @@ func barTitle(b Bar) string {
 	if b.Took != "" {
 		t += ", " + b.Took
 	}
+	if b.Worker != "" {
+		t += ", on " + b.Worker
+	}
 	return t + ", " + b.Status
 }
 
@@ -287,7 +293,8 @@ func clipText(s string, n int) string {
 
 // SVG writes the timeline as inline SVG for a page: the axis and its
 // ticks, a label per row, a rect.bar per attempt (data-path,
-// data-version, data-applied, data-attempt, data-status, a <title>).
+// data-version, data-applied, data-attempt, data-status, data-worker when
+// its result names one, a <title>).
 // Every string is escaped. It is written here rather than by the page's
 // template: thousands of bars through html/template's reflection cost
 // tens of milliseconds a page.
@@ -314,8 +321,11 @@ func (tl Timeline) SVG(labelledBy string) template.HTML {
 	for _, bar := range tl.Bars {
 		b.WriteString(`<rect class="bar" tabindex="0" data-path="` + html.EscapeString(bar.Path) +
 			`" data-version="` + strconv.FormatUint(bar.Version, 10) + `" data-applied="` + strconv.FormatUint(bar.Applied, 10) +
-			`" data-attempt="` + strconv.Itoa(bar.Attempt) + `" data-status="` + html.EscapeString(bar.Status) +
-			`" x="` + strconv.Itoa(bar.X) + `" y="` + strconv.Itoa(bar.Y) + `" width="` + strconv.Itoa(bar.W) + `" height="` + strconv.Itoa(bar.H) +
+			`" data-attempt="` + strconv.Itoa(bar.Attempt) + `" data-status="` + html.EscapeString(bar.Status))
+		if bar.Worker != "" {
+			b.WriteString(`" data-worker="` + html.EscapeString(bar.Worker))
+		}
+		b.WriteString(`" x="` + strconv.Itoa(bar.X) + `" y="` + strconv.Itoa(bar.Y) + `" width="` + strconv.Itoa(bar.W) + `" height="` + strconv.Itoa(bar.H) +
 			`" rx="2"><title>` + html.EscapeString(bar.Title) + "</title></rect>\n")
 	}
 	b.WriteString("</g>\n</svg>")

@@ -280,3 +280,30 @@ func TestCSSStylesTheInlineTree(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineNamesWorkers: each attempt's bar names the worker that ran
+// it, from its result: in the bar, its tooltip and its data-worker (which
+// the panel's attempts read); an attempt still running, or whose result
+// names none, names none.
+func TestTimelineNamesWorkers(t *testing.T) {
+	steps := stampedSteps(true)
+	steps[1].Results[0].Worker = "w1"
+	steps[2].Results[0].Worker = "host-b-42-00ff"
+	tl := web.TimelineOf(steps[:3], *at(6))
+	if len(tl.Bars) != 3 {
+		t.Fatalf("timeline: %+v", tl)
+	}
+	for i, want := range []string{"w1", "host-b-42-00ff", ""} {
+		b := tl.Bars[i]
+		if b.Worker != want {
+			t.Errorf("bar %d names worker %q, want %q", i, b.Worker, want)
+		}
+		if on := strings.Contains(b.Title, " on "); on != (want != "") || (want != "" && !strings.Contains(b.Title, "on "+want)) {
+			t.Errorf("bar %d's title %q, want it to say on %q", i, b.Title, want)
+		}
+	}
+	svg := string(tl.SVG("t"))
+	if !strings.Contains(svg, `data-worker="w1"`) || !strings.Contains(svg, `data-worker="host-b-42-00ff"`) || strings.Count(svg, "data-worker=") != 2 {
+		t.Errorf("the bars' data-worker:\n%s", svg)
+	}
+}

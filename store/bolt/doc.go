@@ -72,7 +72,8 @@
 //
 // Step keys are the version as 8 big-endian bytes, so they sort in order.
 // A step record is compact binary: a format byte, the number of results,
-// each result's action ID, output and error as length-prefixed bytes, and a
+// each result's action ID, output and error as length-prefixed bytes (and,
+// in later formats, its kind, time and worker: job.EncodeStep), and a
 // CRC-32C; the job ID and the version are implied by where it lives. A
 // one-result step of a par is about 30 bytes, whatever the size of the
 // tree. The meta record ends with its own CRC-32C, so a torn or overwritten

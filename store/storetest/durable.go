@@ -103,6 +103,7 @@ func testReopen(t *testing.T, reopen func() store.Store) {
 	// Go on from the loaded job, as a runner does after a restart.
 	loaded := mustLoad(t, s, "durable")
 	rs := []job.Result{d.pending[0].Fail("declined")}
+	rs[0].Worker = "w-after-reopen" // kept by the store, read back after it reopens
 	next, err := job.Restart(loaded, rs)
 	if err != nil {
 		t.Fatal(err)

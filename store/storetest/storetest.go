@@ -375,7 +375,10 @@ func testHistory(t *testing.T, s store.Store) {
 	d.succeed(1)
 	d.succeed(1)
 	d.succeed(2)
-	d.fail("card declined")
+	// A result names the worker that made it: the store keeps the name.
+	declined := d.pending[0].Fail("card declined")
+	declined.Worker = "w-7"
+	d.apply(1, []job.Result{declined})
 	d.succeed(1)
 	d.succeed(1)
 	d.succeed(1)

@@ -618,9 +618,11 @@
           const v = b.getAttribute('data-version');
           const applied = b.getAttribute('data-applied');
           const status = b.getAttribute('data-status') || '';
+          const worker = b.getAttribute('data-worker');
           ol.append(el('li', { 'data-version': v, 'data-status': status },
             '#' + (b.getAttribute('data-attempt') || '?') + ': dispatched at ', el('a', { href: '#step-' + v }, 'v' + v),
             applied && applied !== '0' ? ', result at ' : '', applied && applied !== '0' ? el('a', { href: '#step-' + applied }, 'v' + applied) : '',
+            worker ? ', on ' : '', worker ? el('code', { class: 'worker' }, worker) : '',
             ': ', stateSpan(status, true)));
         }
         kidsOf.push(el('h3', null, 'Attempts'), ol);
