@@ -60,9 +60,9 @@ func rules(pkg string) (layer, bool) {
 	case rel == "runner/inmem":
 		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}}, true
 	case rel == "runner/zk":
-		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "placement"}, ext: []string{"github.com/go-zookeeper/zk"}}, true
 	case rel == "runner/kafka":
-		return layer{name: rel, may: []string{"ast", "job", "store", "runner"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
+		return layer{name: rel, may: []string{"ast", "job", "store", "runner", "placement"}, ext: []string{"github.com/segmentio/kafka-go"}}, true
 	case rel == "api":
 		return layer{name: rel, may: []string{"ast", "job", "store"}}, true
 	case rel == "server": // the HTTP adapter: never a runner or a store adapter; those are given to it
