@@ -112,6 +112,13 @@ for name in "${reconnecting[@]}"; do
 	fi
 done
 
+step "exact allocation counts, without -race (the race detector makes values escape)"
+# The reducer's allocation guard skips under -race; here it runs and must
+# pass: a skip is a failure.
+out=$(go test -count=1 -run '^TestReducerAllocations$' -v ./job) || { echo "$out"; exit 1; }
+echo "$out" | grep -E '^(--- |ok|FAIL)'
+echo "$out" | grep -q -- "--- PASS: TestReducerAllocations " || { echo "TestReducerAllocations did not run and pass (a skip is a failure here)"; exit 1; }
+
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... > /tmp/baton-bench-smoke.txt 2>&1 || { cat /tmp/baton-bench-smoke.txt; exit 1; }
 echo ok
