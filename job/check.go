@@ -216,22 +216,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		if s.attempt != 0 || s.pos != 0 || res != nil {
 			return fmt.Errorf("par has foreign state %+v", s)
 		}
-		var done, failed, idle int32
-		cancelled := false
-		for _, c := range tn.kids {
-			switch kid(c) {
-			case StatusIdle:
-				idle++
-			case StatusFailed:
-				failed++
-				done++
-			case StatusCancelled:
-				cancelled = true
-				done++
-			case StatusSucceeded:
-				done++
-			}
-		}
+		done, failed, idle, _, cancelled := j.countKids(tn.kids)
 		if idle > 0 {
 			if s.status != StatusCancelled || idle != int32(len(tn.kids)) || s != (nstate{status: StatusCancelled}) {
 				return fmt.Errorf("%d idle children", idle)

@@ -243,23 +243,7 @@ func (j Job) checkRace(tn *tnode, s nstate, res *result) error {
 		return fmt.Errorf("race has foreign state %+v", s)
 	}
 	kid := func(k int32) Status { return j.st.get(k).status }
-	var done, failed, idle, succeeded int32
-	cancelled := false
-	for _, c := range tn.kids {
-		switch kid(c) {
-		case StatusIdle:
-			idle++
-		case StatusFailed:
-			failed++
-			done++
-		case StatusCancelled:
-			cancelled = true
-			done++
-		case StatusSucceeded:
-			succeeded++
-			done++
-		}
-	}
+	done, failed, idle, succeeded, cancelled := j.countKids(tn.kids)
 	if idle > 0 {
 		if s.status != StatusCancelled || idle != int32(len(tn.kids)) || s != (nstate{status: StatusCancelled}) {
 			return fmt.Errorf("%d idle children", idle)
@@ -300,4 +284,26 @@ func (j Job) checkRace(tn *tnode, s nstate, res *result) error {
 		return fmt.Errorf("won, carrying cause %d, others %d", s.cause, s.others)
 	}
 	return nil
+}
+
+// countKids counts kids by state, as a par's and a race's checks need:
+// done (settled), failed, idle and succeeded, and whether one is
+// cancelled.
+func (j Job) countKids(kids []int32) (done, failed, idle, succeeded int32, cancelled bool) {
+	for _, c := range kids {
+		switch j.st.get(c).status {
+		case StatusIdle:
+			idle++
+		case StatusFailed:
+			failed++
+			done++
+		case StatusCancelled:
+			cancelled = true
+			done++
+		case StatusSucceeded:
+			succeeded++
+			done++
+		}
+	}
+	return done, failed, idle, succeeded, cancelled
 }
