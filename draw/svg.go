@@ -31,9 +31,26 @@ const (
 // text only: colours, outlines and fonts are StyleSheet's, in the
 // document's <style> element. Its one write to w is its only side effect;
 // an error is w's.
-func (g *Graph) SVG(w io.Writer) error {
+func (g *Graph) SVG(w io.Writer) error { return g.write(w, false) }
+
+// PageSVG writes g for inline use in an HTML page: the same document as
+// SVG, the same elements, geometry and attributes, but without the <style>
+// element (a page's Content-Security-Policy may refuse inline styles: the
+// page's style sheet styles the classes StyleSheet names) and with each
+// box's words (kind and name, second line, group counts, state) as HTML in
+// a <foreignObject class="label"> that covers the box: a <div
+// class="label"> of <p> lines classed head, line, count and state as SVG
+// writes its <text> elements. A browser lays out and paints HTML text
+// only where it is seen (the page's style sheet gives the div
+// content-visibility: auto), while it lays out every SVG <text> of the
+// drawing; that is the point. The markup is well-formed XML (the div
+// declares the XHTML namespace) and parses as the same tree in an HTML
+// page. A program that renders SVG without HTML should use SVG.
+func (g *Graph) PageSVG(w io.Writer) error { return g.write(w, true) }
+
+func (g *Graph) write(w io.Writer, page bool) error {
 	var b bytes.Buffer
-	s := &svg{b: &b}
+	s := &svg{b: &b, page: page}
 	s.header(g)
 	s.lanes(g)
 	s.edges(g)
@@ -46,7 +63,10 @@ func (g *Graph) SVG(w io.Writer) error {
 	return err
 }
 
-type svg struct{ b *bytes.Buffer }
+type svg struct {
+	b    *bytes.Buffer
+	page bool // PageSVG: no <style>, the boxes' words as HTML
+}
 
 // w writes literal markup.
 func (s *svg) w(parts ...string) {
@@ -108,9 +128,11 @@ func (s *svg) header(g *Graph) {
 	}
 	s.w(">\n<title>")
 	s.text(title(g))
-	s.w("</title>\n<style>\n")
-	s.w(StyleSheet)
-	s.w("</style>\n<defs><marker id=\"baton-arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"", edgeColour, "\"/></marker></defs>\n")
+	s.w("</title>\n")
+	if !s.page {
+		s.w("<style>\n", StyleSheet, "</style>\n")
+	}
+	s.w("<defs><marker id=\"baton-arrow\" viewBox=\"0 0 8 8\" refX=\"8\" refY=\"4\" markerWidth=\"6\" markerHeight=\"6\" orient=\"auto\"><path d=\"M0,0 L8,4 L0,8 z\" fill=\"", edgeColour, "\"/></marker></defs>\n")
 	s.w(`<text class="title" x="`, itoa(margin), `" y="`, itoa(margin+14), `">`)
 	s.text(title(g))
 	s.w("</text>\n")
@@ -179,13 +201,19 @@ func (s *svg) box(b *Box) {
 	// by the node's data-status: a box carries its geometry and its text.
 	s.w(`<rect class="box" width="`, itoa(b.W), `" height="`, itoa(b.H), `" rx="6"/>`)
 	s.w(`<rect class="band" x="1" y="`, itoa(b.H-bandH-1), `" width="`, itoa(b.W-2), `" height="`, itoa(bandH), `"/>`)
+	if s.page {
+		s.label(b)
+	} else {
+		s.texts(b)
+	}
+	s.w("</g>\n")
+}
+
+// texts writes a box's words as SVG <text> elements.
+func (s *svg) texts(b *Box) {
 	// The first line: kind, then the action or the name, in bold.
 	s.w(`<text class="head" x="8" y="18">`, b.Kind.String())
-	name := b.Name
-	if b.Kind == ast.KindAct {
-		name = b.Action
-	}
-	if name != "" {
+	if name := boxName(b); name != "" {
 		s.w(" <tspan>")
 		s.text(name)
 		s.w("</tspan>")
@@ -198,18 +226,62 @@ func (s *svg) box(b *Box) {
 	}
 	if b.Group != nil {
 		for k, c := range b.Group.Counts {
-			cs := styleOf(c.Status)
 			s.w(`<text class="count" x="8" y="`, itoa(boxH-bandH-8+countH*(k+1)), `"`)
 			s.attr("data-status", c.Status.String())
 			s.attr("data-count", itoa(c.N))
 			s.w(">")
-			s.text(cs.icon + " " + itoa(c.N) + " " + c.Status.String())
+			s.text(countLine(c))
 			s.w("</text>")
 		}
 	}
 	s.w(`<text class="state" x="8" y="`, itoa(b.H-7), `">`)
 	s.text(bandLine(b, styleOf(b.Status)))
-	s.w("</text></g>\n")
+	s.w("</text>")
+}
+
+// label writes a box's words as HTML: the same lines as texts, as <p>
+// elements of a <div> in a <foreignObject> over the whole box.
+func (s *svg) label(b *Box) {
+	s.w(`<foreignObject class="label" width="`, itoa(b.W), `" height="`, itoa(b.H),
+		`"><div xmlns="http://www.w3.org/1999/xhtml" class="label"><p class="head">`, b.Kind.String())
+	if name := boxName(b); name != "" {
+		s.w(" <b>")
+		s.text(name)
+		s.w("</b>")
+	}
+	s.w("</p>")
+	if l := secondLine(b); l != "" {
+		s.w(`<p class="line">`)
+		s.text(l)
+		s.w("</p>")
+	}
+	if b.Group != nil {
+		for _, c := range b.Group.Counts {
+			s.w(`<p class="count"`)
+			s.attr("data-status", c.Status.String())
+			s.attr("data-count", itoa(c.N))
+			s.w(">")
+			s.text(countLine(c))
+			s.w("</p>")
+		}
+	}
+	s.w(`<p class="state">`)
+	s.text(bandLine(b, styleOf(b.Status)))
+	s.w("</p></div></foreignObject>")
+}
+
+// boxName is what a box's first line names after its kind: an act's
+// action, another node's name.
+func boxName(b *Box) string {
+	if b.Kind == ast.KindAct {
+		return b.Action
+	}
+	return b.Name
+}
+
+// countLine is one line of a group's counts: icon, count, state.
+func countLine(c Count) string {
+	return styleOf(c.Status).icon + " " + itoa(c.N) + " " + c.Status.String()
 }
 
 // secondLine is what a box shows under its first line: an act's payload;

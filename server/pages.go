@@ -378,7 +378,7 @@ func (s *srv) jobPage(w http.ResponseWriter, r *http.Request, c caller) error {
 		return err
 	}
 	expand := web.ParseExpand(q.Get("expand"))
-	_, tree, err := web.DrawTree(pj.job, expand)
+	tree, err := web.DrawTree(pj.job, expand)
 	if err != nil {
 		return fmt.Errorf("draw job %s: %w", id, err)
 	}
@@ -411,7 +411,7 @@ func (s *srv) treePage(w http.ResponseWriter, r *http.Request, _ caller) error {
 	if err != nil {
 		return err
 	}
-	_, tree, err := web.DrawTree(pj.job, web.ParseExpand(r.URL.Query().Get("expand")))
+	tree, err := web.DrawTree(pj.job, web.ParseExpand(r.URL.Query().Get("expand")))
 	if err != nil {
 		return fmt.Errorf("draw job %s: %w", id, err)
 	}
@@ -485,7 +485,7 @@ func (s *srv) newPost(w http.ResponseWriter, r *http.Request, c caller) error {
 		fail(newProblem(CodeInvalidWorkflow, err.Error()))
 		return s.writePage(w, status, func(b *strings.Builder) error { return s.site.New(b, v) })
 	}
-	_, tree, err := web.DrawTree(tr.Job, nil)
+	tree, err := web.DrawTree(tr.Job, nil)
 	if err != nil {
 		return fmt.Errorf("draw the workflow: %w", err)
 	}

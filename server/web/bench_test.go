@@ -58,7 +58,7 @@ func BenchmarkJobPage(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		_, tree, err := web.DrawTree(j, nil)
+		tree, err := web.DrawTree(j, nil)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -679,7 +679,7 @@ func TestBrowserGroupCountsFollow(t *testing.T) {
 	p.Navigate(s.URL + "/jobs/grouped")
 	p.WaitDrawn()
 	count := func(status string) string {
-		return `Number(document.querySelector('#tree g.node.group[data-path=""] text.count[data-status="` + status + `"]')?.getAttribute('data-count') || 0)`
+		return `Number(document.querySelector('#tree g.node.group[data-path=""] .count[data-status="` + status + `"]')?.getAttribute('data-count') || 0)`
 	}
 	p.Wait(count("running") + ` === 1 && ` + count("idle") + ` === 149`)
 	p.Do("mark the document", chromedp.Evaluate[chromedp.Void](`window.batonTestMark = 'same document'`))

@@ -16,9 +16,10 @@ import (
 // Tree is a job's tree drawn for a page: package draw's SVG, with the
 // groups named in Expand opened.
 type Tree struct {
-	// SVG is the drawing, for inline use in a page: draw's SVG without its
-	// <style> element (a page's CSP refuses inline styles; baton.css
-	// styles the drawing by data-status instead).
+	// SVG is the drawing, for inline use in a page: draw's PageSVG, with
+	// no <style> element (a page's CSP refuses inline styles; baton.css
+	// styles the drawing by data-status instead) and the boxes' words as
+	// HTML labels.
 	SVG template.HTML
 	// Boxes counts the boxes drawn; Nodes the tree's nodes.
 	Boxes, Nodes int
@@ -65,10 +66,10 @@ func ParseExpand(s string) []string {
 	return slices.Compact(out)
 }
 
-// DrawTree lays j out with the groups at expand opened and returns its
-// standalone SVG (with its <style>, as 'baton inspect' writes it) and
-// the inline Tree.
-func DrawTree(j job.Job, expand []string) ([]byte, Tree, error) {
+// DrawTree lays j out with the groups at expand opened and returns the
+// inline Tree: package draw's PageSVG (no <style>, the boxes' words as
+// HTML that the browser lays out only where it is seen).
+func DrawTree(j job.Job, expand []string) (Tree, error) {
 	opts := draw.Options{}
 	if len(expand) > 0 {
 		opts.Expand = map[string]bool{}
@@ -78,37 +79,19 @@ func DrawTree(j job.Job, expand []string) ([]byte, Tree, error) {
 	}
 	g, err := draw.Layout(j, opts)
 	if err != nil {
-		return nil, Tree{}, err
+		return Tree{}, err
 	}
 	var b bytes.Buffer
-	if err := g.SVG(&b); err != nil {
-		return nil, Tree{}, err
+	if err := g.PageSVG(&b); err != nil {
+		return Tree{}, err
 	}
-	svg := b.Bytes()
-	t := Tree{SVG: template.HTML(inline(svg)), Boxes: len(g.Boxes), Nodes: g.Nodes, Truncated: g.Truncated, Expand: expand}
+	t := Tree{SVG: template.HTML(b.String()), Boxes: len(g.Boxes), Nodes: g.Nodes, Truncated: g.Truncated, Expand: expand}
 	for _, b := range g.Boxes {
 		if b.Group != nil && len(t.Groups) < MaxGroupLinks {
 			t.Groups = append(t.Groups, GroupLink{Path: b.Path, Show: ast.ShowPath(b.Path)})
 		}
 	}
-	return svg, t, nil
-}
-
-// inline returns draw's SVG without its one <style> element. The element
-// comes before any text of the job's (the title's text is escaped, so it
-// holds no '<'), so the first "<style>" is it.
-func inline(svg []byte) string {
-	s := string(svg)
-	i := strings.Index(s, "<style>")
-	j := strings.Index(s, "</style>")
-	if i < 0 || j < i {
-		return s
-	}
-	end := j + len("</style>")
-	if end < len(s) && s[end] == '\n' {
-		end++
-	}
-	return s[:i] + s[end:]
+	return t, nil
 }
 
 // Select returns t with the node at path marked selected (class

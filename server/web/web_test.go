@@ -185,9 +185,9 @@ func TestExpandParam(t *testing.T) {
 	}
 }
 
-// TestTreeSelectAndInline: the inline tree has no <style> (the pages'
-// CSP refuses it; baton.css styles the drawing) and the rest of draw's
-// SVG as it is; Select marks one node.
+// TestTreeSelectAndInline: the inline tree is draw's PageSVG: no <style>
+// (the pages' CSP refuses it; baton.css styles the drawing) and every
+// box's words in an HTML label, no SVG text; Select marks one node.
 func TestTreeSelectAndInline(t *testing.T) {
 	big := make([]ast.Node, 150)
 	for i := range big {
@@ -197,13 +197,14 @@ func TestTreeSelectAndInline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, tree, err := web.DrawTree(tr.Job, nil)
+	tree, err := web.DrawTree(tr.Job, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	svg := string(tree.SVG)
-	if !strings.Contains(string(full), "<style>") || strings.Contains(svg, "<style") || strings.Count(svg, ` data-kind=`) != tree.Boxes {
-		t.Errorf("the inline tree:\n%s", svg)
+	if strings.Contains(svg, "<style") || strings.Count(svg, ` data-kind=`) != tree.Boxes ||
+		strings.Count(svg, `<foreignObject class="label"`) != tree.Boxes || strings.Contains(svg, "<text class=\"state\"") {
+		t.Errorf("the inline tree (no style, one HTML label a box):\n%s", svg)
 	}
 	if len(tree.Groups) != 1 || tree.Groups[0].Path != "seq[1]" {
 		t.Errorf("groups %+v", tree.Groups)
@@ -215,7 +216,7 @@ func TestTreeSelectAndInline(t *testing.T) {
 	if tree.Select("seq[1].par[3]").SVG != tree.SVG {
 		t.Errorf("selecting a node in a closed group changed the drawing")
 	}
-	_, open, err := web.DrawTree(tr.Job, []string{"seq[1]"})
+	open, err := web.DrawTree(tr.Job, []string{"seq[1]"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -326,7 +326,7 @@
     // icon and words, the tooltip. It changes nothing when they are equal.
     function paint(g, n) {
       const line = bandLine(n);
-      const state = g.querySelector('text.state');
+      const state = g.querySelector('.state');
       if (g.getAttribute('data-status') === n.status && (!state || state.textContent === line)) return false;
       const s = STYLES[n.status] || UNKNOWN_STYLE;
       g.setAttribute('data-status', n.status);
@@ -340,7 +340,7 @@
       if (box) box.setAttribute('stroke', s.stroke);
       if (state) {
         state.textContent = line;
-        state.setAttribute('fill', s.text);
+        if (state.namespaceURI === SVG_NS) state.setAttribute('fill', s.text);
       }
       const title = g.querySelector('title');
       if (title) title.textContent = tooltip(n, title.textContent);
@@ -355,10 +355,10 @@
         const b = f.querySelector(sel);
         return (a ? a.textContent : null) === (b ? b.textContent : null);
       };
-      const countsOf = (x) => Array.from(x.querySelectorAll('text.count'), (c) => c.textContent).join('|');
-      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('text.state') && countsOf(g) === countsOf(f)) return;
+      const countsOf = (x) => Array.from(x.querySelectorAll('.count'), (c) => c.textContent).join('|');
+      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && countsOf(g) === countsOf(f)) return;
       g.setAttribute('data-status', f.getAttribute('data-status'));
-      for (const sel of ['rect.band', 'rect.box', 'text.state', 'title']) {
+      for (const sel of ['rect.band', 'rect.box', '.state', 'title']) {
         const a = g.querySelector(sel);
         const b = f.querySelector(sel);
         if (!a || !b) continue;
@@ -367,8 +367,8 @@
         }
         if (sel !== 'rect.band' && sel !== 'rect.box') a.textContent = b.textContent;
       }
-      const old = g.querySelectorAll('text.count');
-      const fresh = f.querySelectorAll('text.count');
+      const old = g.querySelectorAll('.count');
+      const fresh = f.querySelectorAll('.count');
       if (old.length === fresh.length) {
         old.forEach((c, i) => {
           c.textContent = fresh[i].textContent;
@@ -376,8 +376,8 @@
         });
       } else {
         old.forEach((c) => c.remove());
-        const before = g.querySelector('text.state');
-        for (const c of fresh) g.insertBefore(document.importNode(c, true), before);
+        const before = g.querySelector('.state');
+        if (before) for (const c of fresh) before.before(document.importNode(c, true));
       }
     }
 
