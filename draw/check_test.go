@@ -186,3 +186,104 @@ func attr(se xml.StartElement, name string) string {
 	}
 	return ""
 }
+
+// checkPageSVG checks page, g's PageSVG, against svg, its SVG: the same
+// document but for the <style> element, which page lacks, and each box's
+// words, which page writes as HTML (one foreignObject.label a box holding
+// a div in the XHTML namespace of p elements) with the same text, line by
+// line, as svg's <text> elements. Nothing else is allowed in: no script,
+// event handler or reference.
+func checkPageSVG(g *draw.Graph, svg, page []byte) error {
+	if bytes.Contains(page, []byte("<style")) {
+		return fmt.Errorf("the page SVG has a <style> element")
+	}
+	std, err := boxWords(svg, false)
+	if err != nil {
+		return fmt.Errorf("SVG: %v", err)
+	}
+	html, err := boxWords(page, true)
+	if err != nil {
+		return fmt.Errorf("page SVG: %v", err)
+	}
+	if len(std) != len(g.Boxes) || len(html) != len(g.Boxes) {
+		return fmt.Errorf("%d boxes, %d nodes in the SVG, %d in the page SVG", len(g.Boxes), len(std), len(html))
+	}
+	for i := range std {
+		if strings.Join(std[i], "\n") != strings.Join(html[i], "\n") {
+			return fmt.Errorf("box %q: the SVG says %q, the page SVG %q", g.Boxes[i].Path, std[i], html[i])
+		}
+	}
+	return nil
+}
+
+// boxWords returns each node's lines ("class: text") in svg: its <text>
+// elements, or with page its label's <p> elements.
+func boxWords(svg []byte, page bool) ([][]string, error) {
+	const xhtml = "http://www.w3.org/1999/xhtml"
+	d := xml.NewDecoder(bytes.NewReader(svg))
+	var out [][]string
+	var stack []xml.StartElement
+	nodeDepth, lineDepth := -1, -1
+	var line strings.Builder
+	labels := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("does not parse: %v", err)
+		}
+		switch t := tok.(type) {
+		case xml.StartElement:
+			name := t.Name.Local
+			for _, a := range t.Attr {
+				n := strings.ToLower(a.Name.Local)
+				if strings.HasPrefix(n, "on") || n == "href" || n == "src" || strings.Contains(a.Value, "url(") && a.Value != "url(#baton-arrow)" {
+					return nil, fmt.Errorf("attribute %s=%q", a.Name.Local, a.Value)
+				}
+			}
+			html := t.Name.Space == xhtml
+			switch {
+			case name == "script" || name == "image" || name == "use" || name == "a" || name == "iframe" || name == "style" && page:
+				return nil, fmt.Errorf("a <%s> element", name)
+			case name == "foreignObject" && (!page || nodeDepth < 0 || attr(t, "class") != "label"):
+				return nil, fmt.Errorf("a <foreignObject> out of a node's label")
+			case html && (!page || !(name == "div" && attr(t, "class") == "label" || name == "p" || name == "b")):
+				return nil, fmt.Errorf("an HTML <%s> element", name)
+			case page && name == "foreignObject":
+				labels++
+			}
+			if c := attr(t, "class"); c == "node" || c == "node group" {
+				nodeDepth = len(stack)
+				out = append(out, nil)
+			}
+			if c := attr(t, "class"); nodeDepth >= 0 && lineDepth < 0 && (c == "head" || c == "line" || c == "count" || c == "state") {
+				if html != page || name != map[bool]string{false: "text", true: "p"}[page] {
+					return nil, fmt.Errorf("node %d's %s line is a <%s> in %q", len(out)-1, c, name, t.Name.Space)
+				}
+				lineDepth = len(stack)
+				line.Reset()
+				line.WriteString(c + ": ")
+			}
+			stack = append(stack, t)
+		case xml.CharData:
+			if lineDepth >= 0 {
+				line.Write(t)
+			}
+		case xml.EndElement:
+			stack = stack[:len(stack)-1]
+			if len(stack) == lineDepth {
+				out[len(out)-1] = append(out[len(out)-1], line.String())
+				lineDepth = -1
+			}
+			if len(stack) == nodeDepth {
+				nodeDepth = -1
+			}
+		}
+	}
+	if page && labels != len(out) {
+		return nil, fmt.Errorf("%d labels for %d nodes", labels, len(out))
+	}
+	return out, nil
+}

@@ -160,6 +160,13 @@ func TestDrawGolden(t *testing.T) {
 			if err := checkGraph(j, c.o, g, b.Bytes()); err != nil {
 				t.Fatal(err)
 			}
+			var page bytes.Buffer
+			if err := g.PageSVG(&page); err != nil {
+				t.Fatal(err)
+			}
+			if err := checkPageSVG(g, b.Bytes(), page.Bytes()); err != nil {
+				t.Fatalf("%v\n%s", err, page.Bytes())
+			}
 			file := filepath.Join("testdata", c.name+".svg")
 			if *update {
 				if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {

@@ -156,6 +156,13 @@ func TestDrawProperties(t *testing.T) {
 		if err := checkGraph(j, o, g, svg); err != nil {
 			t.Fatalf("%v\n%s\n%s", err, job.Describe(j), svg)
 		}
+		var page bytes.Buffer
+		if err := g.PageSVG(&page); err != nil {
+			t.Fatal(err)
+		}
+		if err := checkPageSVG(g, svg, page.Bytes()); err != nil {
+			t.Fatalf("page SVG: %v\n%s\n%s", err, job.Describe(j), page.Bytes())
+		}
 
 		_, again := svgOf(t, j, o)
 		enc, err := job.Encode(j)
