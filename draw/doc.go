@@ -3,7 +3,8 @@
 // graph route and of the job page.
 //
 //	g, err := draw.Layout(j, draw.Options{})
-//	err = g.SVG(w)
+//	err = g.SVG(w)     // a standalone SVG document: `baton inspect`, the API
+//	err = g.PageSVG(w) // the same drawing for inline use in an HTML page
 //
 // # What is drawn
 //
@@ -53,4 +54,18 @@
 //     not repeat them per node, and a page that changes a node's
 //     data-status recolours it. A page that shows the SVG inline without
 //     its <style> styles the same classes itself.
+//
+// # The page's variant
+//
+// PageSVG writes the same drawing for a web page (the job page inlines
+// it): no <style> element, and each box's words (kind and name, second
+// line, group counts, state) as HTML, a <div class="label"> of <p> lines
+// in a <foreignObject class="label"> over the box, with the same text as
+// SVG's <text> elements, line by line. A browser lays out every SVG
+// <text> of a drawing, seen or not, which made a job of 1,000 nodes slow
+// to open; HTML it can skip where it is not seen (content-visibility).
+// The nodes' <g> elements, their attributes, boxes, bands and edges are
+// SVG's, byte for byte. The markup is well-formed XML (the div declares
+// the XHTML namespace), so it also parses as an SVG fragment; a renderer
+// without HTML (not a browser) should be given SVG's output instead.
 package draw
