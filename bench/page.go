@@ -126,6 +126,19 @@ func runPage(ctx context.Context, cfg pageConfig) (rep *pageReport, err error) {
 				fmtDur(l.HTML), fmtDur(l.Ready), fmtDur(l.Drawn), time.Since(start).Round(time.Second))
 		}
 	}
+	// The profile: each figure loaded again with tracing on, a third as
+	// many rounds, interleaved.
+	rep.Profiles = map[string][]pageProfile{}
+	for round := range profileRounds(cfg.Rounds) {
+		for _, f := range figures {
+			pr, err := profilePage(ctx, b, env.base+f.Path)
+			if err != nil {
+				return nil, fmt.Errorf("-page profile %s, round %d: %w", f.Name, round+1, err)
+			}
+			rep.Profiles[f.Name] = append(rep.Profiles[f.Name], pr)
+			progress("page profile %d/%d  %-6s main thread %s  (%s)", round+1, profileRounds(cfg.Rounds), f.Name, fmtDur(pr.CPU), time.Since(start).Round(time.Second))
+		}
+	}
 	lat, err := env.measureLive(ctx, b, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("-page live latency: %w", err)
@@ -134,6 +147,10 @@ func runPage(ctx context.Context, cfg pageConfig) (rep *pageReport, err error) {
 	progress("page live: %d samples, median %s, p99 %s  (%s)", len(lat), fmtDur(durMedian(lat)), fmtDur(durPct(lat, 99)), time.Since(start).Round(time.Second))
 	return rep, nil
 }
+
+// profileRounds is how many traced loads of each figure a run of rounds
+// makes: a third, at least one.
+func profileRounds(rounds int) int { return max(1, rounds/3) }
 
 // pageSizes are what a -page run loads and measures.
 type pageSizes struct {

@@ -37,7 +37,15 @@ func TestPage(t *testing.T) {
 			if rows[1]["nodes"] != "31" || rows[2]["nodes"] != "1,001" {
 				t.Errorf("nodes %s and %s; want 31 (a par of 10 seqs of 2) and 1,001", rows[1]["nodes"], rows[2]["nodes"])
 			}
-			for _, want := range []string{"page/floor (paired by round, median)", "target at most 2.00x", "page median", "big (1,000 actions",
+			profile := tableRows(t, out.String(), format == "markdown")["parse"]
+			if len(profile) != 3 || profile[0]["scenario"] != "floor" || profile[1]["scenario"] != "page" || profile[2]["scenario"] != "big" {
+				t.Fatalf("profile rows %v; want floor, page and big:\n%s", profile, out.String())
+			}
+			for _, row := range profile {
+				positiveDur(t, row, "main thread", row["main thread"])
+				positiveDur(t, row, "parse", row["parse"])
+			}
+			for _, want := range []string{"page/floor (paired by round, median)", "page/floor main thread's time", "target at most 2.00x", "page median", "big (1,000 actions",
 				"live latency", "2 streams open on the job, 3 steps", "Chrome/"} {
 				if !strings.Contains(out.String(), want) {
 					t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -16,7 +16,9 @@ type pageReport struct {
 	Sizes   pageSizes
 	Figures []pageFigure
 	Loads   map[string][]pageLoad // per figure, per round
-	Live    []time.Duration
+	// Profiles are the traced loads, per figure, per profile round.
+	Profiles map[string][]pageProfile
+	Live     []time.Duration
 }
 
 func (r *pageReport) header() []string {
@@ -59,14 +61,59 @@ func (r *pageReport) loadTable() *table {
 	return t
 }
 
+// profileTable is where the main thread's time went before the mark, per
+// figure and phase: medians of the traced loads.
+func (r *pageReport) profileTable() *table {
+	t := &table{Header: append([]string{"scenario", "main thread"}, pagePhases...), Left: 1}
+	for _, f := range r.Figures {
+		ps := r.Profiles[f.Name]
+		if len(ps) == 0 {
+			continue
+		}
+		row := []string{f.Name, fmtDur(durMedian(profilesOf(ps, func(p pageProfile) time.Duration { return p.CPU })))}
+		for _, ph := range pagePhases {
+			row = append(row, fmtDur(durMedian(profilesOf(ps, func(p pageProfile) time.Duration { return p.Phases[ph] }))))
+		}
+		t.add(row...)
+	}
+	return t
+}
+
+func profilesOf(ps []pageProfile, f func(pageProfile) time.Duration) []time.Duration {
+	out := make([]time.Duration, len(ps))
+	for i, p := range ps {
+		out[i] = f(p)
+	}
+	return out
+}
+
+// profileLine says what the profile table is.
+func (r *pageReport) profileLine() string {
+	n := 0
+	if ps := r.Profiles["page"]; len(ps) > 0 {
+		n = len(ps)
+	}
+	return fmt.Sprintf("the main thread's time (thread time, not wall: a loaded machine moves it less) from the navigation's start to the mark, in all and per phase "+
+		"(an event's own time; parse: the HTML parser; style: style recalculation; layout; paint: pre-paint, paint, layerize and commit; script; other: the rest of the tasks), "+
+		"medians of %d traced loads per scenario (the Tracing domain; made after the timed loads, interleaved)", n)
+}
+
 // checks are the targets' lines.
 func (r *pageReport) checks() []string {
 	page, floor, big := r.drawn("page"), r.drawn("floor"), r.drawn("big")
 	c := compare(durFloats(page), durFloats(floor))
 	lat50, lat99 := durMedian(r.Live), durPct(r.Live, 99)
+	cpu := func(name string) time.Duration {
+		return durMedian(profilesOf(r.Profiles[name], func(p pageProfile) time.Duration { return p.CPU }))
+	}
+	cpuRatio := "n/a"
+	if f := cpu("floor"); f > 0 {
+		cpuRatio = fmtFloat(float64(cpu("page"))/float64(f)) + "x"
+	}
 	return []string{
 		fmt.Sprintf("page/floor (paired by round, median): %sx (%s to %s; of the medians %sx), target at most %sx: %s",
 			fmtFloat(c.Paired), fmtFloat(c.Lo), fmtFloat(c.Hi), fmtFloat(c.OfMedian), fmtFloat(pageRatioTarget), met(c.Paired <= pageRatioTarget)),
+		fmt.Sprintf("page/floor main thread's time (medians of the traced loads): %s (no target; it says how much of the ratio is the browser's work)", cpuRatio),
 		fmt.Sprintf("page median %s, target at most %s: %s", fmtDur(durMedian(page)), fmtDur(pageLoadTarget), met(durMedian(page) <= pageLoadTarget)),
 		fmt.Sprintf("big (%s actions) median %s, target at most %s: %s",
 			fmtCount(int64(r.Sizes.Big)), fmtDur(durMedian(big)), fmtDur(pageBigTarget), met(durMedian(big) <= pageBigTarget)),
@@ -110,6 +157,10 @@ func (r *pageReport) text(w io.Writer) {
 		fmt.Fprintln(w, "  "+l)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.profileLine())
+	r.profileTable().text(w)
+	fmt.Fprintln(w)
 	for _, l := range r.checks() {
 		fmt.Fprintln(w, l)
 	}
@@ -125,6 +176,10 @@ func (r *pageReport) markdown(w io.Writer) {
 	for _, l := range r.abouts() {
 		fmt.Fprintln(w, "- "+l)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, r.profileLine()+"  ")
+	fmt.Fprintln(w)
+	r.profileTable().markdown(w)
 	fmt.Fprintln(w)
 	for _, l := range r.checks() {
 		fmt.Fprintln(w, "- "+strings.ReplaceAll(l, "|", "\\|"))
