@@ -66,7 +66,8 @@ type Runner struct {
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
 
-	slots *slots // the work loop's, which transitions claim in (claimer)
+	slots *slots    // the work loop's, which transitions claim in (claimer)
+	reg   *registry // the watched registry, for a worker (a Registry): started by Run before the work loop, stopped with it
 	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
@@ -339,6 +340,13 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.log.Debug("could not delete the worker node", "err", err)
 		}
 	}()
+	if r.o.Registry != nil {
+		r.reg = newRegistry(r.c, r.o.Clock, r.log, true)
+		if err := r.reg.start(ctx); err != nil {
+			return nil // ctx ended while it read the registry
+		}
+		defer r.reg.stop()
+	}
 	if !r.o.NoResume {
 		r.resumeAll(ctx)
 	}

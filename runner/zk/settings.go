@@ -1,0 +1,100 @@
+package zk
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/batonwf/baton/placement"
+)
+
+// DefaultWait is the cluster's default wait of a soft key (and of a
+// replica copy for a worker that runs a copy of its group already) when
+// /<root>/placement does not set one.
+const DefaultWait = 2 * time.Second
+
+// DefaultSettings returns the placement settings of a root whose
+// settings node is missing: spread, DefaultWait, and
+// placement.DefaultQuarantine.
+func DefaultSettings() placement.Settings {
+	return placement.Settings{Strategy: placement.Spread, Wait: DefaultWait, Quarantine: placement.DefaultQuarantine()}
+}
+
+// settingsNode is the data of /<root>/placement. A field absent or zero
+// means its default.
+type settingsNode struct {
+	Strategy   string          `json:"strategy,omitempty"`
+	WaitMs     int64           `json:"wait_ms,omitempty"`
+	Quarantine *quarantineNode `json:"quarantine,omitempty"`
+}
+
+// quarantineNode is the quarantine policy in the settings node
+// (placement.Quarantine; durations in milliseconds).
+type quarantineNode struct {
+	After        int   `json:"after,omitempty"`
+	PeerWindowMs int64 `json:"peer_window_ms,omitempty"`
+	FirstMs      int64 `json:"first_ms,omitempty"`
+	MaxMs        int64 `json:"max_ms,omitempty"`
+	Reset        int   `json:"reset,omitempty"`
+	SharePercent int   `json:"share_percent,omitempty"`
+}
+
+// errSettings is wrapped by the errors of a settings node that does not
+// decode, and of settings that cannot be stored.
+var errSettings = errors.New("zk: bad placement settings")
+
+// decodeSettings reads the settings node's data: the defaults for what it
+// does not set. A node that does not parse, or holds an unknown strategy
+// or a negative value, is an error wrapping errSettings.
+func decodeSettings(data []byte) (placement.Settings, error) {
+	s := DefaultSettings()
+	if len(data) == 0 {
+		return s, nil
+	}
+	var n settingsNode
+	if err := json.Unmarshal(data, &n); err != nil {
+		return s, fmt.Errorf("%w: %w", errSettings, err)
+	}
+	if n.Strategy != "" {
+		st, err := placement.ParseStrategy(n.Strategy)
+		if err != nil {
+			return s, fmt.Errorf("%w: %w", errSettings, err)
+		}
+		s.Strategy = st
+	}
+	if n.WaitMs < 0 {
+		return s, fmt.Errorf("%w: wait_ms %d is negative", errSettings, n.WaitMs)
+	}
+	if n.WaitMs > 0 {
+		s.Wait = time.Duration(n.WaitMs) * time.Millisecond
+	}
+	if q := n.Quarantine; q != nil {
+		if q.After < 0 || q.PeerWindowMs < 0 || q.FirstMs < 0 || q.MaxMs < 0 || q.Reset < 0 || q.SharePercent < 0 || q.SharePercent > 100 {
+			return s, fmt.Errorf("%w: a quarantine setting is negative, or share_percent is over 100", errSettings)
+		}
+		s.Quarantine = placement.Quarantine{After: q.After, PeerWindow: ms(q.PeerWindowMs), First: ms(q.FirstMs),
+			Max: ms(q.MaxMs), Reset: q.Reset, SharePercent: q.SharePercent}.WithDefaults()
+	}
+	return s, nil
+}
+
+// encodeSettings returns the settings node's data for s, every field
+// written (zero quarantine fields as their defaults).
+func encodeSettings(s placement.Settings) ([]byte, error) {
+	if s.Wait < 0 {
+		return nil, fmt.Errorf("%w: wait %v is negative", errSettings, s.Wait)
+	}
+	if _, err := placement.ParseStrategy(s.Strategy.String()); err != nil {
+		return nil, fmt.Errorf("%w: %w", errSettings, err)
+	}
+	q := s.Quarantine.WithDefaults()
+	if q.After < 0 || q.Reset < 0 || q.PeerWindow < 0 || q.First < 0 || q.Max < 0 || q.SharePercent < 0 || q.SharePercent > 100 {
+		return nil, fmt.Errorf("%w: a quarantine setting is negative, or its share is over 100 percent", errSettings)
+	}
+	return json.Marshal(settingsNode{Strategy: s.Strategy.String(), WaitMs: s.Wait.Milliseconds(), Quarantine: &quarantineNode{
+		After: q.After, PeerWindowMs: q.PeerWindow.Milliseconds(), FirstMs: q.First.Milliseconds(),
+		MaxMs: q.Max.Milliseconds(), Reset: q.Reset, SharePercent: q.SharePercent}})
+}
+
+func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
