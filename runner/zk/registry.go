@@ -39,8 +39,8 @@ type registry struct {
 	// quar holds, per action name, the workers quarantined for it and
 	// until when (this process's clock, as of when it read the node).
 	quar    map[string]map[string]time.Time
-	dirty   map[wkey]bool  // nodes to read (again)
-	armed   map[wkey]bool  // nodes with a watch set and not fired yet
+	dirty   map[wkey]bool    // nodes to read (again)
+	armed   map[wkey]bool    // nodes with a watch set and not fired yet
 	garbled map[string]int64 // path -> the mzxid of its garbled data, logged and counted once
 
 	unreadable atomic.Int64 // garbled nodes seen (each version once)
@@ -51,7 +51,7 @@ type registry struct {
 	stopc   chan struct{}
 	done    chan struct{} // closed when the goroutine start began returns
 	started bool          // start began it (g.mu)
-	timer   runner.Timer // the next expiry (a quarantine's or a grace's end)
+	timer   runner.Timer  // the next expiry (a quarantine's or a grace's end)
 }
 
 // regWorker is one worker as the registry last read it.
