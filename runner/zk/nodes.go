@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/batonwf/baton/placement"
@@ -143,4 +145,38 @@ func decodeQuarantine(data []byte) (quarantineData, error) {
 		return q, fmt.Errorf("%w: until_ms_left %d", errGarbled, q.UntilMsLeft)
 	}
 	return q, nil
+}
+
+// allocData is the data of /<root>/alloc/XX/ID: a pin's allocation.
+type allocData struct {
+	Key    string    `json:"key"`
+	Worker string    `json:"worker"`
+	Job    string    `json:"job,omitempty"`
+	Since  time.Time `json:"since"`
+}
+
+// decodeAlloc reads an allocation; a garbled one counts as absent.
+func decodeAlloc(data []byte) (allocData, error) {
+	var a allocData
+	if err := json.Unmarshal(data, &a); err != nil {
+		return a, fmt.Errorf("%w: %w", errGarbled, err)
+	}
+	if a.Worker == "" {
+		return a, fmt.Errorf("%w: an allocation without a worker", errGarbled)
+	}
+	return a, nil
+}
+
+func jsonMarshal(v any) ([]byte, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("zk: encode %T: %w", v, err)
+	}
+	return data, nil
+}
+
+// parseCount reads a quarantine count node's data: a decimal number.
+func parseCount(data []byte) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n, err == nil
 }

@@ -45,9 +45,10 @@ type registry struct {
 
 	unreadable atomic.Int64 // garbled nodes seen (each version once)
 
-	changes chan struct{} // changed(): buffer 1
-	wake    chan struct{} // a watch fired or an expiry passed: buffer 1
-	expired atomic.Bool   // the expiry timer fired since the loop last looked
+	changes notifier        // changed()'s readers, and others' (subscribe)
+	first   <-chan struct{} // changed()'s channel
+	wake    chan struct{}   // a watch fired or an expiry passed: buffer 1
+	expired atomic.Bool     // the expiry timer fired since the loop last looked
 	stopc   chan struct{}
 	done    chan struct{} // closed when the goroutine start began returns
 	started bool          // start began it (g.mu)
@@ -92,7 +93,8 @@ func newRegistry(c *conn, clock runner.Clock, log *slog.Logger, watch bool) *reg
 	g := &registry{c: c, clock: clock, log: log, watch: watch,
 		workers: map[string]*regWorker{}, settings: DefaultSettings(), quar: map[string]map[string]time.Time{},
 		dirty: map[wkey]bool{}, armed: map[wkey]bool{}, garbled: map[string]int64{},
-		changes: make(chan struct{}, 1), wake: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{})}
+	g.first = g.changes.sub()
 	for _, k := range []wkey{{kind: kWorkers}, {kind: kSettings}, {kind: kQuarantines}} {
 		g.dirty[k] = true
 	}
@@ -230,18 +232,17 @@ func (g *registry) poke() {
 	}
 }
 
-// signal tells changed()'s reader the view changed.
-func (g *registry) signal() {
-	select {
-	case g.changes <- struct{}{}:
-	default:
-	}
-}
+// signal tells changed()'s readers the view changed.
+func (g *registry) signal() { g.changes.notify() }
 
 // changed receives (once per burst: its buffer holds one) whenever
 // anything in the view changed, a quarantine's or a grace's end
-// included.
-func (g *registry) changed() <-chan struct{} { return g.changes }
+// included. It is the work loop's: one reader; others subscribe.
+func (g *registry) changed() <-chan struct{} { return g.first }
+
+// subscribe returns a channel of its own that receives as changed()'s
+// does.
+func (g *registry) subscribe() <-chan struct{} { return g.changes.sub() }
 
 // refresh reads every dirty node (and the nodes their reads find new)
 // until none is dirty, then arms the expiry timer. It signals changed

@@ -1,10 +1,13 @@
 package zk
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/batonwf/baton/placement"
 )
@@ -98,3 +101,70 @@ func encodeSettings(s placement.Settings) ([]byte, error) {
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// Settings returns the cluster's placement settings: those of
+// /<root>/placement, the defaults where it sets nothing (all of them
+// when it is missing). A node that does not parse is an error wrapping
+// errSettings (workers keep their last good settings meanwhile).
+func (s *Store) Settings(ctx context.Context) (placement.Settings, error) {
+	st, _, err := s.c.settings(ctx)
+	return st, err
+}
+
+// UpdateSettings changes the cluster's placement settings: f is given
+// the settings now and changes them; they are written by a
+// compare-and-swap on the node's version (created if missing), and f is
+// called again after a conflict. An error of f is returned as it is,
+// with nothing written. A node that does not parse is overwritten, f
+// being given the defaults. It returns the settings written.
+func (s *Store) UpdateSettings(ctx context.Context, f func(*placement.Settings) error) (placement.Settings, error) {
+	if err := s.usable("placement"); err != nil {
+		return placement.Settings{}, err
+	}
+	for {
+		cur, version, err := s.c.settings(ctx)
+		if err != nil && !errors.Is(err, errSettings) {
+			return placement.Settings{}, err
+		}
+		if err := f(&cur); err != nil {
+			return placement.Settings{}, err
+		}
+		data, err := encodeSettings(cur)
+		if err != nil {
+			return placement.Settings{}, err
+		}
+		if version < 0 {
+			_, err = s.c.create(ctx, s.c.l.placement(), data, 0)
+		} else {
+			err = s.c.do(ctx, "set "+s.c.l.placement(), func() error {
+				_, err := s.c.c.Set(s.c.l.placement(), data, version)
+				return err
+			})
+		}
+		switch {
+		case err == nil:
+			return cur, nil
+		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
+			continue // written meanwhile (possibly by our own retried request): read again
+		default:
+			return placement.Settings{}, fmt.Errorf("zk: write the placement settings: %w", err)
+		}
+	}
+}
+
+// settings reads the settings node: its settings and version (-1: it
+// does not exist).
+func (c *conn) settings(ctx context.Context) (placement.Settings, int32, error) {
+	data, st, err := c.get(ctx, c.l.placement())
+	if errors.Is(err, zk.ErrNoNode) {
+		return DefaultSettings(), -1, nil
+	}
+	if err != nil {
+		return DefaultSettings(), -1, fmt.Errorf("zk: read the placement settings: %w", err)
+	}
+	s, err := decodeSettings(data)
+	if err != nil {
+		return DefaultSettings(), st.Version, fmt.Errorf("zk: %s: %w", c.l.placement(), err)
+	}
+	return s, st.Version, nil
+}
