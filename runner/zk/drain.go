@@ -455,3 +455,40 @@ func (r *Runner) deregister(ctx context.Context, version int32) bool {
 	}
 	return err == nil
 }
+
+// WaitDeregistered blocks until worker name has no registration (a drain
+// ended with its deregistering, or it was removed), or ctx ends. It
+// watches the registration: no poll.
+func (s *Store) WaitDeregistered(ctx context.Context, name string) error {
+	if err := s.usable("drain"); err != nil {
+		return err
+	}
+	polls := 0
+	for {
+		var ch <-chan zk.Event
+		var ok bool
+		err := s.c.do(ctx, "watch "+s.c.l.worker(name), func() (err error) {
+			ok, _, ch, err = s.c.c.ExistsW(s.c.l.worker(name))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		// The watch is the signal; a slow poll backs it up (a watch can
+		// be lost with the connection).
+		polls++
+		t := time.NewTimer(s.c.backoff.Wait(polls))
+		select {
+		case <-ch:
+			polls = 0
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		}
+		t.Stop()
+	}
+}

@@ -28,7 +28,7 @@ func DefaultSettings() placement.Settings {
 // means its default.
 type settingsNode struct {
 	Strategy   string          `json:"strategy,omitempty"`
-	WaitMs     int64           `json:"wait_ms,omitempty"`
+	WaitMs     *int64          `json:"wait_ms,omitempty"` // absent: DefaultWait; 0: no wait
 	Quarantine *quarantineNode `json:"quarantine,omitempty"`
 }
 
@@ -66,11 +66,11 @@ func decodeSettings(data []byte) (placement.Settings, error) {
 		}
 		s.Strategy = st
 	}
-	if n.WaitMs < 0 {
-		return s, fmt.Errorf("%w: wait_ms %d is negative", errSettings, n.WaitMs)
-	}
-	if n.WaitMs > 0 {
-		s.Wait = time.Duration(n.WaitMs) * time.Millisecond
+	if n.WaitMs != nil {
+		if *n.WaitMs < 0 {
+			return s, fmt.Errorf("%w: wait_ms %d is negative", errSettings, *n.WaitMs)
+		}
+		s.Wait = ms(*n.WaitMs)
 	}
 	if q := n.Quarantine; q != nil {
 		if q.After < 0 || q.PeerWindowMs < 0 || q.FirstMs < 0 || q.MaxMs < 0 || q.Reset < 0 || q.SharePercent < 0 || q.SharePercent > 100 {
@@ -95,7 +95,8 @@ func encodeSettings(s placement.Settings) ([]byte, error) {
 	if q.After < 0 || q.Reset < 0 || q.PeerWindow < 0 || q.First < 0 || q.Max < 0 || q.SharePercent < 0 || q.SharePercent > 100 {
 		return nil, fmt.Errorf("%w: a quarantine setting is negative, or its share is over 100 percent", errSettings)
 	}
-	return json.Marshal(settingsNode{Strategy: s.Strategy.String(), WaitMs: s.Wait.Milliseconds(), Quarantine: &quarantineNode{
+	wait := s.Wait.Milliseconds()
+	return json.Marshal(settingsNode{Strategy: s.Strategy.String(), WaitMs: &wait, Quarantine: &quarantineNode{
 		After: q.After, PeerWindowMs: q.PeerWindow.Milliseconds(), FirstMs: q.First.Milliseconds(),
 		MaxMs: q.Max.Milliseconds(), Reset: q.Reset, SharePercent: q.SharePercent}})
 }

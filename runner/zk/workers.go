@@ -133,3 +133,49 @@ func (s *Store) Queued(ctx context.Context) (int, error) {
 	}
 	return len(names), nil
 }
+
+// QueueEntry is a queue entry: an action waiting, or running (claimed).
+type QueueEntry struct {
+	Entry    string // its node's name
+	Job      job.ID
+	Action   string // the action ID
+	Priority int
+	At       time.Time // when it was queued (the clock of the machine that queued it)
+	// Worker is the worker that claimed it; "" while it waits.
+	Worker string
+}
+
+// Oldest returns the first n entries of the queue in the order workers
+// take them (highest priority first, then the oldest), with the worker
+// that claimed each, if any. It lists the queue once: its cost grows
+// with the queue's length, as Queued's does.
+func (s *Store) Oldest(ctx context.Context, n int) ([]QueueEntry, error) {
+	if err := s.usable("queue"); err != nil {
+		return nil, err
+	}
+	names, err := s.c.children(ctx, s.c.l.queue())
+	if err != nil {
+		return nil, fmt.Errorf("list the queue: %w", err)
+	}
+	slices.Sort(names)
+	out := []QueueEntry{}
+	for _, name := range names {
+		if len(out) == n {
+			break
+		}
+		rk, ms, id, aid, ok := entryKey(name)
+		if !ok {
+			continue
+		}
+		q := QueueEntry{Entry: name, Job: id, Action: aid, Priority: 10000 - rk, At: time.UnixMilli(ms)}
+		owner, _, err := s.c.get(ctx, s.c.l.claim(name))
+		switch {
+		case err == nil:
+			q.Worker = string(owner)
+		case !errors.Is(err, zk.ErrNoNode):
+			return nil, fmt.Errorf("read claim %s: %w", name, err)
+		}
+		out = append(out, q)
+	}
+	return out, nil
+}
