@@ -80,7 +80,7 @@ type Runner struct {
 	watchers sync.WaitGroup
 
 	slots *slots    // the work loop's, which transitions claim in (claimer)
-	reg   *registry // the watched registry, for a worker (a Registry): started by Run before the work loop, stopped with it
+	reg   *registry // the watched registry, for a worker (a Registry): made by New, started by Run before the work loop, stopped with it
 
 	load     loadTracker // what this worker runs, published in its live node
 	host     string      // os.Hostname, in the live node
@@ -118,6 +118,9 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
+	if o.Registry != nil {
+		r.reg = newRegistry(r.c, o.Clock, r.log, true)
+	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
@@ -144,11 +147,19 @@ type Stats struct {
 	// ClaimedInTransition counts the actions that the transition creating
 	// them claimed for this worker: they took no request of their own.
 	ClaimedInTransition int64
+	// Unreadable counts the registry's nodes (registrations, live nodes,
+	// the settings, quarantines) this worker found garbled, each version
+	// of each once; each was logged once too.
+	Unreadable int64
 }
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
-	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
+	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
+	if r.reg != nil {
+		s.Unreadable = r.reg.unreadable.Load()
+	}
+	return s
 }
 
 // Submit starts job id: it stores the job and queues its first actions in
@@ -347,7 +358,6 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		defer r.unregisterLive()
-		r.reg = newRegistry(r.c, r.o.Clock, r.log, true)
 		if err := r.reg.start(ctx); err != nil {
 			return nil // ctx ended while it read the registry
 		}
