@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +36,10 @@ type Options struct {
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
 	// middle of a large transition left out.)
 	NoResume bool
+	// Limits bounds, per action name, how many actions of that name this
+	// worker runs at once (besides Workers, its capacity). A name not
+	// listed has only the capacity.
+	Limits map[string]int
 }
 
 // Errors of the runner. They wrap runner.ErrClosed and runner.ErrRunning,
@@ -66,8 +67,10 @@ type Runner struct {
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
 
-	slots *slots // the work loop's, which transitions claim in (claimer)
-	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
+	slots *slots    // the work loop's, which transitions claim in (claimer)
+	reg   *registry // the workers' registry, watched while Run runs (a worker's)
+	pins  *pinCache // the pins' allocations this process read
+	stats struct{ claims, claimsLost, claimedInTransition, spills, pinMoves, pinsAllocated atomic.Int64 }
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -90,8 +93,11 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
+	r.pins = &pinCache{changed: make(chan struct{}, 1)}
+	r.reg = newRegistry(r.c, runner.RealClock(), r.log, true)
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
+		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition,
+		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
@@ -116,11 +122,17 @@ type Stats struct {
 	// ClaimedInTransition counts the actions that the transition creating
 	// them claimed for this worker: they took no request of their own.
 	ClaimedInTransition int64
+	// Spills counts the claims of a soft key's action by a worker that
+	// is not the key's holder (it was busy past the key's wait);
+	// PinsAllocated the claims that allocated a pin to this worker, of
+	// which PinMoves moved it from another worker.
+	Spills, PinsAllocated, PinMoves int64
 }
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
-	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
+	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
+		Spills: r.stats.spills.Load(), PinsAllocated: r.stats.pinsAllocated.Load(), PinMoves: r.stats.pinMoves.Load()}
 }
 
 // Submit starts job id: it stores the job and queues its first actions in
@@ -339,6 +351,12 @@ func (r *Runner) Run(ctx context.Context) error {
 			r.log.Debug("could not delete the worker node", "err", err)
 		}
 	}()
+	if r.o.Registry != nil {
+		if err := r.reg.start(ctx); err != nil {
+			return nil // ctx ended first
+		}
+		defer r.reg.stop()
+	}
 	if !r.o.NoResume {
 		r.resumeAll(ctx)
 	}
@@ -402,65 +420,5 @@ func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
 	case <-ctx.Done():
 	case <-w0:
 	case <-w1:
-	}
-}
-
-// order arranges queue entry names in the order this worker tries them:
-// by rank (priority) first; within a rank, the entries of jobs this
-// process holds in its cache (own reports those: it submitted them or
-// applied their results) before the others, each group oldest first.
-// Jobs thus stick to the worker that has them at hand, which reads less
-// and collides less with other workers' transitions (the idea of
-// atributo's sticky allocation), while a worker with nothing of its own
-// takes anyone's. Each group starts at a random one of its first window
-// entries, or of its first sixteenth when that is more (those before it
-// come after its end), so that workers listing the same queue walk
-// different parts of it instead of racing for the same entries; order
-// within a priority is thus only roughly oldest first.
-func order(names []string, own func(job.ID) bool, window int) {
-	type key struct {
-		name string
-		rank string // "a-RRRRR"
-		mine bool
-	}
-	ks := make([]key, len(names))
-	for i, n := range names {
-		k := key{name: n}
-		if len(n) >= 7 {
-			k.rank = n[:7]
-		}
-		if _, _, id, _, ok := entryKey(n); ok {
-			k.mine = own(id)
-		}
-		ks[i] = k
-	}
-	slices.SortFunc(ks, func(a, b key) int {
-		if c := strings.Compare(a.rank, b.rank); c != 0 {
-			return c
-		}
-		if a.mine != b.mine {
-			if a.mine {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	for i := 0; i < len(ks); {
-		j := i
-		for j < len(ks) && ks[j].rank == ks[i].rank && ks[j].mine == ks[i].mine {
-			j++
-		}
-		if n := min(j-i, max(window, (j-i)/16)); n > 1 {
-			g := ks[i:j]
-			off := rand.IntN(n)
-			slices.Reverse(g[:off])
-			slices.Reverse(g[off:])
-			slices.Reverse(g)
-		}
-		i = j
-	}
-	for i, k := range ks {
-		names[i] = k.name
 	}
 }
