@@ -14,7 +14,9 @@
 //
 //	baton worker --zk HOST:PORT         run the built-in actions until stopped
 //	baton submit --zk HOST:PORT FILE    submit a workflow, print its job ID
-//	baton status --zk HOST:PORT         the jobs, the live workers, the queue
+//	baton status --zk HOST:PORT         the jobs, the workers, the queue
+//	baton drain --zk HOST:PORT NAME     take a worker out of service for good
+//	baton placement --zk HOST:PORT      show or set the placement settings
 //
 // With --kafka HOST:PORT, jobs are kept in Kafka topics (named under
 // --prefix), and run by any number of worker processes, each a restarter
@@ -102,7 +104,7 @@ type command struct {
 // commands returns every subcommand, in the order baton help lists them.
 // It is a function, not a variable, because help refers back to it.
 func commands() []command {
-	return []command{runCommand(), submitCommand(), workerCommand(), resumeCommand(), serveCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
+	return []command{runCommand(), submitCommand(), workerCommand(), drainCommand(), undrainCommand(), keysCommand(), placementCommand(), resumeCommand(), serveCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
 }
 
 func lookup(name string) (command, bool) {

@@ -26,9 +26,11 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = actx.Stop
 	r.mu.Unlock()
 	r.watchStops(a, stops, actx.Stop)
+	r.load.started(a.Name)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
 	r.unwatchStops(a)
 	stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
+	r.load.ended(a.Name, outcome(res, err, stopped))
 	r.mu.Lock()
 	delete(r.running, key)
 	r.mu.Unlock()

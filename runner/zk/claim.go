@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -82,7 +81,7 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 		// Allocating (or moving) a pin to this worker: every name under
 		// the pin must be one it can run, as the entry's data says.
 		var names []string
-		al := allocation{Worker: r.o.Name, Job: id, Since: time.Now().UTC()}
+		al := allocData{Worker: r.o.Name, Job: string(id), Since: r.o.Clock.Now().UTC()}
 		if ed.Act != nil && ed.Act.Placement != nil {
 			names, al.Key = ed.Act.Placement.Names, ed.Act.Placement.Key
 		}

@@ -60,14 +60,6 @@ func setLoad(view *placement.View, load placement.Load, groups map[uint64]int) {
 	view.Groups = groups
 }
 
-// allocation is a pin's allocation node's data (/<root>/alloc/HH/ID).
-type allocation struct {
-	Key    string    `json:"key"`
-	Worker string    `json:"worker"`
-	Job    job.ID    `json:"job"`
-	Since  time.Time `json:"since"`
-}
-
 // pinState is a pin's allocation as this process last read it.
 type pinState struct {
 	found  bool   // the node exists (garbled data reads as no holder)
@@ -81,7 +73,8 @@ type pinState struct {
 type pinCache struct {
 	mu      sync.Mutex
 	m       map[uint64]pinState
-	changed chan struct{} // a cached allocation changed: decide again (buffer 1)
+	changed chan struct{}   // a cached allocation changed: decide again (buffer 1)
+	buckets map[string]bool // the allocations' buckets known to exist
 }
 
 func (p *pinCache) get(key uint64) (pinState, bool) {
@@ -150,8 +143,7 @@ func (r *Runner) pin(ctx context.Context, key uint64) (pinState, error) {
 			return pinState{}, err
 		default:
 			st = pinState{found: true, ver: stat.Version}
-			var a allocation
-			if json.Unmarshal(data, &a) == nil {
+			if a, err := decodeAlloc(data); err == nil {
 				st.holder = a.Worker
 			} else {
 				r.log.Warn("garbled pin allocation: counts as none, the next claim overwrites it", "node", p)
@@ -170,7 +162,7 @@ func (r *Runner) pin(ctx context.Context, key uint64) (pinState, error) {
 // pin whose key hashes to key to this worker (Decision.Persist): create
 // the allocation, or rewrite it at the version read (a move), and the
 // index entries. Two workers racing: one multi-op fails whole.
-func (r *Runner) pinOps(ctx context.Context, key uint64, prev pinState, a allocation) ([]any, error) {
+func (r *Runner) pinOps(ctx context.Context, key uint64, prev pinState, a allocData) ([]any, error) {
 	id := pinID(key)
 	data, _ := json.Marshal(a)
 	var ops []any
@@ -186,10 +178,7 @@ func (r *Runner) pinOps(ctx context.Context, key uint64, prev pinState, a alloca
 			}
 		}
 	} else {
-		if err := r.c.ensure(ctx, r.c.l.allocs()); err != nil {
-			return nil, err
-		}
-		if err := r.c.ensure(ctx, r.c.l.alloc(id)[:len(r.c.l.allocs())+3]); err != nil {
+		if err := r.ensureBucket(ctx, id[:2]); err != nil {
 			return nil, err
 		}
 		ops = append(ops, r.c.createOp(r.c.l.alloc(id), data, 0))
@@ -199,12 +188,33 @@ func (r *Runner) pinOps(ctx context.Context, key uint64, prev pinState, a alloca
 		return nil, err
 	}
 	if !ok {
-		if err := r.c.ensure(ctx, r.c.l.pins(r.o.Name)); err != nil {
-			return nil, err
-		}
 		ops = append(ops, r.c.createOp(r.c.l.pin(r.o.Name, id), nil, 0))
 	}
 	return ops, nil
+}
+
+// ensureBucket creates the allocations' parent and bucket b ("XX") once
+// per process.
+func (r *Runner) ensureBucket(ctx context.Context, b string) error {
+	r.pins.mu.Lock()
+	done := r.pins.buckets[b]
+	r.pins.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := r.c.ensure(ctx, r.c.l.allocs()); err != nil {
+		return err
+	}
+	if err := r.c.ensure(ctx, r.c.l.allocs()+"/"+b); err != nil {
+		return err
+	}
+	r.pins.mu.Lock()
+	if r.pins.buckets == nil {
+		r.pins.buckets = map[string]bool{}
+	}
+	r.pins.buckets[b] = true
+	r.pins.mu.Unlock()
+	return nil
 }
 
 // releaseOps are the operations a job's final transition adds to delete

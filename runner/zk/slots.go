@@ -74,6 +74,9 @@ type slots struct {
 	log  *slog.Logger
 	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
 	took *atomic.Int64                                                                     // counts the actions claimed in transitions
+	// draining is the runner's: while set, a transition claims nothing
+	// for this worker (it is draining: see drain.go).
+	draining *atomic.Bool
 	// limits bounds, per action name, the actions of that name claimed
 	// or running here (Options.Limits); read-only.
 	limits map[string]int
@@ -84,6 +87,7 @@ type slots struct {
 	// pinHeld reports whether the pin whose key hashes to key is held
 	// here, as far as this process knows without asking ZooKeeper.
 	pinHeld func(key uint64) bool
+	now     func() time.Time // the runner's clock, which placement's times are on
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
@@ -229,7 +233,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open || s.full() {
+	if !s.open || s.full() || s.draining != nil && s.draining.Load() {
 		return nil
 	}
 	order := make([]int, len(acts))
@@ -239,7 +243,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	slices.SortStableFunc(order, func(a, b int) int {
 		return rank(actionPriority(acts[a])) - rank(actionPriority(acts[b]))
 	})
-	now := time.Now()
+	now := s.now()
 	var rv *reservation
 	for _, i := range order {
 		a := acts[i]

@@ -127,7 +127,7 @@ func (l *loop) listQueue(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
+	now := r.o.Clock.Now()
 	l.stale = false
 	l.taken = make(map[string]bool, len(claims))
 	for _, c := range claims {
@@ -186,11 +186,12 @@ func (l *loop) claimListed(ctx context.Context) int {
 			}
 		}
 	}
-	now := time.Now()
+	now := r.o.Clock.Now()
 	load, groups := l.s.load()
 	view := r.view(load, groups, now)
 	l.wakeAt = time.Time{}
 	tried := 0
+	draining := l.r.draining.Load() // claims nothing new but its pins' actions (placement.Decide)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, name := range l.names {
@@ -201,6 +202,9 @@ func (l *loop) claimListed(ctx context.Context) int {
 			continue
 		}
 		e, ok := parseEntry(name)
+		if ok && draining && e.route.Kind != placement.RoutePin {
+			continue
+		}
 		if !ok {
 			l.skip[name] = true
 			r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
@@ -264,7 +268,7 @@ func (l *loop) claimListed(ctx context.Context) int {
 				nl.Running--
 				load.Names[e.action] = nl
 				ent.Names = names
-				now := time.Now()
+				now := r.o.Clock.Now()
 				return decideIn(r.view(load, groups, now), ent, now).Verdict == placement.Claim
 			}}
 		}
@@ -315,7 +319,7 @@ func (l *loop) await(ctx context.Context) {
 	defer t.Stop()
 	var wake <-chan time.Time
 	if !l.wakeAt.IsZero() && !l.s.full() {
-		w := time.NewTimer(max(0, time.Until(l.wakeAt)))
+		w := time.NewTimer(max(0, l.wakeAt.Sub(l.r.o.Clock.Now())))
 		defer w.Stop()
 		wake = w.C
 	}
