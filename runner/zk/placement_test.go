@@ -218,9 +218,7 @@ func TestPlacementFairness(t *testing.T) {
 	if started > n/2 {
 		t.Errorf("B's first action started after %d of A's %d actions: want it while A still has most queued", started, n)
 	}
-	if err := c.sub.Cancel(context.Background(), "A", "done with it"); err != nil {
-		t.Fatal(err)
-	}
+	_ = c.sub.Cancel(context.Background(), "A", "done with it") // the rest need not run
 }
 
 // TestPlacementStrategy: 4 workers of capacity 4 and 8 long actions:
