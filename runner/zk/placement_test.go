@@ -513,3 +513,37 @@ func TestPlacementReplicas(t *testing.T) {
 		t.Errorf("replicas with one worker ran on %v", ws)
 	}
 }
+
+// TestOldestReasons: Store.Oldest gives each waiting entry its action
+// name, route token and what placement decides for it on the registry as
+// read: a full worker passes, and says so.
+func TestOldestReasons(t *testing.T) {
+	c := newCluster(t)
+	c.start("o1", 1, time.Hour, zkrunner.Options{})
+	c.submit("busy", ast.Act("work", nil))
+	poll(t, 20*time.Second, "o1 runs busy", func() bool { return len(c.log.snapshot()) == 1 })
+	poll(t, 20*time.Second, "o1's load published", func() bool {
+		ws, err := c.st.Workers(context.Background())
+		return err == nil && len(ws) == 1 && ws[0].Load.Running == 1
+	})
+	c.submit("next", ast.Act("slow", nil).WithAffinity(ast.Affinity{Key: "k1"}))
+	var qs []zkrunner.QueueEntry
+	poll(t, 20*time.Second, "next queued", func() bool {
+		var err error
+		qs, err = c.st.Oldest(context.Background(), 5)
+		return err == nil && len(qs) == 2
+	})
+	var next zkrunner.QueueEntry
+	for _, q := range qs {
+		if q.Job == "next" {
+			next = q
+		}
+	}
+	if next.Name != "slow" || !strings.HasPrefix(next.Route, "k") || next.Worker != "" {
+		t.Fatalf("Oldest gave %+v for next: want action slow, a soft route, waiting", next)
+	}
+	if !strings.Contains(next.Reason, "o1 is full") {
+		t.Errorf("next's reason is %q: want o1 full", next.Reason)
+	}
+	_ = c.sub.Cancel(context.Background(), "busy", "done")
+}
