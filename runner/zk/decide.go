@@ -193,8 +193,8 @@ func (r *Runner) pinOps(ctx context.Context, key uint64, prev pinState, a allocD
 	return ops, nil
 }
 
-// ensureBucket creates the allocations' parent and bucket b ("XX") once
-// per process.
+// ensureBucket makes sure the allocations' parent and bucket b ("XX")
+// exist, once per process; it writes only what is missing.
 func (r *Runner) ensureBucket(ctx context.Context, b string) error {
 	r.pins.mu.Lock()
 	done := r.pins.buckets[b]
@@ -202,11 +202,18 @@ func (r *Runner) ensureBucket(ctx context.Context, b string) error {
 	if done {
 		return nil
 	}
-	if err := r.c.ensure(ctx, r.c.l.allocs()); err != nil {
-		return err
-	}
-	if err := r.c.ensure(ctx, r.c.l.allocs()+"/"+b); err != nil {
-		return err
+	// Read first: a create that finds the node still costs the server a
+	// transaction.
+	for _, p := range []string{r.c.l.allocs(), r.c.l.allocs() + "/" + b} {
+		ok, err := r.c.exists(ctx, p)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if err := r.c.ensure(ctx, p); err != nil {
+				return err
+			}
+		}
 	}
 	r.pins.mu.Lock()
 	if r.pins.buckets == nil {

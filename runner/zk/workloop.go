@@ -129,11 +129,11 @@ func (l *loop) listQueue(ctx context.Context) error {
 	}
 	now := r.o.Clock.Now()
 	l.stale = false
-	l.taken = make(map[string]bool, len(claims))
+	taken := make(map[string]bool, len(claims))
 	for _, c := range claims {
-		l.taken[c] = true
+		taken[c] = true
 	}
-	names = slices.DeleteFunc(names, func(n string) bool { return l.taken[n] })
+	names = slices.DeleteFunc(names, func(n string) bool { return taken[n] })
 	order(names)
 	l.names = names
 	seen := make(map[string]time.Time, len(names))
@@ -147,6 +147,7 @@ func (l *loop) listQueue(ctx context.Context) error {
 	l.seen = seen
 	best := noRank
 	l.mu.Lock()
+	l.taken = taken // claims in flight mark theirs under l.mu
 	for name := range l.skip {
 		if _, ok := seen[name]; !ok {
 			delete(l.skip, name)
@@ -176,14 +177,22 @@ func (l *loop) claimListed(ctx context.Context) int {
 	r := l.r
 	// The pins' allocations not cached yet are read first, outside the
 	// lock (claims that end take it).
+	var pins []uint64
+	l.mu.Lock()
 	for _, name := range l.names {
+		if e, ok := parseEntry(name); ok && e.route.Kind == placement.RoutePin && !l.taken[name] && !l.skip[name] {
+			if _, cached := r.pins.get(e.route.Key); !cached {
+				pins = append(pins, e.route.Key)
+			}
+		}
+	}
+	l.mu.Unlock()
+	for _, key := range pins {
 		if l.s.full() || ctx.Err() != nil {
 			break
 		}
-		if e, ok := parseEntry(name); ok && e.route.Kind == placement.RoutePin && !l.taken[name] {
-			if _, err := r.pin(ctx, e.route.Key); err != nil && ctx.Err() == nil {
-				r.log.Warn("reading a pin's allocation", "entry", name, "err", err)
-			}
+		if _, err := r.pin(ctx, key); err != nil && ctx.Err() == nil {
+			r.log.Warn("reading a pin's allocation", "key", pinID(key), "err", err)
 		}
 	}
 	now := r.o.Clock.Now()
