@@ -176,6 +176,12 @@ func TestPlacementCapacity(t *testing.T) {
 	c.start("c3", 3, 150*time.Millisecond, zkrunner.Options{Limits: map[string]int{"slow": 1}})
 	c.submit("cap", ast.Par(append(acts("work", 50), acts("slow", 10)...)...))
 	c.wait("cap")
+	// Transitions that make several slow actions at once claim them for
+	// their worker within its limit too (slots.reserve).
+	for i := range 3 {
+		c.submit(job.ID(fmt.Sprintf("fan%d", i)), ast.Seq(ast.Act("work", nil), ast.Par(acts("slow", 4)...)))
+	}
+	c.wait("fan0", "fan1", "fan2")
 	c.log.mu.Lock()
 	defer c.log.mu.Unlock()
 	for w, capacity := range map[string]int{"c1": 1, "c2": 2, "c3": 3} {
@@ -189,8 +195,8 @@ func TestPlacementCapacity(t *testing.T) {
 	if c.log.allBusy != 6 {
 		t.Errorf("at most %d actions ran at once; want all 6 slots busy at some time", c.log.allBusy)
 	}
-	if len(c.log.starts) != 60 {
-		t.Errorf("%d actions started, want 60", len(c.log.starts))
+	if len(c.log.starts) != 60+3*5 {
+		t.Errorf("%d actions started, want 75", len(c.log.starts))
 	}
 }
 
