@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/internal/zktest"
 	"github.com/batonwf/baton/job"
@@ -560,4 +562,37 @@ func TestOldestReasons(t *testing.T) {
 		t.Errorf("next's reason is %q: want o1 full", next.Reason)
 	}
 	_ = c.sub.Cancel(context.Background(), "busy", "done")
+}
+
+// TestOlderEntryNames: an entry named as an older baton named them
+// (a-RANK-TIME-LEN-JOB-ACTION: no route, no action name) is still
+// claimed and run, its action's name read from its data, within the
+// name's limit.
+func TestOlderEntryNames(t *testing.T) {
+	c := newCluster(t)
+	zc := zktest.Connect(t, c.srv.Addrs(), 4*time.Second)
+	c.submit("old", ast.Par(acts("slow", 3)...))
+	q := c.st.Root() + "/queue"
+	names, _, err := zc.Children(q)
+	if err != nil || len(names) != 3 {
+		t.Fatalf("queue %v, %v: want 3 entries", names, err)
+	}
+	for _, n := range names {
+		data, _, err := zc.Get(q + "/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a-RANK-TIME-ROUTE-NLEN-NAME-LEN-JOB-ACTION -> a-RANK-TIME-LEN-JOB-ACTION
+		old := n[:len("a-10000-1732600000000-")] + n[strings.Index(n, "-3-old-")+1:]
+		if _, err := zc.Multi(&zk.DeleteRequest{Path: q + "/" + n, Version: -1}, &zk.CreateRequest{Path: q + "/" + old, Data: data, Acl: zk.WorldACL(zk.PermAll)}); err != nil {
+			t.Fatalf("rename %s to %s: %v", n, old, err)
+		}
+	}
+	c.start("o1", 3, 300*time.Millisecond, zkrunner.Options{Limits: map[string]int{"slow": 1}})
+	c.wait("old")
+	c.log.mu.Lock()
+	defer c.log.mu.Unlock()
+	if len(c.log.starts) != 3 || c.log.mostName["o1"]["slow"] != 1 {
+		t.Errorf("%d actions ran, at most %d slow at once: want 3, one at a time (the limit)", len(c.log.starts), c.log.mostName["o1"]["slow"])
+	}
 }
