@@ -12,6 +12,7 @@
 //	                                    the Kafka engines (only when named; see below)
 //	go run ./bench -serve               the HTTP API against its baselines (see below)
 //	go run ./bench -page                the job page in chromium: load and live latency (see below)
+//	go run ./bench -zkplace             runner/zk's placement against its baselines (zkplace.go)
 //
 // # Scenarios
 //
@@ -406,6 +407,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	kafkaMax := fs.Int("kafkamax", 10_000, "the Kafka engines skip scenarios of more actions than this (d has 100,000)")
 	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
 	page := fs.Bool("page", false, "measure the job page in chromium (page load and live latency) instead of the engines (see the package doc)")
+	zkPlace := fs.Bool("zkplace", false, "measure runner/zk's placement (soft affinity and pins against none, placement.Decide against a listing) instead of the engines (see zkplace.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -447,6 +449,13 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 	if *serve && *page {
 		return errors.New("-serve and -page: pick one")
+	}
+	if *zkPlace {
+		var progress io.Writer
+		if !*quiet {
+			progress = stderr
+		}
+		return zkPlaceMain(config{Dir: *dir, Progress: progress, ZKRoot: *zkRoot}, *zkAddr, stdout)
 	}
 	if *page {
 		roundsGiven := false

@@ -99,7 +99,7 @@
 //
 // # How the runners use it
 //
-// runner/zk (to be built): every worker watches the registry
+// runner/zk: every worker watches the registry
 // (/<root>/workers/<name> with its live child) and the settings node, and
 // keeps a []Worker of them with its own exact load. A queue entry's name
 // gains the route token, and the action name is read from the name. For

@@ -21,14 +21,22 @@ import (
 // claim returns false for an entry it did not claim or that needs no run
 // (a stale entry, deleted; an at-most-once action claimed before,
 // reported lost).
-func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed, job.Action, uint64, bool) {
+//
+// h says what the work loop knows and asks: the slot's action name (""
+// for an entry named by an older baton: admit takes the name's slot once
+// read), and, for a pin that placement allocates to this worker (Persist),
+// the allocation read: the claim then reads the entry's data for every
+// name under the pin, asks placement again with them, and writes the
+// allocation and this worker's index entry in its own multi-op (pinOps).
+func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consumed, job.Action, uint64, bool) {
+	skip := h.skip
 	_, _, id, actionID, ok := entryKey(name)
 	if !ok {
 		skip()
 		r.log.Warn("queue entry with a malformed name (not written by baton?): left alone", "entry", r.c.l.entry(name))
 		return consumed{}, job.Action{}, 0, false
 	}
-	if c, a, stops, done, ok := r.claimBlind(ctx, name, id, actionID); done {
+	if c, a, stops, done, ok := r.claimBlind(ctx, name, id, actionID, h); h.pin == nil && done {
 		if ok {
 			runner.LogClaimed(ctx, r.log, a, slog.String("entry", c.entry))
 		}
@@ -59,15 +67,44 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		r.log.Info("no handler here for this action: left in the queue for a worker that has one", "job", id, "action", actionID, "name", ed.Action)
 		return consumed{}, job.Action{}, 0, false
 	}
+	if h.action != "" && ed.Action != h.action {
+		skip()
+		r.log.Warn("queue entry whose name and data name different actions (not written by baton?): left alone", "entry", r.c.l.entry(name), "data", string(data))
+		return consumed{}, job.Action{}, 0, false
+	}
+	if !h.admitted(ed.Action) {
+		return consumed{}, job.Action{}, 0, false
+	}
+	var extra []any
+	var pinKey uint64
+	if h.pin != nil {
+		// Allocating (or moving) a pin to this worker: every name under
+		// the pin must be one it can run, as the entry's data says.
+		var names []string
+		al := allocData{Worker: r.o.Name, Job: string(id), Since: r.o.Clock.Now().UTC()}
+		if ed.Act != nil && ed.Act.Placement != nil {
+			names, al.Key = ed.Act.Placement.Names, ed.Act.Placement.Key
+		}
+		if !h.pin.redecide(names) {
+			return consumed{}, job.Action{}, 0, false
+		}
+		pinKey = h.pin.key
+		if extra, err = r.pinOps(ctx, pinKey, h.pin.prev, al); err != nil {
+			if ctx.Err() == nil {
+				r.log.Warn("preparing a pin's allocation", "entry", name, "err", err)
+			}
+			return consumed{}, job.Action{}, 0, false
+		}
+	}
 	claimedBefore := ed.Claimed
 	ed.Claimed++
 	ed.Worker = r.o.Name
 	nd, _ := json.Marshal(ed)
 	c := consumed{entry: r.c.l.entry(name), ver: st.Version + 1, claim: r.c.l.claim(name)}
-	_, _, err = r.c.multi(ctx, "claim "+name, []any{
+	_, _, err = r.c.multi(ctx, "claim "+name, append([]any{
 		r.c.createOp(c.claim, []byte(r.o.Name), zk.FlagEphemeral),
 		&zk.SetDataRequest{Path: c.entry, Data: nd, Version: st.Version},
-	})
+	}, extra...))
 	if err != nil && errors.Is(err, zk.ErrNodeExists) && r.ownClaim(ctx, c) {
 		// The claim was made, but its reply was lost with the connection
 		// and the retry found it: it is this worker's.
@@ -79,9 +116,24 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		} else {
 			r.stats.claimsLost.Add(1)
 		}
+		if h.pin != nil {
+			r.pins.forget(pinKey) // another worker allocated it, or it moved: read again
+		}
 		return consumed{}, job.Action{}, 0, false
 	}
 	r.stats.claims.Add(1)
+	if h.pin != nil {
+		ver := int32(0)
+		if h.pin.prev.found {
+			ver = h.pin.prev.ver + 1
+		}
+		r.pins.set(pinKey, pinState{found: true, holder: r.o.Name, ver: ver})
+		r.stats.pinsAllocated.Add(1)
+		if p := h.pin.prev.holder; p != "" && p != r.o.Name {
+			r.stats.pinMoves.Add(1)
+			r.log.Info("pin moved here", "entry", name, "from", p)
+		}
+	}
 	// A first claim of an entry that carries its action, of a job whose
 	// record says it is running and never stopped an action (a cancel, a
 	// deadline), runs without loading the job: the entry was created with
@@ -165,9 +217,9 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 // died is at version 0 too; claimed blind, its action runs again, which
 // is what at-least-once asks, and why at-most-once actions never take
 // this path.
-func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionID string) (c consumed, a job.Action, stops uint64, done, ok bool) {
+func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionID string, h *claimHooks) (c consumed, a job.Action, stops uint64, done, ok bool) {
 	e, found := r.st.recall(id)
-	if !found || e.m.Version == 0 || e.m.Stops != 0 || e.m.Status != job.StatusRunning.String() {
+	if h.pin != nil || !found || e.m.Version == 0 || e.m.Stops != 0 || e.m.Status != job.StatusRunning.String() {
 		return
 	}
 	a, out := e.j.Pending(actionID)
@@ -177,8 +229,11 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	if a.AtMostOnce {
 		return
 	}
-	if _, has := r.o.Registry.Lookup(a.Name); !has {
+	if _, has := r.o.Registry.Lookup(a.Name); !has || h.action != "" && a.Name != h.action {
 		return
+	}
+	if !h.admitted(a.Name) {
+		return consumed{}, job.Action{}, 0, true, false
 	}
 	c = consumed{entry: r.c.l.entry(name), ver: 1, claim: r.c.l.claim(name)}
 	_, _, err := r.c.multi(ctx, "claim "+name, []any{
@@ -200,6 +255,47 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 		r.log.Warn("claiming a queue entry", "entry", name, "err", err)
 	}
 	return consumed{}, job.Action{}, 0, true, false
+}
+
+// claimHooks is what the work loop tells a claim, and learns from it.
+type claimHooks struct {
+	// action is the action name the claim's slot was taken for: the
+	// name's, or "" for an entry named by an older baton, until admit
+	// took the slot for the name its data gives.
+	action string
+	skip   func()                 // leave the entry alone from now on
+	admit  func(name string) bool // takes the slot for name, or gives it back (slots.rename)
+	// refused: admit gave the slot back (the name's limit): the work
+	// loop must not free it again.
+	refused bool
+	pin     *pinClaim // a pin to allocate to this worker; nil for none
+}
+
+// admitted takes the slot of an entry named by an older baton for its
+// action name, once read; it reports false when the name's limit refuses
+// it. An entry whose name said the action has its slot already.
+func (h *claimHooks) admitted(name string) bool {
+	if h.admit == nil {
+		return true
+	}
+	admit := h.admit
+	h.admit = nil
+	if admit(name) {
+		h.action = name
+		return true
+	}
+	h.refused = true
+	return false
+}
+
+// pinClaim is a pin that placement allocates to this worker (Persist)
+// with the claim of one of its entries.
+type pinClaim struct {
+	key  uint64   // its key's hash
+	prev pinState // its allocation as read when decided
+	// redecide asks placement again, given every action name under the
+	// pin (from the entry's data; nil when it does not carry them).
+	redecide func(names []string) bool
 }
 
 // ownsClaim reports whether the first action mine reserves has its claim,

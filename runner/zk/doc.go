@@ -28,13 +28,20 @@
 //	/baton/jobs/ID/i-INC/ignored/r-SEQ a result a transition ignored
 //	                                   (store.EncodeIgnored): the newest
 //	                                   store.MaxIgnored are kept
-//	/baton/queue/a-RANK-TIME-LEN-ID-ACTION
+//	/baton/queue/a-RANK-TIME-ROUTE-NLEN-NAME-LEN-ID-ACTION
 //	                                   an action waiting or running: RANK is
 //	                                   10000 minus its priority (5 digits),
 //	                                   TIME when it was queued (Unix ms, 13
-//	                                   digits), then its job and action ID
-//	                                   (LEN is the job ID's length); data: JSON
-//	                                   {job, id, action, claimed, worker, act}
+//	                                   digits), ROUTE its route token ("-",
+//	                                   k<16 hex>.<wait ms, base 36>, p<16 hex>
+//	                                   or g<16 hex>: see Placement), NAME its
+//	                                   action name (NLEN bytes), then its job
+//	                                   and action ID (LEN is the job ID's
+//	                                   length); data: JSON {job, id, action,
+//	                                   claimed, worker, act}. Entries an older
+//	                                   baton named a-RANK-TIME-LEN-ID-ACTION
+//	                                   are read as routed anywhere, their
+//	                                   action name from their data
 //	/baton/claims/ENTRY                ephemeral: the worker that runs ENTRY
 //	/baton/timers/t-DUE-LEN-ID-TIMER   a timer due at DUE (Unix ms, 13 digits)
 //	/baton/workers/NAME                a registered worker (see Placement): JSON
@@ -85,25 +92,28 @@
 // # Workers
 //
 // A transition claims, in its own multi-op, the new actions that the
-// worker writing it has a handler and a free slot for and that are at
-// least as urgent as anything waiting unclaimed: their entries are
-// created claimed (their claims created too), and the worker runs them at
-// once, with no request of their own. A seq therefore costs one write per
-// action: its transition. (If the multi-op's reply is lost and its retry
+// worker writing it has a handler and a free slot (and, per name, room
+// under its limit) for, that are at least as urgent as anything waiting
+// unclaimed, and that placement lets it take (see Placement, Claiming):
+// their entries are created claimed (their claims created too), and the
+// worker runs them at once, with no request of their own. A seq therefore
+// costs one write per action: its transition. (If the multi-op's reply is lost and its retry
 // fails, the claim existing in the worker's session shows it was written.)
 // The slots are the work loop's: the transition reserves them before its
 // multi-op, and gives them back or starts the actions in them after.
 //
 // The other entries wait in the queue. A worker lists the queue (with a
-// watch) and the claims, and claims entries it has a handler for: one
-// multi-op creates its ephemeral claim and sets the entry's data (bumping
-// its version, which then names this claim). It lists again when the
-// queue changed, at most every 10 ms, and meanwhile works through its
-// last listing. Within a priority it tries the entries of jobs it holds in
-// its cache first (jobs stick to the worker that has them at hand: fewer
-// reads and fewer colliding transitions), and each listing starts at a
-// random one of its first entries, so that workers do not race for the
-// same ones. An entry of a cached job never claimed before (version 0) is
+// watch) and the claims, decides each unclaimed entry it has a handler
+// for with placement.Decide (see Placement, Claiming), and claims those
+// it may take now: one multi-op creates its ephemeral claim and sets the
+// entry's data (bumping its version, which then names this claim). It
+// lists again when the queue or the claims changed, at most every 10 ms
+// (or every ten listing costs, for a long queue), and decides its last
+// listing again whenever a slot frees, the registry or a pin's
+// allocation changes, or a decision's wait ends. Within a priority it
+// decides entries round-robin over jobs: the oldest entry of each job in
+// turn, jobs in the order of their oldest entry, so that a job with many
+// queued actions does not starve one queued after it. An entry of a cached job never claimed before (version 0) is
 // claimed without reading it, from the cached action (never for an
 // at-most-once action, see below). The first claim of an entry runs the
 // action the entry carries; an entry claimed before, or of a job that
@@ -181,6 +191,47 @@
 // UnknownWorkerError listing the registered ones. Store.Undrain makes the
 // worker available and deletes its quarantine nodes, each with its
 // action's count lowered in the same multi-op.
+//
+// # Claiming
+//
+// A queue entry's name carries its action's name and one route token
+// (placement.Route, from the action's job.Placement and job.Replica):
+// "-" anywhere; "k<hash>.<wait>" a soft key (a wait of 0 is the
+// cluster's, Settings.Wait); "p<hash>" a pin; "g<hash>" a replica group
+// (the job and the race's path; a replica copy under a soft key routes by
+// its group). So a worker decides from the names it lists: for each
+// entry, placement.Decide on its registry's view, in which its own entry
+// carries its exact load (its slots: actions claimed or running, in total
+// and per name, and the replica copies it runs per group), with the time
+// it first saw the entry on its own clock (Options.Clock, as the
+// registry's times). Claim: it claims now; Wait: it decides again at the
+// time named (it sleeps until the earliest); Pass: not its to take while
+// the view holds. It never holds more claims than its capacity
+// (WorkerOptions.Workers), nor more of one name than Options.Limits
+// allows: its slots refuse a claim past either, whoever asks (the work
+// loop, or a transition claiming its own new actions).
+//
+// A pin's holder is read from its allocation, once per process, with a
+// watch that drops it from the process's cache when it changes. A claim
+// that allocates a pin to its worker (Decision.Persist) reads the entry's
+// data first for every action name under the pin and decides again with
+// them, then writes, in the claim's own multi-op, the allocation
+// (created, or rewritten at the version read when the pin moves from a
+// holder down past its grace, quarantined, draining past its timeout or
+// gone), its worker's index entry, and the deletion of the old holder's
+// index entry: two workers racing for a pin, one multi-op fails whole and
+// that worker reads the allocation again. A transition claims its own new
+// actions only when Decide says Claim at once for those with a key, a pin
+// (only one its worker holds already) or a group; an action routed
+// anywhere is claimed whenever Decide does not pass, so that a job's next
+// action runs where its last one did (the strategy's order among workers
+// with room decides what waits in the queue). A job's final transition
+// deletes its job-scoped pins' allocations and their index entries
+// (job.Pins) in its own multi-op: a pin costs four operations in
+// multi-ops that happen anyway (create and delete of the allocation and
+// of its index entry), and no request per action. Stats counts claims,
+// spills (a soft key's action claimed off its holder), pins allocated and
+// pins moved.
 //
 // Store.Settings and Store.UpdateSettings read and write /placement, by
 // compare-and-swap; a missing node, or field, means its default

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/placement"
 )
 
 // The node names of the layout (see the package doc). Every name is built
@@ -51,32 +52,83 @@ func (l layout) step(id job.ID, inc, v uint64) string {
 }
 
 // entryName is the name of the queue entry of action a, queued at
-// queuedMs (Unix milliseconds): "a-RANK-TIME-LEN-JOB-ACTION". The rank
-// (10000 minus the priority, 5 digits) sorts higher priorities first,
-// then the time sorts them in the order they were queued: workers sort
-// entry names, never read data. The name holds the action's key, so an
-// action is queued at most once at a time and an operator sees in a
-// listing what waits.
+// queuedMs (Unix milliseconds):
+// "a-RANK-TIME-ROUTE-NLEN-NAME-LEN-JOB-ACTION". The rank (10000 minus
+// the priority, 5 digits) sorts higher priorities first, then the time
+// sorts them in the order they were queued: workers sort entry names,
+// never read data. ROUTE is the action's route token (routeOf: "-", or a
+// key's, a pin's or a replica group's, at most placement.MaxRouteLen
+// bytes) and NAME its action name (NLEN bytes long), so that a worker
+// decides where the action runs from the name alone (placement.Decide).
+// The name ends with the action's key, so an action is queued at most
+// once at a time and an operator sees in a listing what waits.
 func entryName(a job.Action, queuedMs int64) string {
-	return fmt.Sprintf("a-%05d-%013d-%s", rank(actionPriority(a)), queuedMs, keyName(a.JobID, a.ID))
+	return fmt.Sprintf("a-%05d-%013d-%s-%d-%s-%s", rank(actionPriority(a)), queuedMs, routeToken(a), len(a.Name), a.Name, keyName(a.JobID, a.ID))
 }
 
 func rank(priority int) int { return 10000 - max(-9999, min(9999, priority)) }
 
-// entryKey reads a queue entry's name: its rank and time, the job and the
-// action.
-func entryKey(name string) (rank int, queuedMs int64, id job.ID, actionID string, ok bool) {
+// entryInfo is what a queue entry's name says.
+type entryInfo struct {
+	rank     int
+	queuedMs int64
+	// route is the entry's route token, parsed; an entry named by a baton
+	// older than routes has none (placement.RouteNone).
+	route placement.Route
+	// action is the action's name; "" for an entry named by a baton older
+	// than routes, whose data says it.
+	action   string
+	id       job.ID
+	actionID string
+}
+
+// parseEntry reads a queue entry's name, in either form: the current
+// one (entryName) or the older "a-RANK-TIME-LEN-JOB-ACTION", which has no
+// route and no action name.
+func parseEntry(name string) (e entryInfo, ok bool) {
 	rest, ok := strings.CutPrefix(name, "a-")
-	if !ok || len(rest) < 5+1+13+1 || rest[5] != '-' || rest[19] != '-' {
-		return 0, 0, "", "", false
+	if !ok || len(rest) < 5+1+13+1+1 || rest[5] != '-' || rest[19] != '-' {
+		return entryInfo{}, false
 	}
 	r, err1 := strconv.Atoi(rest[:5])
 	ms, err2 := strconv.ParseInt(rest[6:19], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, 0, "", "", false
+		return entryInfo{}, false
 	}
-	id, actionID, ok = splitKeyName(rest[20:])
-	return r, ms, id, actionID, ok
+	e.rank, e.queuedMs = r, ms
+	rest = rest[20:]
+	if c := rest[0]; c < '0' || c > '9' {
+		// ROUTE-NLEN-NAME-: the current form. A route token holds no '-'
+		// but the token "-" itself.
+		n := 1 // the token "-"
+		if c != '-' {
+			if n = strings.IndexByte(rest, '-'); n < 0 {
+				return entryInfo{}, false
+			}
+		}
+		tok := rest[:n]
+		rest = rest[n:]
+		if e.route, err1 = placement.ParseRoute(tok); err1 != nil || !strings.HasPrefix(rest, "-") {
+			return entryInfo{}, false
+		}
+		var act job.ID
+		if act, rest, ok = splitKeyName(rest[1:]); !ok {
+			return entryInfo{}, false
+		}
+		e.action = string(act)
+	}
+	e.id, e.actionID, ok = splitKeyName(rest)
+	if !ok {
+		return entryInfo{}, false
+	}
+	return e, true
+}
+
+// entryKey reads a queue entry's name: its rank and time, the job and the
+// action.
+func entryKey(name string) (rank int, queuedMs int64, id job.ID, actionID string, ok bool) {
+	e, ok := parseEntry(name)
+	return e.rank, e.queuedMs, e.id, e.actionID, ok
 }
 
 func (l layout) entry(name string) string { return l.queue() + "/" + name }

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -8,53 +9,32 @@ import (
 	"github.com/batonwf/baton/job"
 )
 
-// TestOrder: workers try entries by priority first, their own jobs' first
-// within a priority, each group from a random one of its first window
-// entries and then on in age order, wrapping round; nothing is lost or
-// doubled.
+// TestOrder: workers decide entries by priority first; within a priority,
+// round-robin over jobs (the oldest entry of each job in turn, jobs in
+// the order of their oldest entry), so a job with many queued actions
+// does not starve one queued after it; malformed names come last;
+// nothing is lost or doubled.
 func TestOrder(t *testing.T) {
 	at := time.Now().UnixMilli()
-	mk := func(prio int, id job.ID, i int) string {
-		return entryName(job.Action{JobID: id, ID: string(rune('a'+i)) + "#1", Priority: prio}, at+int64(i))
+	mk := func(prio int, id job.ID, i int, ms int64) string {
+		return entryName(job.Action{JobID: id, ID: fmt.Sprintf("a%02d#1", i), Name: "act", Priority: prio}, ms)
 	}
 	var names []string
-	for i := range 6 {
-		names = append(names, mk(0, "other", i), mk(0, "mine", i), mk(5, "urgent", i))
+	for i := range 100 {
+		names = append(names, mk(0, "big", i, at+int64(i)))
 	}
-	names = append(names, "not-an-entry")
-	own := func(id job.ID) bool { return id == "mine" }
-	for range 50 {
-		got := slices.Clone(names)
-		order(got, own, 3)
-		if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(names))) {
-			t.Fatalf("order lost or doubled names: %v", got)
-		}
-		var groups []job.ID
-		for _, n := range got {
-			_, _, id, _, ok := entryKey(n)
-			if !ok {
-				id = "?"
-			}
-			if len(groups) == 0 || groups[len(groups)-1] != id {
-				groups = append(groups, id)
-			}
-		}
-		// The malformed name sorts by its first 7 bytes, here last.
-		if want := []job.ID{"urgent", "mine", "other", "?"}; !slices.Equal(groups, want) {
-			t.Fatalf("groups in order %v, want %v (%v)", groups, want, got)
-		}
-		// Each group is a rotation of its age order, starting within the window.
-		for g := range 3 {
-			part := got[6*g : 6*(g+1)]
-			start := slices.Index(names, part[0])
-			sorted := slices.Sorted(slices.Values(part))
-			off := slices.Index(sorted, part[0])
-			if off < 0 || off >= 3 {
-				t.Fatalf("group %d starts at its entry %d (%s), past the window of 3", g, off, names[start])
-			}
-			if !slices.Equal(part, append(slices.Clone(sorted[off:]), sorted[:off]...)) {
-				t.Fatalf("group %d is not a rotation of its age order: %v", g, part)
-			}
-		}
+	names = append(names, mk(0, "late", 0, at+200), mk(0, "late", 1, at+201), mk(5, "urgent", 0, at+300), "not-an-entry")
+	got := slices.Clone(names)
+	slices.Reverse(got)
+	order(got)
+	if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(names))) {
+		t.Fatalf("order lost or doubled names: %v", got)
+	}
+	want := []string{mk(5, "urgent", 0, at+300), mk(0, "big", 0, at), mk(0, "late", 0, at+200), mk(0, "big", 1, at+1), mk(0, "late", 1, at+201), mk(0, "big", 2, at+2)}
+	if !slices.Equal(got[:len(want)], want) {
+		t.Fatalf("order starts %v, want %v", got[:len(want)], want)
+	}
+	if got[len(got)-1] != "not-an-entry" {
+		t.Fatalf("malformed name not last: %v", got[len(got)-1])
 	}
 }

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,7 +89,8 @@ type Runner struct {
 	drained  DrainReport // what the drain did, once the worker deregistered (drainedOK)
 
 	drainedOK bool
-	stats     struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
+	pins      *pinCache // the pins' allocations this process read
+	stats     struct{ claims, claimsLost, claimedInTransition, spills, pinMoves, pinsAllocated atomic.Int64 }
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -118,11 +116,13 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
+	r.pins = &pinCache{changed: make(chan struct{}, 1)}
 	if o.Registry != nil {
 		r.reg = newRegistry(r.c, o.Clock, r.log, true)
 	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining}
+		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
+		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }, now: o.Clock.Now}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
@@ -147,6 +147,11 @@ type Stats struct {
 	// ClaimedInTransition counts the actions that the transition creating
 	// them claimed for this worker: they took no request of their own.
 	ClaimedInTransition int64
+	// Spills counts the claims of a soft key's action by a worker that
+	// is not the key's holder (it was busy past the key's wait);
+	// PinsAllocated the claims that allocated a pin to this worker, of
+	// which PinMoves moved it from another worker.
+	Spills, PinsAllocated, PinMoves int64
 	// Unreadable counts the registry's nodes (registrations, live nodes,
 	// the settings, quarantines) this worker found garbled, each version
 	// of each once; each was logged once too.
@@ -155,7 +160,8 @@ type Stats struct {
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
-	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
+	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
+		Spills: r.stats.spills.Load(), PinsAllocated: r.stats.pinsAllocated.Load(), PinMoves: r.stats.pinMoves.Load()}
 	if r.reg != nil {
 		s.Unreadable = r.reg.unreadable.Load()
 	}
@@ -429,65 +435,5 @@ func sleep(ctx context.Context, d time.Duration, wake ...<-chan zk.Event) {
 	case <-ctx.Done():
 	case <-w0:
 	case <-w1:
-	}
-}
-
-// order arranges queue entry names in the order this worker tries them:
-// by rank (priority) first; within a rank, the entries of jobs this
-// process holds in its cache (own reports those: it submitted them or
-// applied their results) before the others, each group oldest first.
-// Jobs thus stick to the worker that has them at hand, which reads less
-// and collides less with other workers' transitions (the idea of
-// atributo's sticky allocation), while a worker with nothing of its own
-// takes anyone's. Each group starts at a random one of its first window
-// entries, or of its first sixteenth when that is more (those before it
-// come after its end), so that workers listing the same queue walk
-// different parts of it instead of racing for the same entries; order
-// within a priority is thus only roughly oldest first.
-func order(names []string, own func(job.ID) bool, window int) {
-	type key struct {
-		name string
-		rank string // "a-RRRRR"
-		mine bool
-	}
-	ks := make([]key, len(names))
-	for i, n := range names {
-		k := key{name: n}
-		if len(n) >= 7 {
-			k.rank = n[:7]
-		}
-		if _, _, id, _, ok := entryKey(n); ok {
-			k.mine = own(id)
-		}
-		ks[i] = k
-	}
-	slices.SortFunc(ks, func(a, b key) int {
-		if c := strings.Compare(a.rank, b.rank); c != 0 {
-			return c
-		}
-		if a.mine != b.mine {
-			if a.mine {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	for i := 0; i < len(ks); {
-		j := i
-		for j < len(ks) && ks[j].rank == ks[i].rank && ks[j].mine == ks[i].mine {
-			j++
-		}
-		if n := min(j-i, max(window, (j-i)/16)); n > 1 {
-			g := ks[i:j]
-			off := rand.IntN(n)
-			slices.Reverse(g[:off])
-			slices.Reverse(g[off:])
-			slices.Reverse(g)
-		}
-		i = j
-	}
-	for i, k := range ks {
-		names[i] = k.name
 	}
 }

@@ -3,11 +3,14 @@ package zk
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/placement"
 	"github.com/batonwf/baton/runner"
 )
 
@@ -65,19 +68,36 @@ type slots struct {
 	tokens chan struct{} // one token per action claimed or running here
 	freed  chan struct{} // signalled when a slot frees
 
-	reg *runner.Registry // nil: this runner runs no actions
-	l   layout
-	log *slog.Logger
-	run func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	reg  *runner.Registry // nil: this runner runs no actions
+	self string           // this worker's name
+	l    layout
+	log  *slog.Logger
+	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	took *atomic.Int64                                                                     // counts the actions claimed in transitions
 	// draining is the runner's: while set, a transition claims nothing
 	// for this worker (it is draining: see drain.go).
 	draining *atomic.Bool
-	took     *atomic.Int64 // counts the actions claimed in transitions
+	// limits bounds, per action name, the actions of that name claimed
+	// or running here (Options.Limits); read-only.
+	limits map[string]int
+	// decide is placement.Decide on this worker's view of the registry,
+	// with its exact load (see Runner.decide); nil decides nothing (every
+	// action may be claimed).
+	decide func(e placement.Entry, load placement.Load, groups map[uint64]int, now time.Time) placement.Decision
+	// pinHeld reports whether the pin whose key hashes to key is held
+	// here, as far as this process knows without asking ZooKeeper.
+	pinHeld func(key uint64) bool
+	now     func() time.Time // the runner's clock, which placement's times are on
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
 	ctx  context.Context // the handlers' context
 	wg   sync.WaitGroup  // the actions started by commits
+	// running counts the actions claimed or running here, per action
+	// name; groups per replica group (placement.Route.Key). Both change
+	// with the tokens, under mu.
+	running map[string]int
+	groups  map[uint64]int
 	// best is the best (lowest) rank of an entry waiting unclaimed, as
 	// the loop last listed the queue: a commit claims only actions of at
 	// least that priority, so that it never runs its own actions ahead of
@@ -93,23 +113,84 @@ const noRank = 1 << 30
 // full reports whether every slot is taken.
 func (s *slots) full() bool { return len(s.tokens) == cap(s.tokens) }
 
-// tryTake takes a slot if one is free.
-func (s *slots) tryTake() bool {
+// take takes a slot for an action named name (of replica group group,
+// 0 for none) if one is free and the name's limit allows.
+func (s *slots) take(name string, group uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.takeLocked(name, group)
+}
+
+func (s *slots) takeLocked(name string, group uint64) bool {
+	if lim, ok := s.limits[name]; ok && s.running[name] >= lim {
+		return false
+	}
 	select {
 	case s.tokens <- struct{}{}:
-		return true
 	default:
 		return false
 	}
+	if s.running == nil {
+		s.running, s.groups = map[string]int{}, map[uint64]int{}
+	}
+	s.running[name]++
+	if group != 0 {
+		s.groups[group]++
+	}
+	return true
 }
 
-// free gives a slot back.
-func (s *slots) free() {
+// rename moves a slot taken for an action of unknown name ("": an entry
+// named by an older baton) to name, if its limit allows; it gives the
+// slot back and returns false otherwise.
+func (s *slots) rename(name string) bool {
+	s.mu.Lock()
+	if lim, ok := s.limits[name]; !ok || s.running[name] < lim {
+		s.running[""]--
+		s.running[name]++
+		s.mu.Unlock()
+		return true
+	}
+	s.mu.Unlock()
+	s.free("", 0)
+	return false
+}
+
+// free gives back a slot taken for an action named name of group.
+func (s *slots) free(name string, group uint64) {
+	s.mu.Lock()
+	s.running[name]--
+	if s.running[name] <= 0 {
+		delete(s.running, name)
+	}
+	if group != 0 {
+		if s.groups[group]--; s.groups[group] <= 0 {
+			delete(s.groups, group)
+		}
+	}
 	<-s.tokens
+	s.mu.Unlock()
 	select {
 	case s.freed <- struct{}{}:
 	default:
 	}
+}
+
+// load is this worker's exact load: the actions claimed or running here,
+// in total and per name, and per replica group. The maps are new.
+func (s *slots) load() (placement.Load, map[uint64]int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loadLocked()
+}
+
+func (s *slots) loadLocked() (placement.Load, map[uint64]int) {
+	l := placement.Load{Names: make(map[string]placement.NameLoad, len(s.running))}
+	for n, k := range s.running {
+		l.Running += k
+		l.Names[n] = placement.NameLoad{Running: k}
+	}
+	return l, maps.Clone(s.groups)
 }
 
 // opened lets commits claim for the loop, whose handlers run with ctx.
@@ -136,8 +217,16 @@ func (s *slots) setBest(best int) {
 
 // reserve picks, among acts, those this worker claims in the
 // transition's own multi-op: the ones it has a handler for, at least as
-// urgent as any entry that waits unclaimed, as many as it has free
-// slots, most urgent first.
+// urgent as any entry that waits unclaimed, that placement lets it claim
+// (decide), as many as its free slots and limits allow, most urgent
+// first. An action with a key, a pin or a replica group is claimed only
+// when placement.Decide says Claim at once: a key another worker holds
+// is left in the queue for it, and a pin is never allocated here (the
+// claim from the queue writes the allocation; a pin this worker holds
+// already is claimed). An action without one is claimed whenever
+// Decide does not pass (the strategy's order among workers with room
+// decides only what waits in the queue): a job's next action then runs
+// where its last one did, with no request of its own.
 func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	if s.reg == nil || len(acts) == 0 {
 		return nil
@@ -154,6 +243,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	slices.SortStableFunc(order, func(a, b int) int {
 		return rank(actionPriority(acts[a])) - rank(actionPriority(acts[b]))
 	})
+	now := s.now()
 	var rv *reservation
 	for _, i := range order {
 		a := acts[i]
@@ -163,13 +253,35 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 		if _, ok := s.reg.Lookup(a.Name); !ok {
 			continue
 		}
-		if !s.tryTake() {
-			return rv
+		name := entryName(a, queuedMs)
+		route := routeOf(a)
+		if s.decide != nil {
+			e := placement.Entry{ID: name, Action: a.Name, Route: route, Seen: now}
+			if route.Kind == placement.RoutePin {
+				if s.pinHeld == nil || !s.pinHeld(route.Key) {
+					continue
+				}
+				e.Holder = s.self
+			}
+			load, groups := s.loadLocked()
+			d := s.decide(e, load, groups, now)
+			if d.Verdict == placement.Pass || d.Persist || d.Verdict == placement.Wait && route.Kind != placement.RouteNone {
+				continue
+			}
+		}
+		var group uint64
+		if route.Kind == placement.RouteGroup {
+			group = route.Key
+		}
+		if !s.takeLocked(a.Name, group) {
+			if s.full() {
+				return rv
+			}
+			continue // this name's limit
 		}
 		if rv == nil {
 			rv = &reservation{acts: acts, own: make([]consumed, len(acts))}
 		}
-		name := entryName(a, queuedMs)
 		rv.own[i] = consumed{entry: s.l.entry(name), ver: 0, claim: s.l.claim(name)}
 		s.wg.Add(1)
 	}
@@ -177,10 +289,24 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 }
 
 func (s *slots) cancel(rv *reservation) {
-	for range rv.claims() {
-		s.free()
-		s.wg.Done()
+	if rv == nil {
+		return
 	}
+	for i, c := range rv.own {
+		if c.entry != "" {
+			s.free(rv.acts[i].Name, groupOf(rv.acts[i]))
+			s.wg.Done()
+		}
+	}
+}
+
+// groupOf is action a's replica group as the slots count it: 0 for
+// none.
+func groupOf(a job.Action) uint64 {
+	if r := routeOf(a); r.Kind == placement.RouteGroup {
+		return r.Key
+	}
+	return 0
 }
 
 func (s *slots) start(rv *reservation, stops uint64) {
@@ -199,7 +325,7 @@ func (s *slots) start(rv *reservation, stops uint64) {
 		runner.LogClaimed(ctx, s.log, a, slog.String("entry", c.entry), slog.Bool("in_transition", true))
 		go func() {
 			defer s.wg.Done()
-			free := sync.OnceFunc(s.free)
+			free := sync.OnceFunc(func() { s.free(a.Name, groupOf(a)) })
 			defer free()
 			s.run(ctx, c, a, stops, free)
 		}()

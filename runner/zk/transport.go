@@ -183,12 +183,35 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		base++
 	}
 	ops = append(ops, first...)
+	// The job's final transition releases its pins (job.Pins): their
+	// allocations and index entries go in this multi-op, at most two
+	// deletes per pin; none is written per action.
+	pinStart := len(ops)
+	if tr.Job.Done() && len(rest) == 0 {
+		ops = append(ops, r.releaseOps(ctx, tr.Job)...)
+	}
 	what := fmt.Sprintf("commit job %s v%d", id, tr.Job.Version())
 	if err := r.c.fault(faultCommit, &tr); err != nil {
 		t.claims.cancel(mine)
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	_, failed, err := r.c.multi(ctx, what, ops)
+	if err != nil && failed >= pinStart && pinStart < len(ops) {
+		// A pin's allocation changed since it was read (moved, or
+		// released by a drain): the transition goes without the release,
+		// which is done after, at any version.
+		r.log.Debug("a pin's allocation changed under a final transition: released after it", "job", id, "err", err)
+		pins := ops[pinStart:]
+		ops = ops[:pinStart]
+		if _, failed, err = r.c.multi(ctx, what, ops); err == nil {
+			for _, op := range pins {
+				d := op.(*zk.DeleteRequest)
+				if err := r.c.delete(ctx, d.Path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
+					r.log.Warn("could not release a pin", "job", id, "node", d.Path, "err", err)
+				}
+			}
+		}
+	}
 	if err != nil && r.ownsClaim(ctx, mine) {
 		// The multi-op was applied and its reply lost with the connection
 		// (the retry then failed on what the first attempt wrote): the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -143,6 +144,15 @@ type QueueEntry struct {
 	At       time.Time // when it was queued (the clock of the machine that queued it)
 	// Worker is the worker that claimed it; "" while it waits.
 	Worker string
+	// Name is the action's name and Route its route token ("-", a soft
+	// key's, a pin's or a replica group's), as the entry's name says; both
+	// "" for an entry an older baton named.
+	Name, Route string
+	// Reason says, for an entry that waits, what placement.Decide answers
+	// for it on this process's reading of the registry, as if just seen:
+	// which worker claims it now, or when and why it waits, or why no
+	// worker takes it ("" for a claimed entry).
+	Reason string
 }
 
 // Oldest returns the first n entries of the queue in the order workers
@@ -157,17 +167,21 @@ func (s *Store) Oldest(ctx context.Context, n int) ([]QueueEntry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the queue: %w", err)
 	}
-	slices.Sort(names)
+	order(names)
+	var g *registry // read once, if an entry waits
 	out := []QueueEntry{}
 	for _, name := range names {
 		if len(out) == n {
 			break
 		}
-		rk, ms, id, aid, ok := entryKey(name)
+		e, ok := parseEntry(name)
 		if !ok {
 			continue
 		}
-		q := QueueEntry{Entry: name, Job: id, Action: aid, Priority: 10000 - rk, At: time.UnixMilli(ms)}
+		q := QueueEntry{Entry: name, Job: e.id, Action: e.actionID, Priority: 10000 - e.rank, At: time.UnixMilli(e.queuedMs), Name: e.action}
+		if e.action != "" {
+			q.Route, _ = e.route.Token()
+		}
 		owner, _, err := s.c.get(ctx, s.c.l.claim(name))
 		switch {
 		case err == nil:
@@ -175,7 +189,60 @@ func (s *Store) Oldest(ctx context.Context, n int) ([]QueueEntry, error) {
 		case !errors.Is(err, zk.ErrNoNode):
 			return nil, fmt.Errorf("read claim %s: %w", name, err)
 		}
+		if q.Worker == "" && e.action != "" {
+			if g == nil {
+				if g, err = snapshot(ctx, s.c, nil, s.c.log); err != nil {
+					return nil, fmt.Errorf("read the registry: %w", err)
+				}
+			}
+			q.Reason, err = s.reason(ctx, g, e, name)
+			if err != nil {
+				return nil, err
+			}
+		}
 		out = append(out, q)
 	}
 	return out, nil
+}
+
+// reason is what placement.Decide answers for the entry name (e) on g's
+// view as each live worker, as if each had just seen it: the workers that
+// claim it now, else the first to claim it and when, else why none does.
+func (s *Store) reason(ctx context.Context, g *registry, e entryInfo, name string) (string, error) {
+	now := time.Now()
+	ent := placement.Entry{ID: name, Action: e.action, Route: e.route, Seen: now}
+	if e.route.Kind == placement.RoutePin {
+		data, _, err := s.c.get(ctx, s.c.l.alloc(pinID(e.route.Key)))
+		switch {
+		case err == nil:
+			if a, derr := decodeAlloc(data); derr == nil {
+				ent.Holder = a.Worker
+			}
+		case !errors.Is(err, zk.ErrNoNode):
+			return "", fmt.Errorf("read pin of %s: %w", name, err)
+		}
+	}
+	var waits, passes []string
+	var first time.Time
+	for _, w := range g.live() {
+		d := decideIn(g.view(w, now), ent, now)
+		switch d.Verdict {
+		case placement.Claim:
+			return fmt.Sprintf("%s claims it: %s", w, d.Reason), nil
+		case placement.Wait:
+			if first.IsZero() || d.At.Before(first) {
+				first = d.At
+				waits = append([]string{fmt.Sprintf("%s at +%v: %s", w, d.At.Sub(now).Round(time.Millisecond), d.Reason)}, waits...)
+			}
+		default:
+			passes = append(passes, w+": "+d.Reason)
+		}
+	}
+	switch {
+	case len(waits) > 0:
+		return "waits: " + waits[0], nil
+	case len(passes) == 0:
+		return "no live worker", nil
+	}
+	return "no worker takes it: " + strings.Join(passes, "; "), nil
 }
