@@ -71,6 +71,12 @@ func expand(n Node, suffix string, ren map[string]string) Node {
 		return race
 	}
 	n.Name = rename(n.Name, ren)
+	n.On = rename(n.On, ren)
+	if n.When != nil && len(ren) > 0 {
+		g := *n.When
+		g.Output = rename(g.Output, ren)
+		n.When = &g
+	}
 	if len(n.Inputs) > 0 && len(ren) > 0 {
 		ins := make([]string, len(n.Inputs))
 		for k, in := range n.Inputs {

@@ -93,8 +93,11 @@ func (j Job) check() error {
 func (j Job) checkNode(id int32, res *result) error {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
-	if s.status > StatusCancelled || s.out > StatusCancelled {
+	if s.status > StatusSkipped || s.out > StatusCancelled {
 		return fmt.Errorf("bad status %d/%d", s.status, s.out)
+	}
+	if s.status == StatusSkipped {
+		return j.checkSkipped(id, tn, s, res)
 	}
 	if s.status == StatusIdle {
 		if s != (nstate{}) {
@@ -113,12 +116,12 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
-		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
+		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag || tn.kind == ast.KindChoice) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
 			tn.kind == ast.KindRace && s.nfail > 0 && s.pos == 0))
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
-			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 {
+			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) {
 			return fmt.Errorf("cause %d is not a failed action or an expired node under it", s.cause)
 		}
 		if s.others < 0 {
@@ -127,7 +130,7 @@ func (j Job) checkNode(id int32, res *result) error {
 	} else if s.cause != 0 || s.others != 0 {
 		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
 	}
-	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 {
+	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 && !(tn.kind == ast.KindChoice && s.flags&^(flagExpired|flagNotArray) == 0) {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
 	}
 	if s.flags&flagStopped != 0 {
@@ -245,6 +248,10 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	case ast.KindRace:
 		if err := j.checkRace(tn, s, res); err != nil {
+			return err
+		}
+	case ast.KindChoice:
+		if err := j.checkChoice(id, tn, s, res); err != nil {
 			return err
 		}
 	case ast.KindTry:

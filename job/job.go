@@ -52,9 +52,14 @@ const (
 	StatusSucceeded               // settled: done
 	StatusFailed                  // settled: failed
 	StatusCancelled               // settled: stopped by a frozen par or dag, a deadline above it, or a cancel
+	// StatusSkipped: settled, never run: a case a choice did not select,
+	// a dag child whose guard was false, or a node under one. It is done
+	// for the node around it as a success is, its output is null, and it
+	// is never sure to have succeeded for inputs.
+	StatusSkipped
 )
 
-var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled"}
+var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled", "skipped"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -64,7 +69,7 @@ func (s Status) String() string {
 }
 
 // ParseStatus returns the Status whose String is s: "idle", "running",
-// "succeeded", "failed" or "cancelled". Any other string is an error
+// "succeeded", "failed", "cancelled" or "skipped". Any other string is an error
 // naming it.
 func ParseStatus(s string) (Status, error) {
 	for i, n := range statusNames {
@@ -76,7 +81,7 @@ func ParseStatus(s string) (Status, error) {
 }
 
 // Settled reports whether s is a final state.
-func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusCancelled }
+func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusSkipped }
 
 // Job is one run of a workflow: the compiled tree and the state of every
 // node. A Job is an immutable value: Restart returns a new Job and never
@@ -268,6 +273,10 @@ const (
 	// applied before the leaf gave up its retries (a duplicate). Other
 	// stopped leaves are cancelled, which says it already.
 	flagStopped
+	// flagNotArray marks a multi choice that failed as it started because
+	// the output it read is not an array (kind not_an_array; without the
+	// flag, a choice that failed as it started found no case: no_case).
+	flagNotArray
 )
 
 // Failure describes why a node, or a job, failed.
@@ -321,6 +330,10 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 	if s.cause > 0 {
 		c := s.cause - 1
 		f.Path = j.t.path(c)
+		if j.t.nodes[c].kind == ast.KindChoice {
+			f.Kind, f.Message = j.choiceFailure(c)
+			return f
+		}
 		if cs := j.st.get(c); cs.flags&flagExpired != 0 {
 			// A deadline: the node that ran out, no action.
 			f.Kind = KindDeadline

@@ -324,6 +324,9 @@ type engine struct {
 	gaveUp   map[int32]bool  // leaves that gave up their retries in this edit
 	waitAt   map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
 	settleQ  smallQ[int32]
+	// lateQ holds the nodes that failed as they began (a choice with
+	// nothing to run): they settle once the round that began them is over.
+	lateQ []int32
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
@@ -550,6 +553,9 @@ func (e *engine) propagateAll() {
 // of the start queue, nor on the shape of the tree around it.
 func (e *engine) run() {
 	for {
+		if len(e.lateQ) > 0 {
+			e.settleLate()
+		}
 		e.propagateAll()
 		if len(e.abandonQ) > 0 {
 			// Giving up settles leaves, which may freeze more: settle again.
@@ -559,7 +565,7 @@ func (e *engine) run() {
 			e.abandonQ = e.abandonQ[:0]
 			continue
 		}
-		if e.startQ.len() == 0 {
+		if e.startQ.len() == 0 && len(e.lateQ) == 0 {
 			return
 		}
 		cancelled := false
@@ -730,7 +736,7 @@ func (e *engine) propagate(c int32) {
 		case StatusCancelled:
 			e.settle(p, StatusCancelled, 0, 0)
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
 		ps := e.mut(p)
 		ps.done++
 		switch cs.status {
@@ -931,6 +937,8 @@ func (e *engine) begin(id int32) {
 	case ast.KindTry:
 		s.pos = partBody
 		e.begin(tn.kids[partBody])
+	case ast.KindChoice:
+		e.beginChoice(id, tn)
 	case ast.KindDag:
 		// The children after nothing start with the dag; pos counts them.
 		for _, k := range tn.kids {
@@ -959,7 +967,7 @@ func (j *Job) frozen(id int32) bool {
 			return false
 		}
 		ps := j.st.get(p)
-		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag || tp.kind == ast.KindChoice) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
 			return true
 		}
 		c = p

@@ -36,6 +36,9 @@ type tree struct {
 	// raced reports whether it has a race or a node with replicas:
 	// format 8.
 	raced bool
+	// lang3 reports whether it uses a node or key of workflow version 3
+	// (choice, end, guards, need, limit): format 9.
+	lang3 bool
 	// pinNames holds, for each pin of the workflow (pinID), the sorted
 	// action names of the leaves under the nodes that name it; nil when
 	// the workflow has no affinity.
@@ -71,6 +74,10 @@ type tnode struct {
 	copies int32
 	// affinity is the node's own placement hint, or nil.
 	affinity *ast.Affinity
+	// reads is, for a choice, the leaf its On names; -1 elsewhere.
+	reads int32
+	// choice is, for a choice, its node as written (cases, multi).
+	choice *ast.Node
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -145,6 +152,9 @@ func (f *firstIDs) assign(t *tree) {
 func (t *tree) link() {
 	for i := range t.nodes {
 		tn := &t.nodes[i]
+		if tn.kind == ast.KindChoice {
+			tn.reads = t.names[tn.choice.On]
+		}
 		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
 			tn.inputs = make([]int32, len(tn.act.Inputs))
 			for k, name := range tn.act.Inputs {
@@ -159,7 +169,10 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, reads: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0 {
+		t.lang3 = true
+	}
 	if n.Affinity != nil {
 		t.raced = true // format 8 holds version 2 of the workflow
 	}
@@ -195,7 +208,10 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].retry = n.Retry
 		ids.add(path) // t.nodes[id].id1, set by ids.assign
 		t.leaves++
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
+		if n.Kind == ast.KindChoice {
+			t.nodes[id].choice = n
+		}
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
 			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i), ids)
@@ -306,5 +322,5 @@ func (t *tree) lookup(p string) (int32, string) {
 // wide reports whether a node of kind k with n children is kept in the
 // small trie of wide nodes.
 func wide(k ast.Kind, n int) bool {
-	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace) && n > leafWidth
+	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > leafWidth
 }
