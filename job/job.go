@@ -330,25 +330,26 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 	if s.cause > 0 {
 		c := s.cause - 1
 		f.Path = j.t.path(c)
-		if j.t.nodes[c].kind == ast.KindChoice {
-			f.Kind, f.Message = j.choiceFailure(c)
-			return f
-		}
 		if cs := j.st.get(c); cs.flags&flagExpired != 0 {
 			// A deadline: the node that ran out, no action.
 			f.Kind = KindDeadline
 			f.Message = "deadline of " + j.t.nodes[c].deadline.String() + " exceeded"
 			return f
 		}
-		f.Action = j.t.nodes[c].act.Action
-		var res *result
-		if resOf != nil {
-			res = resOf(c)
+		if j.t.nodes[c].kind == ast.KindChoice {
+			// A choice that selected nothing: no action.
+			f.Kind, f.Message = j.choiceFailure(c)
 		} else {
-			res = j.resultOf(c)
-		}
-		if res != nil {
-			f.Message, f.Kind = res.err, res.kind
+			f.Action = j.t.nodes[c].act.Action
+			var res *result
+			if resOf != nil {
+				res = resOf(c)
+			} else {
+				res = j.resultOf(c)
+			}
+			if res != nil {
+				f.Message, f.Kind = res.err, res.kind
+			}
 		}
 		if j.t.raced {
 			if r := j.failedRaceOn(c, id); r >= 0 {

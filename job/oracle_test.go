@@ -28,7 +28,9 @@ package job_test
 // any that has not succeeded by then.
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -185,6 +187,13 @@ type oracleNode struct {
 	done      bool        // act: its result came
 	out       propOutcome // act: that result
 	at        int         // the step at which it got its result or was cancelled
+
+	choice   *ast.Node // choice: as written
+	skipped  bool      // a case its choice did not select, or under one
+	chose    []bool    // choice: which children it selected, once entered
+	late     bool      // choice: selected nothing; fails once the round that entered it is over
+	failKind string    // choice: selected nothing: no_case or not_an_array
+	failMsg  string    // choice: the message of that failure
 }
 
 // oracle runs one workflow for a propCase.
@@ -220,7 +229,8 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 	switch n.Kind {
 	case ast.KindAct:
 		o.leaves[propActionID(path)] = on
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
+		on.choice = n
 		for i := range n.Children {
 			on.kids = append(on.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
 		}
@@ -285,7 +295,11 @@ func (n *oracleNode) followed() *job.Failure {
 			return nil // the rescue handled it
 		}
 		leaf, others := from.failure()
-		return &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
+		f := &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
+		if leaf.failKind != "" {
+			f.Message, f.Kind = leaf.failMsg, leaf.failKind
+		}
+		return f
 	}
 	return nil
 }
@@ -318,6 +332,8 @@ func (n *oracleNode) ready() bool {
 // status derives n's state from its children.
 func (n *oracleNode) status() job.Status {
 	switch {
+	case n.skipped:
+		return job.StatusSkipped
 	case !n.entered:
 		return job.StatusIdle
 	case n.cancelled:
@@ -344,7 +360,13 @@ func (n *oracleNode) status() job.Status {
 			}
 		}
 		return job.StatusSucceeded
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
+		switch {
+		case n.late:
+			return job.StatusRunning
+		case n.failKind != "":
+			return job.StatusFailed
+		}
 		failed, cancelled := false, false
 		for _, k := range n.kids {
 			switch k.status() {
@@ -445,7 +467,7 @@ func (n *oracleNode) status() job.Status {
 
 // settledAt is the step at which n settled.
 func (n *oracleNode) settledAt() int {
-	if n.cancelled || n.kind == ast.KindAct {
+	if n.cancelled || n.kind == ast.KindAct || n.failKind != "" {
 		return n.at
 	}
 	switch n.kind {
@@ -456,7 +478,7 @@ func (n *oracleNode) settledAt() int {
 			}
 		}
 		return n.kids[len(n.kids)-1].settledAt()
-	case ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
 		last := 0
 		for _, k := range n.kids {
 			if k.entered {
@@ -487,7 +509,10 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 				return k.failure()
 			}
 		}
-	case ast.KindPar, ast.KindDag:
+	case ast.KindPar, ast.KindDag, ast.KindChoice:
+		if n.failKind != "" {
+			return n, 0
+		}
 		// The child that failed first is the cause; every other failure
 		// under it, and every failure counted below, is one more.
 		var first *oracleNode
@@ -566,7 +591,7 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 				return
 			}
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
 		kf := frozen
 		for _, k := range n.kids {
 			if k.status() == job.StatusFailed {
@@ -574,7 +599,9 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 			}
 		}
 		for _, k := range n.kids {
-			in(k, kf)
+			if !k.skipped {
+				in(k, kf)
+			}
 		}
 	case ast.KindRace:
 		// Nothing new starts in a race once it is won.
@@ -618,6 +645,9 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		n.cancelled, n.at = true, o.step
 		return
 	}
+	if n.kind == ast.KindChoice {
+		o.choose(n)
+	}
 	if n.kind == ast.KindAct {
 		id := propActionID(n.path)
 		o.queue = append(o.queue, id)
@@ -655,6 +685,9 @@ func (o *oracle) advance() {
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
 			// innermost is decided once they have all been made.
+		case len(ws) == 0 && o.failLate():
+			// The choices that selected nothing fail once nothing else
+			// is to start: what their round started stays started.
 		case len(ws) == 0:
 			return
 		default:
@@ -766,13 +799,20 @@ func (n *oracleNode) raceMessage() string {
 		}
 		leaf, _ := k.failure()
 		msg := propStoredMsg(leaf.out.Msg)
+		if leaf.failKind != "" {
+			msg = leaf.failMsg
+		}
 		if r := k.outermostFailedRace(leaf); r != nil {
 			msg = r.raceMessage()
 		}
 		if len(msg) > 80 {
 			msg = msg[:80] + "..." // the tests' messages are ASCII
 		}
-		parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
+		if leaf.action == "" {
+			parts = append(parts, leaf.path+": "+msg)
+		} else {
+			parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
+		}
 	}
 	return "every child failed: " + strings.Join(parts, "; ")
 }
@@ -807,6 +847,9 @@ func (o *oracle) states() []propNodeState {
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
 			msg := propStoredMsg(leaf.out.Msg)
+			if leaf.failKind != "" {
+				msg = leaf.failMsg
+			}
 			if r := n.outermostFailedRace(leaf); r != nil {
 				msg = r.raceMessage()
 			}
@@ -1315,4 +1358,94 @@ func TestOracleBatchFreezeCascade(t *testing.T) {
 			}
 		})
 	}
+}
+
+// choose selects the cases of the choice n as it is entered, naively:
+// the output of its on leaf and every case's value decoded with
+// encoding/json (numbers as float64, the tests' numbers being small) and
+// compared with reflect.DeepEqual. Unselected children, and everything
+// under them, are skipped; selecting nothing, n fails late.
+func (o *oracle) choose(n *oracleNode) {
+	src := o.names[n.choice.On]
+	out := src.out.Output
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	decode := func(b []byte) (any, bool) {
+		var v any
+		return v, json.Unmarshal(b, &v) == nil
+	}
+	matches := func(v any, c ast.Case) bool {
+		for _, raw := range c.Values {
+			if w, ok := decode(raw); ok && reflect.DeepEqual(v, w) {
+				return true
+			}
+		}
+		return false
+	}
+	n.chose = make([]bool, len(n.kids))
+	v, ok := decode(out)
+	hit := false
+	if n.choice.Multi {
+		elems, isArray := v.([]any)
+		if !ok || !isArray {
+			n.failKind = job.KindNotAnArray
+			n.failMsg = "the output of " + n.choice.On + " is not an array: " + string(out)
+		}
+		for i, c := range n.choice.Cases {
+			for _, e := range elems {
+				if matches(e, c) {
+					n.chose[i], hit = true, true
+				}
+			}
+		}
+	} else if ok {
+		for i, c := range n.choice.Cases {
+			if matches(v, c) {
+				n.chose[i], hit = true, true
+				break
+			}
+		}
+	}
+	if n.failKind == "" && !hit {
+		if len(n.kids) > len(n.choice.Cases) {
+			n.chose[len(n.choice.Cases)] = true
+		} else {
+			n.failKind = job.KindNoCase
+			n.failMsg = "no case matches the output of " + n.choice.On + ": " + string(out)
+		}
+	}
+	if n.failKind != "" {
+		n.late = true
+		clear(n.chose)
+	}
+	for i, k := range n.kids {
+		if !n.chose[i] {
+			oracleSkip(k)
+		}
+	}
+}
+
+func oracleSkip(n *oracleNode) {
+	n.skipped = true
+	for _, k := range n.children() {
+		oracleSkip(k)
+	}
+}
+
+// failLate fails the choices that selected nothing, and reports whether
+// there were any.
+func (o *oracle) failLate() bool {
+	found := false
+	var visit func(n *oracleNode)
+	visit = func(n *oracleNode) {
+		if n.late {
+			n.late, n.at, found = false, o.step, true
+		}
+		for _, k := range n.children() {
+			visit(k)
+		}
+	}
+	visit(o.root)
+	return found
 }
