@@ -324,7 +324,11 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 	for k, c := range tn.kids {
 		ready := true
 		for _, d := range j.t.nodes[c].deps {
-			ready = ready && kid(tn.kids[d]) == StatusSucceeded
+			st := kid(tn.kids[d])
+			ready = ready && (st == StatusSucceeded || st == StatusSkipped)
+		}
+		if g := j.t.nodes[c].guard; g != nil && kid(c) != StatusIdle && kid(c) != StatusSkipped && kid(c) != StatusCancelled && !j.guardHolds(c) {
+			return fmt.Errorf("child %d is %s, and its guard does not hold", k, kid(c))
 		}
 		switch st := kid(c); {
 		case st == StatusIdle && ready && !(s.status == StatusCancelled && s.pos == 0):
@@ -335,7 +339,7 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 		default:
 			started++
 			switch st {
-			case StatusSucceeded:
+			case StatusSucceeded, StatusSkipped:
 				done++
 			case StatusFailed:
 				done++

@@ -31,7 +31,7 @@ func (e *engine) beginChoice(id int32, tn *tnode) {
 		if failure == "not_an_array" {
 			e.mut(id).flags |= flagNotArray
 		}
-		e.lateQ = append(e.lateQ, id)
+		e.lateQ = append(e.lateQ, late{id, StatusFailed})
 		return
 	}
 	for _, i := range run {
@@ -53,12 +53,53 @@ func (e *engine) skip(id int32) {
 // the round that began them is over. A node stopped since (an expiry, a
 // won race) is left to that.
 func (e *engine) settleLate() {
-	for _, id := range e.lateQ {
-		if e.get(id).status == StatusRunning {
-			e.settle(id, StatusFailed, id+1, 0)
+	e.lateSettled = true
+	for _, l := range e.lateQ {
+		if e.get(l.node).status != StatusRunning {
+			continue
+		}
+		if l.status == StatusFailed {
+			e.settle(l.node, StatusFailed, l.node+1, 0)
+		} else {
+			e.settle(l.node, l.status, 0, 0)
 		}
 	}
 	e.lateQ = e.lateQ[:0]
+}
+
+// late is a node that settles, as status, once the round that began it
+// is over.
+type late struct {
+	node   int32
+	status Status
+}
+
+// beginDagChild begins the child k of the dag id as the dag begins, or,
+// when its guard does not hold, skips it (counted started and settled),
+// and then treats the siblings after it that are ready the same way.
+func (e *engine) beginDagChild(id int32, tn *tnode, k int32) {
+	e.mut(id).pos++
+	if e.node(k).guard == nil || e.guardHolds(k) {
+		e.begin(k)
+		return
+	}
+	e.skip(k)
+	e.mut(id).done++
+	for _, d := range e.node(k).rdeps {
+		r := tn.kids[d]
+		if e.get(r).status != StatusIdle {
+			continue
+		}
+		ready := true
+		for _, dep := range e.node(r).deps {
+			if st := e.get(tn.kids[dep]).status; st != StatusSkipped {
+				ready = false // a dependency not skipped has not settled yet
+			}
+		}
+		if ready {
+			e.beginDagChild(id, tn, r)
+		}
+	}
 }
 
 // Failure kinds of a choice.
@@ -99,7 +140,14 @@ func (j Job) checkSkipped(id int32, tn *tnode, s nstate, res *result) error {
 		return fmt.Errorf("the root is skipped")
 	}
 	p := &j.t.nodes[tn.parent]
-	if ps := j.st.get(tn.parent); ps.status != StatusSkipped && p.kind != ast.KindChoice {
+	ps := j.st.get(tn.parent)
+	switch {
+	case ps.status == StatusSkipped, p.kind == ast.KindChoice:
+	case p.kind == ast.KindDag && tn.guard != nil:
+		if j.guardHolds(id) {
+			return fmt.Errorf("skipped, and its guard holds")
+		}
+	default:
 		return fmt.Errorf("skipped under a %s that is %s", p.kind, ps.status)
 	}
 	return nil
@@ -176,3 +224,17 @@ func (j Job) checkChoice(id int32, tn *tnode, s nstate, res *result) error {
 	}
 	return nil
 }
+
+// guardHolds reports whether the guard of the dag child id holds: the
+// output of the leaf it reads equals its value (ast.EqualJSON; no output
+// is null).
+func (j *Job) guardHolds(id int32) bool {
+	tn := &j.t.nodes[id]
+	out := j.outputOf(tn.guardOn)
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	return ast.EqualJSON(out, tn.guard.Equals)
+}
+
+func (e *engine) guardHolds(id int32) bool { return e.j.guardHolds(id) }

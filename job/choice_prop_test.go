@@ -29,7 +29,7 @@ var choiceValues = []string{`"a"`, `"b"`, `"c"`, `1`, `1.0`, `null`, `["a","c"]`
 type choiceDrawer struct{ names int }
 
 func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
-	kinds := []ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindRace, ast.KindChoice, ast.KindChoice}
+	kinds := []ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindRace, ast.KindChoice, ast.KindChoice, ast.KindDag}
 	if depth >= 3 {
 		kinds = kinds[:1]
 	}
@@ -76,6 +76,25 @@ func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
 			c = c.AllMatching()
 		}
 		n = ast.Seq(ast.Act("k", nil).Named(name), c)
+	case ast.KindDag:
+		// A dag of named children, each after some earlier ones, some
+		// guarded on a leaf before the dag.
+		d.names++
+		name := fmt.Sprintf("k%d", d.names)
+		kids := make([]ast.Node, rapid.IntRange(1, 4).Draw(t, "dag width"))
+		for i := range kids {
+			d.names++
+			kids[i] = d.tree(t, depth+1).Named(fmt.Sprintf("d%d", d.names))
+			for j := range i {
+				if rapid.IntRange(0, 2).Draw(t, "after") == 0 {
+					kids[i] = kids[i].WithAfter(kids[j].Name)
+				}
+			}
+			if rapid.Bool().Draw(t, "guarded") {
+				kids[i] = kids[i].WithWhen(name, []byte(rapid.SampledFrom(choiceValues).Draw(t, "equals")))
+			}
+		}
+		n = ast.Seq(ast.Act("k", nil).Named(name), ast.Dag(kids...))
 	}
 	if rapid.IntRange(0, 7).Draw(t, "replicated") == 0 {
 		n = n.WithReplicas(2)

@@ -188,10 +188,13 @@ type oracleNode struct {
 	out       propOutcome // act: that result
 	at        int         // the step at which it got its result or was cancelled
 
-	choice   *ast.Node // choice: as written
+	guard    *ast.Guard // dag child: its guard, or nil
+	choice   *ast.Node  // choice: as written
 	skipped  bool      // a case its choice did not select, or under one
 	chose    []bool    // choice: which children it selected, once entered
 	late     bool      // choice: selected nothing; fails once the round that entered it is over
+	began    int       // act: the step that dispatched it
+	lateDone bool      // dag: every child was skipped, and the round that began it is over
 	failKind string    // choice: selected nothing: no_case or not_an_array
 	failMsg  string    // choice: the message of that failure
 }
@@ -214,7 +217,7 @@ type oracle struct {
 }
 
 func (o *oracle) build(n *ast.Node, path string) *oracleNode {
-	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs}
+	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs, guard: n.When}
 	if n.Name != "" {
 		o.names[n.Name] = on
 	}
@@ -322,7 +325,7 @@ func (n *oracleNode) children() []*oracleNode {
 // after has succeeded.
 func (n *oracleNode) ready() bool {
 	for _, a := range n.after {
-		if a.status() != job.StatusSucceeded {
+		if st := a.status(); st != job.StatusSucceeded && st != job.StatusSkipped {
 			return false
 		}
 	}
@@ -414,7 +417,11 @@ func (n *oracleNode) status() job.Status {
 	case ast.KindDag:
 		// Running while a child runs or should start; then, as a par, over
 		// the children that ran. One that never started is after one that
-		// did not succeed.
+		// did not succeed. A dag whose every child was skipped succeeds
+		// once the round that began it is over.
+		if !n.lateDone && !slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return !k.skipped }) {
+			return job.StatusRunning
+		}
 		failed, cancelled := false, false
 		for _, k := range n.kids {
 			switch k.status() {
@@ -577,6 +584,7 @@ type oracleWant struct {
 func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 	in := func(k *oracleNode, frozen bool) {
 		switch {
+		case k.skipped:
 		case !k.entered:
 			*ws = append(*ws, oracleWant{k, frozen})
 		case !k.cancelled && k.kind != ast.KindAct:
@@ -645,11 +653,19 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		n.cancelled, n.at = true, o.step
 		return
 	}
+	if n.guard != nil && !o.guardHolds(n) {
+		// A dag child whose guard is false is skipped, not entered.
+		n.entered = false
+		oracleSkip(n)
+		n.at = o.step
+		return
+	}
 	if n.kind == ast.KindChoice {
 		o.choose(n)
 	}
 	if n.kind == ast.KindAct {
 		id := propActionID(n.path)
+		n.began = o.step
 		o.queue = append(o.queue, id)
 		o.ran = append(o.ran, id)
 		var ins []job.Input
@@ -771,8 +787,17 @@ func (o *oracle) stop(n *oracleNode) {
 	case n.kind == ast.KindAct:
 		if !n.done {
 			n.cancelled, n.stopped, n.at = true, true, o.step
-			i := slices.Index(o.queue, propActionID(n.path))
+			id := propActionID(n.path)
+			i := slices.Index(o.queue, id)
 			o.queue = slices.Delete(o.queue, i, i+1)
+			if n.began == o.step {
+				// Dispatched in this very step, before a node that
+				// settled as it began won the race: withdrawn, never sent.
+				n.stopped = false
+				if r := slices.Index(o.ran, id); r >= 0 {
+					o.ran = slices.Delete(o.ran, r, r+1)
+				}
+			}
 		}
 	case n.kind == ast.KindTry:
 		o.stop(n.body)
@@ -843,6 +868,9 @@ func (o *oracle) states() []propNodeState {
 		}
 		if n.done {
 			s.Output, s.Error = string(n.out.Output), propStoredMsg(n.out.Msg)
+		}
+		if n.kind == ast.KindRace && n.name != "" && n.winner != nil && n.winner.kind == ast.KindAct && n.status() == job.StatusSucceeded {
+			s.Output = string(n.winner.out.Output) // a named race keeps its winning leaf's output
 		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
@@ -1442,10 +1470,27 @@ func (o *oracle) failLate() bool {
 		if n.late {
 			n.late, n.at, found = false, o.step, true
 		}
+		if n.kind == ast.KindDag && n.entered && !n.cancelled && !n.lateDone && !slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return !k.skipped }) {
+			n.lateDone, found = true, true
+		}
 		for _, k := range n.children() {
 			visit(k)
 		}
 	}
 	visit(o.root)
 	return found
+}
+
+// guardHolds evaluates the guard of the dag child n naively, as choose
+// compares cases.
+func (o *oracle) guardHolds(n *oracleNode) bool {
+	out := o.names[n.guard.Output].out.Output
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	var v, w any
+	if json.Unmarshal(out, &v) != nil || json.Unmarshal(n.guard.Equals, &w) != nil {
+		return false
+	}
+	return reflect.DeepEqual(v, w)
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -148,10 +149,28 @@ func (e *engine) stopLosers(p int32, tp *tnode) {
 	}
 	for _, id := range stop {
 		s := e.get(id)
-		e.stops = append(e.stops, e.action(id, int(s.attempt)))
+		a := e.action(id, int(s.attempt))
+		if i := e.dispatchedNow(a.ID); i >= 0 {
+			// Begun in this very transition, by the round before a late
+			// settling won the race (a dag whose children were all
+			// skipped): withdrawn rather than dispatched and stopped.
+			e.actions = slices.Delete(e.actions, i, i+1)
+			e.mut(id).attempt--
+		} else {
+			e.stops = append(e.stops, a)
+		}
 		e.j.running--
 		e.settle(id, StatusCancelled, 0, 0)
 	}
+}
+
+// dispatchedNow returns the index in e.actions of the action called id,
+// or -1: an action this edit dispatched.
+func (e *engine) dispatchedNow(id string) int {
+	if len(e.lateQ) == 0 && !e.lateSettled {
+		return -1 // only a late settling wins a race after a round began actions
+	}
+	return slices.IndexFunc(e.actions, func(a Action) bool { return a.ID == id })
 }
 
 // collectStops walks the running node id, under a node that stops it

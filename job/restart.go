@@ -326,7 +326,8 @@ type engine struct {
 	settleQ  smallQ[int32]
 	// lateQ holds the nodes that failed as they began (a choice with
 	// nothing to run): they settle once the round that began them is over.
-	lateQ []int32
+	lateQ       []late
+	lateSettled bool // some node of lateQ settled in this edit
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
@@ -556,6 +557,7 @@ func (e *engine) run() {
 		if len(e.lateQ) > 0 {
 			e.settleLate()
 		}
+
 		e.propagateAll()
 		if len(e.abandonQ) > 0 {
 			// Giving up settles leaves, which may freeze more: settle again.
@@ -583,6 +585,14 @@ func (e *engine) run() {
 				} else {
 					e.giveUp(st.node) // a retry is new work: it fails instead
 				}
+				cancelled = true
+				continue
+			}
+			if st.kind == startBegin && e.node(st.node).guard != nil && !e.guardHolds(st.node) {
+				// A dag child whose guard is false is skipped instead of
+				// begun: a settling, so the tree settles again first.
+				e.skip(st.node)
+				e.settleQ.push(st.node)
 				cancelled = true
 				continue
 			}
@@ -774,7 +784,7 @@ func (e *engine) dagChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 	ps := e.mut(p)
 	ps.done++
 	switch cs.status {
-	case StatusSucceeded:
+	case StatusSucceeded, StatusSkipped:
 		// Start the siblings waiting for nothing else. Two siblings that
 		// succeed in one batch both see the other settled: the first one
 		// handled starts their common dependents.
@@ -783,7 +793,7 @@ func (e *engine) dagChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 			deps := e.node(k).deps
 			ready := true
 			for _, dep := range deps {
-				if e.get(tp.kids[dep]).status != StatusSucceeded {
+				if st := e.get(tp.kids[dep]).status; st != StatusSucceeded && st != StatusSkipped {
 					ready = false
 					break
 				}
@@ -941,12 +951,16 @@ func (e *engine) begin(id int32) {
 		e.beginChoice(id, tn)
 	case ast.KindDag:
 		// The children after nothing start with the dag; pos counts them.
+		// A guarded one is queued: it may be skipped, which settles.
 		for _, k := range tn.kids {
 			if len(e.node(k).deps) == 0 {
-				s = e.mut(id) // begin may have copied the trie path
-				s.pos++
-				e.begin(k)
+				e.beginDagChild(id, tn, k)
 			}
+		}
+		if int(e.get(id).done) == len(tn.kids) {
+			// Every child was skipped: the dag succeeds once the round
+			// that began it is over.
+			e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
 		}
 	}
 }

@@ -78,6 +78,10 @@ type tnode struct {
 	reads int32
 	// choice is, for a choice, its node as written (cases, multi).
 	choice *ast.Node
+	// guard is, for a dag child with a guard (when), the guard, and
+	// guardOn the leaf it reads; nil and -1 elsewhere.
+	guard   *ast.Guard
+	guardOn int32
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -155,6 +159,9 @@ func (t *tree) link() {
 		if tn.kind == ast.KindChoice {
 			tn.reads = t.names[tn.choice.On]
 		}
+		if tn.guard != nil {
+			tn.guardOn = t.names[tn.guard.Output]
+		}
 		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
 			tn.inputs = make([]int32, len(tn.act.Inputs))
 			for k, name := range tn.act.Inputs {
@@ -169,7 +176,7 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, reads: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, reads: -1, guardOn: -1, guard: n.When, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
 	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0 {
 		t.lang3 = true
 	}
