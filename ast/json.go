@@ -429,8 +429,8 @@ var kindKeys = [...]struct {
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
-	KindAct:  {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
-	KindSeq:  {"seq", "name", "deadline"},
+	KindAct:    {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
+	KindSeq:    {"seq", "name", "deadline"},
 	KindPar:    {"par", "name", "deadline", "limit"},
 	KindTry:    {"try", "rescue", "finally", "name", "deadline"},
 	KindDag:    {"dag", "name", "deadline", "limit"},

@@ -190,13 +190,13 @@ type oracleNode struct {
 
 	guard    *ast.Guard // dag child: its guard, or nil
 	choice   *ast.Node  // choice: as written
-	skipped  bool      // a case its choice did not select, or under one
-	chose    []bool    // choice: which children it selected, once entered
-	late     bool      // choice: selected nothing; fails once the round that entered it is over
-	began    int       // act: the step that dispatched it
-	lateDone bool      // dag: every child was skipped, and the round that began it is over
-	failKind string    // choice: selected nothing: no_case or not_an_array
-	failMsg  string    // choice: the message of that failure
+	skipped  bool       // a case its choice did not select, or under one
+	chose    []bool     // choice: which children it selected, once entered
+	late     bool       // choice: selected nothing; fails once the round that entered it is over
+	began    int        // act: the step that dispatched it
+	lateDone bool       // dag: every child was skipped, and the round that began it is over
+	failKind string     // choice: selected nothing: no_case or not_an_array
+	failMsg  string     // choice: the message of that failure
 }
 
 // oracle runs one workflow for a propCase.
