@@ -22,6 +22,10 @@ func (j Job) check() error {
 		return fmt.Errorf("root is %s (a job is running, succeeded, failed, or cancelled by Cancel)", st)
 	case j.cancel != "" && j.st.get(0).flags&flagExpired == 0:
 		return fmt.Errorf("cancelled (%q) with a root that does not know it", j.cancel)
+	case j.ended != "" && j.st.get(0).flags&flagExpired == 0:
+		return fmt.Errorf("ended (%q) with a root that does not know it", j.ended)
+	case j.ended != "" && j.cancel == "" && st.Settled() && st != StatusSucceeded:
+		return fmt.Errorf("ended (%q), then %s", j.ended, st)
 	case j.cancel != "" && st.Settled() && st != StatusCancelled:
 		return fmt.Errorf("cancelled (%q), ended %s", j.cancel, st)
 	}
@@ -141,7 +145,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	}
 	if s.flags&flagExpired != 0 {
-		if tn.deadline == 0 && !(id == 0 && j.cancel != "") {
+		if tn.deadline == 0 && !(id == 0 && (j.cancel != "" || j.ended != "")) {
 			return fmt.Errorf("expired without a deadline or a cancel")
 		}
 		if s.status.Settled() {
@@ -253,6 +257,13 @@ func (j Job) checkNode(id int32, res *result) error {
 	case ast.KindChoice:
 		if err := j.checkChoice(id, tn, s, res); err != nil {
 			return err
+		}
+	case ast.KindEnd:
+		if s != (nstate{status: s.status, flags: s.flags}) || res != nil || s.status == StatusRunning || s.status == StatusFailed {
+			return fmt.Errorf("end node has state %+v", s)
+		}
+		if s.status == StatusSucceeded && j.ended == "" && j.cancel == "" {
+			return fmt.Errorf("end node succeeded, and the job was not stopped")
 		}
 	case ast.KindTry:
 		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || res != nil {
@@ -403,6 +414,10 @@ func (j Job) checkExpired(id int32, tn *tnode, s nstate) error {
 	if id == 0 && j.cancel != "" {
 		if s.status != StatusCancelled {
 			return fmt.Errorf("the root of a cancelled job is %s", s.status)
+		}
+	} else if id == 0 && j.ended != "" {
+		if s.status != StatusSucceeded || s.cause != 0 {
+			return fmt.Errorf("the root of a job an end node stopped is %s", s.status)
 		}
 	} else if s.status != StatusFailed || s.cause != id+1 || s.others != 0 {
 		return fmt.Errorf("expired node %s with cause %d, others %d", s.status, s.cause, s.others)

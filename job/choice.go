@@ -58,6 +58,14 @@ func (e *engine) settleLate() {
 		if e.get(l.node).status != StatusRunning {
 			continue
 		}
+		if e.node(l.node).kind == ast.KindEnd && e.j.cancel == "" && e.j.ended == "" {
+			// An end: everything stops as for a cancel, and the job
+			// ends succeeded once what still runs has settled.
+			e.j.ended = e.node(l.node).endReason
+			if e.get(0).flags&flagExpired == 0 {
+				e.expire(0)
+			}
+		}
 		if l.status == StatusFailed {
 			e.settle(l.node, StatusFailed, l.node+1, 0)
 		} else {

@@ -26,10 +26,16 @@ var choiceValues = []string{`"a"`, `"b"`, `"c"`, `1`, `1.0`, `null`, `["a","c"]`
 
 // choiceDrawer draws trees with choices; each choice comes as a seq of a
 // named leaf and a choice on it.
-type choiceDrawer struct{ names int }
+type choiceDrawer struct {
+	names int
+	ends  bool // draw end nodes too (the oracle does not know them)
+}
 
 func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
 	kinds := []ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindRace, ast.KindChoice, ast.KindChoice, ast.KindDag}
+	if d.ends {
+		kinds = append(kinds, ast.KindEnd)
+	}
 	if depth >= 3 {
 		kinds = kinds[:1]
 	}
@@ -37,6 +43,8 @@ func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
 	switch k := rapid.SampledFrom(kinds).Draw(t, "kind"); k {
 	case ast.KindAct:
 		n = ast.Act("a", nil)
+	case ast.KindEnd:
+		n = ast.End("stop")
 	case ast.KindSeq, ast.KindPar, ast.KindRace:
 		kids := make([]ast.Node, rapid.IntRange(2, 3).Draw(t, "width"))
 		for i := range kids {
@@ -105,8 +113,10 @@ func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
 // choiceCase draws a tree with choices and every leaf's outcome: the
 // named leaves a choice reads succeed with a drawn value (or text that is
 // not JSON), the others fail one time in three.
-func choiceCase(t *rapid.T) (ast.Node, propCase) {
-	w := (&choiceDrawer{}).tree(t, 0)
+func choiceCase(t *rapid.T) (ast.Node, propCase) { return choiceCaseOf(t, &choiceDrawer{}) }
+
+func choiceCaseOf(t *rapid.T, d *choiceDrawer) (ast.Node, propCase) {
+	w := d.tree(t, 0)
 	if err := ast.Validate(w); err != nil {
 		t.Skip("invalid tree")
 	}
@@ -152,6 +162,9 @@ func choicePlay(t *rapid.T, w ast.Node, c propCase, draw, crashes bool) job.Job 
 		out := j.Outstanding()
 		if len(out) == 0 {
 			t.Fatalf("running with nothing outstanding: %s", job.Describe(j))
+		}
+		if err := job.Check(j); err != nil {
+			t.Fatalf("Check: %v\n%s", err, job.Describe(j))
 		}
 		batch := out
 		if draw {
@@ -201,6 +214,35 @@ func TestPropChoiceStatusCommutes(t *testing.T) {
 		}
 		if got, want := all.Status(), oracleOutcomeOf(c); got != want {
 			t.Fatalf("job %s, oracle %s\n%s", got, want, job.Describe(all))
+		}
+	})
+}
+
+// TestPropEndStatusCommutes: with end nodes among choices and dags, every
+// step is deterministic, leaves its input alone and makes a job that
+// decodes (choicePlay); a job an end stopped ends succeeded; and a crash
+// before every step does not change the status.
+func TestPropEndStatusCommutes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		w, c := choiceCaseOf(t, &choiceDrawer{ends: true})
+		all := choicePlay(t, w, c, false, false)
+		drawn := choicePlay(t, w, c, true, false)
+		crashed := choicePlay(t, w, c, true, true)
+		if _, ok := all.Ended(); ok && all.Status() != job.StatusSucceeded {
+			t.Fatalf("ended, then %s\n%s", all.Status(), job.Describe(all))
+		}
+		if _, ok := drawn.Ended(); ok && drawn.Status() != job.StatusSucceeded {
+			t.Fatalf("ended, then %s\n%s", drawn.Status(), job.Describe(drawn))
+		}
+		// Which of a failure and an end comes first may decide the
+		// status (an end stops a par a failure would have failed), so
+		// the status itself is not compared across batchings; a crash
+		// before every step changes nothing of it, though.
+		if again := choicePlay(t, w, c, false, true); again.Status() != all.Status() {
+			t.Fatalf("all at once %s, with crashes %s", all.Status(), again.Status())
+		}
+		if _, ok := crashed.Ended(); ok && crashed.Status() != job.StatusSucceeded {
+			t.Fatalf("ended, then %s\n%s", crashed.Status(), job.Describe(crashed))
 		}
 	})
 }
@@ -278,6 +320,28 @@ func fuzzChoiceTree() ast.Node {
 			ast.Choice("m", ast.When("a", a("x")), ast.When("b", ast.Seq(a("y1"), a("y2")))).AllMatching()),
 		ast.Seq(a("r").Named("r"), ast.Choice("r", ast.When(`ok`, a("z")), ast.Else(a("w")))).WithReplicas(2),
 	)
+}
+
+// fuzzEndTree is the workflow FuzzRestartEnd plays: an end reached
+// through a choice, beside a try whose finally runs after it, and a
+// guarded dag.
+func fuzzEndTree() ast.Node {
+	a := func(name string) ast.Node { return ast.Act(name, nil) }
+	return ast.Par(
+		ast.Try(ast.Seq(a("a1"), a("a2")), ast.Finally(a("f"))),
+		ast.Seq(a("k").Named("k"), ast.Choice("k", ast.When("stop", ast.End("asked to")), ast.Else(a("go")))),
+		ast.Seq(a("m").Named("m"), ast.Dag(a("x").Named("x").WithWhen("m", 1), a("y").Named("y").WithAfter("x"))),
+	)
+}
+
+// FuzzRestartEnd is FuzzRestart over fuzzEndTree.
+func FuzzRestartEnd(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0, 1, 0, 6, '"', 's', 't', 'o', 'p', '"', 6, 0, 0, 0, 0, 6, 7, 1, 0, 0, 0, 0, 6})
+	f.Add([]byte{0, 2, 0, 1, '1', 6, 0, 0, 0, 0, 6, 0, 0, 0, 0, 6})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzPlay(t, fuzzEndTree(), data)
+	})
 }
 
 // FuzzRestartChoice is FuzzRestart over fuzzChoiceTree: no input may make

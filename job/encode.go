@@ -41,7 +41,8 @@ import (
 //	   that won (0 while undecided)
 //	9  workflows of version 3 (choice, end, dag guards, race need, par
 //	   and dag limits); status 5 (skipped); flag 8 on a choice that
-//	   failed because its output was not an array
+//	   failed because its output was not an array; "end" (the reason of
+//	   the end node that stopped the job, which then ends succeeded)
 const Format = 9
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
@@ -89,6 +90,10 @@ func Encode(j Job) ([]byte, error) {
 	if j.cancelAt != 0 {
 		b = append(b, `,"cancel_at":`...)
 		b = strconv.AppendInt(b, j.cancelAt, 10)
+	}
+	if j.ended != "" {
+		b = append(b, `,"end":`...)
+		b = appendString(b, j.ended)
 	}
 	b = append(b, `,"workflow":`...)
 	b = append(b, workflow...)
@@ -234,6 +239,7 @@ type encoded struct {
 	Clock    *int64          `json:"clock"`
 	Cancel   *string         `json:"cancel"`
 	CancelAt *int64          `json:"cancel_at"`
+	End      *string         `json:"end"`
 	Timers   [][]int64       `json:"timers"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
@@ -388,6 +394,12 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("an empty cancel reason written")
 		}
 		j.cancel = *enc.Cancel
+	}
+	if enc.End != nil {
+		if *enc.End == "" || !t.lang3 {
+			return corrupt("an empty end reason, or an end in a workflow without end nodes")
+		}
+		j.ended = *enc.End
 	}
 	if enc.CancelAt != nil {
 		switch {

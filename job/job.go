@@ -110,6 +110,10 @@ type Job struct {
 	// cancelAt is when the cancel was made (its result's At), Unix
 	// nanoseconds; 0 when the cancel carried no time, or there was none.
 	cancelAt int64
+	// ended is the reason of the end node that stopped the job ("" if
+	// none did): like a cancel, the root is expired, but the job ends
+	// succeeded.
+	ended string
 }
 
 // ID returns the job's ID.
@@ -154,6 +158,11 @@ func (j Job) CancelTime() (time.Time, bool) {
 	}
 	return time.Unix(0, j.cancelAt).UTC(), true
 }
+
+// Ended returns the reason of the end node that stopped the job, and
+// whether one did. Such a job may still be running its finally blocks;
+// it ends with StatusSucceeded.
+func (j Job) Ended() (reason string, ok bool) { return j.ended, j.ended != "" }
 
 // Done reports whether the job has finished, well or badly.
 func (j Job) Done() bool { return j.Status().Settled() }

@@ -148,20 +148,25 @@ func (e *engine) stopLosers(p int32, tp *tnode) {
 		e.giveUp(id)
 	}
 	for _, id := range stop {
-		s := e.get(id)
-		a := e.action(id, int(s.attempt))
-		if i := e.dispatchedNow(a.ID); i >= 0 {
-			// Begun in this very transition, by the round before a late
-			// settling won the race (a dag whose children were all
-			// skipped): withdrawn rather than dispatched and stopped.
-			e.actions = slices.Delete(e.actions, i, i+1)
-			e.mut(id).attempt--
-		} else {
-			e.stops = append(e.stops, a)
-		}
+		e.stopAction(id)
 		e.j.running--
 		e.settle(id, StatusCancelled, 0, 0)
 	}
+}
+
+// stopAction tells the action in flight of the leaf id to stop
+// (Transition.Stops). An action begun in this very transition, by the
+// round before a late settling (an end node, or a dag whose children were
+// all skipped) stopped it, is withdrawn instead: never both dispatched and
+// stopped.
+func (e *engine) stopAction(id int32) {
+	a := e.action(id, int(e.get(id).attempt))
+	if i := e.dispatchedNow(a.ID); i >= 0 {
+		e.actions = slices.Delete(e.actions, i, i+1)
+		e.mut(id).attempt--
+		return
+	}
+	e.stops = append(e.stops, a)
 }
 
 // dispatchedNow returns the index in e.actions of the action called id,

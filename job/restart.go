@@ -213,6 +213,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 		case k.timer == timerCancel && (e.j.cancel != "" || k.r.Error == ""):
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredDuplicate, Detail: "the job is cancelled already, or the cancel has no reason"})
 			continue
+		case k.timer == timerCancel && e.j.ended != "":
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredDuplicate, Detail: "the job is ending already (an end node was reached)"})
+			continue
 		case k.timer != timerCancel && (!ok || k.timer == timerRetry && int(p.attempt) != k.attempt):
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredTimer})
 			continue
@@ -626,6 +629,8 @@ func (e *engine) settle(id int32, status Status, cause, others int32) {
 		// deadline; the root of a cancelled job ends cancelled.
 		if id == 0 && e.j.cancel != "" {
 			status, cause, others = StatusCancelled, 0, 0
+		} else if id == 0 && e.j.ended != "" {
+			status, cause, others = StatusSucceeded, 0, 0 // stopped by an end node
 		} else {
 			status, cause, others = StatusFailed, id+1, 0
 		}
@@ -709,8 +714,7 @@ func (e *engine) expire(n int32) {
 		e.giveUp(id)
 	}
 	for _, id := range stop {
-		s := e.get(id)
-		e.stops = append(e.stops, e.action(id, int(s.attempt)))
+		e.stopAction(id)
 		e.j.running--
 		if id == n && !(n == 0 && e.j.cancel != "") {
 			// The leaf that expired fails (a cancelled job's root leaf
@@ -949,6 +953,9 @@ func (e *engine) begin(id int32) {
 		e.begin(tn.kids[partBody])
 	case ast.KindChoice:
 		e.beginChoice(id, tn)
+	case ast.KindEnd:
+		// It stops the job once the round that began it is over.
+		e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
 	case ast.KindDag:
 		// The children after nothing start with the dag; pos counts them.
 		// A guarded one is queued: it may be skipped, which settles.

@@ -82,6 +82,8 @@ type tnode struct {
 	// guardOn the leaf it reads; nil and -1 elsewhere.
 	guard   *ast.Guard
 	guardOn int32
+	// endReason is, for an end node, its reason.
+	endReason string
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -210,6 +212,8 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.narrow++
 	}
 	switch n.Kind {
+	case ast.KindEnd:
+		t.nodes[id].endReason = n.Reason
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
