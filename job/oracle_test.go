@@ -402,7 +402,7 @@ func (n *oracleNode) status() job.Status {
 				cancelled = true
 			}
 		}
-		succeeded := slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusSucceeded })
+		succeeded := n.succeeded() >= n.need()
 		switch {
 		case n.winner != nil:
 			return job.StatusSucceeded
@@ -760,7 +760,7 @@ func (o *oracle) decideOne() bool {
 		decided := false
 		for _, r := range races {
 			for _, k := range r.kids {
-				if k.status() == job.StatusSucceeded {
+				if k.status() == job.StatusSucceeded && r.succeeded() >= r.need() {
 					r.winner = k
 					for _, l := range r.kids {
 						if l != k {
@@ -838,6 +838,9 @@ func (n *oracleNode) raceMessage() string {
 		} else {
 			parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
 		}
+	}
+	if n.need() > 1 {
+		return fmt.Sprintf("fewer than %d children succeeded: ", n.need()) + strings.Join(parts, "; ")
 	}
 	return "every child failed: " + strings.Join(parts, "; ")
 }
@@ -1493,4 +1496,18 @@ func (o *oracle) guardHolds(n *oracleNode) bool {
 		return false
 	}
 	return reflect.DeepEqual(v, w)
+}
+
+// need is how many children the race n needs to succeed.
+func (n *oracleNode) need() int { return max(n.choice.Need, 1) }
+
+// succeeded counts the children of n that succeeded.
+func (n *oracleNode) succeeded() int {
+	c := 0
+	for _, k := range n.kids {
+		if k.status() == job.StatusSucceeded {
+			c++
+		}
+	}
+	return c
 }

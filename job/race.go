@@ -24,7 +24,13 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 			if e.raceWins == nil {
 				e.raceWins = map[int32]int32{}
 			}
-			if w, ok := e.raceWins[p]; !ok || tc.edge < w {
+			if tp.need > 1 {
+				// Won once need children have succeeded; the winner is
+				// the first of them in tree order.
+				if first, n := e.succeededKids(tp); n >= tp.need {
+					e.raceWins[p] = first
+				}
+			} else if w, ok := e.raceWins[p]; !ok || tc.edge < w {
 				e.raceWins[p] = tc.edge
 			}
 		}
@@ -48,6 +54,21 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 		ps.out = StatusCancelled
 	}
 	e.settleRace(p, tp, ps)
+}
+
+// succeededKids returns the edge of the first child of the race tp that
+// succeeded, and how many did.
+func (e *engine) succeededKids(tp *tnode) (first, n int32) {
+	first = -1
+	for i, k := range tp.kids {
+		if e.get(k).status == StatusSucceeded {
+			if first < 0 {
+				first = int32(i)
+			}
+			n++
+		}
+	}
+	return first, n
 }
 
 // settleRace settles the race p (state ps) once every child has: it
@@ -283,8 +304,11 @@ func (j Job) checkRace(tn *tnode, s nstate, res *result) error {
 	if s.pos > 0 && kid(tn.kids[s.pos-1]) != StatusSucceeded {
 		return fmt.Errorf("won by child %d, which is %s", s.pos-1, kid(tn.kids[s.pos-1]))
 	}
-	if s.pos == 0 && succeeded > 0 {
-		return fmt.Errorf("undecided with %d children succeeded", succeeded)
+	if s.pos == 0 && succeeded >= tn.need {
+		return fmt.Errorf("undecided with %d children succeeded (it needs %d)", succeeded, tn.need)
+	}
+	if s.pos > 0 && succeeded < tn.need {
+		return fmt.Errorf("won with %d children succeeded (it needs %d)", succeeded, tn.need)
 	}
 	settled := int(done) == len(tn.kids)
 	if settled == (s.status == StatusRunning) {

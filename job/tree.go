@@ -84,6 +84,9 @@ type tnode struct {
 	guardOn int32
 	// endReason is, for an end node, its reason.
 	endReason string
+	// need is, for a race, how many children must succeed: 1 unless
+	// the race says more.
+	need int32
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -188,6 +191,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	if n.Kind == ast.KindRace {
 		t.raced = true
 		t.nodes[id].copies = int32(n.Replicas)
+		t.nodes[id].need = int32(max(n.Need, 1))
 	}
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
