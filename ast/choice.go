@@ -116,8 +116,9 @@ func (n Node) WithNeed(k int) Node {
 	return n
 }
 
-// WithLimit returns the par or dag n running at most k children at once;
-// the others start in tree order as running ones settle.
+// WithLimit returns the par n running at most k children at once; the
+// others start in tree order as running ones settle. (A dag takes no
+// limit yet.)
 func (n Node) WithLimit(k int) Node {
 	n.Limit = k
 	return n
@@ -445,8 +446,10 @@ func (v *validator) lang3(n *Node, path *pathRef) {
 	}
 	if n.Limit != 0 {
 		switch {
-		case n.Kind != KindPar && n.Kind != KindDag:
-			v.add(path, "limit on a %s node (only a par or a dag has it)", n.Kind)
+		case n.Kind == KindDag:
+			v.add(path, "limit on a dag is not supported yet (a par takes one)")
+		case n.Kind != KindPar:
+			v.add(path, "limit on a %s node (only a par has it)", n.Kind)
 		case n.Limit < 1:
 			v.add(path, "limit %d is out of range (at least 1; leave it out for none)", n.Limit)
 		}

@@ -17,7 +17,7 @@ func TestLang3RoundTrip(t *testing.T) {
 			ast.When("a", ast.Act("x", 1)),
 			ast.WhenAny([]any{1, 2.5, nil}, ast.Act("y", nil)),
 			ast.Else(ast.Act("z", nil))).AllMatching(),
-		ast.Dag(ast.Act("p", nil).Named("p"), ast.Act("q", nil).Named("q").WithAfter("p").WithWhen("c", map[string]any{"ok": true})).WithLimit(1),
+		ast.Dag(ast.Act("p", nil).Named("p"), ast.Act("q", nil).Named("q").WithAfter("p").WithWhen("c", map[string]any{"ok": true})),
 		ast.Par(ast.Act("r", nil), ast.Act("s", nil)).WithLimit(1),
 		ast.Race(ast.Act("a", nil), ast.Act("b", nil), ast.Act("c", nil)).WithNeed(2),
 		ast.End("done"),
@@ -28,7 +28,7 @@ func TestLang3RoundTrip(t *testing.T) {
 	}
 	want := `{"version":3,"root":{"seq":[{"act":"check","name":"c"},` +
 		`{"choice":{"on":"c","cases":[{"when":"a","do":{"act":"x","payload":1}},{"when":{"any":[1,2.5,null]},"do":{"act":"y"}}],"else":{"act":"z"},"multi":true}},` +
-		`{"dag":[{"name":"p","do":{"act":"p"}},{"name":"q","after":["p"],"when":{"output":"c","equals":{"ok":true}},"do":{"act":"q"}}],"limit":1},` +
+		`{"dag":[{"name":"p","do":{"act":"p"}},{"name":"q","after":["p"],"when":{"output":"c","equals":{"ok":true}},"do":{"act":"q"}}]},` +
 		`{"par":[{"act":"r"},{"act":"s"}],"limit":1},` +
 		`{"race":[{"act":"a"},{"act":"b"},{"act":"c"}],"need":2},{"end":"done"}]}}`
 	if string(b) != want {
@@ -67,6 +67,7 @@ func TestLang3Refused(t *testing.T) {
 		{`{"version":3,"root":{"seq":[{"act":"c","name":"c"},{"choice":{"on":"c","cases":[{"when":1,"do":{"act":"x","name":"in"}}]}},{"act":"u","inputs":["in"]}]}}`,
 			`seq[2]: input "in" (seq[1].choice[0]) is inside the choice at seq[1], whose success says nothing of any one case`},
 		{`{"version":3,"root":{"par":[{"act":"x"}],"limit":0}}`, "root: limit 0 is out of range (at least 1; leave it out for none)"},
+		{`{"version":3,"root":{"dag":[{"name":"x","do":{"act":"x"}}],"limit":1}}`, "root: limit on a dag is not supported yet"},
 		{`{"version":3,"root":{"race":[{"act":"x"},{"act":"y"}],"need":3}}`, "root: need 3 is out of range (1 to the race's 2 children)"},
 		{`{"version":3,"root":{"seq":[{"act":"x"}],"limit":2}}`, `root: unknown field "limit" in seq node`},
 		{`{"version":3,"root":{"end":""}}`, "root: end has no reason"},

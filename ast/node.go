@@ -114,8 +114,8 @@ type Node struct {
 	// Need, for KindRace: how many children must succeed for the race to
 	// succeed (0 counts as 1).
 	Need int
-	// Limit, for KindPar and KindDag: the most children running at once
-	// (0: no limit).
+	// Limit, for KindPar: the most children running at once (0: no
+	// limit). Validate refuses one on a dag, which does not have it yet.
 	Limit int
 	// Reason, for KindEnd: why the workflow ends there.
 	Reason string

@@ -220,10 +220,16 @@ func (j Job) checkNode(id int32, res *result) error {
 			}
 		}
 	case ast.KindPar:
-		if s.attempt != 0 || s.pos != 0 || res != nil {
+		if s.attempt != 0 || s.pos != 0 && tn.limit == 0 || res != nil {
 			return fmt.Errorf("par has foreign state %+v", s)
 		}
 		done, failed, idle, _, cancelled := j.countKids(tn.kids)
+		if tn.limit > 0 && s.pos > 0 {
+			if err := j.checkLimit(tn, s, done, idle); err != nil {
+				return err
+			}
+			idle = 0 // those not started yet
+		}
 		if idle > 0 {
 			if s.status != StatusCancelled || idle != int32(len(tn.kids)) || s != (nstate{status: StatusCancelled}) {
 				return fmt.Errorf("%d idle children", idle)
@@ -458,6 +464,28 @@ func (t *Transition) check() error {
 		if stops[a.ID] {
 			return fmt.Errorf("action %s is both dispatched and stopped", a.ID)
 		}
+	}
+	return nil
+}
+
+// checkLimit checks a par with a limit that began (pos children
+// started): the children before pos began, those after did not, and as
+// long as some have not, limit of them run.
+func (j Job) checkLimit(tn *tnode, s nstate, done, idle int32) error {
+	n := int32(len(tn.kids))
+	if s.pos < tn.limit || s.pos > n {
+		return fmt.Errorf("limited par started %d of %d children (limit %d)", s.pos, n, tn.limit)
+	}
+	for i, k := range tn.kids {
+		if st := j.st.get(k).status; (st == StatusIdle) != (int32(i) >= s.pos) {
+			return fmt.Errorf("child %d is %s, %d started", i, st, s.pos)
+		}
+	}
+	if idle != n-s.pos {
+		return fmt.Errorf("%d idle children, %d started of %d", idle, s.pos, n)
+	}
+	if running := s.pos - done; running > tn.limit || s.pos < n && running != tn.limit {
+		return fmt.Errorf("%d children running, %d started of %d (limit %d)", running, s.pos, n, tn.limit)
 	}
 	return nil
 }

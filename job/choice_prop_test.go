@@ -51,6 +51,9 @@ func (d *choiceDrawer) tree(t *rapid.T, depth int) ast.Node {
 			kids[i] = d.tree(t, depth+1)
 		}
 		n = ast.Node{Kind: k, Children: kids}
+		if k == ast.KindPar && rapid.Bool().Draw(t, "limited") {
+			n = n.WithLimit(rapid.IntRange(1, len(kids)).Draw(t, "limit"))
+		}
 		if k == ast.KindRace && rapid.Bool().Draw(t, "need") {
 			n = n.WithNeed(rapid.IntRange(1, len(kids)).Draw(t, "need of"))
 		}

@@ -606,8 +606,21 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 				kf = true
 			}
 		}
+		running := 0
 		for _, k := range n.kids {
-			if !k.skipped {
+			if k.entered && !k.status().Settled() {
+				running++
+			}
+		}
+		for _, k := range n.kids {
+			switch {
+			case k.skipped:
+			case !k.entered && n.kind == ast.KindPar && n.choice.Limit > 0 && running >= n.choice.Limit:
+				return // a limited par starts no more than its limit
+			case !k.entered:
+				running++
+				in(k, kf)
+			default:
 				in(k, kf)
 			}
 		}
@@ -695,9 +708,14 @@ func (o *oracle) advance() {
 		var ws []oracleWant
 		o.root.wanted(false, &ws)
 		frozen := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen })
+		// A dag child whose guard is false is skipped, which settles it:
+		// as cancellations, before anything starts.
+		skip := slices.IndexFunc(ws, func(x oracleWant) bool { return x.n.guard != nil && !o.guardHolds(x.n) })
 		switch {
 		case frozen >= 0:
 			o.enter(ws[frozen].n, true)
+		case skip >= 0:
+			o.enter(ws[skip].n, false)
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
 			// innermost is decided once they have all been made.

@@ -753,6 +753,13 @@ func (e *engine) propagate(c int32) {
 	case ast.KindPar, ast.KindChoice:
 		ps := e.mut(p)
 		ps.done++
+		if tp.limit > 0 && int(ps.pos) < len(tp.kids) {
+			// A slot is free: the next child in tree order starts (or,
+			// frozen, is cancelled, which frees the slot again).
+			ps.pos++
+			e.requestStart(tp.kids[ps.pos-1])
+			ps = e.mut(p)
+		}
 		switch cs.status {
 		case StatusFailed:
 			e.countFailure(p, ps, cs)
@@ -941,11 +948,17 @@ func (e *engine) begin(id int32) {
 		s.pos = 0
 		e.begin(tn.kids[0])
 	case ast.KindPar, ast.KindRace:
+		kids := tn.kids
+		if tn.limit > 0 {
+			// At most limit children at once; pos counts those started.
+			kids = kids[:tn.limit]
+			s.pos = tn.limit
+		}
 		// Each child begins at least one action: make room for them at
 		// once. slices.Grow grows geometrically, so nested pars still cost
 		// amortised O(1) per action.
-		e.actions = slices.Grow(e.actions, len(tn.kids))
-		for _, k := range tn.kids {
+		e.actions = slices.Grow(e.actions, len(kids))
+		for _, k := range kids {
 			e.begin(k)
 		}
 	case ast.KindTry:

@@ -87,6 +87,9 @@ type tnode struct {
 	// need is, for a race, how many children must succeed: 1 unless
 	// the race says more.
 	need int32
+	// limit is, for a par, the most children running at once (0: no
+	// limit, or one at least as large as its children).
+	limit int32
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -192,6 +195,9 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.raced = true
 		t.nodes[id].copies = int32(n.Replicas)
 		t.nodes[id].need = int32(max(n.Need, 1))
+	}
+	if n.Kind == ast.KindPar && n.Limit > 0 && n.Limit < len(n.Children) {
+		t.nodes[id].limit = int32(n.Limit)
 	}
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
