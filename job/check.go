@@ -220,11 +220,11 @@ func (j Job) checkNode(id int32, res *result) error {
 			}
 		}
 	case ast.KindPar:
-		if s.attempt != 0 || s.pos != 0 && tn.limit == 0 || res != nil {
+		if s.attempt != 0 || s.pos != 0 && tn.limitN() == 0 || res != nil {
 			return fmt.Errorf("par has foreign state %+v", s)
 		}
 		done, failed, idle, _, cancelled := j.countKids(tn.kids)
-		if tn.limit > 0 && s.pos > 0 {
+		if tn.limitN() > 0 && s.pos > 0 {
 			if err := j.checkLimit(tn, s, done, idle); err != nil {
 				return err
 			}
@@ -344,7 +344,7 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 			st := kid(tn.kids[d])
 			ready = ready && (st == StatusSucceeded || st == StatusSkipped)
 		}
-		if g := j.t.nodes[c].guard; g != nil && kid(c) != StatusIdle && kid(c) != StatusSkipped && kid(c) != StatusCancelled && !j.guardHolds(c) {
+		if g := j.t.nodes[c].guardOf(); g != nil && kid(c) != StatusIdle && kid(c) != StatusSkipped && kid(c) != StatusCancelled && !j.guardHolds(c) {
 			return fmt.Errorf("child %d is %s, and its guard does not hold", k, kid(c))
 		}
 		switch st := kid(c); {
@@ -473,8 +473,8 @@ func (t *Transition) check() error {
 // long as some have not, limit of them run.
 func (j Job) checkLimit(tn *tnode, s nstate, done, idle int32) error {
 	n := int32(len(tn.kids))
-	if s.pos < tn.limit || s.pos > n {
-		return fmt.Errorf("limited par started %d of %d children (limit %d)", s.pos, n, tn.limit)
+	if s.pos < tn.limitN() || s.pos > n {
+		return fmt.Errorf("limited par started %d of %d children (limit %d)", s.pos, n, tn.limitN())
 	}
 	for i, k := range tn.kids {
 		if st := j.st.get(k).status; (st == StatusIdle) != (int32(i) >= s.pos) {
@@ -484,8 +484,8 @@ func (j Job) checkLimit(tn *tnode, s nstate, done, idle int32) error {
 	if idle != n-s.pos {
 		return fmt.Errorf("%d idle children, %d started of %d", idle, s.pos, n)
 	}
-	if running := s.pos - done; running > tn.limit || s.pos < n && running != tn.limit {
-		return fmt.Errorf("%d children running, %d started of %d (limit %d)", running, s.pos, n, tn.limit)
+	if running := s.pos - done; running > tn.limitN() || s.pos < n && running != tn.limitN() {
+		return fmt.Errorf("%d children running, %d started of %d (limit %d)", running, s.pos, n, tn.limitN())
 	}
 	return nil
 }

@@ -17,7 +17,7 @@ import (
 // beginChoice begins the choice id (state already running): the cases
 // selected begin, the others are skipped.
 func (e *engine) beginChoice(id int32, tn *tnode) {
-	run, failure := ast.Choose(tn.choice, e.j.outputOf(tn.reads))
+	run, failure := ast.Choose(tn.x.choice, e.j.outputOf(tn.x.reads))
 	next := 0
 	for i, k := range tn.kids {
 		if next < len(run) && run[next] == i {
@@ -61,7 +61,7 @@ func (e *engine) settleLate() {
 		if e.node(l.node).kind == ast.KindEnd && e.j.cancel == "" && e.j.ended == "" {
 			// An end: everything stops as for a cancel, and the job
 			// ends succeeded once what still runs has settled.
-			e.j.ended = e.node(l.node).endReason
+			e.j.ended = e.node(l.node).x.endReason
 			if e.get(0).flags&flagExpired == 0 {
 				e.expire(0)
 			}
@@ -87,7 +87,7 @@ type late struct {
 // and then treats the siblings after it that are ready the same way.
 func (e *engine) beginDagChild(id int32, tn *tnode, k int32) {
 	e.mut(id).pos++
-	if e.node(k).guard == nil || e.guardHolds(k) {
+	if e.node(k).guardOf() == nil || e.guardHolds(k) {
 		e.begin(k)
 		return
 	}
@@ -120,15 +120,15 @@ const (
 // failed as it began.
 func (j Job) choiceFailure(c int32) (kind, msg string) {
 	tn := &j.t.nodes[c]
-	out := j.outputOf(tn.reads)
+	out := j.outputOf(tn.x.reads)
 	shown := "null"
 	if len(out) > 0 {
 		shown = clip(string(out), maxRaceChildText)
 	}
 	if j.st.get(c).flags&flagNotArray != 0 {
-		return KindNotAnArray, "the output of " + tn.choice.On + " is not an array: " + shown
+		return KindNotAnArray, "the output of " + tn.x.choice.On + " is not an array: " + shown
 	}
-	return KindNoCase, "no case matches the output of " + tn.choice.On + ": " + shown
+	return KindNoCase, "no case matches the output of " + tn.x.choice.On + ": " + shown
 }
 
 // choiceFailed reports whether node c is a choice that failed as it
@@ -151,7 +151,7 @@ func (j Job) checkSkipped(id int32, tn *tnode, s nstate, res *result) error {
 	ps := j.st.get(tn.parent)
 	switch {
 	case ps.status == StatusSkipped, p.kind == ast.KindChoice:
-	case p.kind == ast.KindDag && tn.guard != nil:
+	case p.kind == ast.KindDag && tn.guardOf() != nil:
 		if j.guardHolds(id) {
 			return fmt.Errorf("skipped, and its guard holds")
 		}
@@ -176,10 +176,10 @@ func (j Job) checkChoice(id int32, tn *tnode, s nstate, res *result) error {
 		}
 		return nil
 	}
-	if j.st.get(tn.reads).status != StatusSucceeded {
-		return fmt.Errorf("began before %s succeeded", tn.choice.On)
+	if j.st.get(tn.x.reads).status != StatusSucceeded {
+		return fmt.Errorf("began before %s succeeded", tn.x.choice.On)
 	}
-	run, failure := ast.Choose(tn.choice, j.outputOf(tn.reads))
+	run, failure := ast.Choose(tn.x.choice, j.outputOf(tn.x.reads))
 	if (failure == KindNotAnArray) != (s.flags&flagNotArray != 0) {
 		return fmt.Errorf("flags %d, and the output read says %q", s.flags, failure)
 	}
@@ -238,11 +238,11 @@ func (j Job) checkChoice(id int32, tn *tnode, s nstate, res *result) error {
 // is null).
 func (j *Job) guardHolds(id int32) bool {
 	tn := &j.t.nodes[id]
-	out := j.outputOf(tn.guardOn)
+	out := j.outputOf(tn.x.guardOn)
 	if len(out) == 0 {
 		out = []byte("null")
 	}
-	return ast.EqualJSON(out, tn.guard.Equals)
+	return ast.EqualJSON(out, tn.x.guard.Equals)
 }
 
 func (e *engine) guardHolds(id int32) bool { return e.j.guardHolds(id) }

@@ -396,7 +396,7 @@ const maxRaceChildText = 80
 // the kind they all share, if they share one.
 func (j Job) raceFailure(r int32, resOf func(int32) *result) (msg, kind string) {
 	var b strings.Builder
-	if need := j.t.nodes[r].need; need > 1 {
+	if need := j.t.nodes[r].needN(); need > 1 {
 		fmt.Fprintf(&b, "fewer than %d children succeeded: ", need)
 	} else {
 		b.WriteString("every child failed: ")

@@ -24,10 +24,10 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 			if e.raceWins == nil {
 				e.raceWins = map[int32]int32{}
 			}
-			if tp.need > 1 {
+			if tp.needN() > 1 {
 				// Won once need children have succeeded; the winner is
 				// the first of them in tree order.
-				if first, n := e.succeededKids(tp); n >= tp.need {
+				if first, n := e.succeededKids(tp); n >= tp.needN() {
 					e.raceWins[p] = first
 				}
 			} else if w, ok := e.raceWins[p]; !ok || tc.edge < w {
@@ -304,11 +304,11 @@ func (j Job) checkRace(tn *tnode, s nstate, res *result) error {
 	if s.pos > 0 && kid(tn.kids[s.pos-1]) != StatusSucceeded {
 		return fmt.Errorf("won by child %d, which is %s", s.pos-1, kid(tn.kids[s.pos-1]))
 	}
-	if s.pos == 0 && succeeded >= tn.need {
-		return fmt.Errorf("undecided with %d children succeeded (it needs %d)", succeeded, tn.need)
+	if s.pos == 0 && succeeded >= tn.needN() {
+		return fmt.Errorf("undecided with %d children succeeded (it needs %d)", succeeded, tn.needN())
 	}
-	if s.pos > 0 && succeeded < tn.need {
-		return fmt.Errorf("won with %d children succeeded (it needs %d)", succeeded, tn.need)
+	if s.pos > 0 && succeeded < tn.needN() {
+		return fmt.Errorf("won with %d children succeeded (it needs %d)", succeeded, tn.needN())
 	}
 	settled := int(done) == len(tn.kids)
 	if settled == (s.status == StatusRunning) {

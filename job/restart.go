@@ -591,7 +591,7 @@ func (e *engine) run() {
 				cancelled = true
 				continue
 			}
-			if st.kind == startBegin && e.node(st.node).guard != nil && !e.guardHolds(st.node) {
+			if st.kind == startBegin && e.node(st.node).guardOf() != nil && !e.guardHolds(st.node) {
 				// A dag child whose guard is false is skipped instead of
 				// begun: a settling, so the tree settles again first.
 				e.skip(st.node)
@@ -753,7 +753,7 @@ func (e *engine) propagate(c int32) {
 	case ast.KindPar, ast.KindChoice:
 		ps := e.mut(p)
 		ps.done++
-		if tp.limit > 0 && int(ps.pos) < len(tp.kids) {
+		if tp.limitN() > 0 && int(ps.pos) < len(tp.kids) {
 			// A slot is free: the next child in tree order starts (or,
 			// frozen, is cancelled, which frees the slot again).
 			ps.pos++
@@ -949,10 +949,10 @@ func (e *engine) begin(id int32) {
 		e.begin(tn.kids[0])
 	case ast.KindPar, ast.KindRace:
 		kids := tn.kids
-		if tn.limit > 0 {
+		if tn.limitN() > 0 {
 			// At most limit children at once; pos counts those started.
-			kids = kids[:tn.limit]
-			s.pos = tn.limit
+			kids = kids[:tn.limitN()]
+			s.pos = tn.limitN()
 		}
 		// Each child begins at least one action: make room for them at
 		// once. slices.Grow grows geometrically, so nested pars still cost

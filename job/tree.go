@@ -74,22 +74,54 @@ type tnode struct {
 	copies int32
 	// affinity is the node's own placement hint, or nil.
 	affinity *ast.Affinity
-	// reads is, for a choice, the leaf its On names; -1 elsewhere.
+	// x holds what only the nodes of workflow version 3 use; nil for
+	// the others, so that a tree of the older nodes costs no more.
+	x *tnodeX
+}
+
+// tnodeX is what a choice, a guarded dag child, an end, a race with a
+// need or a par with a limit adds to its tnode.
+type tnodeX struct {
+	// reads is, for a choice, the leaf its On names.
 	reads int32
 	// choice is, for a choice, its node as written (cases, multi).
 	choice *ast.Node
 	// guard is, for a dag child with a guard (when), the guard, and
-	// guardOn the leaf it reads; nil and -1 elsewhere.
+	// guardOn the leaf it reads.
 	guard   *ast.Guard
 	guardOn int32
 	// endReason is, for an end node, its reason.
 	endReason string
-	// need is, for a race, how many children must succeed: 1 unless
-	// the race says more.
+	// need is, for a race with a need above 1, how many children must
+	// succeed.
 	need int32
 	// limit is, for a par, the most children running at once (0: no
 	// limit, or one at least as large as its children).
 	limit int32
+}
+
+// needN is how many children of the race tn must succeed (1 by default).
+func (tn *tnode) needN() int32 {
+	if tn.x == nil || tn.x.need < 1 {
+		return 1
+	}
+	return tn.x.need
+}
+
+// limitN is the limit of the par tn, 0 for none.
+func (tn *tnode) limitN() int32 {
+	if tn.x == nil {
+		return 0
+	}
+	return tn.x.limit
+}
+
+// guardOf is the guard of the dag child tn, or nil.
+func (tn *tnode) guardOf() *ast.Guard {
+	if tn.x == nil {
+		return nil
+	}
+	return tn.x.guard
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -165,10 +197,10 @@ func (t *tree) link() {
 	for i := range t.nodes {
 		tn := &t.nodes[i]
 		if tn.kind == ast.KindChoice {
-			tn.reads = t.names[tn.choice.On]
+			tn.x.reads = t.names[tn.x.choice.On]
 		}
-		if tn.guard != nil {
-			tn.guardOn = t.names[tn.guard.Output]
+		if tn.guardOf() != nil {
+			tn.x.guardOn = t.names[tn.x.guard.Output]
 		}
 		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
 			tn.inputs = make([]int32, len(tn.act.Inputs))
@@ -184,9 +216,10 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, reads: -1, guardOn: -1, guard: n.When, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
 	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0 {
 		t.lang3 = true
+		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason}
 	}
 	if n.Affinity != nil {
 		t.raced = true // format 8 holds version 2 of the workflow
@@ -194,10 +227,12 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	if n.Kind == ast.KindRace {
 		t.raced = true
 		t.nodes[id].copies = int32(n.Replicas)
-		t.nodes[id].need = int32(max(n.Need, 1))
+		if n.Need > 1 {
+			t.nodes[id].x.need = int32(n.Need)
+		}
 	}
 	if n.Kind == ast.KindPar && n.Limit > 0 && n.Limit < len(n.Children) {
-		t.nodes[id].limit = int32(n.Limit)
+		t.nodes[id].x.limit = int32(n.Limit)
 	}
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
@@ -223,7 +258,6 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	}
 	switch n.Kind {
 	case ast.KindEnd:
-		t.nodes[id].endReason = n.Reason
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
@@ -231,7 +265,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.leaves++
 	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
 		if n.Kind == ast.KindChoice {
-			t.nodes[id].choice = n
+			t.nodes[id].x.choice = n
 		}
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
