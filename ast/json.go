@@ -20,20 +20,25 @@ import (
 //	1  act, seq, par, try and dag; names, inputs, retry, timeout,
 //	   deadline, delivery and priority (added as optional keys)
 //	2  race nodes, and "replicas" and "affinity" on any node
+//	3  choice and end nodes, "when" on a dag entry, "need" on a race,
+//	   "limit" on a par or dag
 //
-// A document of version 1 that uses a key of version 2 is refused, the
-// message naming the key and the version that has it.
-const Version = 2
+// A document of an older version that uses a key of a newer one is
+// refused, the message naming the key and the version that has it.
+const Version = 3
 
 // VersionOf returns the oldest version of the form that holds the tree
-// rooted at n: 2 if it has a race, replicas or an affinity, else 1.
+// rooted at n: 3 if it has a choice, an end, a guard, a need or a limit,
+// else 2 if it has a race, replicas or an affinity, else 1.
 func VersionOf(n Node) int {
 	v := 1
 	Walk(n, func(_ string, m *Node) bool {
-		if m.Kind == KindRace || m.Replicas != 0 || m.Affinity != nil {
-			v = 2
+		if m.lang3() {
+			v = 3
+		} else if m.Kind == KindRace || m.Replicas != 0 || m.Affinity != nil {
+			v = max(v, 2)
 		}
-		return v == 1
+		return v < 3
 	})
 	return v
 }
@@ -178,11 +183,20 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 				writeStrings(b, c.After)
 				b.WriteByte(',')
 			}
+			if c.When != nil {
+				writeGuard(b, c.When)
+				b.WriteByte(',')
+			}
 			b.WriteString(`"do":`)
 			writeNodeAs(b, c, false)
 			b.WriteByte('}')
 		}
 		b.WriteByte(']')
+	case KindChoice:
+		writeChoice(b, n)
+	case KindEnd:
+		b.WriteString(`{"end":`)
+		writeString(b, n.Reason)
 	default:
 		return // not a valid node: nothing is written
 	}
@@ -196,6 +210,14 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	}
 	if n.timed() {
 		writeTiming(b, n)
+	}
+	if n.Need != 0 {
+		b.WriteString(`,"need":`)
+		b.WriteString(strconv.Itoa(n.Need))
+	}
+	if n.Limit != 0 {
+		b.WriteString(`,"limit":`)
+		b.WriteString(strconv.Itoa(n.Limit))
 	}
 	if n.Priority != 0 {
 		writePriority(b, n)
@@ -403,22 +425,25 @@ func lineCol(data []byte, off int64) (line, col int) {
 var kindKeys = [...]struct {
 	key  string
 	kind Kind
-}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}}
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}, {"choice", KindChoice}, {"end", KindEnd}}
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
-	KindAct:  {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
-	KindSeq:  {"seq", "name", "deadline"},
-	KindPar:  {"par", "name", "deadline"},
-	KindTry:  {"try", "rescue", "finally", "name", "deadline"},
-	KindDag:  {"dag", "name", "deadline"},
-	KindRace: {"race", "name", "deadline"},
+	KindAct:    {"act", "payload", "name", "inputs", "retry", "timeout", "deadline", "delivery", "priority"},
+	KindSeq:    {"seq", "name", "deadline"},
+	KindPar:    {"par", "name", "deadline", "limit"},
+	KindTry:    {"try", "rescue", "finally", "name", "deadline"},
+	KindDag:    {"dag", "name", "deadline", "limit"},
+	KindRace:   {"race", "name", "deadline", "need"},
+	KindChoice: {"choice", "name", "deadline"},
+	KindEnd:    {"end", "name"},
 }
 
 // Which version of the form each key appeared in, for the keys that are
 // not in version 1: a document of an older version that uses one is
 // refused with a message naming the version that has it.
-var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2}
+var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2,
+	"choice": 3, "end": 3, "when": 3, "need": 3, "limit": 3}
 
 func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
@@ -431,7 +456,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	fields, dups, ok := readObject(data)
 	if !ok {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]} or {\"race\":[...]}, got %s", DescribeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]}, {\"race\":[...]}, {\"choice\":{...}} or {\"end\":...}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -444,7 +469,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	switch len(kinds) {
 	case 0:
-		add("node has none of the keys act, seq, par, try, dag, race (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		add("node has none of the keys act, seq, par, try, dag, race, choice, end (has: %s)", strings.Join(sortedKeys(fields), ", "))
 		return bad
 	case 1:
 	default:
@@ -463,8 +488,8 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 		case slices.Contains(allowed, k), k == "replicas", k == "affinity":
 		case k == "inputs":
 			add("unknown field %q in %s node (only an act takes inputs)", k, n.Kind)
-		case k == "after":
-			add("unknown field %q in %s node (after belongs in a dag entry, beside name and do)", k, n.Kind)
+		case k == "after" || k == "when":
+			add("unknown field %q in %s node (%s belongs in a dag entry, beside name and do)", k, n.Kind, k)
 		case k == "retry" || k == "timeout" || k == "delivery" || k == "priority":
 			// Reported below, in the order of the keys.
 		default:
@@ -494,7 +519,21 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	if raw, ok := fields["affinity"]; ok {
 		n.Affinity = decodeAffinity(raw, add)
 	}
+	if raw, ok := fields["need"]; ok && n.Kind == KindRace {
+		n.Need = decodeCount(raw, "need", add)
+	}
+	if raw, ok := fields["limit"]; ok && (n.Kind == KindPar || n.Kind == KindDag) {
+		n.Limit = decodeCount(raw, "limit", add)
+	}
 	switch n.Kind {
+	case KindChoice:
+		decodeChoice(fields["choice"], &n, path, depth, d, add)
+	case KindEnd:
+		var ok bool
+		if n.Reason, ok = readString(fields["end"]); !ok {
+			add(`"end" must be a string (the reason), got %s`, DescribeJSON(fields["end"]))
+			n.err = errReported
+		}
 	case KindAct:
 		var ok bool
 		if n.Action, ok = readString(fields["act"]); !ok {
@@ -572,10 +611,14 @@ func decodeEntry(data []byte, path string, depth int, d *decoder) Node {
 	for _, k := range sortedKeys(fields) {
 		switch {
 		case k == "name" || k == "after" || k == "do":
+		case k == "when":
+			if d.version < keyVersion[k] {
+				add("%q needs workflow version %d (this document is version %d)", k, keyVersion[k], d.version)
+			}
 		case k == "inputs" || k == "retry" || k == "timeout" || k == "deadline" || k == "delivery" || k == "priority" || k == "replicas" || k == "affinity":
-			add("unknown field %q in dag entry (allowed: name, after, do; %s belongs in the \"do\" node)", k, k)
+			add("unknown field %q in dag entry (allowed: name, after, when, do; %s belongs in the \"do\" node)", k, k)
 		default:
-			add("unknown field %q in dag entry (allowed: name, after, do)", k)
+			add("unknown field %q in dag entry (allowed: name, after, when, do)", k)
 		}
 	}
 	var name string
@@ -604,6 +647,9 @@ func decodeEntry(data []byte, path string, depth int, d *decoder) Node {
 		n.Name = name
 	}
 	n.After = after
+	if raw, ok := fields["when"]; ok && string(raw) != "null" && d.version >= keyVersion["when"] {
+		n.When = decodeGuard(raw, add)
+	}
 	return n
 }
 

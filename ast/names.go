@@ -81,6 +81,12 @@ func checkNames(root Node, ps []Problem) []Problem {
 			}
 			c.inputs(int32(id), seen)
 		}
+		if n.Kind == KindChoice && n.On != "" {
+			c.reads(int32(id), "on", n.On, "the choice starts")
+		}
+		if n.When != nil && n.When.Output != "" {
+			c.reads(int32(id), "when", n.When.Output, "this dag child is ready")
+		}
 	}
 	return c.ps
 }
@@ -97,7 +103,7 @@ func (c *checker) add(n *Node, parent, edge, depth int32) int32 {
 		return id
 	}
 	switch n.Kind {
-	case KindSeq, KindPar, KindRace:
+	case KindSeq, KindPar, KindRace, KindChoice:
 		for i := range n.Children {
 			c.add(&n.Children[i], id, int32(i), depth+1)
 		}
@@ -406,6 +412,8 @@ func (c *checker) notSure(l, t int32) string {
 		return "runs beside this leaf in the par at " + at
 	case KindRace:
 		return "runs beside this leaf in the race at " + at
+	case KindChoice:
+		return "is in another case of the choice at " + at
 	case KindTry:
 		return fmt.Sprintf("is in the %s of the try at %s, and this leaf in its %s", TryParts[c.nodes[cb].edge], at, TryParts[c.nodes[ca].edge])
 	case KindSeq:
@@ -435,14 +443,22 @@ func (c *checker) notSure(l, t int32) string {
 	broken := int32(-1)
 	for x := t; x != cb; x = c.parent(x) {
 		p := c.nodes[c.parent(x)].n
-		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) || p.Kind == KindRace || p.Replicas > 0 {
+		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) || p.Kind == KindRace || p.Replicas > 0 || p.Kind == KindChoice || c.nodes[x].n.When != nil {
 			broken = x
 		}
+	}
+	if c.nodes[cb].n.When != nil {
+		broken = cb
 	}
 	if broken < 0 {
 		return ""
 	}
+	if g := c.nodes[broken].n; g.When != nil {
+		return "is under the dag child " + c.label(broken) + ", which has a guard (when) and may be skipped"
+	}
 	switch p := c.nodes[c.parent(broken)].n; {
+	case p.Kind == KindChoice:
+		return "is inside the choice at " + ShowPath(c.path(c.parent(broken))) + ", whose success says nothing of any one case"
 	case p.Kind == KindRace:
 		return "is inside the race at " + ShowPath(c.path(c.parent(broken))) + ", whose success says nothing of any one child"
 	case p.Replicas > 0:
@@ -453,6 +469,23 @@ func (c *checker) notSure(l, t int32) string {
 		return "is in the rescue of the try at " + try + ", which runs only when its body fails"
 	}
 	return "is in the body of the try at " + try + ", which has a rescue (the try can succeed through its rescue with it failed)"
+}
+
+// reads checks the name a choice's on, or a dag child's guard, reads
+// (key) at node id: a leaf sure to have succeeded when (at) it is read.
+func (c *checker) reads(id int32, key, name, at string) {
+	t, ok := c.names[name]
+	switch {
+	case !ok:
+		c.problem(id, "%s %q: no node has this name", key, name)
+	case c.nodes[t].n.Kind != KindAct:
+		c.problem(id, "%s %q (%s) is a %s, not a leaf (only a leaf has an output)", key, name, ShowPath(c.path(t)), c.nodes[t].n.Kind)
+	default:
+		if why := c.notSure(id, t); why != "" {
+			why = strings.Replace(why, "this leaf", "this node", 1)
+			c.problem(id, "%s %q (%s) %s: not sure to have succeeded when %s", key, name, ShowPath(c.path(t)), why, at)
+		}
+	}
 }
 
 // reaches reports whether the child at position from is after the child

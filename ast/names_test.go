@@ -357,7 +357,7 @@ func TestDecodeNamesErrors(t *testing.T) {
 		{"unknown field in dag", `{"dag":[{"name":"a","do":{"act":"a"}}],"after":[],"x":1}`,
 			[]ast.Problem{
 				{"", `unknown field "after" in dag node (after belongs in a dag entry, beside name and do)`},
-				{"", `unknown field "x" in dag node (allowed: dag, name, deadline)`},
+				{"", `unknown field "x" in dag node (allowed: dag, name, deadline, limit)`},
 			}},
 		{"dag not an array", `{"dag":{"name":"a"}}`,
 			[]ast.Problem{{"", `"dag" must be an array of entries like {"name":"a","after":["b"],"do":{...}}, got an object`}}},
@@ -372,8 +372,8 @@ func TestDecodeNamesErrors(t *testing.T) {
 			}},
 		{"entry with unknown keys", `{"dag":[{"name":"a","when":"x","do":{"act":"a"},"act":"b"}]}`,
 			[]ast.Problem{
-				{"dag[0]", `unknown field "act" in dag entry (allowed: name, after, do)`},
-				{"dag[0]", `unknown field "when" in dag entry (allowed: name, after, do)`},
+				{"dag[0]", `unknown field "act" in dag entry (allowed: name, after, when, do)`},
+				{"dag[0]", `"when" needs workflow version 3 (this document is version 1)`},
 			}},
 		{"entry without do", `{"dag":[{"name":"a"},{"name":"b","do":null}]}`,
 			[]ast.Problem{{"dag[0]", `dag entry has no "do" (the node to run)`}, {"dag[1]", `dag entry has no "do" (the node to run)`}}},
@@ -401,7 +401,7 @@ func TestDecodeNamesErrors(t *testing.T) {
 			[]ast.Problem{{"par[1]", `input "a" (par[0]) is a sibling in a par` + notSureDoc}}},
 		{"bad do node, named entry still checked", `{"dag":[{"name":"1a","after":["b"],"do":{"nope":1}},{"name":"b","do":{"act":"b"}}]}`,
 			[]ast.Problem{
-				{"dag[0]", "node has none of the keys act, seq, par, try, dag, race (has: nope)"},
+				{"dag[0]", "node has none of the keys act, seq, par, try, dag, race, choice, end (has: nope)"},
 				{"dag[0]", `name "1a" starts with '1' (a name starts with a letter or '_')`},
 			}},
 		{"structural and naming problems, in tree order", `{"seq":[{"act":"a","name":"a","inputs":["b"]},{"dag":[{"name":"b","do":{"act":"b","x":1}}]}]}`,

@@ -21,12 +21,14 @@ const (
 	KindTry
 	KindDag
 	KindRace
+	KindChoice
+	KindEnd
 )
 
-var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race"}
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race", "choice", "end"}
 
-// String returns the kind's JSON key: "act", "seq", "par", "try", "dag"
-// or "race".
+// String returns the kind's JSON key: "act", "seq", "par", "try", "dag",
+// "race", "choice" or "end".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -42,6 +44,9 @@ func (k Kind) String() string {
 //     Priority.
 //   - KindSeq, KindPar, KindDag, KindRace: Children.
 //   - KindTry: Body, and optionally Rescue and Finally.
+//   - KindChoice: On, Cases and Multi; Children holds the cases' nodes,
+//     then the else's, if any (see Choice).
+//   - KindEnd: Reason.
 //
 // Any node may have a Deadline, and Replicas: a node with Replicas N
 // (2 to MaxReplicas) runs as a race of N copies of itself (see
@@ -92,6 +97,28 @@ type Node struct {
 	// would rather run, unless a node nearer to them has its own (see
 	// Affinity). Workflow format version 2.
 	Affinity *Affinity
+
+	// On, for KindChoice: the name of the leaf whose output the cases
+	// are compared with. Workflow format version 3, as everything below.
+	On string
+	// Cases, for KindChoice: the cases' values, in order. Children[i] is
+	// the node case i runs; Children[len(Cases)], when there is one more
+	// child than cases, is the else.
+	Cases []Case
+	// Multi, for KindChoice: run every case matching any element of the
+	// output (an array), together, as a par.
+	Multi bool
+	// When, for a child of a KindDag: the guard that decides, once the
+	// child is ready, whether it runs or is skipped.
+	When *Guard
+	// Need, for KindRace: how many children must succeed for the race to
+	// succeed (0 counts as 1).
+	Need int
+	// Limit, for KindPar: the most children running at once (0: no
+	// limit). Validate refuses one on a dag, which does not have it yet.
+	Limit int
+	// Reason, for KindEnd: why the workflow ends there.
+	Reason string
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.
@@ -327,12 +354,13 @@ func Try(body Node, opts ...TryOption) Node {
 
 // Equal reports whether a and b are the same tree: same kinds, actions,
 // payload bytes, names, inputs, dependencies, retry policies (by value),
-// timeouts, deadlines, deliveries, priorities, replicas and shape.
+// timeouts, deadlines, deliveries, priorities, replicas, the choice's,
+// guard's, need's, limit's and end's fields, and shape.
 func Equal(a, b Node) bool {
 	if a.Kind != b.Kind || a.Action != b.Action || !bytes.Equal(a.Payload, b.Payload) ||
 		len(a.Children) != len(b.Children) || a.Name != b.Name || !slices.Equal(a.Inputs, b.Inputs) || !slices.Equal(a.After, b.After) ||
 		a.Timeout != b.Timeout || a.Deadline != b.Deadline || a.Delivery != b.Delivery || a.Priority != b.Priority || a.Replicas != b.Replicas ||
-		!equalRetry(a.Retry, b.Retry) || !equalAffinity(a.Affinity, b.Affinity) {
+		!equalRetry(a.Retry, b.Retry) || !equalAffinity(a.Affinity, b.Affinity) || !equalLang3(&a, &b) {
 		return false
 	}
 	for i := range a.Children {

@@ -142,7 +142,7 @@ func TestPriorityValidate(t *testing.T) {
 			root("timeout on a seq node (only an act's attempts time out; a deadline bounds any node)",
 				"priority on a seq node (only an act's actions have a priority)")},
 		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 9, Priority: 5},
-			root("unknown node kind 9 (want act, seq, par, try, dag or race)")},
+			root("unknown node kind 9 (want act, seq, par, try, dag, race, choice or end)")},
 
 		// The range.
 		{"1001", a.WithPriority(1001), root("priority 1001 is out of range (-1000 to 1000)")},
@@ -210,7 +210,7 @@ func TestPriorityDecodeErrors(t *testing.T) {
 				"delivery on a seq node (only an act's attempts are delivered)",
 				"priority on a seq node (only an act's actions have a priority)")},
 		{"on a dag entry", doc(`{"dag":[{"name":"a","priority":3,"do":{"act":"a"}}]}`),
-			[]ast.Problem{{Path: "dag[0]", Msg: `unknown field "priority" in dag entry (allowed: name, after, do; priority belongs in the "do" node)`}}},
+			[]ast.Problem{{Path: "dag[0]", Msg: `unknown field "priority" in dag entry (allowed: name, after, when, do; priority belongs in the "do" node)`}}},
 		{"misspelt key", doc(`{"act":"a","prio":3}`),
 			root(`unknown field "prio" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`)},
 

@@ -4,7 +4,8 @@ import "strconv"
 
 // Expand returns the tree rooted at n as the reducer runs it: every node
 // with Replicas k becomes a race of k copies of itself. The race has the
-// node's Name and Deadline (and, as a dag child, its After), and keeps
+// node's Name and Deadline (and, as a dag child, its After and its guard
+// When), and keeps
 // Replicas k to say it is made of copies; copy i is the node without
 // them, Replicas 0. A name given inside the node is made unique per copy
 // by appending "#i" (copy i): "got" in copy 1 is "got#1" ("got#1#0" in
@@ -53,7 +54,7 @@ func expand(n Node, suffix string, ren map[string]string) Node {
 			}
 			return true
 		})
-		race := Node{Kind: KindRace, Name: rename(n.Name, ren), After: n.After, Deadline: n.Deadline, Replicas: n.Replicas}
+		race := Node{Kind: KindRace, Name: rename(n.Name, ren), After: n.After, Deadline: n.Deadline, Replicas: n.Replicas, When: renameGuard(n.When, ren)}
 		race.Children = make([]Node, n.Replicas)
 		for i := range race.Children {
 			s := suffix + "#" + strconv.Itoa(i)
@@ -65,12 +66,14 @@ func expand(n Node, suffix string, ren map[string]string) Node {
 				inner[k] = k + s
 			}
 			c := n
-			c.Name, c.After, c.Deadline, c.Replicas = "", nil, 0, 0
+			c.Name, c.After, c.Deadline, c.Replicas, c.When = "", nil, 0, 0, nil
 			race.Children[i] = expand(c, s, inner)
 		}
 		return race
 	}
 	n.Name = rename(n.Name, ren)
+	n.On = rename(n.On, ren)
+	n.When = renameGuard(n.When, ren)
 	if len(n.Inputs) > 0 && len(ren) > 0 {
 		ins := make([]string, len(n.Inputs))
 		for k, in := range n.Inputs {
@@ -92,6 +95,17 @@ func expand(n Node, suffix string, ren map[string]string) Node {
 		}
 	}
 	return n
+}
+
+// renameGuard returns g with its output renamed by ren (g itself when
+// nothing changes).
+func renameGuard(g *Guard, ren map[string]string) *Guard {
+	if g == nil || len(ren) == 0 {
+		return g
+	}
+	c := *g
+	c.Output = rename(c.Output, ren)
+	return &c
 }
 
 func rename(name string, ren map[string]string) string {

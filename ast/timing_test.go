@@ -163,7 +163,7 @@ func TestTimingValidate(t *testing.T) {
 		{"deadline anywhere", ast.Seq(ast.Par(ast.Try(a.WithDeadline(time.Second), ast.Finally(a)).WithDeadline(time.Second)).WithDeadline(time.Second),
 			ast.Dag(a.Named("d").WithDeadline(time.Second)).WithDeadline(time.Second)).WithDeadline(time.Hour), nil},
 		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 9, Retry: &ast.Retry{}, Timeout: -1, Deadline: -1, Delivery: 9},
-			root("unknown node kind 9 (want act, seq, par, try, dag or race)")},
+			root("unknown node kind 9 (want act, seq, par, try, dag, race, choice or end)")},
 
 		// Attempts.
 		{"attempts 1", retry(ast.Retry{Attempts: 1}), nil},
@@ -327,9 +327,9 @@ func TestTimingDecodeErrors(t *testing.T) {
 				"timeout on a seq node (only an act's attempts time out; a deadline bounds any node)",
 				"delivery on a seq node (only an act's attempts are delivered)")},
 		{"deadline on a dag entry", doc(`{"dag":[{"name":"a","deadline":"1s","do":{"act":"a"}}]}`),
-			[]ast.Problem{{"dag[0]", `unknown field "deadline" in dag entry (allowed: name, after, do; deadline belongs in the "do" node)`}}},
+			[]ast.Problem{{"dag[0]", `unknown field "deadline" in dag entry (allowed: name, after, when, do; deadline belongs in the "do" node)`}}},
 		{"retry on a dag entry", doc(`{"dag":[{"name":"a","retry":{"attempts":2},"do":{"act":"a"}}]}`),
-			[]ast.Problem{{"dag[0]", `unknown field "retry" in dag entry (allowed: name, after, do; retry belongs in the "do" node)`}}},
+			[]ast.Problem{{"dag[0]", `unknown field "retry" in dag entry (allowed: name, after, when, do; retry belongs in the "do" node)`}}},
 		{"misspelt key", act(`"retries":3`),
 			root(`unknown field "retries" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`)},
 

@@ -213,6 +213,9 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Affinity != nil && n.Affinity.IsStrict() {
 		defer func() { v.pins-- }()
 	}
+	if n.lang3() || n.On != "" || len(n.Cases) > 0 || n.Multi || n.Reason != "" {
+		v.lang3(n, path)
+	}
 	switch n.Kind {
 	case KindAct:
 		if msg := checkActionName(n.Action); msg != "" {
@@ -232,6 +235,13 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		if n.Priority != 0 {
 			v.priority(n, path)
 		}
+	case KindChoice:
+		ref := pathRef{parent: path, kind: n.Kind}
+		for i := range n.Children {
+			ref.i = i
+			v.node(&n.Children[i], &ref, depth+1)
+		}
+	case KindEnd:
 	case KindSeq, KindPar, KindDag, KindRace:
 		switch {
 		case len(n.Children) == 0:
@@ -264,7 +274,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			}
 		}
 	default:
-		v.add(path, "unknown node kind %d (want act, seq, par, try, dag or race)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice or end)", n.Kind)
 	}
 }
 

@@ -52,7 +52,7 @@ var pages = []struct{ file, section, prefix string }{
 
 // workflows are the mirror functions that build a workflow.
 var workflows = map[string]func() ast.Node{
-	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag, "docRace": docRace,
+	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag, "docRace": docRace, "docChoice": docChoice,
 	"docNames": docNames, "docRetry": docRetry, "docTimeout": docTimeout, "docDeadline": docDeadline,
 	"docDelivery": docDelivery, "docPriority": docPriority, "docReplicas": docReplicas, "readmeFlow": readmeFlow,
 }
@@ -97,6 +97,16 @@ func docRace() ast.Node {
 		ast.Act("quote.fetch", "us"),
 		ast.Try(ast.Act("quote.fetch", "ap"), ast.Finally(ast.Act("conn.close", "ap"))),
 	).Named("quote")
+}
+
+func docChoice() ast.Node {
+	return ast.Seq(
+		ast.Act("claim.assess", "c-9").Named("size"),
+		ast.Choice("size",
+			ast.When("small", ast.Act("claim.pay", "c-9")),
+			ast.WhenAny([]any{"large", "huge"}, ast.Act("claim.investigate", "c-9")),
+			ast.Else(ast.Act("claim.reject", "c-9"))),
+	)
 }
 
 func docNames() ast.Node {

@@ -22,6 +22,10 @@ func (j Job) check() error {
 		return fmt.Errorf("root is %s (a job is running, succeeded, failed, or cancelled by Cancel)", st)
 	case j.cancel != "" && j.st.get(0).flags&flagExpired == 0:
 		return fmt.Errorf("cancelled (%q) with a root that does not know it", j.cancel)
+	case j.ended != "" && j.st.get(0).flags&flagExpired == 0:
+		return fmt.Errorf("ended (%q) with a root that does not know it", j.ended)
+	case j.ended != "" && j.cancel == "" && st.Settled() && st != StatusSucceeded:
+		return fmt.Errorf("ended (%q), then %s", j.ended, st)
 	case j.cancel != "" && st.Settled() && st != StatusCancelled:
 		return fmt.Errorf("cancelled (%q), ended %s", j.cancel, st)
 	}
@@ -93,8 +97,11 @@ func (j Job) check() error {
 func (j Job) checkNode(id int32, res *result) error {
 	tn := &j.t.nodes[id]
 	s := j.st.get(id)
-	if s.status > StatusCancelled || s.out > StatusCancelled {
+	if s.status > StatusSkipped || s.out > StatusCancelled {
 		return fmt.Errorf("bad status %d/%d", s.status, s.out)
+	}
+	if s.status == StatusSkipped {
+		return j.checkSkipped(id, tn, s, res)
 	}
 	if s.status == StatusIdle {
 		if s != (nstate{}) {
@@ -113,12 +120,12 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
-		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
+		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag || tn.kind == ast.KindChoice) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
 			tn.kind == ast.KindRace && s.nfail > 0 && s.pos == 0))
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
-			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 {
+			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) {
 			return fmt.Errorf("cause %d is not a failed action or an expired node under it", s.cause)
 		}
 		if s.others < 0 {
@@ -127,7 +134,7 @@ func (j Job) checkNode(id int32, res *result) error {
 	} else if s.cause != 0 || s.others != 0 {
 		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
 	}
-	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 {
+	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 && !(tn.kind == ast.KindChoice && s.flags&^(flagExpired|flagNotArray) == 0) {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
 	}
 	if s.flags&flagStopped != 0 {
@@ -138,7 +145,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	}
 	if s.flags&flagExpired != 0 {
-		if tn.deadline == 0 && !(id == 0 && j.cancel != "") {
+		if tn.deadline == 0 && !(id == 0 && (j.cancel != "" || j.ended != "")) {
 			return fmt.Errorf("expired without a deadline or a cancel")
 		}
 		if s.status.Settled() {
@@ -213,10 +220,16 @@ func (j Job) checkNode(id int32, res *result) error {
 			}
 		}
 	case ast.KindPar:
-		if s.attempt != 0 || s.pos != 0 || res != nil {
+		if s.attempt != 0 || s.pos != 0 && tn.limitN() == 0 || res != nil {
 			return fmt.Errorf("par has foreign state %+v", s)
 		}
 		done, failed, idle, _, cancelled := j.countKids(tn.kids)
+		if tn.limitN() > 0 && s.pos > 0 {
+			if err := j.checkLimit(tn, s, done, idle); err != nil {
+				return err
+			}
+			idle = 0 // those not started yet
+		}
 		if idle > 0 {
 			if s.status != StatusCancelled || idle != int32(len(tn.kids)) || s != (nstate{status: StatusCancelled}) {
 				return fmt.Errorf("%d idle children", idle)
@@ -246,6 +259,17 @@ func (j Job) checkNode(id int32, res *result) error {
 	case ast.KindRace:
 		if err := j.checkRace(tn, s, res); err != nil {
 			return err
+		}
+	case ast.KindChoice:
+		if err := j.checkChoice(id, tn, s, res); err != nil {
+			return err
+		}
+	case ast.KindEnd:
+		if s != (nstate{status: s.status, flags: s.flags}) || res != nil || s.status == StatusRunning || s.status == StatusFailed {
+			return fmt.Errorf("end node has state %+v", s)
+		}
+		if s.status == StatusSucceeded && j.ended == "" && j.cancel == "" {
+			return fmt.Errorf("end node succeeded, and the job was not stopped")
 		}
 	case ast.KindTry:
 		if s.attempt != 0 || s.done != 0 || s.nfail != 0 || res != nil {
@@ -317,7 +341,11 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 	for k, c := range tn.kids {
 		ready := true
 		for _, d := range j.t.nodes[c].deps {
-			ready = ready && kid(tn.kids[d]) == StatusSucceeded
+			st := kid(tn.kids[d])
+			ready = ready && (st == StatusSucceeded || st == StatusSkipped)
+		}
+		if g := j.t.nodes[c].guardOf(); g != nil && kid(c) != StatusIdle && kid(c) != StatusSkipped && kid(c) != StatusCancelled && !j.guardHolds(c) {
+			return fmt.Errorf("child %d is %s, and its guard does not hold", k, kid(c))
 		}
 		switch st := kid(c); {
 		case st == StatusIdle && ready && !(s.status == StatusCancelled && s.pos == 0):
@@ -328,7 +356,7 @@ func (j Job) checkDag(tn *tnode, s nstate, res *result) error {
 		default:
 			started++
 			switch st {
-			case StatusSucceeded:
+			case StatusSucceeded, StatusSkipped:
 				done++
 			case StatusFailed:
 				done++
@@ -393,6 +421,10 @@ func (j Job) checkExpired(id int32, tn *tnode, s nstate) error {
 		if s.status != StatusCancelled {
 			return fmt.Errorf("the root of a cancelled job is %s", s.status)
 		}
+	} else if id == 0 && j.ended != "" {
+		if s.status != StatusSucceeded || s.cause != 0 {
+			return fmt.Errorf("the root of a job an end node stopped is %s", s.status)
+		}
 	} else if s.status != StatusFailed || s.cause != id+1 || s.others != 0 {
 		return fmt.Errorf("expired node %s with cause %d, others %d", s.status, s.cause, s.others)
 	}
@@ -432,6 +464,28 @@ func (t *Transition) check() error {
 		if stops[a.ID] {
 			return fmt.Errorf("action %s is both dispatched and stopped", a.ID)
 		}
+	}
+	return nil
+}
+
+// checkLimit checks a par with a limit that began (pos children
+// started): the children before pos began, those after did not, and as
+// long as some have not, limit of them run.
+func (j Job) checkLimit(tn *tnode, s nstate, done, idle int32) error {
+	n := int32(len(tn.kids))
+	if s.pos < tn.limitN() || s.pos > n {
+		return fmt.Errorf("limited par started %d of %d children (limit %d)", s.pos, n, tn.limitN())
+	}
+	for i, k := range tn.kids {
+		if st := j.st.get(k).status; (st == StatusIdle) != (int32(i) >= s.pos) {
+			return fmt.Errorf("child %d is %s, %d started", i, st, s.pos)
+		}
+	}
+	if idle != n-s.pos {
+		return fmt.Errorf("%d idle children, %d started of %d", idle, s.pos, n)
+	}
+	if running := s.pos - done; running > tn.limitN() || s.pos < n && running != tn.limitN() {
+		return fmt.Errorf("%d children running, %d started of %d (limit %d)", running, s.pos, n, tn.limitN())
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ func Describe(j Job) string {
 	if j.cancel != "" {
 		fmt.Fprintf(&b, " (cancel: %s)", Clip(j.cancel))
 	}
+	if j.ended != "" {
+		fmt.Fprintf(&b, " (end: %s)", Clip(j.ended))
+	}
 	if f, ok := j.Failure(); ok {
 		fmt.Fprintf(&b, " at %s", f)
 	}

@@ -159,6 +159,61 @@
 //     their actions were stopped may depend on arrival order, as which
 //     actions still ran after a failure already may.
 //
+// # Choices, guards, ends, needs and limits (workflow version 3)
+//
+//   - Skipped. A case a choice did not select, a dag child whose guard
+//     was false, and everything under them, are StatusSkipped: settled,
+//     never run. For the node around it a skipped child is done as a
+//     succeeded one is (a skipped dag child satisfies the after of its
+//     siblings); its output is null; nothing skipped is ever sure to
+//     have succeeded for inputs (ast.Validate).
+//   - Equality. A case's value, or a guard's, matches an output when both
+//     decode to the same JSON value: numbers as numbers, exactly (1, 1.0
+//     and 1e0 are equal), object keys in any order (ast.EqualJSON). An
+//     output that is not JSON matches nothing and is not an array; an
+//     empty output is null.
+//   - Reading. A choice reads its On leaf, a guard its Output leaf, when
+//     the node starts (the guard: when its child is ready); both name a
+//     leaf sure to have succeeded then (ast.Validate), and a retried leaf
+//     gives its successful attempt's output.
+//   - Choice. Exclusive: the first case in order that matches runs, the
+//     other cases and the else are skipped; no match: the else runs;
+//     without an else the choice fails, kind no_case (KindNoCase), never
+//     retried. Multi: the output must be an array (else kind not_an_array,
+//     null included); every case matching any element runs, together, as
+//     a par (a failure freezes the others); no match: as exclusive. A
+//     choice's output is null. Nothing inside a case is sure outside it.
+//   - Settling as it starts. A node that settles the moment it begins (a
+//     choice that selects nothing, a dag whose children are all skipped,
+//     an end) settles once the dispatch round that began it is over:
+//     what that round began stays begun, then the tree settles and starts
+//     again until nothing changes. When such a settling stops what that
+//     same round began (an end stops everything; a dag that succeeds so
+//     may win a race), the actions concerned are withdrawn from the
+//     transition rather than both dispatched and stopped: they were never
+//     dispatched (their attempt is not counted). It asks for no timer.
+//   - Guards. A dag child with a guard, once ready (everything it is after
+//     succeeded or was skipped), runs if the guard holds and is skipped
+//     otherwise; under a frozen dag it is cancelled instead, as any start.
+//     Skips settle before anything of their round begins, as
+//     cancellations do.
+//   - End. Once its round is over, an end node stops the job as a cancel
+//     does (actions in flight outside finally blocks are stopped, nothing
+//     new starts, finally blocks already entered run in full) and the job
+//     then ends succeeded; Job.Ended gives its reason. A cancel after it
+//     is ignored (the job is ending already); an end reached while the job
+//     is cancelled stops nothing more.
+//   - Need. A race with Need N is won at the moment its N-th child
+//     succeeds; the winner (whose output a named race keeps) is the first
+//     in tree order of the children that succeeded; the others still
+//     running are stopped as losers. Short of N, it fails once every child
+//     has settled, its message listing each child.
+//   - Limit. A par with Limit K begins its first K children; each time one
+//     settles, the next in tree order starts in the same transition (two
+//     settling in one batch start the next two). A freeze, an expiry, a
+//     cancel or a lost race cancels those not yet started, one slot at a
+//     time, in the same transition. (A dag takes no limit yet.)
+//
 // # Data
 //
 // A named leaf's output (its successful result's JSON; none for an empty

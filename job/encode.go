@@ -39,7 +39,11 @@ import (
 //	   format-7 reader's workflow decoder refuses); a race's state uses
 //	   the node fields of a par, with pos 1 + the index of the child
 //	   that won (0 while undecided)
-const Format = 8
+//	9  workflows of version 3 (choice, end, dag guards, race need, par
+//	   and dag limits); status 5 (skipped); flag 8 on a choice that
+//	   failed because its output was not an array; "end" (the reason of
+//	   the end node that stopped the job, which then ends succeeded)
+const Format = 9
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -86,6 +90,10 @@ func Encode(j Job) ([]byte, error) {
 	if j.cancelAt != 0 {
 		b = append(b, `,"cancel_at":`...)
 		b = strconv.AppendInt(b, j.cancelAt, 10)
+	}
+	if j.ended != "" {
+		b = append(b, `,"end":`...)
+		b = appendString(b, j.ended)
 	}
 	b = append(b, `,"workflow":`...)
 	b = append(b, workflow...)
@@ -172,6 +180,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.t.lang3:
+		return 9
 	case j.t.raced:
 		return 8
 	case j.cancelAt != 0:
@@ -229,6 +239,7 @@ type encoded struct {
 	Clock    *int64          `json:"clock"`
 	Cancel   *string         `json:"cancel"`
 	CancelAt *int64          `json:"cancel_at"`
+	End      *string         `json:"end"`
 	Timers   [][]int64       `json:"timers"`
 	Workflow json.RawMessage `json:"workflow"`
 	Nodes    [][]int64       `json:"nodes"`
@@ -300,6 +311,9 @@ func Decode(data []byte) (Job, error) {
 	if t.raced && *enc.Format < 8 {
 		return corrupt("a workflow with races or replicas in format %d (format 8 holds them)", *enc.Format)
 	}
+	if t.lang3 && *enc.Format < 9 {
+		return corrupt("a workflow of version 3 (choice, end, guards, need, limit) in format %d (format 9 holds it)", *enc.Format)
+	}
 	nfields := 9
 	if *enc.Format >= 4 {
 		nfields = 10
@@ -320,7 +334,11 @@ func Decode(data []byte) (Job, error) {
 				return corrupt("nodes[%d] field %d is %d", k, n+1, v)
 			}
 		}
-		if f[1] > int64(StatusCancelled) || f[2] > int64(StatusCancelled) {
+		top := int64(StatusCancelled)
+		if *enc.Format >= 9 {
+			top = int64(StatusSkipped)
+		}
+		if f[1] > top || f[2] > int64(StatusCancelled) {
 			return corrupt("node %d has status %d/%d", i, f[1], f[2])
 		}
 		states[i] = nstate{status: Status(f[1]), out: Status(f[2]), attempt: uint32(f[3]), pos: int32(f[4]),
@@ -329,6 +347,9 @@ func Decode(data []byte) (Job, error) {
 			known := int64(flagWaiting | flagExpired)
 			if *enc.Format >= 6 {
 				known |= flagStopped
+			}
+			if *enc.Format >= 9 {
+				known |= flagNotArray
 			}
 			if f[9]&^known != 0 {
 				return corrupt("node %d has flags %d in format %d", i, f[9], *enc.Format)
@@ -373,6 +394,12 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("an empty cancel reason written")
 		}
 		j.cancel = *enc.Cancel
+	}
+	if enc.End != nil {
+		if *enc.End == "" || !t.lang3 {
+			return corrupt("an empty end reason, or an end in a workflow without end nodes")
+		}
+		j.ended = *enc.End
 	}
 	if enc.CancelAt != nil {
 		switch {

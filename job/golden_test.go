@@ -54,6 +54,40 @@ var goldenFormats = map[int]struct {
 	6: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
 	7: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba77), job.StartedAt(time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC))}, goldenCancelTimeCases},
 	8: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba78)}, goldenRaceCases},
+	9: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba79)}, goldenLang3Cases},
+}
+
+// goldenLang3Cases are the histories kept at format 9: workflows of
+// version 3, a choice with skipped cases running its selected one.
+func goldenLang3Cases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "choice-running",
+			about: "a choice on a leaf's output: its second case runs, the first and the else are skipped",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "ship-16", ast.Seq(
+					ast.Act("classify", 7).Named("size"),
+					ast.Choice("size",
+						ast.When("small", ast.Act("ship.letter", nil)),
+						ast.WhenAny([]any{"big", "huge"}, ast.Seq(ast.Act("ship.box", nil), ast.Act("insure", nil))),
+						ast.Else(ast.Act("ship.freight", nil))),
+					ast.Act("notify", nil)),
+					map[string]string{"seq[0]#1": `ok:"big"`},
+				)
+			},
+		},
+		{
+			name:  "choice-no-case",
+			about: "a multi choice whose output is not an array: failed as it started, kind not_an_array, every case skipped",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "ship-17", ast.Seq(
+					ast.Act("pick", nil).Named("tags"),
+					ast.Choice("tags", ast.When("a", ast.Act("do.a", nil)), ast.Else(ast.Act("none", nil))).AllMatching()),
+					map[string]string{"seq[0]#1": `ok:{"a":1}`},
+				)
+			},
+		},
+	}
 }
 
 // goldenRaceCases are the histories kept at format 8: races and replicas

@@ -52,9 +52,14 @@ const (
 	StatusSucceeded               // settled: done
 	StatusFailed                  // settled: failed
 	StatusCancelled               // settled: stopped by a frozen par or dag, a deadline above it, or a cancel
+	// StatusSkipped: settled, never run: a case a choice did not select,
+	// a dag child whose guard was false, or a node under one. It is done
+	// for the node around it as a success is, its output is null, and it
+	// is never sure to have succeeded for inputs.
+	StatusSkipped
 )
 
-var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled"}
+var statusNames = [...]string{"idle", "running", "succeeded", "failed", "cancelled", "skipped"}
 
 func (s Status) String() string {
 	if int(s) < len(statusNames) {
@@ -64,7 +69,7 @@ func (s Status) String() string {
 }
 
 // ParseStatus returns the Status whose String is s: "idle", "running",
-// "succeeded", "failed" or "cancelled". Any other string is an error
+// "succeeded", "failed", "cancelled" or "skipped". Any other string is an error
 // naming it.
 func ParseStatus(s string) (Status, error) {
 	for i, n := range statusNames {
@@ -76,7 +81,7 @@ func ParseStatus(s string) (Status, error) {
 }
 
 // Settled reports whether s is a final state.
-func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusCancelled }
+func (s Status) Settled() bool { return s >= StatusSucceeded && s <= StatusSkipped }
 
 // Job is one run of a workflow: the compiled tree and the state of every
 // node. A Job is an immutable value: Restart returns a new Job and never
@@ -105,6 +110,10 @@ type Job struct {
 	// cancelAt is when the cancel was made (its result's At), Unix
 	// nanoseconds; 0 when the cancel carried no time, or there was none.
 	cancelAt int64
+	// ended is the reason of the end node that stopped the job ("" if
+	// none did): like a cancel, the root is expired, but the job ends
+	// succeeded.
+	ended string
 }
 
 // ID returns the job's ID.
@@ -149,6 +158,11 @@ func (j Job) CancelTime() (time.Time, bool) {
 	}
 	return time.Unix(0, j.cancelAt).UTC(), true
 }
+
+// Ended returns the reason of the end node that stopped the job, and
+// whether one did. Such a job may still be running its finally blocks;
+// it ends with StatusSucceeded.
+func (j Job) Ended() (reason string, ok bool) { return j.ended, j.ended != "" }
 
 // Done reports whether the job has finished, well or badly.
 func (j Job) Done() bool { return j.Status().Settled() }
@@ -268,6 +282,10 @@ const (
 	// applied before the leaf gave up its retries (a duplicate). Other
 	// stopped leaves are cancelled, which says it already.
 	flagStopped
+	// flagNotArray marks a multi choice that failed as it started because
+	// the output it read is not an array (kind not_an_array; without the
+	// flag, a choice that failed as it started found no case: no_case).
+	flagNotArray
 )
 
 // Failure describes why a node, or a job, failed.
@@ -327,15 +345,20 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 			f.Message = "deadline of " + j.t.nodes[c].deadline.String() + " exceeded"
 			return f
 		}
-		f.Action = j.t.nodes[c].act.Action
-		var res *result
-		if resOf != nil {
-			res = resOf(c)
+		if j.t.nodes[c].kind == ast.KindChoice {
+			// A choice that selected nothing: no action.
+			f.Kind, f.Message = j.choiceFailure(c)
 		} else {
-			res = j.resultOf(c)
-		}
-		if res != nil {
-			f.Message, f.Kind = res.err, res.kind
+			f.Action = j.t.nodes[c].act.Action
+			var res *result
+			if resOf != nil {
+				res = resOf(c)
+			} else {
+				res = j.resultOf(c)
+			}
+			if res != nil {
+				f.Message, f.Kind = res.err, res.kind
+			}
 		}
 		if j.t.raced {
 			if r := j.failedRaceOn(c, id); r >= 0 {
@@ -373,7 +396,11 @@ const maxRaceChildText = 80
 // the kind they all share, if they share one.
 func (j Job) raceFailure(r int32, resOf func(int32) *result) (msg, kind string) {
 	var b strings.Builder
-	b.WriteString("every child failed: ")
+	if need := j.t.nodes[r].needN(); need > 1 {
+		fmt.Fprintf(&b, "fewer than %d children succeeded: ", need)
+	} else {
+		b.WriteString("every child failed: ")
+	}
 	shared, first := "", true
 	for i, k := range j.t.nodes[r].kids {
 		if i > 0 {

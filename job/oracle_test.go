@@ -28,7 +28,9 @@ package job_test
 // any that has not succeeded by then.
 
 import (
+	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -185,6 +187,16 @@ type oracleNode struct {
 	done      bool        // act: its result came
 	out       propOutcome // act: that result
 	at        int         // the step at which it got its result or was cancelled
+
+	guard    *ast.Guard // dag child: its guard, or nil
+	choice   *ast.Node  // choice: as written
+	skipped  bool       // a case its choice did not select, or under one
+	chose    []bool     // choice: which children it selected, once entered
+	late     bool       // choice: selected nothing; fails once the round that entered it is over
+	began    int        // act: the step that dispatched it
+	lateDone bool       // dag: every child was skipped, and the round that began it is over
+	failKind string     // choice: selected nothing: no_case or not_an_array
+	failMsg  string     // choice: the message of that failure
 }
 
 // oracle runs one workflow for a propCase.
@@ -205,7 +217,7 @@ type oracle struct {
 }
 
 func (o *oracle) build(n *ast.Node, path string) *oracleNode {
-	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs}
+	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs, guard: n.When}
 	if n.Name != "" {
 		o.names[n.Name] = on
 	}
@@ -220,7 +232,8 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 	switch n.Kind {
 	case ast.KindAct:
 		o.leaves[propActionID(path)] = on
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
+		on.choice = n
 		for i := range n.Children {
 			on.kids = append(on.kids, part(&n.Children[i], fmt.Sprintf("%s[%d]", n.Kind, i)))
 		}
@@ -285,7 +298,11 @@ func (n *oracleNode) followed() *job.Failure {
 			return nil // the rescue handled it
 		}
 		leaf, others := from.failure()
-		return &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
+		f := &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
+		if leaf.failKind != "" {
+			f.Message, f.Kind = leaf.failMsg, leaf.failKind
+		}
+		return f
 	}
 	return nil
 }
@@ -308,7 +325,7 @@ func (n *oracleNode) children() []*oracleNode {
 // after has succeeded.
 func (n *oracleNode) ready() bool {
 	for _, a := range n.after {
-		if a.status() != job.StatusSucceeded {
+		if st := a.status(); st != job.StatusSucceeded && st != job.StatusSkipped {
 			return false
 		}
 	}
@@ -318,6 +335,8 @@ func (n *oracleNode) ready() bool {
 // status derives n's state from its children.
 func (n *oracleNode) status() job.Status {
 	switch {
+	case n.skipped:
+		return job.StatusSkipped
 	case !n.entered:
 		return job.StatusIdle
 	case n.cancelled:
@@ -344,7 +363,13 @@ func (n *oracleNode) status() job.Status {
 			}
 		}
 		return job.StatusSucceeded
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
+		switch {
+		case n.late:
+			return job.StatusRunning
+		case n.failKind != "":
+			return job.StatusFailed
+		}
 		failed, cancelled := false, false
 		for _, k := range n.kids {
 			switch k.status() {
@@ -377,7 +402,7 @@ func (n *oracleNode) status() job.Status {
 				cancelled = true
 			}
 		}
-		succeeded := slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusSucceeded })
+		succeeded := n.succeeded() >= n.need()
 		switch {
 		case n.winner != nil:
 			return job.StatusSucceeded
@@ -392,7 +417,11 @@ func (n *oracleNode) status() job.Status {
 	case ast.KindDag:
 		// Running while a child runs or should start; then, as a par, over
 		// the children that ran. One that never started is after one that
-		// did not succeed.
+		// did not succeed. A dag whose every child was skipped succeeds
+		// once the round that began it is over.
+		if !n.lateDone && !slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return !k.skipped }) {
+			return job.StatusRunning
+		}
 		failed, cancelled := false, false
 		for _, k := range n.kids {
 			switch k.status() {
@@ -445,7 +474,7 @@ func (n *oracleNode) status() job.Status {
 
 // settledAt is the step at which n settled.
 func (n *oracleNode) settledAt() int {
-	if n.cancelled || n.kind == ast.KindAct {
+	if n.cancelled || n.kind == ast.KindAct || n.failKind != "" {
 		return n.at
 	}
 	switch n.kind {
@@ -456,7 +485,7 @@ func (n *oracleNode) settledAt() int {
 			}
 		}
 		return n.kids[len(n.kids)-1].settledAt()
-	case ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
 		last := 0
 		for _, k := range n.kids {
 			if k.entered {
@@ -487,7 +516,10 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 				return k.failure()
 			}
 		}
-	case ast.KindPar, ast.KindDag:
+	case ast.KindPar, ast.KindDag, ast.KindChoice:
+		if n.failKind != "" {
+			return n, 0
+		}
 		// The child that failed first is the cause; every other failure
 		// under it, and every failure counted below, is one more.
 		var first *oracleNode
@@ -552,6 +584,7 @@ type oracleWant struct {
 func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 	in := func(k *oracleNode, frozen bool) {
 		switch {
+		case k.skipped:
 		case !k.entered:
 			*ws = append(*ws, oracleWant{k, frozen})
 		case !k.cancelled && k.kind != ast.KindAct:
@@ -566,15 +599,30 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 				return
 			}
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
 		kf := frozen
 		for _, k := range n.kids {
 			if k.status() == job.StatusFailed {
 				kf = true
 			}
 		}
+		running := 0
 		for _, k := range n.kids {
-			in(k, kf)
+			if k.entered && !k.status().Settled() {
+				running++
+			}
+		}
+		for _, k := range n.kids {
+			switch {
+			case k.skipped:
+			case !k.entered && n.kind == ast.KindPar && n.choice.Limit > 0 && running >= n.choice.Limit:
+				return // a limited par starts no more than its limit
+			case !k.entered:
+				running++
+				in(k, kf)
+			default:
+				in(k, kf)
+			}
 		}
 	case ast.KindRace:
 		// Nothing new starts in a race once it is won.
@@ -618,8 +666,19 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		n.cancelled, n.at = true, o.step
 		return
 	}
+	if n.guard != nil && !o.guardHolds(n) {
+		// A dag child whose guard is false is skipped, not entered.
+		n.entered = false
+		oracleSkip(n)
+		n.at = o.step
+		return
+	}
+	if n.kind == ast.KindChoice {
+		o.choose(n)
+	}
 	if n.kind == ast.KindAct {
 		id := propActionID(n.path)
+		n.began = o.step
 		o.queue = append(o.queue, id)
 		o.ran = append(o.ran, id)
 		var ins []job.Input
@@ -649,12 +708,20 @@ func (o *oracle) advance() {
 		var ws []oracleWant
 		o.root.wanted(false, &ws)
 		frozen := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen })
+		// A dag child whose guard is false is skipped, which settles it:
+		// as cancellations, before anything starts.
+		skip := slices.IndexFunc(ws, func(x oracleWant) bool { return x.n.guard != nil && !o.guardHolds(x.n) })
 		switch {
 		case frozen >= 0:
 			o.enter(ws[frozen].n, true)
+		case skip >= 0:
+			o.enter(ws[skip].n, false)
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
 			// innermost is decided once they have all been made.
+		case len(ws) == 0 && o.failLate():
+			// The choices that selected nothing fail once nothing else
+			// is to start: what their round started stays started.
 		case len(ws) == 0:
 			return
 		default:
@@ -711,7 +778,7 @@ func (o *oracle) decideOne() bool {
 		decided := false
 		for _, r := range races {
 			for _, k := range r.kids {
-				if k.status() == job.StatusSucceeded {
+				if k.status() == job.StatusSucceeded && r.succeeded() >= r.need() {
 					r.winner = k
 					for _, l := range r.kids {
 						if l != k {
@@ -738,8 +805,17 @@ func (o *oracle) stop(n *oracleNode) {
 	case n.kind == ast.KindAct:
 		if !n.done {
 			n.cancelled, n.stopped, n.at = true, true, o.step
-			i := slices.Index(o.queue, propActionID(n.path))
+			id := propActionID(n.path)
+			i := slices.Index(o.queue, id)
 			o.queue = slices.Delete(o.queue, i, i+1)
+			if n.began == o.step {
+				// Dispatched in this very step, before a node that
+				// settled as it began won the race: withdrawn, never sent.
+				n.stopped = false
+				if r := slices.Index(o.ran, id); r >= 0 {
+					o.ran = slices.Delete(o.ran, r, r+1)
+				}
+			}
 		}
 	case n.kind == ast.KindTry:
 		o.stop(n.body)
@@ -766,13 +842,23 @@ func (n *oracleNode) raceMessage() string {
 		}
 		leaf, _ := k.failure()
 		msg := propStoredMsg(leaf.out.Msg)
+		if leaf.failKind != "" {
+			msg = leaf.failMsg
+		}
 		if r := k.outermostFailedRace(leaf); r != nil {
 			msg = r.raceMessage()
 		}
 		if len(msg) > 80 {
 			msg = msg[:80] + "..." // the tests' messages are ASCII
 		}
-		parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
+		if leaf.action == "" {
+			parts = append(parts, leaf.path+": "+msg)
+		} else {
+			parts = append(parts, leaf.path+" ("+leaf.action+"): "+msg)
+		}
+	}
+	if n.need() > 1 {
+		return fmt.Sprintf("fewer than %d children succeeded: ", n.need()) + strings.Join(parts, "; ")
 	}
 	return "every child failed: " + strings.Join(parts, "; ")
 }
@@ -804,9 +890,15 @@ func (o *oracle) states() []propNodeState {
 		if n.done {
 			s.Output, s.Error = string(n.out.Output), propStoredMsg(n.out.Msg)
 		}
+		if n.kind == ast.KindRace && n.name != "" && n.winner != nil && n.winner.kind == ast.KindAct && n.status() == job.StatusSucceeded {
+			s.Output = string(n.winner.out.Output) // a named race keeps its winning leaf's output
+		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
 			msg := propStoredMsg(leaf.out.Msg)
+			if leaf.failKind != "" {
+				msg = leaf.failMsg
+			}
 			if r := n.outermostFailedRace(leaf); r != nil {
 				msg = r.raceMessage()
 			}
@@ -1315,4 +1407,125 @@ func TestOracleBatchFreezeCascade(t *testing.T) {
 			}
 		})
 	}
+}
+
+// choose selects the cases of the choice n as it is entered, naively:
+// the output of its on leaf and every case's value decoded with
+// encoding/json (numbers as float64, the tests' numbers being small) and
+// compared with reflect.DeepEqual. Unselected children, and everything
+// under them, are skipped; selecting nothing, n fails late.
+func (o *oracle) choose(n *oracleNode) {
+	src := o.names[n.choice.On]
+	out := src.out.Output
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	decode := func(b []byte) (any, bool) {
+		var v any
+		return v, json.Unmarshal(b, &v) == nil
+	}
+	matches := func(v any, c ast.Case) bool {
+		for _, raw := range c.Values {
+			if w, ok := decode(raw); ok && reflect.DeepEqual(v, w) {
+				return true
+			}
+		}
+		return false
+	}
+	n.chose = make([]bool, len(n.kids))
+	v, ok := decode(out)
+	hit := false
+	if n.choice.Multi {
+		elems, isArray := v.([]any)
+		if !ok || !isArray {
+			n.failKind = job.KindNotAnArray
+			n.failMsg = "the output of " + n.choice.On + " is not an array: " + string(out)
+		}
+		for i, c := range n.choice.Cases {
+			for _, e := range elems {
+				if matches(e, c) {
+					n.chose[i], hit = true, true
+				}
+			}
+		}
+	} else if ok {
+		for i, c := range n.choice.Cases {
+			if matches(v, c) {
+				n.chose[i], hit = true, true
+				break
+			}
+		}
+	}
+	if n.failKind == "" && !hit {
+		if len(n.kids) > len(n.choice.Cases) {
+			n.chose[len(n.choice.Cases)] = true
+		} else {
+			n.failKind = job.KindNoCase
+			n.failMsg = "no case matches the output of " + n.choice.On + ": " + string(out)
+		}
+	}
+	if n.failKind != "" {
+		n.late = true
+		clear(n.chose)
+	}
+	for i, k := range n.kids {
+		if !n.chose[i] {
+			oracleSkip(k)
+		}
+	}
+}
+
+func oracleSkip(n *oracleNode) {
+	n.skipped = true
+	for _, k := range n.children() {
+		oracleSkip(k)
+	}
+}
+
+// failLate fails the choices that selected nothing, and reports whether
+// there were any.
+func (o *oracle) failLate() bool {
+	found := false
+	var visit func(n *oracleNode)
+	visit = func(n *oracleNode) {
+		if n.late {
+			n.late, n.at, found = false, o.step, true
+		}
+		if n.kind == ast.KindDag && n.entered && !n.cancelled && !n.lateDone && !slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return !k.skipped }) {
+			n.lateDone, found = true, true
+		}
+		for _, k := range n.children() {
+			visit(k)
+		}
+	}
+	visit(o.root)
+	return found
+}
+
+// guardHolds evaluates the guard of the dag child n naively, as choose
+// compares cases.
+func (o *oracle) guardHolds(n *oracleNode) bool {
+	out := o.names[n.guard.Output].out.Output
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	var v, w any
+	if json.Unmarshal(out, &v) != nil || json.Unmarshal(n.guard.Equals, &w) != nil {
+		return false
+	}
+	return reflect.DeepEqual(v, w)
+}
+
+// need is how many children the race n needs to succeed.
+func (n *oracleNode) need() int { return max(n.choice.Need, 1) }
+
+// succeeded counts the children of n that succeeded.
+func (n *oracleNode) succeeded() int {
+	c := 0
+	for _, k := range n.kids {
+		if k.status() == job.StatusSucceeded {
+			c++
+		}
+	}
+	return c
 }

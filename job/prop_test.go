@@ -136,7 +136,7 @@ func propEdges(n *ast.Node) ([]*ast.Node, []string) {
 	var kids []*ast.Node
 	var edges []string
 	switch n.Kind {
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
 		for i := range n.Children {
 			kids = append(kids, &n.Children[i])
 			edges = append(edges, fmt.Sprintf("%s[%d]", n.Kind, i))

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/batonwf/baton/ast"
 )
@@ -23,7 +24,13 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 			if e.raceWins == nil {
 				e.raceWins = map[int32]int32{}
 			}
-			if w, ok := e.raceWins[p]; !ok || tc.edge < w {
+			if tp.needN() > 1 {
+				// Won once need children have succeeded; the winner is
+				// the first of them in tree order.
+				if first, n := e.succeededKids(tp); n >= tp.needN() {
+					e.raceWins[p] = first
+				}
+			} else if w, ok := e.raceWins[p]; !ok || tc.edge < w {
 				e.raceWins[p] = tc.edge
 			}
 		}
@@ -47,6 +54,21 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 		ps.out = StatusCancelled
 	}
 	e.settleRace(p, tp, ps)
+}
+
+// succeededKids returns the edge of the first child of the race tp that
+// succeeded, and how many did.
+func (e *engine) succeededKids(tp *tnode) (first, n int32) {
+	first = -1
+	for i, k := range tp.kids {
+		if e.get(k).status == StatusSucceeded {
+			if first < 0 {
+				first = int32(i)
+			}
+			n++
+		}
+	}
+	return first, n
 }
 
 // settleRace settles the race p (state ps) once every child has: it
@@ -147,11 +169,34 @@ func (e *engine) stopLosers(p int32, tp *tnode) {
 		e.giveUp(id)
 	}
 	for _, id := range stop {
-		s := e.get(id)
-		e.stops = append(e.stops, e.action(id, int(s.attempt)))
+		e.stopAction(id)
 		e.j.running--
 		e.settle(id, StatusCancelled, 0, 0)
 	}
+}
+
+// stopAction tells the action in flight of the leaf id to stop
+// (Transition.Stops). An action begun in this very transition, by the
+// round before a late settling (an end node, or a dag whose children were
+// all skipped) stopped it, is withdrawn instead: never both dispatched and
+// stopped.
+func (e *engine) stopAction(id int32) {
+	a := e.action(id, int(e.get(id).attempt))
+	if i := e.dispatchedNow(a.ID); i >= 0 {
+		e.actions = slices.Delete(e.actions, i, i+1)
+		e.mut(id).attempt--
+		return
+	}
+	e.stops = append(e.stops, a)
+}
+
+// dispatchedNow returns the index in e.actions of the action called id,
+// or -1: an action this edit dispatched.
+func (e *engine) dispatchedNow(id string) int {
+	if len(e.lateQ) == 0 && !e.lateSettled {
+		return -1 // only a late settling wins a race after a round began actions
+	}
+	return slices.IndexFunc(e.actions, func(a Action) bool { return a.ID == id })
 }
 
 // collectStops walks the running node id, under a node that stops it
@@ -259,8 +304,11 @@ func (j Job) checkRace(tn *tnode, s nstate, res *result) error {
 	if s.pos > 0 && kid(tn.kids[s.pos-1]) != StatusSucceeded {
 		return fmt.Errorf("won by child %d, which is %s", s.pos-1, kid(tn.kids[s.pos-1]))
 	}
-	if s.pos == 0 && succeeded > 0 {
-		return fmt.Errorf("undecided with %d children succeeded", succeeded)
+	if s.pos == 0 && succeeded >= tn.needN() {
+		return fmt.Errorf("undecided with %d children succeeded (it needs %d)", succeeded, tn.needN())
+	}
+	if s.pos > 0 && succeeded < tn.needN() {
+		return fmt.Errorf("won with %d children succeeded (it needs %d)", succeeded, tn.needN())
 	}
 	settled := int(done) == len(tn.kids)
 	if settled == (s.status == StatusRunning) {

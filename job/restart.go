@@ -213,6 +213,9 @@ func Restart(j Job, results []Result) (Transition, error) {
 		case k.timer == timerCancel && (e.j.cancel != "" || k.r.Error == ""):
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredDuplicate, Detail: "the job is cancelled already, or the cancel has no reason"})
 			continue
+		case k.timer == timerCancel && e.j.ended != "":
+			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredDuplicate, Detail: "the job is ending already (an end node was reached)"})
+			continue
 		case k.timer != timerCancel && (!ok || k.timer == timerRetry && int(p.attempt) != k.attempt):
 			ignored = append(ignored, Ignored{Result: *k.r, Reason: IgnoredTimer})
 			continue
@@ -324,6 +327,10 @@ type engine struct {
 	gaveUp   map[int32]bool  // leaves that gave up their retries in this edit
 	waitAt   map[int32]int64 // leaves whose attempt failed in this edit and wait: when it ended
 	settleQ  smallQ[int32]
+	// lateQ holds the nodes that failed as they began (a choice with
+	// nothing to run): they settle once the round that began them is over.
+	lateQ       []late
+	lateSettled bool // some node of lateQ settled in this edit
 	// abandonQ holds the pars and dags frozen in this edit, whose leaves
 	// waiting for an armed retry give up when the tree settles (run).
 	abandonQ []int32
@@ -550,6 +557,10 @@ func (e *engine) propagateAll() {
 // of the start queue, nor on the shape of the tree around it.
 func (e *engine) run() {
 	for {
+		if len(e.lateQ) > 0 {
+			e.settleLate()
+		}
+
 		e.propagateAll()
 		if len(e.abandonQ) > 0 {
 			// Giving up settles leaves, which may freeze more: settle again.
@@ -559,7 +570,7 @@ func (e *engine) run() {
 			e.abandonQ = e.abandonQ[:0]
 			continue
 		}
-		if e.startQ.len() == 0 {
+		if e.startQ.len() == 0 && len(e.lateQ) == 0 {
 			return
 		}
 		cancelled := false
@@ -577,6 +588,14 @@ func (e *engine) run() {
 				} else {
 					e.giveUp(st.node) // a retry is new work: it fails instead
 				}
+				cancelled = true
+				continue
+			}
+			if st.kind == startBegin && e.node(st.node).guardOf() != nil && !e.guardHolds(st.node) {
+				// A dag child whose guard is false is skipped instead of
+				// begun: a settling, so the tree settles again first.
+				e.skip(st.node)
+				e.settleQ.push(st.node)
 				cancelled = true
 				continue
 			}
@@ -610,6 +629,8 @@ func (e *engine) settle(id int32, status Status, cause, others int32) {
 		// deadline; the root of a cancelled job ends cancelled.
 		if id == 0 && e.j.cancel != "" {
 			status, cause, others = StatusCancelled, 0, 0
+		} else if id == 0 && e.j.ended != "" {
+			status, cause, others = StatusSucceeded, 0, 0 // stopped by an end node
 		} else {
 			status, cause, others = StatusFailed, id+1, 0
 		}
@@ -693,8 +714,7 @@ func (e *engine) expire(n int32) {
 		e.giveUp(id)
 	}
 	for _, id := range stop {
-		s := e.get(id)
-		e.stops = append(e.stops, e.action(id, int(s.attempt)))
+		e.stopAction(id)
 		e.j.running--
 		if id == n && !(n == 0 && e.j.cancel != "") {
 			// The leaf that expired fails (a cancelled job's root leaf
@@ -730,9 +750,16 @@ func (e *engine) propagate(c int32) {
 		case StatusCancelled:
 			e.settle(p, StatusCancelled, 0, 0)
 		}
-	case ast.KindPar:
+	case ast.KindPar, ast.KindChoice:
 		ps := e.mut(p)
 		ps.done++
+		if tp.limitN() > 0 && int(ps.pos) < len(tp.kids) {
+			// A slot is free: the next child in tree order starts (or,
+			// frozen, is cancelled, which frees the slot again).
+			ps.pos++
+			e.requestStart(tp.kids[ps.pos-1])
+			ps = e.mut(p)
+		}
 		switch cs.status {
 		case StatusFailed:
 			e.countFailure(p, ps, cs)
@@ -768,7 +795,7 @@ func (e *engine) dagChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 	ps := e.mut(p)
 	ps.done++
 	switch cs.status {
-	case StatusSucceeded:
+	case StatusSucceeded, StatusSkipped:
 		// Start the siblings waiting for nothing else. Two siblings that
 		// succeed in one batch both see the other settled: the first one
 		// handled starts their common dependents.
@@ -777,7 +804,7 @@ func (e *engine) dagChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 			deps := e.node(k).deps
 			ready := true
 			for _, dep := range deps {
-				if e.get(tp.kids[dep]).status != StatusSucceeded {
+				if st := e.get(tp.kids[dep]).status; st != StatusSucceeded && st != StatusSkipped {
 					ready = false
 					break
 				}
@@ -921,24 +948,39 @@ func (e *engine) begin(id int32) {
 		s.pos = 0
 		e.begin(tn.kids[0])
 	case ast.KindPar, ast.KindRace:
+		kids := tn.kids
+		if tn.limitN() > 0 {
+			// At most limit children at once; pos counts those started.
+			kids = kids[:tn.limitN()]
+			s.pos = tn.limitN()
+		}
 		// Each child begins at least one action: make room for them at
 		// once. slices.Grow grows geometrically, so nested pars still cost
 		// amortised O(1) per action.
-		e.actions = slices.Grow(e.actions, len(tn.kids))
-		for _, k := range tn.kids {
+		e.actions = slices.Grow(e.actions, len(kids))
+		for _, k := range kids {
 			e.begin(k)
 		}
 	case ast.KindTry:
 		s.pos = partBody
 		e.begin(tn.kids[partBody])
+	case ast.KindChoice:
+		e.beginChoice(id, tn)
+	case ast.KindEnd:
+		// It stops the job once the round that began it is over.
+		e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
 	case ast.KindDag:
 		// The children after nothing start with the dag; pos counts them.
+		// A guarded one is queued: it may be skipped, which settles.
 		for _, k := range tn.kids {
 			if len(e.node(k).deps) == 0 {
-				s = e.mut(id) // begin may have copied the trie path
-				s.pos++
-				e.begin(k)
+				e.beginDagChild(id, tn, k)
 			}
+		}
+		if int(e.get(id).done) == len(tn.kids) {
+			// Every child was skipped: the dag succeeds once the round
+			// that began it is over.
+			e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
 		}
 	}
 }
@@ -959,7 +1001,7 @@ func (j *Job) frozen(id int32) bool {
 			return false
 		}
 		ps := j.st.get(p)
-		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag || tp.kind == ast.KindChoice) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
 			return true
 		}
 		c = p

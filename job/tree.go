@@ -36,6 +36,9 @@ type tree struct {
 	// raced reports whether it has a race or a node with replicas:
 	// format 8.
 	raced bool
+	// lang3 reports whether it uses a node or key of workflow version 3
+	// (choice, end, guards, need, limit): format 9.
+	lang3 bool
 	// pinNames holds, for each pin of the workflow (pinID), the sorted
 	// action names of the leaves under the nodes that name it; nil when
 	// the workflow has no affinity.
@@ -71,6 +74,54 @@ type tnode struct {
 	copies int32
 	// affinity is the node's own placement hint, or nil.
 	affinity *ast.Affinity
+	// x holds what only the nodes of workflow version 3 use; nil for
+	// the others, so that a tree of the older nodes costs no more.
+	x *tnodeX
+}
+
+// tnodeX is what a choice, a guarded dag child, an end, a race with a
+// need or a par with a limit adds to its tnode.
+type tnodeX struct {
+	// reads is, for a choice, the leaf its On names.
+	reads int32
+	// choice is, for a choice, its node as written (cases, multi).
+	choice *ast.Node
+	// guard is, for a dag child with a guard (when), the guard, and
+	// guardOn the leaf it reads.
+	guard   *ast.Guard
+	guardOn int32
+	// endReason is, for an end node, its reason.
+	endReason string
+	// need is, for a race with a need above 1, how many children must
+	// succeed.
+	need int32
+	// limit is, for a par, the most children running at once (0: no
+	// limit, or one at least as large as its children).
+	limit int32
+}
+
+// needN is how many children of the race tn must succeed (1 by default).
+func (tn *tnode) needN() int32 {
+	if tn.x == nil || tn.x.need < 1 {
+		return 1
+	}
+	return tn.x.need
+}
+
+// limitN is the limit of the par tn, 0 for none.
+func (tn *tnode) limitN() int32 {
+	if tn.x == nil {
+		return 0
+	}
+	return tn.x.limit
+}
+
+// guardOf is the guard of the dag child tn, or nil.
+func (tn *tnode) guardOf() *ast.Guard {
+	if tn.x == nil {
+		return nil
+	}
+	return tn.x.guard
 }
 
 func compile(root ast.Node) (*tree, error) {
@@ -145,6 +196,12 @@ func (f *firstIDs) assign(t *tree) {
 func (t *tree) link() {
 	for i := range t.nodes {
 		tn := &t.nodes[i]
+		if tn.kind == ast.KindChoice {
+			tn.x.reads = t.names[tn.x.choice.On]
+		}
+		if tn.guardOf() != nil {
+			tn.x.guardOn = t.names[tn.x.guard.Output]
+		}
 		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
 			tn.inputs = make([]int32, len(tn.act.Inputs))
 			for k, name := range tn.act.Inputs {
@@ -160,12 +217,22 @@ func (t *tree) link() {
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
 	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
+	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0 {
+		t.lang3 = true
+		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason}
+	}
 	if n.Affinity != nil {
 		t.raced = true // format 8 holds version 2 of the workflow
 	}
 	if n.Kind == ast.KindRace {
 		t.raced = true
 		t.nodes[id].copies = int32(n.Replicas)
+		if n.Need > 1 {
+			t.nodes[id].x.need = int32(n.Need)
+		}
+	}
+	if n.Kind == ast.KindPar && n.Limit > 0 && n.Limit < len(n.Children) {
+		t.nodes[id].x.limit = int32(n.Limit)
 	}
 	if n.Name != "" || len(n.Inputs) > 0 || n.Kind == ast.KindDag {
 		t.graph = true
@@ -190,12 +257,16 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.narrow++
 	}
 	switch n.Kind {
+	case ast.KindEnd:
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
 		ids.add(path) // t.nodes[id].id1, set by ids.assign
 		t.leaves++
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
+	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
+		if n.Kind == ast.KindChoice {
+			t.nodes[id].x.choice = n
+		}
 		kids := make([]int32, len(n.Children))
 		for i := range n.Children {
 			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i), ids)
@@ -306,5 +377,5 @@ func (t *tree) lookup(p string) (int32, string) {
 // wide reports whether a node of kind k with n children is kept in the
 // small trie of wide nodes.
 func wide(k ast.Kind, n int) bool {
-	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace) && n > leafWidth
+	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > leafWidth
 }
