@@ -252,11 +252,9 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 		if !tr.Changed() {
 			e.journalIgnored(ctx, id, j.Version(), tr.Ignored)
 			if redelivered(tr.Ignored) && !j.Done() {
-				acts := j.Outstanding()
-				if err := e.o.Transport.Dispatch(ctx, acts, j.Timers()); err != nil {
+				if _, _, err := e.dispatchAgain(ctx, j); err != nil {
 					return tr, fmt.Errorf("job %s: re-dispatch after redelivered results: %w", id, err)
 				}
-				e.o.Hooks.dispatched(acts)
 			}
 			return tr, nil
 		}
@@ -397,22 +395,72 @@ func (e *Engine[R]) Recover(ctx context.Context, ids ...job.ID) (int, error) {
 			errs = append(errs, fmt.Errorf("recover job %s: %w", id, err))
 			continue
 		}
-		if j.Done() {
-			continue
+		k, err := e.RecoverJob(ctx, j)
+		n += k
+		if err != nil {
+			errs = append(errs, err)
 		}
-		if err := e.missing(id, j.Workflow()); err != nil {
-			errs = append(errs, fmt.Errorf("recover %w; left as it is", err))
-			continue
-		}
-		acts := j.Outstanding()
-		if err := e.o.Transport.Dispatch(ctx, acts, j.Timers()); err != nil {
-			errs = append(errs, fmt.Errorf("recover job %s: dispatch: %w", id, err))
-			continue
-		}
-		e.o.Hooks.dispatched(acts)
-		n += len(acts)
-		e.log.LogAttrs(ctx, slog.LevelInfo, "job resumed", slog.String("job", string(id)),
-			slog.Uint64("version", j.Version()), slog.Int("actions", len(acts)))
 	}
 	return n, errors.Join(errs...)
+}
+
+// RecoverJob is Recover of one job already loaded: it dispatches again
+// j's outstanding actions and arms again its timers, and returns how many
+// actions it dispatched.
+func (e *Engine[R]) RecoverJob(ctx context.Context, j job.Job) (int, error) {
+	id := j.ID()
+	if j.Done() {
+		return 0, nil
+	}
+	if err := e.missing(id, j.Workflow()); err != nil {
+		return 0, fmt.Errorf("recover %w; left as it is", err)
+	}
+	j, acts, err := e.dispatchAgain(ctx, j)
+	if err != nil {
+		return 0, fmt.Errorf("recover job %s: dispatch: %w", id, err)
+	}
+	if acts == nil {
+		return 0, nil // it ended meanwhile
+	}
+	e.log.LogAttrs(ctx, slog.LevelInfo, "job resumed", slog.String("job", string(id)),
+		slog.Uint64("version", j.Version()), slog.Int("actions", len(acts)))
+	return len(acts), nil
+}
+
+// dispatchAgain dispatches again j's outstanding actions and its timers.
+// Through a JobDispatcher it does so only while j is still stored at its
+// version: when the job moved on, it loads it again and dispatches what
+// that version has outstanding (at most ConflictRetries times more). It
+// returns the job it dispatched from and the actions dispatched (nil if
+// the job ended meanwhile).
+func (e *Engine[R]) dispatchAgain(ctx context.Context, j job.Job) (job.Job, []job.Action, error) {
+	jd, guarded := e.o.Transport.(JobDispatcher)
+	for attempt := 0; ; attempt++ {
+		acts := j.Outstanding()
+		var err error
+		if guarded {
+			err = jd.DispatchJob(ctx, j, acts, j.Timers())
+		} else {
+			err = e.o.Transport.Dispatch(ctx, acts, j.Timers())
+		}
+		if !errors.Is(err, ErrMoved) {
+			if err != nil {
+				return j, nil, err
+			}
+			e.o.Hooks.dispatched(acts)
+			if acts == nil {
+				acts = []job.Action{}
+			}
+			return j, acts, nil
+		}
+		if attempt >= e.o.ConflictRetries || ctx.Err() != nil {
+			return j, nil, err
+		}
+		if j, err = e.o.Store.Load(ctx, j.ID()); err != nil {
+			return j, nil, err
+		}
+		if j.Done() {
+			return j, nil, nil
+		}
+	}
 }

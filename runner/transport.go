@@ -69,6 +69,23 @@ type Transport[R any] interface {
 	Dispatch(ctx context.Context, actions []job.Action, timers []job.Timer) error
 }
 
+// JobDispatcher is implemented by a Transport whose stored jobs other
+// processes move on concurrently (on ZooKeeper, any worker applies any
+// job's results): DispatchJob is Dispatch of j's outstanding actions and
+// timers, done only while the job is still stored at j's version, and
+// ErrMoved, with nothing dispatched by it, once it is not. Without it, a
+// recovery that loaded a job just before another worker applied one of
+// its actions would queue that action again, and it would run twice
+// (once after the job stopped waiting for it). The engine reloads the
+// job and tries again on ErrMoved.
+type JobDispatcher interface {
+	DispatchJob(ctx context.Context, j job.Job, actions []job.Action, timers []job.Timer) error
+}
+
+// ErrMoved is returned by JobDispatcher.DispatchJob when the job is no
+// longer stored at the version it was given.
+var ErrMoved = errors.New("runner: the job moved on since it was loaded")
+
 // LostResult returns the result a transport reports for an at-most-once
 // action it cannot tell ran or not, seen at at: a failure of kind
 // job.KindLost. It names no worker (job.Result.Worker is ""): the runner

@@ -1,6 +1,10 @@
 package zk
 
-import "github.com/batonwf/baton/job"
+import (
+	"context"
+
+	"github.com/batonwf/baton/job"
+)
 
 // FaultPoint is where a fault hook is asked (faultPoint).
 type FaultPoint = faultPoint
@@ -19,4 +23,11 @@ const (
 // commit's. Call it before st or a runner on it is used.
 func InjectFaults(st *Store, f func(FaultPoint, *job.Transition) error) {
 	st.c.faults = f
+}
+
+// RecoverLoaded recovers j as loaded earlier, as Resume does for a job it
+// has just loaded: what a worker's start-up resume does when the job moves
+// on between its load and its dispatch.
+func RecoverLoaded(ctx context.Context, r *Runner, j job.Job) (int, error) {
+	return r.eng.RecoverJob(ctx, j)
 }

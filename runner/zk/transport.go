@@ -260,7 +260,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 	t.claims.start(mine, stops)
 	r.dropStopped(ctx, tr.Stops)
 	if len(rest) > 0 {
-		if err := r.createAll(ctx, rest); err != nil {
+		if err := r.createAll(ctx, rest, nil); err != nil {
 			return fmt.Errorf("job %s v%d: %w: %w", id, tr.Job.Version(), runner.ErrNotDispatched, err)
 		}
 		if err := r.c.delete(ctx, r.c.l.dispatchingJob(id), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -307,19 +307,30 @@ func queueSize(ops []any) int {
 }
 
 // createAll creates nodes in multi-ops of at most maxMulti bytes; nodes
-// that exist already (a dispatch again) are left as they are.
-func (r *Runner) createAll(ctx context.Context, ops []any) error {
+// that exist already (a dispatch again) are left as they are. With a
+// guard (a version check of a job's record), every multi-op checks it
+// too, and once it fails createAll stops with runner.ErrMoved.
+func (r *Runner) createAll(ctx context.Context, ops []any, guard *zk.CheckVersionRequest) error {
 	for len(ops) > 0 {
 		n, size := 0, 0
 		for n < len(ops) && (n == 0 || size+opSize(ops[n]) <= maxMulti) {
 			size += opSize(ops[n])
 			n++
 		}
-		if _, _, err := r.c.multi(ctx, "queue", ops[:n]); err != nil {
+		if _, failed, err := r.c.multi(ctx, "queue", guarded(guard, ops[:n]...)); err != nil {
+			if guard != nil && failed == 0 {
+				return runner.ErrMoved
+			}
 			// Some exist (or the multi is refused): one at a time.
 			for _, op := range ops[:n] {
 				c := op.(*zk.CreateRequest)
-				if _, err := r.c.create(ctx, c.Path, c.Data, c.Flags); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				var err error
+				if guard == nil {
+					_, err = r.c.create(ctx, c.Path, c.Data, c.Flags)
+				} else if _, failed, err = r.c.multi(ctx, "queue", guarded(guard, c)); failed == 0 {
+					return runner.ErrMoved
+				}
+				if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 					return err
 				}
 			}
@@ -329,12 +340,50 @@ func (r *Runner) createAll(ctx context.Context, ops []any) error {
 	return nil
 }
 
+// guarded returns ops, after guard when there is one.
+func guarded(guard *zk.CheckVersionRequest, ops ...any) []any {
+	if guard == nil {
+		return ops
+	}
+	return append([]any{guard}, ops...)
+}
+
 // Dispatch queues again the actions that have no queue entry, and
 // creates the timer nodes that are missing: what recovery asks for. An
 // at-most-once action with no entry is reported lost (the runner cannot
 // tell it did not run).
 func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Timer) error {
-	r := t.r
+	return t.r.dispatch(ctx, acts, ts, nil)
+}
+
+// DispatchJob is Dispatch of j's outstanding actions and timers while j's
+// record is still at j's version (runner.JobDispatcher): the record is
+// read before the queue is listed, and every multi-op that queues checks
+// the record's znode version, so an action another worker applied meanwhile
+// (its entry deleted by the same multi-op that moved the record) is never
+// queued again. Once the record moved, it returns runner.ErrMoved.
+func (t transport) DispatchJob(ctx context.Context, j job.Job, acts []job.Action, ts []job.Timer) error {
+	r, id := t.r, j.ID()
+	data, stat, err := r.c.get(ctx, r.c.l.job(id))
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	m, err := decodeMeta(id, data)
+	if err != nil {
+		return err
+	}
+	if inc, err := m.incarnation(); err != nil || inc != j.Incarnation() || m.Version != j.Version() {
+		return runner.ErrMoved
+	}
+	return r.dispatch(ctx, acts, ts, &zk.CheckVersionRequest{Path: r.c.l.job(id), Version: stat.Version})
+}
+
+// dispatch is Dispatch, its queueing guarded by guard when not nil (see
+// createAll).
+func (r *Runner) dispatch(ctx context.Context, acts []job.Action, ts []job.Timer, guard *zk.CheckVersionRequest) error {
 	have, err := r.queued(ctx)
 	if err != nil {
 		return err
@@ -350,7 +399,10 @@ func (t transport) Dispatch(ctx context.Context, acts []job.Action, ts []job.Tim
 			todo = append(todo, a)
 		}
 	}
-	if err := r.createAll(ctx, r.queueOps(todo, ts, nil, time.Now().UnixMilli())); err != nil {
+	if err := r.createAll(ctx, r.queueOps(todo, ts, nil, time.Now().UnixMilli()), guard); err != nil {
+		if errors.Is(err, runner.ErrMoved) {
+			return err
+		}
 		return fmt.Errorf("dispatch: %w", err)
 	}
 	if len(lost) > 0 {
