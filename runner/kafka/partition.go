@@ -3,6 +3,7 @@ package kafka
 import (
 	"bytes"
 	"strconv"
+	"strings"
 
 	"github.com/segmentio/kafka-go"
 
@@ -43,4 +44,65 @@ func partitionOf(id job.ID, n int) int {
 		parts[i] = i
 	}
 	return jobBalancer{}.Balance(kafka.Message{Key: []byte(id)}, parts...)
+}
+
+// Headers that place an action on its topic's partitions (actionBalancer).
+const (
+	// hdrAffinity holds the action's affinity key (job.Placement.Key):
+	// the actions of one key go to one partition, so to one worker while
+	// the group's membership is stable.
+	hdrAffinity = "baton-affinity"
+	// hdrReplica holds "COPY/GROUP" for a copy of a node with replicas:
+	// the copies of one group (GROUP: the job and the race's path) go to
+	// consecutive, so distinct, partitions while they are no more than
+	// the partitions.
+	hdrReplica = "baton-replica"
+)
+
+// actionBalancer places action messages: a replica copy by its group and
+// copy (hdrReplica), a claim to the partition of its action
+// (hdrPartition), an action with an affinity key by the murmur2 hash
+// of its key (hdrAffinity), any other by the hash of its message key
+// (JOB/ACTION-ID), as Kafka's Java producer would.
+type actionBalancer struct{}
+
+var _ kafka.Balancer = actionBalancer{}
+
+func (actionBalancer) Balance(m kafka.Message, partitions ...int) int {
+	key := m.Key
+	for _, h := range m.Headers {
+		switch h.Key {
+		case hdrPartition:
+			if p, err := strconv.Atoi(string(h.Value)); err == nil && p >= 0 && p < len(partitions) {
+				return partitions[p]
+			}
+		case hdrReplica:
+			c, group, ok := strings.Cut(string(h.Value), "/")
+			n, err := strconv.Atoi(c)
+			if !ok || err != nil || n < 0 {
+				continue
+			}
+			first := kafka.Murmur2Balancer{Consistent: true}.Balance(kafka.Message{Key: []byte(group)}, partitions...)
+			i := 0
+			for i < len(partitions) && partitions[i] != first {
+				i++
+			}
+			return partitions[(i+n)%len(partitions)]
+		case hdrAffinity:
+			key = h.Value
+		}
+	}
+	return kafka.Murmur2Balancer{Consistent: true}.Balance(kafka.Message{Key: key}, partitions...)
+}
+
+// placeHeaders returns the headers that place action a (actionBalancer).
+func placeHeaders(a job.Action) []kafka.Header {
+	switch {
+	case a.Replica != nil:
+		group := string(a.JobID) + "/" + a.Replica.Race
+		return []kafka.Header{{Key: hdrReplica, Value: []byte(strconv.Itoa(a.Replica.Copy) + "/" + group)}}
+	case a.Placement != nil && a.Placement.Key != "":
+		return []kafka.Header{{Key: hdrAffinity, Value: []byte(a.Placement.Key)}}
+	}
+	return nil
 }
