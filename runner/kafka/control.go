@@ -208,10 +208,15 @@ func (s *Store) readControl(ctx context.Context, from int64, v controlView) (con
 		v = controlView{}
 	}
 	topic := s.cfg.controlTopic()
-	end, err := s.endOffset(ctx, topic, 0)
-	if errors.Is(err, kafka.UnknownTopicOrPartition) {
+	// Checked (made, without Config.NoCreate) first, so that the
+	// client's metadata waits for it.
+	var missing *MissingTopicsError
+	if _, err := s.adm.ensure(ctx, s.adm.controlSpec()); errors.As(err, &missing) {
 		return v, 0, from, nil
+	} else if err != nil {
+		return nil, 0, from, err
 	}
+	end, err := s.endOffset(ctx, topic, 0)
 	if err != nil {
 		return nil, 0, from, err
 	}
