@@ -544,3 +544,39 @@ func readAll(b kafka.Bytes) ([]byte, error) {
 }
 
 func cutSlash(s string) (before, after string, ok bool) { return strings.Cut(s, "/") }
+
+// TestQueuesPlacementLive: Store.Queues notes, among the actions waiting
+// in a topic, the most copies of a node with replicas, and counts those
+// whose affinity is strict or sets a wait (neither applies on Kafka).
+func TestQueuesPlacementLive(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cfg := testConfig(t)
+	cfg.ActionPartitions = 4
+	st := openStore(t, cfg)
+	start(t, kafkarunner.Options{Store: openStore(t, cfg), Role: kafkarunner.RoleRestarter, WorkerOptions: runner.WorkerOptions{Name: "r"}})
+	client := start(t, kafkarunner.Options{Store: openStore(t, cfg), Role: kafkarunner.RoleClient})
+	strict := true
+	for id, n := range map[job.ID]ast.Node{
+		"rep":    ast.Act("noop", 1).WithReplicas(3),
+		"strict": ast.Act("noop", 2).WithAffinity(ast.Affinity{Key: "k1", Strict: &strict}),
+		"wait":   ast.Act("noop", 3).WithAffinity(ast.Affinity{Key: "k2", Wait: 2 * time.Second}),
+		"soft":   ast.Act("noop", 4).WithAffinity(ast.Affinity{Key: "k3"}),
+	} {
+		if err := client.Submit(ctx, id, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var q kafkarunner.Queue
+	waitFor(t, "6 actions queued", func() bool {
+		qs, err := st.Queues(ctx)
+		if err != nil || len(qs) != 1 {
+			return false
+		}
+		q = qs[0]
+		return q.Waiting == 6
+	})
+	if q.Copies != 3 || q.Unmapped != 2 || q.Workers != 0 {
+		t.Errorf("queue %+v; want 3 copies, 2 unmapped, no worker", q)
+	}
+}
