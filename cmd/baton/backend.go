@@ -125,6 +125,11 @@ type workerOptions struct {
 	// timed wraps the store a local runner commits to ('baton serve':
 	// metrics.Store); nil: none.
 	timed func(store.Store) store.Store
+	// capacity, limits and claimLease are 'baton worker's --capacity
+	// (0: Workers), --limit and --claim-lease (0: never).
+	capacity   int
+	limits     map[string]int
+	claimLease time.Duration
 }
 
 // resumeOptions are the settings of 'baton resume' for a store file.

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -73,6 +74,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	workers := fset.Int("workers", 4, "run at most `N` actions at once")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
+	place := addPlaceFlags(fset)
 	z.addRetain(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -92,6 +94,11 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	if err := checkEngines(z, k, true); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
+	capacity, err := place.check(*workers, builtins(io.Discard, http.DefaultClient).Names())
+	if err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
+	*workers = capacity
 	if *name == "" {
 		*name = runner.DefaultName()
 	}
@@ -114,7 +121,8 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
-	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log}})
+	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log},
+		capacity: capacity, limits: place.limits, claimLease: *place.claimLease})
 	if err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
