@@ -12,6 +12,8 @@
 //	                                    the Kafka engines (only when named; see below)
 //	go run ./bench -serve               the HTTP API against its baselines (see below)
 //	go run ./bench -page                the job page in chromium: load and live latency (see below)
+//	go run ./bench -rebalance           partitions moved and the pause when a Kafka worker joins,
+//	                                    sticky against range (bench/rebalance.go)
 //
 // # Scenarios
 //
@@ -406,6 +408,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	kafkaMax := fs.Int("kafkamax", 10_000, "the Kafka engines skip scenarios of more actions than this (d has 100,000)")
 	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
 	page := fs.Bool("page", false, "measure the job page in chromium (page load and live latency) instead of the engines (see the package doc)")
+	rebalance := fs.Bool("rebalance", false, "measure what a Kafka worker's join moves and pauses, sticky against range, instead of the engines (-rounds rounds, default 5)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -447,6 +450,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	}
 	if *serve && *page {
 		return errors.New("-serve and -page: pick one")
+	}
+	if *rebalance {
+		roundsGiven := false
+		fs.Visit(func(f *flag.Flag) { roundsGiven = roundsGiven || f.Name == "rounds" })
+		if !roundsGiven {
+			*rounds = 5
+		}
+		return rebalanceMain(*rounds, stdout, stderr, *quiet)
 	}
 	if *page {
 		roundsGiven := false
