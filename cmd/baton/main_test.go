@@ -192,7 +192,7 @@ func TestUsage(t *testing.T) {
 			if cmd.name != "help" {
 				contains(t, "stdout", r.stdout, "Flags:")
 			}
-			if cmd.name != "help" && cmd.name != "worker" && cmd.name != "submit" {
+			if cmd.name != "help" && cmd.name != "worker" && cmd.name != "submit" && cmd.name != "drain" && cmd.name != "undrain" {
 				contains(t, "stdout", r.stdout, "-store PATH")
 			}
 			if cmd.name != "help" && cmd.name != "run" {

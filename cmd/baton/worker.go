@@ -21,7 +21,7 @@ func workerCommand() command {
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
 		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
-			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--capacity N] [--limit ACTION=N]... [--claim-lease D] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -51,7 +51,12 @@ $BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
 SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
 A restarter deletes the settled jobs of its partitions once they are
 older than --retain (a week by default), with tombstones that the state
-topic's compaction then drops.
+topic's compaction then drops. A worker runs at most --capacity actions
+at once (default 4, as --workers), and at most N of ACTION with --limit
+ACTION=N; its share of the partitions is weighed by its capacity. One
+whose handlers make no progress for --claim-lease (60s) while actions
+wait for a slot hands them back and leaves the group until they return.
+'baton drain --kafka NAME' makes it finish what it runs and exit 0.
 
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
