@@ -33,10 +33,13 @@ import (
 func (c *Config) controlTopic() string { return c.Prefix + ".workers" }
 
 // controlSpec is the control topic's spec: compacted, one partition (so
-// that one read in order gives the latest record of every key).
+// that one read in order gives the latest record of every key), with
+// segments rolled every 10 minutes and compacted once a tenth of the log
+// is dirty, so that what a runner reads at its start stays near two
+// records per worker (busy workers write a load record a second).
 func (a *admin) controlSpec() topicSpec {
 	return topicSpec{name: a.cfg.controlTopic(), partitions: 1, compacted: true,
-		configs: map[string]string{"cleanup.policy": "compact"}}
+		configs: map[string]string{"cleanup.policy": "compact", "segment.ms": "600000", "min.cleanable.dirty.ratio": "0.1"}}
 }
 
 // loadSuffix ends the key of a worker's load record.

@@ -36,7 +36,8 @@
 //	PREFIX.stops         notices that tell workers to stop actions; 1 partition;
 //	                     cleanup.policy=delete, retention.ms=3600000
 //	PREFIX.workers       the control topic: each worker's admin state and load,
-//	                     keyed by worker name; 1 partition; cleanup.policy=compact
+//	                     keyed by worker name; 1 partition; cleanup.policy=compact,
+//	                     segment.ms=600000, min.cleanable.dirty.ratio=0.1
 //	                     (see Placement)
 //
 // and two consumer groups: PREFIX.restarters (the restarter topic) and
