@@ -46,7 +46,10 @@
 // that are missing, with these configurations, and checks those that
 // exist: a state topic that is not compacted, or whose partition count
 // differs from the restarter topic's, is an error. An action topic is
-// created when its first action is dispatched or its first worker starts.
+// created when its first action is dispatched or its first worker starts;
+// the control topic when a runner that is not a client starts, or at the
+// first Store.Drain, Undrain or Control (with Config.NoCreate, Control
+// reads a missing control topic as empty).
 // Topics are always created explicitly, never by the broker's automatic
 // creation. With Config.NoCreate (read-only tools, users who may not
 // create topics), nothing is created: Open fails with a
