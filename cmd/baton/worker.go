@@ -55,7 +55,8 @@ topic's compaction then drops. A worker runs at most --capacity actions
 at once (default 4, as --workers), and at most N of ACTION with --limit
 ACTION=N; its share of the partitions is weighed by its capacity. One
 whose handlers make no progress for --claim-lease (60s) while actions
-wait for a slot hands them back and leaves the group until they return.
+wait for a slot leaves the group (the others take its partitions) until
+one returns.
 'baton drain --kafka NAME' makes it finish what it runs and exit 0.
 
 It prints a line on standard error when it starts, and logs outages,

@@ -304,12 +304,15 @@
 // worker whose handlers hang keeps its partitions for ever. A worker
 // that, for Options.ClaimLease (default DefaultClaimLease, 60s;
 // `--claim-lease`), has had an action waiting for a slot while no handler
-// started or ended counts as wedged (Stats.Wedged): it hands back the
-// actions it runs (their handlers' contexts are cancelled; their
-// messages are not committed), leaves the workers' group, whose other
-// members take its partitions, and joins again once its handlers have
-// returned. A lease shorter than a worker's longest action makes a busy
-// worker with work waiting leave too.
+// started or ended counts as wedged (Stats.Wedged): it leaves the
+// workers' group, whose other members take its partitions from the
+// committed offsets (so they run again the actions it still runs, whose
+// messages it has not committed), and joins again once one of its
+// handlers has returned. Its handlers are not cancelled: a hung one is
+// its own to end, and a slow one's result counts if it comes first. A
+// lease shorter than a worker's longest action makes a full worker with
+// work waiting leave too, and its long actions then run twice (at least
+// once).
 //
 // Quarantine. Each worker feeds the outcome of every attempt to
 // placement.Quarantine.Observe (Options.Quarantine): failures and

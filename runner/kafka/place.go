@@ -244,9 +244,11 @@ func (w *worker) joined(leave context.CancelCauseFunc, abandon chan struct{}) {
 	w.place.progress = time.Now()
 }
 
-// wedged makes the worker leave its group: its actions are handed back
-// (their messages are not committed: the partitions' next owners run
-// them) and its partitions stop waiting for them.
+// wedged makes the worker leave its group: its partitions stop waiting
+// for the actions it runs (their messages are not committed: the
+// partitions' next owners run them again), and the group gives them to
+// the others. Its handlers are left to run: a hung one is the handler's
+// to end, and a slow one's result still counts if it comes first.
 func (w *worker) wedged() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -254,27 +256,27 @@ func (w *worker) wedged() {
 		return
 	}
 	w.r.stats.wedged.Add(1)
-	w.log.Warn("no progress for a claim lease while actions wait for a slot: handing back the actions running here and leaving the workers' group",
+	w.log.Warn("no progress for a claim lease while actions wait for a slot: leaving the workers' group until a handler returns",
 		"lease", w.r.o.ClaimLease, "running", len(w.running))
-	for _, run := range w.running {
-		run.cancel(errWedged)
-	}
 	close(w.place.abandon)
 	w.place.leave(errWedged)
 	w.place.leave = nil
 }
 
-// rejoinWhenFree waits, after the worker was wedged, until its handlers
-// have returned (or work ends).
+// rejoinWhenFree waits, after the worker was wedged, until one of its
+// handlers has returned or none runs (or work ends).
 func (w *worker) rejoinWhenFree(work context.Context) {
+	w.mu.Lock()
+	left := w.place.progress
+	w.mu.Unlock()
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
 		w.mu.Lock()
-		n := len(w.running)
+		free := len(w.running) == 0 || w.place.progress.After(left)
 		w.mu.Unlock()
-		if n == 0 {
-			w.log.Info("the handlers handed back have returned: joining the workers' group again")
+		if free {
+			w.log.Info("a handler returned: joining the workers' group again")
 			return
 		}
 		select {

@@ -400,8 +400,9 @@ func TestBadControlRecord(t *testing.T) {
 
 // TestWedgedLive: a worker of capacity 1 whose handler blocks, with an
 // action waiting behind it, leaves the workers' group after its claim
-// lease (kafka-go would go on heartbeating for it); the other worker
-// takes the partition and runs both actions, and the job succeeds.
+// lease (kafka-go would go on heartbeating for it) and stays out while
+// its handler hangs; the other worker takes the partition and runs both
+// actions, and the job succeeds.
 func TestWedgedLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -443,6 +444,8 @@ func TestWedgedLive(t *testing.T) {
 	if n := wedged.Stats().Wedged; n == 0 {
 		t.Errorf("the stuck worker never counted itself wedged")
 	}
+	// While its handler still hangs, it stays out of the group.
+	describeSettled(t, ctx, cl, cfg.Prefix+".workers", topics, "w-fine")
 	h, err := clientStore.History(ctx, "wedge")
 	if err != nil {
 		t.Fatal(err)

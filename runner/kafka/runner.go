@@ -88,9 +88,10 @@ type Options struct {
 	Limits map[string]int
 	// ClaimLease is how long the worker may make no progress (no
 	// handler starts or ends) while an action waits for a slot before it
-	// counts as wedged: it then hands back the actions it runs and leaves
-	// the workers' group, and joins again once its handlers have
-	// returned. Default DefaultClaimLease; negative: never.
+	// counts as wedged: it then leaves the workers' group (its partitions,
+	// and the actions it runs, go to the others) and joins again once one
+	// of its handlers has returned. Default DefaultClaimLease; negative:
+	// never.
 	ClaimLease time.Duration
 	// Quarantine is the policy by which the worker stops taking an
 	// action name that keeps failing here while others succeed at it
