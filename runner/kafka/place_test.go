@@ -123,8 +123,8 @@ func TestLimitsRefused(t *testing.T) {
 
 // TestCommitsInOrderLive: a worker that ran a fast action queued after a
 // slow one it still runs commits neither; once it dies, the next worker
-// runs the slow one again (and the fast one, whose second result is
-// ignored), and the job succeeds.
+// runs the slow one again (and reads the fast one again: it skips it, or
+// runs it and its second result is ignored), and the job succeeds.
 func TestCommitsInOrderLive(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -165,8 +165,11 @@ func TestCommitsInOrderLive(t *testing.T) {
 	if n := slowRuns.Load(); n != 2 {
 		t.Errorf("the slow action ran %d times; want 2 (its offset was never committed)", n)
 	}
-	if n := fastRuns.Load(); n != 2 {
-		t.Errorf("the fast action ran %d times; want 2 (its offset is after the slow one's)", n)
+	// The fast one's offset is after the slow one's, so it was not
+	// committed either: the next worker reads it again, and runs it
+	// again unless it sees that its job no longer waits for it.
+	if n := fastRuns.Load(); n != 1 && n != 2 {
+		t.Errorf("the fast action ran %d times; want 1 or 2", n)
 	}
 }
 
