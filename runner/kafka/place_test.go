@@ -157,8 +157,26 @@ func TestCommitsInOrderLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-fastDone
-	waitFor(t, "the slow action runs", func() bool { return slowRuns.Load() == 1 })
+	waitFor(t, "the slow action runs and the fast one's result is applied", func() bool {
+		j, err := client.Status(ctx, "order")
+		if err != nil {
+			return false
+		}
+		_, fastOut := j.Pending("par[1]#1")
+		return slowRuns.Load() == 1 && !fastOut
+	})
 	first.stop(t) // hands the slow action back at once: nothing past it is committed
+	cl := &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Timeout: 10 * time.Second}
+	topic := cfg.Prefix + ".action.step"
+	of, err := cl.OffsetFetch(ctx, &kafka.OffsetFetchRequest{GroupID: cfg.Prefix + ".workers", Topics: map[string][]int{topic: {0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range of.Topics[topic] {
+		if p.CommittedOffset > 0 {
+			t.Errorf("committed offset %d: past the slow action (offset 0), which never finished", p.CommittedOffset)
+		}
+	}
 	start(t, kafkarunner.Options{Store: openStore(t, cfg), Role: kafkarunner.RoleWorker,
 		WorkerOptions: runner.WorkerOptions{Registry: mk(false), Name: "w-next"}})
 	waitJobs(t, ctx, client, []job.ID{"order"})
