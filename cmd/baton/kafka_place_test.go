@@ -70,6 +70,7 @@ func TestKafkaPlace(t *testing.T) {
 		if code := w2.stop(t); code != exitOK {
 			t.Errorf("the drained worker exited %d; want 0\n%s", code, w2.stderr.String())
 		}
+		contains(t, "w2 stderr", w2.stderr.String(), "baton worker w2: drained: it finished what it ran and left\n")
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the drained worker did not exit:\n%s", w2.stderr.String())
 	}

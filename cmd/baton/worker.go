@@ -149,6 +149,10 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	if s := r.skipped(); s != "" {
 		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", *name, s)
 	}
+	if d, ok := r.(interface{ Drained() bool }); ok && d.Drained() {
+		fmt.Fprintf(con.Stderr(), "baton worker %s: drained: it finished what it ran and left\n", *name)
+		return nil
+	}
 	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", *name)
 	return nil
 }

@@ -357,6 +357,9 @@ func TestDrainLive(t *testing.T) {
 		if err != nil {
 			t.Errorf("the drained runner's Run: %v", err)
 		}
+		if !b.Drained() {
+			t.Errorf("Run returned, but Drained is false")
+		}
 		b.done <- nil
 	case <-ctx.Done():
 		t.Fatal("the drained runner's Run did not return")

@@ -140,8 +140,9 @@ type Runner struct {
 	control controlView   // the control topic as read so far (control.go)
 
 	// draining is set once the control topic says the runner drains:
-	// every join announces it from then on.
-	draining atomic.Bool
+	// every join announces it from then on; drained once Run returns
+	// for that reason.
+	draining, drained atomic.Bool
 
 	w *worker
 }
@@ -309,10 +310,16 @@ func (r *Runner) Run(ctx context.Context) error {
 	wwg.Wait()
 	if errors.Is(context.Cause(work), errDrained) {
 		r.deregister(ctx)
+		r.drained.Store(true)
 	}
 	r.closeWriters()
 	return nil
 }
+
+// Drained reports whether Run returned because the runner drained
+// (Store.Drain): it finished what it ran, left its groups and deleted
+// its records from the control topic.
+func (r *Runner) Drained() bool { return r.drained.Load() }
 
 // Close stops Run, if it runs, and waits for it to return; it closes the
 // runner's writers and their connections whether or not Run ran (a Run
