@@ -13,6 +13,8 @@
 //	go run ./bench -serve               the HTTP API against its baselines (see below)
 //	go run ./bench -page                the job page in chromium: load and live latency (see below)
 //	go run ./bench -zkplace             runner/zk's placement against its baselines (zkplace.go)
+//	go run ./bench -rebalance           partitions moved and the pause when a Kafka worker joins,
+//	                                    sticky against range (bench/rebalance.go)
 //
 // # Scenarios
 //
@@ -408,6 +410,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	serve := fs.Bool("serve", false, "measure the HTTP API (package server as shipped) against its baselines instead of the engines (see the package doc)")
 	page := fs.Bool("page", false, "measure the job page in chromium (page load and live latency) instead of the engines (see the package doc)")
 	zkPlace := fs.Bool("zkplace", false, "measure runner/zk's placement (soft affinity and pins against none, placement.Decide against a listing) instead of the engines (see zkplace.go)")
+	rebalance := fs.Bool("rebalance", false, "measure what a Kafka worker's join moves and pauses, sticky against range, instead of the engines (-rounds rounds, default 5)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -456,6 +459,14 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			progress = stderr
 		}
 		return zkPlaceMain(config{Dir: *dir, Progress: progress, ZKRoot: *zkRoot}, *zkAddr, stdout)
+	}
+	if *rebalance {
+		roundsGiven := false
+		fs.Visit(func(f *flag.Flag) { roundsGiven = roundsGiven || f.Name == "rounds" })
+		if !roundsGiven {
+			*rounds = 5
+		}
+		return rebalanceMain(*rounds, stdout, stderr, *quiet)
 	}
 	if *page {
 		roundsGiven := false

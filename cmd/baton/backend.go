@@ -125,8 +125,10 @@ type workerOptions struct {
 	// timed wraps the store a local runner commits to ('baton serve':
 	// metrics.Store); nil: none.
 	timed func(store.Store) store.Store
-	// limits, grace and claimLease are baton worker's --limit, --grace
-	// and --claim-lease (placement; ZooKeeper's).
+	// capacity, limits, grace and claimLease are baton worker's
+	// --capacity (Kafka weighs the worker's share of the partitions by
+	// it), --limit, --grace (ZooKeeper's) and --claim-lease.
+	capacity   int
 	limits     map[string]int
 	grace      time.Duration
 	claimLease time.Duration

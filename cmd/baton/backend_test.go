@@ -15,7 +15,7 @@ import (
 func TestOnlyBackendsImportStores(t *testing.T) {
 	owners := map[string]bool{
 		"backend.go": true, "boltbackend.go": true, "store.go": true,
-		"zkbackend.go": true, "zk.go": true, "kafkabackend.go": true, "kafka.go": true,
+		"zkbackend.go": true, "zk.go": true, "kafkabackend.go": true, "kafka.go": true, "kafka_place.go": true,
 	}
 	adapters := []string{
 		"github.com/batonwf/baton/store/bolt", "github.com/batonwf/baton/runner/inmem",

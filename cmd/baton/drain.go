@@ -13,7 +13,8 @@ func drainCommand() command {
 	return command{
 		name:    "drain",
 		summary: "take a worker out of service for good, letting it finish what it runs",
-		usage:   "baton drain --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--wait] [--timeout D] [--force] NAME",
+		usage: "baton drain --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--wait] [--timeout D] [--force] NAME\n" +
+			"       baton drain --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--wait [--timeout D]] NAME",
 		about: `
 Drains the worker registered as NAME (its --name): its registration says
 draining, and the worker, which sees it at once, claims nothing new but
@@ -36,10 +37,18 @@ With --wait, it waits until the worker has deregistered: exit 0 then;
 with --timeout too, it waits until D has passed at most, then prints what
 the worker still runs and holds and exits 1.
 
+With --kafka, the control topic NAME.workers under --prefix says the
+worker drains; the worker, which reads that topic, takes no new action,
+finishes those it runs, commits their offsets, leaves its consumer groups
+(its partitions go to the other workers, from the committed offsets) and
+exits 0. A worker the control topic knows but that is not live is removed
+at once. Kafka has no pins: there --timeout only bounds --wait, and
+--force does not apply.
+
 Exit status: 0 once drained (or, without --wait, once the drain is
 saved), 1 if --wait ran out at --timeout, 2 for an unknown worker (the
 message lists the known ones), a refused drain or bad usage, 3 if
-ZooKeeper cannot be reached, 130 interrupted.`,
+ZooKeeper or Kafka cannot be reached, 130 interrupted.`,
 		run: (*cli).drain,
 	}
 }
@@ -48,15 +57,20 @@ func undrainCommand() command {
 	return command{
 		name:    "undrain",
 		summary: "put a drained or quarantined worker back in service",
-		usage:   "baton undrain --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] NAME",
+		usage: "baton undrain --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] NAME\n" +
+			"       baton undrain --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] NAME",
 		about: `
 Makes the worker registered as NAME available again, live or down, and
 lifts its quarantines (the action names it had stopped taking after
 repeated failures). A worker still draining takes work again at once; one
 that has deregistered already is gone: start it again instead.
 
+With --kafka, the control topic NAME.workers under --prefix marks it
+available; a worker that had begun to drain still leaves (it gave its
+partitions up): start it again under its name.
+
 Exit status: 0 once done, 2 for an unknown worker (the message lists the
-known ones) or bad usage, 3 if ZooKeeper cannot be reached.`,
+known ones) or bad usage, 3 if ZooKeeper or Kafka cannot be reached.`,
 		run: (*cli).undrain,
 	}
 }
@@ -87,7 +101,7 @@ func (c *cli) openAdmin(ctx context.Context, cmd command, f zkAdminFlags) (*zkBa
 		return nil, c.usageError(cmd, "%v", err)
 	}
 	if f.k.on() {
-		return nil, c.usageError(cmd, "--kafka: not available for %s yet; use --zk", cmd.name)
+		return nil, c.usageError(cmd, "--kafka: %s has no Kafka form; use --zk", cmd.name)
 	}
 	return openZKBackend(ctx, f.z, true, runnerLogger(c.stderr))
 }
@@ -111,6 +125,17 @@ func (c *cli) drain(ctx context.Context, args []string) error {
 	name := pos[0]
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
+	if f.k.on() {
+		switch err := checkEngines(f.z, f.k, true); {
+		case err != nil:
+			return c.usageError(cmd, "%v", err)
+		case *force:
+			return c.usageError(cmd, "--force goes with --zk: a Kafka worker's partitions go to the others in any case")
+		case *timeout > 0 && !*wait:
+			return c.usageError(cmd, "with --kafka, --timeout bounds --wait (Kafka has no pins to release): give --wait too")
+		}
+		return c.kafkaDrain(ctx, f.k, name, *wait, *timeout)
+	}
 	b, err := c.openAdmin(ctx, cmd, f)
 	if err != nil {
 		return err
@@ -180,6 +205,12 @@ func (c *cli) undrain(ctx context.Context, args []string) error {
 		return exitWith(code)
 	case len(pos) != 1:
 		return c.usageError(cmd, "want one worker NAME, got %d arguments", len(pos))
+	}
+	if f.k.on() {
+		if err := checkEngines(f.z, f.k, true); err != nil {
+			return c.usageError(cmd, "%v", err)
+		}
+		return c.kafkaUndrain(ctx, f.k, pos[0])
 	}
 	b, err := c.openAdmin(ctx, cmd, f)
 	if err != nil {

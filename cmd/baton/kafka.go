@@ -493,11 +493,14 @@ func (kj *kafkaJobs) unconsumed(ctx context.Context, root ast.Node) ([]string, e
 	return missing, nil
 }
 
-// writeKafka prints, after status's list of jobs, the restarters and the
-// action topics with what waits in each, and warns loudly of the actions
-// that wait on a topic no worker consumes:
+// writeKafka prints, after status's list of jobs, the restarters, the
+// workers (writeKafkaWorkers) and the action topics with what waits in
+// each, and warns loudly of the actions that wait on a topic no worker
+// consumes, and of what placement cannot do (writePlacementWarnings):
 //
 //	restarters: 1 in group baton.restarters
+//	WORKER  STATE      CAPACITY  RUNNING  QUARANTINED
+//	w1      available  4         0        -
 //	ACTION      QUEUED  WORKERS  TOPIC
 //	email.send  3       0        baton.action.email.send
 //	log         0       1        baton.action.log
@@ -522,6 +525,9 @@ func writeKafka(ctx context.Context, w io.Writer, b *kafkaBackend) error {
 			kj.restarterGroup(), kafkarunner.RestarterTopic(*kj.f.prefix), b.hint())
 	} else {
 		fmt.Fprintf(w, "restarters: %d in group %s\n", n, kj.restarterGroup())
+	}
+	if err := writeKafkaWorkers(ctx, w, kj.st, time.Now()); err != nil {
+		fmt.Fprintf(w, "could not list the workers: %s\n", strings.TrimPrefix(err.Error(), "kafka: "))
 	}
 	queues, err := kj.st.Queues(ctx)
 	if err != nil {
@@ -555,6 +561,7 @@ func writeKafka(ctx context.Context, w io.Writer, b *kafkaBackend) error {
 				q.Action, q.Waiting, q.Topic, q.Action)
 		}
 	}
+	writePlacementWarnings(w, queues)
 	return nil
 }
 

@@ -122,10 +122,17 @@ func (s *kafkaSubmitter) unserved(ctx context.Context, root ast.Node) string {
 func (s *kafkaSubmitter) close() { s.stop() }
 
 func (b *kafkaBackend) worker(o workerOptions) (workerRunner, error) {
+	lease := o.claimLease
+	if lease == 0 {
+		lease = -1 // --claim-lease 0: never
+	}
 	r, err := kafkarunner.New(kafkarunner.Options{
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.kj.st,
 		Role:          kafkarunner.RoleAll,
+		Capacity:      o.capacity,
+		Limits:        o.limits,
+		ClaimLease:    lease,
 	})
 	if err != nil {
 		return nil, plainError{"kafka: ", err}

@@ -31,11 +31,14 @@ on standard error; the others are listed as usual.
 With --kafka, the jobs are those in the topic NAME.state under --prefix
 (status, history and inspect only read it, and make no topic: a prefix
 without topics has no jobs); without JOB it also shows how many
-restarters run, and each action topic with the actions queued in it (not
+restarters run, one line per worker (state, capacity, actions running,
+quarantines), and each action topic with the actions queued in it (not
 yet taken, or not yet finished) and the workers that consume it. It warns
 of actions queued on a topic that no worker consumes: they wait until a
 worker with a handler for them starts (when the workers group cannot be
-described, WORKERS shows ? and status says it could not tell).
+described, WORKERS shows ? and status says it could not tell); of
+replicas that outnumber a topic's workers; and of queued actions whose
+affinity is strict or sets a wait, which do not apply on Kafka.
 
 With --server URL (or $BATON_SERVER), the jobs are those 'baton serve' at
 URL holds, read through its API with the token in $BATON_TOKEN or

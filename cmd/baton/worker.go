@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,7 +26,7 @@ func workerCommand() command {
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
 		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--capacity N] [--limit ACTION=N]... [--grace D] [--claim-lease D] [--timeout D] [--retain D] [--verbose]\n" +
-			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
+			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--capacity N] [--limit ACTION=N]... [--claim-lease D] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
 ZooKeeper under --root: it claims actions from the queue, runs them and
@@ -67,7 +70,13 @@ $BATON_KAFKA_PASSWORD. A Go program sets any TLS configuration and any
 SASL mechanism of kafka-go in runner/kafka's Config.TLS and Config.SASL.
 A restarter deletes the settled jobs of its partitions once they are
 older than --retain (a week by default), with tombstones that the state
-topic's compaction then drops.
+topic's compaction then drops. A worker runs at most --capacity actions
+at once (default 4, as --workers), and at most N of ACTION with --limit
+ACTION=N; its share of the partitions is weighed by its capacity. One
+whose handlers make no progress for --claim-lease (60s) while actions
+wait for a slot leaves the group (the others take its partitions) until
+one returns.
+'baton drain --kafka NAME' makes it finish what it runs and exit 0.
 
 It prints a line on standard error when it starts, and logs outages,
 abandoned results and actions handed back there; what actions print goes
@@ -91,9 +100,9 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	capacity := fset.Int("capacity", 4, "run at most `N` actions at once")
 	fset.Var(aliasFlag{fset.Lookup("capacity")}, "workers", "another name for --capacity")
 	limits := limitFlag{}
-	fset.Var(limits, "limit", "with --zk, run at most `N` actions of ACTION at once, as ACTION=N (repeatable)")
+	fset.Var(limits, "limit", "run at most `N` actions of ACTION at once, as ACTION=N (repeatable)")
 	grace := fset.Duration("grace", 0, "with --zk, how long `D` the worker's pins wait for it once it is down before they move (default 30s)")
-	claimLease := fset.Duration("claim-lease", 60*time.Second, "with --zk, how long `D` a claim of a wedged worker (its session alive, its claims not renewed) lasts before another worker breaks it")
+	claimLease := fset.Duration("claim-lease", 60*time.Second, "how long `D` a wedged worker keeps its work: on ZooKeeper, a claim not renewed for D (its session alive) is broken by another worker; on Kafka, a worker whose handlers neither start nor end for D while an action waits leaves its groups")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
 	z.addRetain(fset)
@@ -115,8 +124,6 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "--claim-lease must be positive, got %v", *claimLease)
 	case k.on() && given(fset, "grace"):
 		return c.usageError(cmd, "--grace goes with --zk: Kafka keeps no pins")
-	case k.on() && (len(limits) > 0 || given(fset, "claim-lease")):
-		return c.usageError(cmd, "--limit and --claim-lease are not available with --kafka yet")
 	case *timeout < 0:
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
@@ -125,6 +132,9 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "--retain must not be negative, got %v (0 keeps settled jobs)", *z.retain)
 	}
 	if err := checkEngines(z, k, true); err != nil {
+		return c.usageError(cmd, "%v", err)
+	}
+	if err := checkLimits(limits, *capacity, builtins(io.Discard, http.DefaultClient).Names()); err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	if *name == "" {
@@ -150,7 +160,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
 	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *capacity, ActionTimeout: *timeout, Logger: log},
-		limits: limits, grace: *grace, claimLease: *claimLease})
+		capacity: *capacity, limits: limits, grace: *grace, claimLease: *claimLease})
 	if err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
@@ -176,6 +186,10 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	}
 	if s := r.skipped(); s != "" {
 		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", *name, s)
+	}
+	if d, ok := r.(interface{ Drained() bool }); ok && d.Drained() {
+		fmt.Fprintf(con.Stderr(), "baton worker %s: drained: it finished what it ran and left\n", *name)
+		return nil
 	}
 	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", *name)
 	return nil
@@ -216,5 +230,20 @@ func (l limitFlag) Set(s string) error {
 		return fmt.Errorf("%s given twice", name)
 	}
 	l[name] = v
+	return nil
+}
+
+// checkLimits checks --limit against the worker's capacity and the
+// actions it serves.
+func checkLimits(limits map[string]int, capacity int, actions []string) error {
+	for _, name := range slices.Sorted(maps.Keys(limits)) {
+		n := limits[name]
+		switch {
+		case !slices.Contains(actions, name):
+			return fmt.Errorf("--limit %s=%d: the worker has no handler for %s (it serves %s)", name, n, name, strings.Join(actions, ", "))
+		case n > capacity:
+			return fmt.Errorf("--limit %s=%d is above the worker's capacity, %d", name, n, capacity)
+		}
+	}
 	return nil
 }

@@ -112,6 +112,10 @@ type groupBalancer struct {
 	log   *slog.Logger
 	bad   *atomic.Int64 // members whose user data did not parse, counted when this member leads
 
+	// draining, if set and true, makes the member announce draining
+	// (the control topic said so).
+	draining *atomic.Bool
+
 	mu sync.Mutex
 	me memberData
 }
@@ -138,7 +142,11 @@ func (b *groupBalancer) ProtocolName() string { return stickyProtocol }
 func (b *groupBalancer) UserData() ([]byte, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.me.encode(), nil
+	d := b.me
+	if b.draining != nil && b.draining.Load() {
+		d.Draining = true
+	}
+	return d.encode(), nil
 }
 
 // owned records the partitions generation gen assigned to the member,

@@ -35,6 +35,10 @@
 //	                     Config.ActionPartitions partitions; cleanup.policy=delete
 //	PREFIX.stops         notices that tell workers to stop actions; 1 partition;
 //	                     cleanup.policy=delete, retention.ms=3600000
+//	PREFIX.workers       the control topic: each worker's admin state and load,
+//	                     keyed by worker name; 1 partition; cleanup.policy=compact,
+//	                     segment.ms=600000, min.cleanable.dirty.ratio=0.1
+//	                     (see Placement)
 //
 // and two consumer groups: PREFIX.restarters (the restarter topic) and
 // PREFIX.workers (the action topics; each worker subscribes to the topics
@@ -42,7 +46,10 @@
 // that are missing, with these configurations, and checks those that
 // exist: a state topic that is not compacted, or whose partition count
 // differs from the restarter topic's, is an error. An action topic is
-// created when its first action is dispatched or its first worker starts.
+// created when its first action is dispatched or its first worker starts;
+// the control topic when a runner that is not a client starts, or at the
+// first Store.Drain, Undrain or Control (with Config.NoCreate, Control
+// reads a missing control topic as empty).
 // Topics are always created explicitly, never by the broker's automatic
 // creation. With Config.NoCreate (read-only tools, users who may not
 // create topics), nothing is created: Open fails with a
@@ -87,7 +94,9 @@
 // clock. A delete names the incarnation to delete; without one, it
 // deletes whatever is stored under the ID (a damaged job).
 //
-// Action topics, key JOB/ACTION-ID:
+// Action topics, key JOB/ACTION-ID (an action's partition: see
+// Placement; headers baton-affinity, baton-affinity-mode and
+// baton-replica say how it was placed):
 //
 //	{"v":1,"type":"action","job":JOB,"incarnation":HEX,"id":"seq[0]#1","name":"email.send",
 //	 "attempt":1,"payload":JSON,"inputs":[{"name":"…","output":JSON}],
@@ -219,7 +228,104 @@
 // while the group rebalances (about a second), but partitions come back
 // to their owners, so a restarter's rebuilt partitions and a key's
 // worker survive a join or a leave. What partitions cannot express (a
-// wait before a spill, pins, spread and pack) does not apply on Kafka.
+// wait before a spill, pins, spread and pack) does not apply on Kafka
+// (see Placement).
+//
+// # Placement
+//
+// On Kafka, where an action runs is which worker reads its partition, so
+// placement is mostly partition assignment (Balancing the groups). What
+// a worker adds:
+//
+// Capacity and limits. A worker runs at most Options.Capacity handlers
+// at once (default Workers; `baton worker --capacity`), and at most
+// Options.Limits[NAME] of action NAME (`--limit NAME=N`). Each partition
+// takes its next message, then waits for a slot (the name's, then one of
+// the capacity) before it fetches another: a full worker stops fetching
+// (its reader's read-ahead aside), and at most one message per partition
+// waits for a slot. Handlers end in any order; each partition's offset
+// is committed only up to its lowest unfinished message (see
+// Transitions), so a crash runs again the unfinished message and those
+// after it, never skips one.
+//
+// Affinity and replicas. An action with an affinity key
+// (job.Action.Placement) goes to the partition of its key (the murmur2
+// hash of the key, carried in the header baton-affinity; the message key
+// stays JOB/ACTION-ID), so a key's actions reach one worker while the
+// group's membership is stable, and its next owner after. The copies of
+// a node with replicas (job.Action.Replica) go to consecutive partitions
+// from the hash of their group (the job and the race's path; header
+// baton-replica, "COPY/OF/GROUP"), so to distinct partitions while they
+// are no more than the topic's partitions, and to distinct workers only
+// when the topic has as many workers: Store.Queues counts the copies
+// waiting (Queue.Copies), and `baton status` warns when they outnumber
+// the workers. Not mapped: strictness, a wait before a spill, and the
+// spill itself (a partition has one reader; an action whose affinity is
+// strict or sets a wait carries baton-affinity-mode, counted by
+// Queue.Unmapped, and `baton status` says so); pins; the spread and pack
+// strategies; and fairness between jobs whose actions share a partition
+// (they run in the partition's order).
+//
+// The control topic, PREFIX.workers (compacted, one partition), holds
+// what is said of each worker by name, JSON with a format number "v":
+//
+//	NAME       {"v":1,"type":"admin","state":"draining","at":TIME}
+//	           (Store.Drain and Store.Undrain write "draining" and "available")
+//	NAME/load  {"v":1,"type":"load","capacity":4,"running":2,"names":{"ship":
+//	           {"running":1,"succeeded":10,"failed":2,"quarantined_until":TIME}},"at":TIME}
+//	           (the worker, when it changed, at most once a second)
+//
+// A worker name holds no '/' (New refuses one). Every runner that is not
+// a client reads the topic from its start while it runs; a record that
+// does not parse is skipped, logged and counted (Stats.BadControl;
+// Store.Control returns the count too). Peers' success counts for
+// quarantine, and what `baton status` shows of each worker, come from the
+// load records: chosen over a member's user data, which changes only
+// with a rebalance.
+//
+// Drain. Store.Drain of a live worker writes "draining"; the runner reads
+// it, announces draining in any join from then on (the balancer gives a
+// draining member nothing), takes no new action, finishes those it runs
+// (a drain never stops one; only Close's DrainTimeout does), commits
+// their offsets, and leaves its groups: the coordinator rebalances, and
+// the others take its partitions from the committed offsets, so the
+// messages it had not finished (those behind an unfinished one included)
+// go to the new owners. Its restarter finishes its batch and commits the
+// same way. Then it deletes its two records with tombstones and Run
+// returns nil (`baton worker` exits 0). It leaves rather than rejoining
+// first: under the eager protocol a rejoin ends the generation, after
+// which its commits are refused, and what it finished would run again.
+// Draining a name the control topic knows but no live member has deletes
+// its records (it is removed); a name neither knows is an
+// *UnknownWorkerError listing the known ones. Store.Undrain writes
+// "available"; a runner that began to drain still leaves.
+//
+// Wedged workers. kafka-go heartbeats from a goroutine of its own, so a
+// worker whose handlers hang keeps its partitions for ever. A worker
+// that, for Options.ClaimLease (default DefaultClaimLease, 60s;
+// `--claim-lease`), has had an action waiting for a slot while no handler
+// started or ended counts as wedged (Stats.Wedged): it leaves the
+// workers' group, whose other members take its partitions from the
+// committed offsets (so they run again the actions it still runs, whose
+// messages it has not committed), and joins again once one of its
+// handlers has returned. Its handlers are not cancelled: a hung one is
+// its own to end, and a slow one's result counts if it comes first. A
+// lease shorter than a worker's longest action makes a full worker with
+// work waiting leave too, and its long actions then run twice (at least
+// once).
+//
+// Quarantine. Each worker feeds the outcome of every attempt to
+// placement.Quarantine.Observe (Options.Quarantine): failures and
+// timeouts count; stops, hand-backs, lost attempts and non-retryable
+// failures do not. A peer's success is another worker's success count growing in
+// the control topic. Before a sentence, the worker counts the live
+// members of the workers' group that take the action's topic and the
+// others quarantined for it (their load records): the last one able to
+// run it is never quarantined. A worker quarantined for NAME leaves the
+// workers' group and joins again without PREFIX.action.NAME, keeping
+// the others; when the back-off ends it joins again with it. Each costs
+// two rebalances of the group (kafka-go cannot change a member's topics
+// in place). Stats.Quarantines counts them; its load record shows them.
 //
 // # Transitions: write order, commit order
 //

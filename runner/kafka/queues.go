@@ -36,6 +36,15 @@ type Queue struct {
 	// are not known (the group could not be described): Workers is 0
 	// then, and says nothing of the workers.
 	WorkersErr error
+	// Copies is the most copies of a node with replicas among the
+	// actions read as waiting (0: none is a copy). Copies go to distinct
+	// partitions, so to distinct workers only while the topic has as
+	// many Workers.
+	Copies int
+	// Unmapped counts the actions read as waiting whose affinity is
+	// strict or sets a wait: on Kafka a key's actions go to the one
+	// reader of its partition, and neither applies.
+	Unmapped int64
 }
 
 // Queues returns the action topics under the store's prefix, sorted by
@@ -108,7 +117,7 @@ func (s *Store) Queues(ctx context.Context) ([]Queue, error) {
 			if po.Error != nil || po.LastOffset <= at[po.Partition] {
 				continue
 			}
-			waiting, withdrawn, err := s.inspect(ctx, t, po.Partition, at[po.Partition], po.LastOffset, look)
+			waiting, withdrawn, err := s.inspect(ctx, t, po.Partition, at[po.Partition], po.LastOffset, look, &q)
 			if err != nil {
 				return nil, fmt.Errorf("kafka: queues: %w", err)
 			}
@@ -125,9 +134,10 @@ const inspectMax = 10_000
 
 // inspect reads topic/part from offset from to end (at most inspectMax
 // messages; the others are counted waiting) and counts the actions there
-// that their jobs wait for, and those they no longer wait for. look
+// that their jobs wait for, and those they no longer wait for; it
+// notes in q the copies and unmapped affinities of those waiting. look
 // caches what was looked up.
-func (s *Store) inspect(ctx context.Context, topic string, part int, from, end int64, look *lookups) (waiting, withdrawn int64, err error) {
+func (s *Store) inspect(ctx context.Context, topic string, part int, from, end int64, look *lookups, q *Queue) (waiting, withdrawn int64, err error) {
 	stop := min(end, from+inspectMax)
 	waiting = end - stop
 	_, err = s.readRange(ctx, topic, part, from, stop, func(_ int64, m kafka.Message) {
@@ -138,6 +148,16 @@ func (s *Store) inspect(ctx context.Context, topic string, part int, from, end i
 		case out.claimed:
 		case s.waitsFor(ctx, out.a, look):
 			waiting++
+			for _, h := range m.Headers {
+				switch h.Key {
+				case hdrReplica:
+					if _, of, _, ok := parseReplica(h.Value); ok {
+						q.Copies = max(q.Copies, of)
+					}
+				case hdrAffinityMode:
+					q.Unmapped++
+				}
+			}
 		default:
 			withdrawn++
 		}

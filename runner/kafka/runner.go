@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +17,13 @@ import (
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/placement"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
 )
+
+// DefaultClaimLease is Options.ClaimLease's default.
+const DefaultClaimLease = 60 * time.Second
 
 // Role is what a Runner does.
 type Role uint8
@@ -69,11 +76,28 @@ type Options struct {
 	noResume bool
 	// Groups tunes the consumer groups.
 	Groups GroupTiming
-	// Capacity weighs the runner's share of the partitions in both its
-	// consumer groups (the group balancer gives each member the floor or
-	// the ceiling of its capacity-weighted share of each topic); default
-	// Workers. Negative is an error.
+	// Capacity is the most actions the worker runs at once, and weighs
+	// the runner's share of the partitions in both its consumer groups
+	// (the group balancer gives each member the floor or the ceiling of
+	// its capacity-weighted share of each topic); default Workers.
+	// Negative is an error.
 	Capacity int
+	// Limits bounds, per action name, how many actions of that name the
+	// worker runs at once, besides Capacity. A limit must be 1 to
+	// Capacity, for a name the Registry has a handler for.
+	Limits map[string]int
+	// ClaimLease is how long the worker may make no progress (no
+	// handler starts or ends) while an action waits for a slot before it
+	// counts as wedged: it then leaves the workers' group (its partitions,
+	// and the actions it runs, go to the others) and joins again once one
+	// of its handlers has returned. Default DefaultClaimLease; negative:
+	// never.
+	ClaimLease time.Duration
+	// Quarantine is the policy by which the worker stops taking an
+	// action name that keeps failing here while others succeed at it
+	// (see placement.Quarantine); the zero value is
+	// placement.DefaultQuarantine.
+	Quarantine placement.Quarantine
 	// Draining makes the runner a member that gets no partitions in
 	// either group (it owns no job and runs no action) while the groups
 	// have a member that is not draining; members that drain announce it
@@ -111,14 +135,21 @@ type Runner struct {
 	lc        runner.Lifecycle
 	closeOnce sync.Once // of the writers
 
-	mu    sync.Mutex
-	loops map[int]*loop // the restarter partitions this runner owns
+	mu      sync.Mutex
+	loops   map[int]*loop // the restarter partitions this runner owns
+	control controlView   // the control topic as read so far (control.go)
+
+	// draining is set once the control topic says the runner drains:
+	// every join announces it from then on; drained once Run returns
+	// for that reason.
+	draining, drained atomic.Bool
 
 	w *worker
 }
 
 type counters struct {
 	malformed, unknownJobs, stale, malformedActions, lost, oversized, badMembers atomic.Int64
+	badControl, quarantines, wedged                                              atomic.Int64
 }
 
 // Stats counts what a Runner skipped or turned into failures.
@@ -134,6 +165,13 @@ type Stats struct {
 	// when this runner's member led a rebalance (each was given the share
 	// of a member of capacity 1 that owned nothing).
 	BadMembers int64
+	// BadControl counts the control-topic records that did not parse,
+	// skipped.
+	BadControl int64
+	// Quarantines counts the quarantines the worker started; Wedged the
+	// times it left the workers' group for making no progress for a
+	// ClaimLease.
+	Quarantines, Wedged int64
 }
 
 // Stats returns the runner's counts so far.
@@ -142,6 +180,7 @@ func (r *Runner) Stats() Stats {
 		Malformed: r.stats.malformed.Load(), UnknownJobs: r.stats.unknownJobs.Load(), Stale: r.stats.stale.Load(),
 		MalformedActions: r.stats.malformedActions.Load(), Lost: r.stats.lost.Load(), Oversized: r.stats.oversized.Load(),
 		Fenced: r.st.stats.fenced.Load(), BadMembers: r.stats.badMembers.Load(),
+		BadControl: r.stats.badControl.Load(), Quarantines: r.stats.quarantines.Load(), Wedged: r.stats.wedged.Load(),
 	}
 }
 
@@ -166,6 +205,22 @@ func New(o Options) (*Runner, error) {
 	case o.Capacity == 0:
 		o.Capacity = o.Workers
 	}
+	if strings.Contains(o.Name, "/") {
+		return nil, fmt.Errorf("kafka: Options.Name %q holds a '/': the control topic keys records by worker name", o.Name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Limits)) {
+		n := o.Limits[name]
+		switch {
+		case o.Registry == nil || !slices.Contains(o.Registry.Names(), name):
+			return nil, fmt.Errorf("kafka: Options.Limits names action %q, which the worker has no handler for", name)
+		case n < 1 || n > o.Capacity:
+			return nil, fmt.Errorf("kafka: Options.Limits[%q] is %d; want 1 to the capacity, %d", name, n, o.Capacity)
+		}
+	}
+	if o.ClaimLease == 0 {
+		o.ClaimLease = DefaultClaimLease
+	}
+	o.Quarantine = o.Quarantine.WithDefaults()
 	if o.Appliers <= 0 {
 		o.Appliers = 8
 	}
@@ -183,7 +238,7 @@ func New(o Options) (*Runner, error) {
 	}
 	r.eng = eng
 	r.rw = r.cfg.writer(r.cfg.restarterTopic(), jobBalancer{}, st.limit, st.adm.exists)
-	r.aw = r.cfg.writer("", kafka.Murmur2Balancer{Consistent: true}, st.limit, st.adm.exists)
+	r.aw = r.cfg.writer("", actionBalancer{}, st.limit, st.adm.exists)
 	r.sw = r.cfg.writer(r.cfg.stopsTopic(), jobBalancer{}, st.limit, st.adm.exists)
 	if o.Role.works() && o.Registry != nil {
 		r.w = newWorker(r)
@@ -195,7 +250,9 @@ func New(o Options) (*Runner, error) {
 // announces the runner from now on.
 func (r *Runner) balancer(group string) *groupBalancer {
 	me := memberData{Name: r.o.Name, Capacity: r.o.Capacity, Since: r.o.Clock.Now().UTC(), Draining: r.o.Draining}
-	return newGroupBalancer(group, me, r.log, &r.stats.badMembers)
+	b := newGroupBalancer(group, me, r.log, &r.stats.badMembers)
+	b.draining = &r.draining
+	return b
 }
 
 // usable returns ErrClosed once Close was called or Run returned.
@@ -223,6 +280,16 @@ func (r *Runner) Run(ctx context.Context) error {
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// work ends with ctx, or when the control topic says the runner
+	// drains.
+	work, drain := context.WithCancelCause(ctx)
+	defer drain(nil)
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	var wwg sync.WaitGroup
+	if r.o.Role != RoleClient {
+		wwg.Go(func() { r.watchControl(watchCtx, drain) })
+	}
 
 	restarterCtx, stopRestarter := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRestarter()
@@ -233,15 +300,26 @@ func (r *Runner) Run(ctx context.Context) error {
 		rwg.Go(func() { m.run(restarterCtx) })
 	}
 	if r.w != nil {
-		r.w.run(ctx) // returns once ctx ended and the actions in flight are over
+		r.w.run(ctx, work) // returns once work ended and the actions in flight are over
 	} else {
-		<-ctx.Done()
+		<-work.Done()
 	}
 	stopRestarter()
 	rwg.Wait()
+	stopWatching()
+	wwg.Wait()
+	if errors.Is(context.Cause(work), errDrained) {
+		r.deregister(ctx)
+		r.drained.Store(true)
+	}
 	r.closeWriters()
 	return nil
 }
+
+// Drained reports whether Run returned because the runner drained
+// (Store.Drain): it finished what it ran, left its groups and deleted
+// its records from the control topic.
+func (r *Runner) Drained() bool { return r.drained.Load() }
 
 // Close stops Run, if it runs, and waits for it to return; it closes the
 // runner's writers and their connections whether or not Run ran (a Run

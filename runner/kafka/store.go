@@ -49,6 +49,7 @@ type Store struct {
 	cl     *kafka.Client
 	adm    *admin
 	w      *producer // state topic
+	cw     *producer // control topic (PREFIX.workers)
 	nparts int
 	limit  int // the largest message baton writes, overhead included
 	chunk  int // the largest snapshot chunk
@@ -120,6 +121,7 @@ func Open(ctx context.Context, cfg Config) (_ *Store, err error) {
 	}
 	s.cfg.MaxMessageBytes = limit
 	s.w = cfg.writer(cfg.stateTopic(), jobBalancer{}, limit, adm.exists)
+	s.cw = cfg.writer(cfg.controlTopic(), jobBalancer{}, limit, adm.exists)
 	s.parts = make([]*partition, s.nparts)
 	for i := range s.parts {
 		s.parts[i] = &partition{id: i, mu: newChanMutex()}
@@ -905,7 +907,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	s.bg.Wait()
-	err := closeWriter(s.w)
+	err := errors.Join(closeWriter(s.w), closeWriter(s.cw))
 	closeTransport(s.cl.Transport)
 	return err
 }

@@ -281,7 +281,7 @@ func actionMessage(topic string, a job.Action) kafka.Message {
 		m.Failure = &failureMsg{Path: f.Path, Action: f.Action, Message: f.Message, Kind: f.Kind, Others: f.Others}
 	}
 	v, _ := json.Marshal(m)
-	return kafka.Message{Topic: topic, Key: []byte(actionKey(a.JobID, a.ID)), Value: v}
+	return kafka.Message{Topic: topic, Key: []byte(actionKey(a.JobID, a.ID)), Value: v, Headers: placeHeaders(a)}
 }
 
 func claimedMessage(topic string, a job.Action, offset int64, worker string) kafka.Message {

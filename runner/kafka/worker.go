@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -26,9 +27,12 @@ type worker struct {
 	drop context.CancelFunc
 	wg   sync.WaitGroup // handlers and their deliveries
 
+	limits map[string]chan struct{} // slots per action name (Options.Limits)
+
 	mu      sync.Mutex
 	running map[string]*running  // by runKey
 	stopped map[string]time.Time // runKeys told to stop, and when
+	place   placeState           // load, progress and quarantines (place.go)
 }
 
 // running is an action this process runs.
@@ -44,38 +48,45 @@ func runKey(id job.ID, inc uint64, actionID string) string {
 
 func newWorker(r *Runner) *worker {
 	base, drop := context.WithCancel(context.Background())
-	return &worker{r: r, log: r.log, sem: make(chan struct{}, r.o.Workers), base: base, drop: drop,
-		running: map[string]*running{}, stopped: map[string]time.Time{}}
+	w := &worker{r: r, log: r.log, sem: make(chan struct{}, r.o.Capacity), base: base, drop: drop,
+		limits: map[string]chan struct{}{}, running: map[string]*running{}, stopped: map[string]time.Time{}}
+	for name, n := range r.o.Limits {
+		w.limits[name] = make(chan struct{}, n)
+	}
+	w.place.init(r.o.Clock.Now())
+	return w
 }
 
-// run works until ctx ends; then it drains: the partitions take no new
-// action, the actions in flight have DrainTimeout to end (then they are
-// handed back), and what ended is committed.
-func (w *worker) run(ctx context.Context) {
+// run works until ctx ends or work does (a drain); then it stops: the
+// partitions take no new action, and what ended is committed. Once ctx
+// ends, the actions in flight have DrainTimeout to end (then they are
+// handed back); a drain alone waits for them. It leaves the group and
+// joins it again, with the topics of the names it is not quarantined for,
+// when a quarantine starts or ends, and after it was wedged.
+func (w *worker) run(ctx, work context.Context) {
 	r := w.r
 	names := r.o.Registry.Names()
-	topics := make([]string, 0, len(names))
 	specs := make([]topicSpec, 0, len(names))
 	for _, n := range names {
-		topics = append(topics, r.cfg.actionTopic(n))
 		specs = append(specs, r.st.adm.actionSpec(n))
 	}
 	if len(names) == 0 {
-		<-ctx.Done()
+		<-work.Done()
 		return
 	}
-	if retrying().Retry(ctx, nil, func() error {
-		_, err := r.st.adm.ensure(ctx, specs...)
-		if err != nil && ctx.Err() == nil {
+	if retrying().Retry(work, nil, func() error {
+		_, err := r.st.adm.ensure(work, specs...)
+		if err != nil && work.Err() == nil {
 			w.log.Error("creating the action topics", "err", err)
 		}
 		return err
 	}) != nil {
-		return // ctx ended
+		return // work ended
 	}
 	var wg sync.WaitGroup
 	listenCtx, stopListening := context.WithCancel(context.WithoutCancel(ctx))
 	wg.Go(func() { w.listenStops(listenCtx) })
+	wg.Go(func() { w.tend(listenCtx) })
 	// Once ctx ends, the member's partitions wait for their actions in
 	// flight, for at most the DrainTimeout; then the handlers are
 	// dropped (their actions handed back).
@@ -84,9 +95,30 @@ func (w *worker) run(ctx context.Context) {
 		defer close(drained)
 		runner.Drain(r.o.DrainTimeout, left, w.drop, w.log)
 	})
-	m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups, serve: w.serve,
-		balancer: r.balancer(r.cfg.workerGroup())}
-	m.run(ctx)
+	for work.Err() == nil {
+		topics := w.topics()
+		mctx, leave := context.WithCancelCause(work)
+		abandon := make(chan struct{})
+		w.joined(leave, abandon)
+		if len(topics) == 0 {
+			<-mctx.Done() // quarantined for every name: wait for one to end
+		} else {
+			m := &member{cfg: r.cfg, group: r.cfg.workerGroup(), topics: topics, log: w.log, timing: r.o.Groups,
+				balancer: r.balancer(r.cfg.workerGroup()),
+				serve: func(ctx, gctx context.Context, c committer, gen int32, topic string, part int, offset int64) {
+					w.serve(ctx, gctx, abandon, c, gen, topic, part, offset)
+				}}
+			m.run(mctx)
+		}
+		cause := context.Cause(mctx)
+		leave(nil)
+		if work.Err() != nil {
+			break
+		}
+		if errors.Is(cause, errWedged) {
+			w.rejoinWhenFree(work)
+		}
+	}
 	close(left)
 	if !stopDrain() {
 		<-drained
@@ -174,7 +206,9 @@ func (t *tracker) wait() <-chan struct{} {
 }
 
 // serve runs the actions of one partition of an action topic.
-func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic string, part int, offset int64) {
+// abandon is closed when the worker gives up waiting for the actions
+// in flight (it was wedged).
+func (w *worker) serve(ctx, gctx context.Context, abandon <-chan struct{}, c committer, _ int32, topic string, part int, offset int64) {
 	r := w.r
 	live, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -211,6 +245,7 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 				case <-t.wait():
 				case <-time.After(5 * time.Second):
 				}
+			case <-abandon:
 			}
 		}
 		commit()
@@ -303,26 +338,26 @@ func (w *worker) serve(ctx, gctx context.Context, c committer, _ int32, topic st
 				continue
 			}
 		}
-		select {
-		case w.sem <- struct{}{}:
-		case <-live.Done():
+		release, ok := w.slot(live, name)
+		if !ok {
 			done(false)
 			return
 		}
-		if a.AtMostOnce && !w.claim(live, topic, a, off) {
-			<-w.sem
+		if a.AtMostOnce && !w.claim(live, topic, part, a, off) {
+			release()
 			done(false)
 			return
 		}
 		runner.LogClaimed(live, w.log, a, slog.String("topic", topic), slog.Int("partition", part), slog.Int64("offset", off))
-		w.start(a, key, done)
+		w.start(a, key, done, release)
 	}
 }
 
 // claim appends a claim of at-most-once action a to its partition and
 // waits for it: the action runs only once the claim is durable.
-func (w *worker) claim(ctx context.Context, topic string, a job.Action, off int64) bool {
+func (w *worker) claim(ctx context.Context, topic string, part int, a job.Action, off int64) bool {
 	m := claimedMessage(topic, a, off, w.r.o.Name)
+	m.Headers = []kafka.Header{{Key: hdrPartition, Value: []byte(strconv.Itoa(part))}}
 	return retrying().Retry(ctx, nil, func() error {
 		err := w.r.aw.WriteMessages(ctx, m)
 		if err != nil {
@@ -358,12 +393,13 @@ func (w *worker) attach(key string, done func(bool)) bool {
 }
 
 // start runs action a (its slot taken) and delivers its result.
-func (w *worker) start(a job.Action, key string, done func(bool)) {
+func (w *worker) start(a job.Action, key string, done func(bool), release func()) {
 	r := w.r
 	hctx := runner.NewStoppable(w.base)
 	run := &running{cancel: hctx.Stop, waiters: []func(bool){done}}
 	w.mu.Lock()
 	w.running[key] = run
+	w.place.begin(a.Name, time.Now())
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
@@ -371,7 +407,8 @@ func (w *worker) start(a job.Action, key string, done func(bool)) {
 		res, err := runner.Execute(hctx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: w.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
 		stopped := errors.Is(hctx.Stopped(), runner.ErrStopped)
 		hctx.Release()
-		<-w.sem
+		release()
+		w.observe(a, res, err, stopped)
 		ended := false
 		switch {
 		case err == nil:
