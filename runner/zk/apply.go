@@ -26,22 +26,30 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = actx.Stop
 	r.mu.Unlock()
 	r.watchStops(a, stops, actx.Stop)
+	returned := r.hold(c, a, actx.Stop)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
+	returned()
 	r.unwatchStops(a)
-	stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
+	cause := actx.Stopped()
 	r.mu.Lock()
 	delete(r.running, key)
 	r.mu.Unlock()
 	handled()
 	switch {
-	case stopped:
+	case errors.Is(cause, errLeaseLost):
+		// The claim is another worker's business now (renew said so).
+		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
+		r.unhold(c)
+	case errors.Is(cause, runner.ErrStopped):
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
 		r.release(ctx, c)
+		r.unhold(c)
 	case err != nil:
 		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 		r.handBack(c)
+		r.unhold(c)
 	default:
-		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res))
+		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res)) // unheld once applied (apply)
 	}
 }
 
@@ -103,6 +111,14 @@ func newResults() *runner.Applier[pendingResult] {
 // the same multi-op (a runner.ApplyFunc). It returns the results to apply
 // again, in the job's next batch.
 func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (again []pendingResult) {
+	defer func() {
+		// Done with the claims of the batch, but those to apply again.
+		for _, p := range batch {
+			if !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
+				r.unhold(p.c)
+			}
+		}
+	}()
 	cs := make([]consumed, len(batch))
 	rs := make([]job.Result, len(batch))
 	for i, p := range batch {

@@ -34,6 +34,12 @@ type Options struct {
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
+	// ClaimLease is how long a claim may go without its worker renewing
+	// it before the live worker watching it breaks it (see the package
+	// doc, Claim leases); 0 means DefaultClaimLease, and less than 300 ms
+	// is an error. A claim is renewed every third of it once it is that
+	// old, so actions shorter than a third of it cost no renewal.
+	ClaimLease time.Duration
 	// NoResume keeps Run from re-dispatching the unfinished jobs of the
 	// store when it starts. (Queue entries survive a restart in
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
@@ -67,7 +73,13 @@ type Runner struct {
 	watchers sync.WaitGroup
 
 	slots *slots // the work loop's, which transitions claim in (claimer)
-	stats struct{ claims, claimsLost, claimedInTransition atomic.Int64 }
+	stats struct {
+		claims, claimsLost, claimedInTransition atomic.Int64
+		leaseRenewals, leasesBroken, quarantines atomic.Int64
+	}
+
+	reg    *registry // the watched registry of workers (a worker's; nil for a runner without a Registry)
+	leases leases    // the claims this worker holds and watches (lease.go)
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -87,9 +99,13 @@ func New(o Options) (*Runner, error) {
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
+	if o.ClaimLease, err = checkLease(o.ClaimLease); err != nil {
+		return nil, err
+	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
+	r.reg = &registry{r: r}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
@@ -116,11 +132,18 @@ type Stats struct {
 	// ClaimedInTransition counts the actions that the transition creating
 	// them claimed for this worker: they took no request of their own.
 	ClaimedInTransition int64
+	// LeaseRenewals counts the renewals of this worker's claims (each a
+	// write); LeasesBroken the claims of other workers it broke because
+	// their leases expired (see Options.ClaimLease).
+	LeaseRenewals, LeasesBroken int64
+	// Quarantines counts the quarantines this worker put itself in.
+	Quarantines int64
 }
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
-	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load()}
+	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
+		LeaseRenewals: r.stats.leaseRenewals.Load(), LeasesBroken: r.stats.leasesBroken.Load(), Quarantines: r.stats.quarantines.Load()}
 }
 
 // Submit starts job id: it stores the job and queues its first actions in
@@ -346,8 +369,13 @@ func (r *Runner) Run(ctx context.Context) error {
 	wg.Go(func() { r.timerLoop(ctx) })
 	wg.Go(func() { r.sessionLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
+	// Claims are renewed (and others' watched) until the results of the
+	// actions the drain waits for are applied.
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	wg.Go(func() { r.leaseLoops(leaseCtx) })
 	r.workLoop(ctx)
 	r.results.Wait() // the results of the actions that ended are applied
+	stopLeases()
 	r.stopWatchers()
 	r.watchers.Wait()
 	wg.Wait()
