@@ -74,7 +74,7 @@ type Runner struct {
 
 	slots *slots // the work loop's, which transitions claim in (claimer)
 	stats struct {
-		claims, claimsLost, claimedInTransition atomic.Int64
+		claims, claimsLost, claimedInTransition  atomic.Int64
 		leaseRenewals, leasesBroken, quarantines atomic.Int64
 	}
 
