@@ -125,6 +125,11 @@ type workerOptions struct {
 	// timed wraps the store a local runner commits to ('baton serve':
 	// metrics.Store); nil: none.
 	timed func(store.Store) store.Store
+	// limits, grace and claimLease are baton worker's --limit, --grace
+	// and --claim-lease (placement; ZooKeeper's).
+	limits     map[string]int
+	grace      time.Duration
+	claimLease time.Duration
 }
 
 // resumeOptions are the settings of 'baton resume' for a store file.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -192,7 +193,7 @@ func TestUsage(t *testing.T) {
 			if cmd.name != "help" {
 				contains(t, "stdout", r.stdout, "Flags:")
 			}
-			if cmd.name != "help" && cmd.name != "worker" && cmd.name != "submit" {
+			if !slices.Contains([]string{"help", "worker", "submit", "drain", "undrain", "keys", "placement"}, cmd.name) {
 				contains(t, "stdout", r.stdout, "-store PATH")
 			}
 			if cmd.name != "help" && cmd.name != "run" {

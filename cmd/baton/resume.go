@@ -289,13 +289,19 @@ func (b *zkBackend) resume(ctx context.Context, c *cli, named []job.ID, _ resume
 		fmt.Fprintf(c.stdout, "queue: %d entries before, %d now\n", before, after)
 	}
 	workers, err := b.st.Workers(ctx)
+	live := 0 // registered workers may be down
+	for _, w := range workers {
+		if w.Live {
+			live++
+		}
+	}
 	switch {
 	case err != nil:
 		c.errorf("list workers in %s: %v", b.where(), err)
-	case len(workers) == 0:
+	case live == 0:
 		fmt.Fprintf(c.stdout, "no live workers in %s: the jobs wait until one starts ('baton worker %s')\n", b.where(), b.hint())
 	default:
-		fmt.Fprintf(c.stdout, "%d live worker%s in %s run them\n", len(workers), plural(len(workers)), b.where())
+		fmt.Fprintf(c.stdout, "%d live worker%s in %s run them\n", live, plural(live), b.where())
 	}
 	return exitWith(status)
 }

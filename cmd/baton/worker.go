@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/batonwf/baton/runner"
 )
@@ -19,7 +22,7 @@ func workerCommand() command {
 	return command{
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
-		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]\n" +
+		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--capacity N] [--limit ACTION=N]... [--grace D] [--claim-lease D] [--timeout D] [--retain D] [--verbose]\n" +
 			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--workers N] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
@@ -34,6 +37,20 @@ settled longer ago than --retain (a week by default), with their history:
 ZooKeeper keeps all its data in memory. With --auth USER, the password is
 taken from $BATON_ZK_PASSWORD, or from the file --auth-file names (never
 from the command line), and every client of the root must give the same.
+
+On ZooKeeper a worker is registered under --name (default: HOST-PID-RANDOM;
+give a durable name, like the host's, to keep it across restarts): a
+process restarted under the same name is the same worker, and gets back
+the pins it held (strict affinity keys: see docs/placement.md) if it comes
+back within --grace (30s by default); after that they move to other
+workers. A second live process under a name that is taken refuses to
+start, naming the host and process of the live one. It runs at most
+--capacity actions at once (--workers is another name for it), and at most
+N of an action with --limit ACTION=N (repeatable; ACTION must be one it
+serves, N at most the capacity). 'baton drain NAME' takes it out of
+service for good: it finishes what it runs, deregisters, prints how many
+actions it finished and pins it released, and exits 0. 'baton status'
+shows the workers, 'baton placement' the cluster's placement settings.
 
 With --kafka, it works on the topics named under --prefix, and makes
 those that are missing (NAME.restarter, NAME.state, NAME.stops, and
@@ -58,8 +75,9 @@ to standard output. On SIGINT or SIGTERM it stops claiming, lets the
 actions in flight finish for up to 10s and hands back those still running,
 then exits 0; a second signal stops it at once (the actions it held go
 back to the queue when its session expires; with --kafka, its partitions
-go to the others then). Exit status: 0 once stopped, 2 for bad usage or an
-error, 3 if ZooKeeper or Kafka cannot be reached.`,
+go to the others then). Exit status: 0 once stopped or drained, 2 for bad
+usage or an error (a name taken by a live worker among them), 3 if
+ZooKeeper or Kafka cannot be reached.`,
 		run: (*cli).worker,
 	}
 }
@@ -70,7 +88,12 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	z := c.addZKFlags(fset, false)
 	k := c.addKafkaFlags(fset, z, false)
 	name := fset.String("name", "", "the worker's `NAME`, unique among the live workers on the root (with --kafka: in logs and claims) (default: HOST-PID-RANDOM)")
-	workers := fset.Int("workers", 4, "run at most `N` actions at once")
+	capacity := fset.Int("capacity", 4, "run at most `N` actions at once")
+	fset.Var(aliasFlag{fset.Lookup("capacity")}, "workers", "another name for --capacity")
+	limits := limitFlag{}
+	fset.Var(limits, "limit", "with --zk, run at most `N` actions of ACTION at once, as ACTION=N (repeatable)")
+	grace := fset.Duration("grace", 0, "with --zk, how long `D` the worker's pins wait for it once it is down before they move (default 30s)")
+	claimLease := fset.Duration("claim-lease", 60*time.Second, "with --zk, how long `D` a claim of a wedged worker (its session alive, its claims not renewed) lasts before another worker breaks it")
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
 	z.addRetain(fset)
@@ -80,8 +103,16 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 		return exitWith(code)
 	case len(pos) != 0:
 		return c.usageError(cmd, "takes no arguments, got %d", len(pos))
-	case *workers < 1:
-		return c.usageError(cmd, "--workers must be at least 1, got %d", *workers)
+	case *capacity < 1:
+		return c.usageError(cmd, "--capacity must be at least 1, got %d", *capacity)
+	case *grace < 0:
+		return c.usageError(cmd, "--grace must not be negative, got %v", *grace)
+	case *claimLease <= 0:
+		return c.usageError(cmd, "--claim-lease must be positive, got %v", *claimLease)
+	case k.on() && given(fset, "grace"):
+		return c.usageError(cmd, "--grace goes with --zk: Kafka keeps no pins")
+	case k.on() && (len(limits) > 0 || given(fset, "claim-lease")):
+		return c.usageError(cmd, "--limit and --claim-lease are not available with --kafka yet")
 	case *timeout < 0:
 		return c.usageError(cmd, "--timeout must not be negative, got %v", *timeout)
 	case given(fset, "name") && *name == "":
@@ -114,13 +145,14 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	defer client.CloseIdleConnections()
 	reg := builtins(con.Stdout(), client)
-	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *workers, ActionTimeout: *timeout, Logger: log}})
+	r, err := b.worker(workerOptions{WorkerOptions: runner.WorkerOptions{Name: *name, Registry: reg, Workers: *capacity, ActionTimeout: *timeout, Logger: log},
+		limits: limits, grace: *grace, claimLease: *claimLease})
 	if err != nil {
 		return c.usageError(cmd, "%v", err)
 	}
 	defer r.Close()
 
-	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s%s\n", *name, strings.Join(reg.Names(), ", "), *workers, b.where(), r.role())
+	fmt.Fprintf(con.Stderr(), "baton worker %s: serving %s (%d at once) on %s%s\n", *name, strings.Join(reg.Names(), ", "), *capacity, b.where(), r.role())
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()
 	select {
@@ -132,9 +164,53 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("worker %s: %v", *name, err)
 	}
+	if d, ok := r.(drainer); ok {
+		if s, ok := d.drained(); ok {
+			fmt.Fprintf(con.Stderr(), "baton worker %s: drained: %s; deregistered\n", *name, s)
+			return nil
+		}
+	}
 	if s := r.skipped(); s != "" {
 		fmt.Fprintf(con.Stderr(), "baton worker %s: skipped or failed on the way: %s\n", *name, s)
 	}
 	fmt.Fprintf(con.Stderr(), "baton worker %s: stopped\n", *name)
+	return nil
+}
+
+// drainer is a worker that can be drained (ZooKeeper's): drained says
+// whether it stopped because it was, and what it did meanwhile.
+type drainer interface {
+	drained() (string, bool)
+}
+
+// aliasFlag is another name for a flag: setting it sets that flag.
+type aliasFlag struct{ f *flag.Flag }
+
+func (a aliasFlag) String() string {
+	if a.f == nil {
+		return ""
+	}
+	return a.f.Value.String()
+}
+func (a aliasFlag) Set(s string) error { return a.f.Value.Set(s) }
+
+// limitFlag is --limit ACTION=N, repeatable.
+type limitFlag map[string]int
+
+func (l limitFlag) String() string { return "" }
+
+func (l limitFlag) Set(s string) error {
+	name, n, ok := strings.Cut(s, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("want ACTION=N, got %q", s)
+	}
+	v, err := strconv.Atoi(n)
+	if err != nil || v < 1 {
+		return fmt.Errorf("%s: want a number of actions of at least 1, got %q", name, n)
+	}
+	if _, dup := l[name]; dup {
+		return fmt.Errorf("%s given twice", name)
+	}
+	l[name] = v
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -191,18 +192,19 @@ func TestZK(t *testing.T) {
 
 		r = baton(t, zkArgs(root, "status")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "ID       STATUS     VERSION  SETTLED\nfail-1   failed", "hello-1  succeeded",
-			"WORKER  PID", "w1      "+strconv.Itoa(w.cmd.Process.Pid)+"  0/4   fail,http.get,log,sleep  -\n", "queue: 0 entries")
+			"WORKER  STATE      PID", "w1      available  "+strconv.Itoa(w.cmd.Process.Pid)+"  0/4   0     fail,http.get,log,sleep  -\n",
+			"placement: strategy spread, wait 2s", "queue: 0 entries")
 
 		// A second worker of the same name is refused while the first lives.
 		r = baton(t, zkArgs(root, "worker", "--name", "w1")...).want(t, exitError)
-		contains(t, "stderr", r.stderr, `baton: worker w1: a live worker is named "w1" already`)
+		contains(t, "stderr", r.stderr, `baton: worker w1: worker name "w1" is taken by a live process (host `, fmt.Sprintf("pid %d", w.cmd.Process.Pid))
 
 		if code := w.stop(t); code != exitOK {
 			t.Fatalf("worker exit status %d after SIGTERM", code)
 		}
 		contains(t, "worker stderr", w.stderr.String(), "baton worker w1: stopping: finishing the actions in flight", "baton worker w1: stopped\n")
 		r = baton(t, zkArgs(root, "status")...).want(t, exitOK)
-		contains(t, "stdout", r.stdout, "no live workers in ZooKeeper "+srv.ConnString()+" under "+root)
+		contains(t, "stdout", r.stdout, "w1      down (grace ")
 	})
 
 	t.Run("StatusCancel", func(t *testing.T) {
@@ -223,7 +225,7 @@ func TestZK(t *testing.T) {
 		}()
 		eventually(t, 20*time.Second, "the worker running both sleeps", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)
-			return strings.Contains(r.stdout, "  2/2   fail,http.get,log,sleep  slow-1/body.par[0]#1 slow-1/body.par[1]#1\n") && // sorted
+			return strings.Contains(r.stdout, "  2/2   0     fail,http.get,log,sleep  slow-1/body.par[0]#1 slow-1/body.par[1]#1\n") && // sorted
 
 				strings.Contains(r.stdout, "slow-1  running") && strings.Contains(r.stdout, "queue: 2 entries"), r.stdout + r.stderr
 		})
@@ -243,7 +245,7 @@ func TestZK(t *testing.T) {
 		// The worker stopped both sleeps: it runs nothing, nothing is queued.
 		eventually(t, 10*time.Second, "an idle worker and an empty queue", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)
-			return strings.Contains(r.stdout, "  0/2   fail,http.get,log,sleep  -\n") && strings.Contains(r.stdout, "queue: 0 entries"), r.stdout
+			return strings.Contains(r.stdout, "  0/2   0     fail,http.get,log,sleep  -\n") && strings.Contains(r.stdout, "queue: 0 entries"), r.stdout
 		})
 
 		r = baton(t, zkArgs(root, "cancel", "slow-1", "nosuch")...).want(t, exitError)

@@ -6,13 +6,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/placement"
 	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
@@ -102,11 +105,19 @@ func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
 	r, err := zkrunner.New(zkrunner.Options{
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
+		Limits:        o.limits,
+		Grace:         o.grace,
+		ClaimLease:    o.claimLease,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}
 	}
 	return zkWorker{r}, nil
+}
+
+func (w zkWorker) drained() (string, bool) {
+	rep, ok := w.Drained()
+	return fmt.Sprintf("%d action%s finished, %d pin%s released", rep.Finished, plural(int(rep.Finished)), rep.PinsReleased, plural(rep.PinsReleased)), ok
 }
 
 // zkWorker is a ZooKeeper worker.
@@ -135,6 +146,9 @@ func unserved(ctx context.Context, st *zkrunner.Store, root ast.Node) ([]string,
 	}
 	served := map[string]bool{}
 	for _, w := range workers {
+		if !w.Live {
+			continue
+		}
 		for _, a := range w.Actions {
 			served[a] = true
 		}
@@ -153,12 +167,17 @@ func unserved(ctx context.Context, st *zkrunner.Store, root ast.Node) ([]string,
 // maxClaimsShown bounds the actions listed per worker by status.
 const maxClaimsShown = 8
 
-// writeWorkers prints the live workers of a ZooKeeper root and the size of
-// its queue:
+// maxOldestShown bounds the queue entries status lists.
+const maxOldestShown = 5
+
+// writeWorkers prints the registered workers of a ZooKeeper root, the
+// placement settings and the queue:
 //
-//	WORKER  PID   BUSY  ACTIONS                  RUNNING
-//	w1      4242  1/4   fail,http.get,log,sleep  order-7/seq[1]#1
-//	queue: 3 entries (actions waiting or running)
+//	WORKER  STATE                  PID   BUSY  PINS  ACTIONS                  RUNNING
+//	w1      available              4242  1/4   0     fail,http.get,log,sleep  order-7/seq[1]#1
+//	w2      down (grace 12s left)  -     0/4   2     fail,http.get,log,sleep  -
+//	placement: strategy spread, wait 2s, quarantine after 5 failures (at most 20% of a name's workers)
+//	queue: 3 entries (actions waiting or running); the first: order-7/seq[1]#1 on w1, ...
 func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 	workers, err := b.st.Workers(ctx)
 	if err != nil {
@@ -170,23 +189,73 @@ func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 	}
 	fmt.Fprintln(w)
 	if len(workers) == 0 {
-		fmt.Fprintf(w, "no live workers in %s (start one with 'baton worker %s')\n", b.where(), b.hint())
+		fmt.Fprintf(w, "no workers in %s (start one with 'baton worker %s')\n", b.where(), b.hint())
 	} else {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WORKER\tPID\tBUSY\tACTIONS\tRUNNING")
+		fmt.Fprintln(tw, "WORKER\tSTATE\tPID\tBUSY\tPINS\tACTIONS\tRUNNING")
+		now := time.Now()
 		for _, wi := range workers {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", wi.Name, orDash(wi.PID), busy(wi), actionList(wi.Actions), claimList(wi.Running))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", wi.Name, workerState(wi, now), orDash(wi.PID), busy(wi), wi.Pins, actionList(wi.Actions), claimList(wi.Running))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 	}
+	if s, err := b.st.Settings(ctx); err != nil {
+		fmt.Fprintf(w, "placement: %v\n", err)
+	} else {
+		fmt.Fprintln(w, settingsLine(s))
+	}
 	entries := "entries"
 	if queued == 1 {
 		entries = "entry"
 	}
-	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)\n", queued, entries)
+	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)", queued, entries)
+	if queued > 0 {
+		oldest, err := b.st.Oldest(ctx, maxOldestShown)
+		if err != nil {
+			return fmt.Errorf("list the queue in %s: %v", b.where(), err)
+		}
+		var parts []string
+		for _, q := range oldest {
+			where := "waiting"
+			if q.Worker != "" {
+				where = "on " + q.Worker
+			}
+			parts = append(parts, fmt.Sprintf("%s/%s %s", q.Job, q.Action, where))
+		}
+		fmt.Fprintf(w, "; the first: %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
 	return nil
+}
+
+// workerState is a worker's state for status: available, draining (with
+// its timeout), down with the time left in its grace, quarantined with
+// the names and until when, or unreadable.
+func workerState(wi zkrunner.WorkerInfo, now time.Time) string {
+	switch {
+	case wi.Unreadable:
+		return "unreadable (its registration does not parse)"
+	case wi.State == placement.StateNone:
+		return "stopping"
+	case wi.State == placement.StateDown:
+		if wi.GraceLeft > 0 {
+			return fmt.Sprintf("down (grace %v left)", wi.GraceLeft.Round(time.Second))
+		}
+		return "down (grace over)"
+	case wi.State == placement.StateDraining && wi.DrainTimeout > 0:
+		return fmt.Sprintf("draining (timeout %v)", wi.DrainTimeout)
+	case wi.State == placement.StateQuarantined:
+		var qs []string
+		for _, name := range slices.Sorted(maps.Keys(wi.Quarantined)) {
+			if until := wi.Quarantined[name]; until.After(now) {
+				qs = append(qs, fmt.Sprintf("%s until %s", name, until.Format("15:04:05")))
+			}
+		}
+		return "quarantined: " + strings.Join(qs, ", ")
+	}
+	return wi.State.String()
 }
 
 // busy is "RUNNING/CAPACITY", or the running count for a worker whose
@@ -240,10 +309,13 @@ func (b *zkBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]api.Worker, len(infos))
-	for i, w := range infos {
+	out := make([]api.Worker, 0, len(infos))
+	for _, w := range infos {
+		if !w.Live {
+			continue // registered but down: the API lists the live ones
+		}
 		since := w.Started.UTC()
-		out[i] = api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since}
+		out = append(out, api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since})
 	}
 	return out, nil
 }

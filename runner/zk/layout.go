@@ -129,8 +129,55 @@ func timerKey(name string) (dueMilli int64, id job.ID, timerID string, ok bool) 
 	return due, id, timerID, ok
 }
 
-// worker is the ephemeral node a worker announces itself with.
+// worker is a worker's registration: persistent, its admin state (see
+// registration), changed only by a compare-and-swap on its version.
 func (l layout) worker(name string) string { return l.workers() + "/" + name }
+
+// live is a worker's ephemeral live node: it exists while a process runs
+// under the name (see liveNode).
+func (l layout) live(name string) string { return l.worker(name) + "/live" }
+
+// pins is the index of the pins a worker holds: one child per pin, named
+// by its ID (pinID).
+func (l layout) pins(name string) string { return l.worker(name) + "/pins" }
+
+// pin is one entry of a worker's pins index.
+func (l layout) pin(name, id string) string { return l.pins(name) + "/" + id }
+
+// allocs is the parent of the pins' allocations, bucketed by the first
+// two hex digits of their IDs so that no parent grows past what zkCli
+// lists.
+func (l layout) allocs() string { return l.root + "/alloc" }
+
+// alloc is a pin's allocation, named by its ID (16 hex digits): JSON
+// {key, worker, job, since}.
+func (l layout) alloc(id string) string {
+	if len(id) < 2 {
+		return l.allocs() + "/" + id
+	}
+	return l.allocs() + "/" + id[:2] + "/" + id
+}
+
+// pinID is the name of a pin's nodes: its key's hash, 16 hex digits.
+func pinID(hash uint64) string { return fmt.Sprintf("%016x", hash) }
+
+// placement is the cluster's placement settings: JSON (see settingsNode),
+// changed by a compare-and-swap on its version. Absent: the defaults.
+func (l layout) placement() string { return l.root + "/placement" }
+
+// quarantines is the parent of the quarantines: one child per action
+// name, whose data is a count written with its version in the multi-op
+// that creates a quarantine under it.
+func (l layout) quarantines() string { return l.root + "/quarantine" }
+
+// quarantineAction is the node of one action name's quarantines.
+func (l layout) quarantineAction(action string) string { return l.quarantines() + "/" + action }
+
+// quarantine is the ephemeral node of worker name's quarantine for an
+// action name: JSON {until_ms_left, strikes}.
+func (l layout) quarantine(action, name string) string {
+	return l.quarantineAction(action) + "/" + name
+}
 
 // settled is the index of settled jobs, by when they settled: the
 // retention sweep reads it (see retention.go). It is not one of dirs: a

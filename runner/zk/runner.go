@@ -2,7 +2,7 @@ package zk
 
 import (
 	"context"
-	"encoding/json"
+
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,6 +45,19 @@ type Options struct {
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
 	// middle of a large transition left out.)
 	NoResume bool
+
+	// Placement (see the package doc, Placement). A worker registers
+	// under Name, a durable name, with WorkerOptions.Workers as its
+	// capacity.
+
+	// Limits bounds, per action name, how many actions of that name the
+	// worker runs at once. Each name must have a handler in the Registry
+	// and a limit from 1 to the capacity.
+	Limits map[string]int
+	// Grace is how long the worker's pins wait for it once it is down
+	// (its process gone, its session expired) before they move; 0 means
+	// DefaultGrace. Negative is an error.
+	Grace time.Duration
 }
 
 // Errors of the runner. They wrap runner.ErrClosed and runner.ErrRunning,
@@ -72,14 +85,24 @@ type Runner struct {
 	watches  map[job.ID]*jobWatch               // the stop watchers of jobs with handlers running here
 	watchers sync.WaitGroup
 
-	slots *slots // the work loop's, which transitions claim in (claimer)
-	stats struct {
+	slots *slots    // the work loop's, which transitions claim in (claimer)
+	reg   *registry // the watched registry, for a worker (a Registry): started by Run before the work loop, stopped with it
+
+	load     loadTracker // what this worker runs, published in its live node
+	host     string      // os.Hostname, in the live node
+	started  time.Time   // when Run started, in the live node
+	liveMu   sync.Mutex  // the live node's writes
+	lastLive []byte      // what the live node holds, as this process last wrote it
+	draining atomic.Bool // the registration says draining: claim nothing new (drain.go)
+	drainMu  sync.Mutex
+	drained  DrainReport // what the drain did, once the worker deregistered (drainedOK)
+
+	drainedOK bool
+	stats     struct {
 		claims, claimsLost, claimedInTransition  atomic.Int64
 		leaseRenewals, leasesBroken, quarantines atomic.Int64
 	}
-
-	reg    *registry // the watched registry of workers (a worker's; nil for a runner without a Registry)
-	leases leases    // the claims this worker holds and watches (lease.go)
+	leases leases // the claims this worker holds and watches (lease.go)
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -99,15 +122,17 @@ func New(o Options) (*Runner, error) {
 	if err := zkNameOK(o.Name); err != nil {
 		return nil, fmt.Errorf("zk: worker name: %w", err)
 	}
+	if err := o.checkPlacement(); err != nil {
+		return nil, err
+	}
 	if o.ClaimLease, err = checkLease(o.ClaimLease); err != nil {
 		return nil, err
 	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
-	r.reg = &registry{r: r}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition}
+		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
@@ -310,40 +335,15 @@ func (r *Runner) handBack(c consumed) {
 	}
 }
 
-// announcement is a worker node's data.
-type announcement struct {
-	Name     string    `json:"name"`
-	Capacity int       `json:"capacity"`
-	Actions  []string  `json:"actions"`
-	PID      int       `json:"pid"`
-	Host     string    `json:"host"`
-	Started  time.Time `json:"started"`
-}
-
-// announce creates the worker's ephemeral node.
-func (r *Runner) announce(ctx context.Context) error {
-	host, _ := os.Hostname()
-	var names []string
-	if r.o.Registry != nil {
-		names = r.o.Registry.Names()
-	}
-	data, _ := json.Marshal(announcement{Name: r.o.Name, Capacity: r.o.Workers, Actions: names, PID: os.Getpid(), Host: host, Started: time.Now().UTC()})
-	_, err := r.c.create(ctx, r.c.l.worker(r.o.Name), data, zk.FlagEphemeral)
-	if errors.Is(err, zk.ErrNodeExists) {
-		// Ours, from before a retry of the create, or another worker's.
-		_, st, gerr := r.c.get(ctx, r.c.l.worker(r.o.Name))
-		if gerr == nil && st.EphemeralOwner == r.c.c.SessionID() {
-			return nil
-		}
-		return fmt.Errorf("zk: a live worker is named %q already", r.o.Name)
-	}
-	return err
-}
-
-// Run announces the worker, resumes the store's unfinished jobs (unless
-// NoResume), then claims and runs actions and fires timers until ctx ends
-// or Close is called. It returns nil then, once the actions in flight
-// have finished or been handed back (DrainTimeout).
+// Run registers the worker (a runner with a Registry; see the package
+// doc, Placement), resumes the store's unfinished jobs (unless
+// NoResume), then claims and runs actions and fires timers until ctx
+// ends or Close is called. It returns nil then, once the actions in
+// flight have finished or been handed back (DrainTimeout), and deletes
+// its live node (its registration stays: a restart under the same name
+// is the same worker). It returns nil too once the worker was drained
+// and deregistered (Drained). A live process under the same name is a
+// NameTakenError, returned at once.
 func (r *Runner) Run(ctx context.Context) error {
 	ctx, done, err := r.life.Start(ctx)
 	switch {
@@ -353,21 +353,33 @@ func (r *Runner) Run(ctx context.Context) error {
 		return nil // closed before it ran: stop at once, as Close asks
 	}
 	defer done()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 
-	if err := r.announce(ctx); err != nil && ctx.Err() == nil {
-		return err
-	}
-	defer func() {
-		if err := r.c.delete(context.Background(), r.c.l.worker(r.o.Name), -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
-			r.log.Debug("could not delete the worker node", "err", err)
+	var wg sync.WaitGroup
+	if r.o.Registry != nil {
+		r.host, _ = os.Hostname()
+		r.started = time.Now().UTC().Truncate(time.Second)
+		if err := r.register(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
-	}()
+		defer r.unregisterLive()
+		r.reg = newRegistry(r.c, r.o.Clock, r.log, true)
+		if err := r.reg.start(ctx); err != nil {
+			return nil // ctx ended while it read the registry
+		}
+		defer r.reg.stop()
+		wg.Go(func() { r.sessionLoop(ctx) })
+		wg.Go(func() { r.publishLoop(ctx) })
+		wg.Go(func() { r.drainLoop(ctx, stop) })
+	}
 	if !r.o.NoResume {
 		r.resumeAll(ctx)
 	}
-	var wg sync.WaitGroup
 	wg.Go(func() { r.timerLoop(ctx) })
-	wg.Go(func() { r.sessionLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
 	// Claims are renewed (and others' watched) until the results of the
 	// actions the drain waits for are applied.
@@ -389,8 +401,8 @@ func (r *Runner) Close() error {
 	return nil
 }
 
-// sessionLoop announces the worker again when the connection starts a new
-// session (the old one expired, and its ephemeral nodes with it).
+// sessionLoop registers the worker again when the connection starts a
+// new session (the old one expired, and its live node with it).
 func (r *Runner) sessionLoop(ctx context.Context) {
 	ch := r.c.newSessions()
 	for {
@@ -398,9 +410,9 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ch:
-			r.log.Warn("new ZooKeeper session: announcing the worker again; actions claimed under the old one are abandoned")
-			if err := r.announce(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("announcing the worker again", "err", err)
+			r.log.Warn("new ZooKeeper session: registering the worker again; actions claimed under the old one are abandoned")
+			if err := r.register(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("registering the worker again", "err", err)
 			}
 		}
 	}

@@ -65,11 +65,14 @@ type slots struct {
 	tokens chan struct{} // one token per action claimed or running here
 	freed  chan struct{} // signalled when a slot frees
 
-	reg  *runner.Registry // nil: this runner runs no actions
-	l    layout
-	log  *slog.Logger
-	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
-	took *atomic.Int64                                                                     // counts the actions claimed in transitions
+	reg *runner.Registry // nil: this runner runs no actions
+	l   layout
+	log *slog.Logger
+	run func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	// draining is the runner's: while set, a transition claims nothing
+	// for this worker (it is draining: see drain.go).
+	draining *atomic.Bool
+	took     *atomic.Int64 // counts the actions claimed in transitions
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
@@ -141,7 +144,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.open || s.full() {
+	if !s.open || s.full() || s.draining != nil && s.draining.Load() {
 		return nil
 	}
 	order := make([]int, len(acts))

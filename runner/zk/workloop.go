@@ -160,6 +160,9 @@ func (l *loop) listQueue(ctx context.Context) error {
 // claimed. It returns how many it tried.
 func (l *loop) claimListed(ctx context.Context) int {
 	tried := 0
+	if l.r.draining.Load() {
+		return 0 // a draining worker claims nothing new (pins' actions aside: placement.Decide)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for ; l.next < len(l.names) && ctx.Err() == nil; l.next++ {
