@@ -59,6 +59,10 @@ func (r *Runner) claim(ctx context.Context, name string, skip func()) (consumed,
 		r.log.Info("no handler here for this action: left in the queue for a worker that has one", "job", id, "action", actionID, "name", ed.Action)
 		return consumed{}, job.Action{}, 0, false
 	}
+	if r.quarantinedFor(ed.Action) {
+		skip() // until the quarantine ends (the work loop is woken then)
+		return consumed{}, job.Action{}, 0, false
+	}
 	claimedBefore := ed.Claimed
 	ed.Claimed++
 	ed.Worker = r.o.Name
@@ -177,8 +181,8 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	if a.AtMostOnce {
 		return
 	}
-	if _, has := r.o.Registry.Lookup(a.Name); !has {
-		return
+	if _, has := r.o.Registry.Lookup(a.Name); !has || r.quarantinedFor(a.Name) {
+		return // claim reads the entry, and says why
 	}
 	c = consumed{entry: r.c.l.entry(name), ver: 1, claim: r.c.l.claim(name)}
 	_, _, err := r.c.multi(ctx, "claim "+name, []any{

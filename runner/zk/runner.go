@@ -102,7 +102,8 @@ type Runner struct {
 		claims, claimsLost, claimedInTransition  atomic.Int64
 		leaseRenewals, leasesBroken, quarantines atomic.Int64
 	}
-	leases leases // the claims this worker holds and watches (lease.go)
+	leases leases      // the claims this worker holds and watches (lease.go)
+	quar   quarantines // this worker's quarantines (quarantine.go)
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -131,8 +132,10 @@ func New(o Options) (*Runner, error) {
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
+	r.quar.wake = make(chan struct{}, 1)
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining}
+		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
+		quarantined: r.quarantinedFor}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
@@ -375,6 +378,8 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Go(func() { r.sessionLoop(ctx) })
 		wg.Go(func() { r.publishLoop(ctx) })
 		wg.Go(func() { r.drainLoop(ctx, stop) })
+		wg.Go(func() { r.trackPeers(ctx) })
+		defer r.endQuarantines()
 	}
 	if !r.o.NoResume {
 		r.resumeAll(ctx)

@@ -72,6 +72,9 @@ type slots struct {
 	// draining is the runner's: while set, a transition claims nothing
 	// for this worker (it is draining: see drain.go).
 	draining *atomic.Bool
+	// quarantined is the runner's: a transition claims no action whose
+	// name this worker is quarantined for (see quarantine.go).
+	quarantined func(name string) bool
 	took     *atomic.Int64 // counts the actions claimed in transitions
 
 	mu   sync.Mutex
@@ -160,7 +163,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 		if rank(actionPriority(a)) > s.best {
 			break
 		}
-		if _, ok := s.reg.Lookup(a.Name); !ok {
+		if _, ok := s.reg.Lookup(a.Name); !ok || s.quarantined != nil && s.quarantined(a.Name) {
 			continue
 		}
 		if !s.tryTake() {
