@@ -75,7 +75,7 @@ type slots struct {
 	// quarantined is the runner's: a transition claims no action whose
 	// name this worker is quarantined for (see quarantine.go).
 	quarantined func(name string) bool
-	took     *atomic.Int64 // counts the actions claimed in transitions
+	took        *atomic.Int64 // counts the actions claimed in transitions
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
