@@ -196,60 +196,27 @@ func (r *Runner) observe(ctx context.Context, name string, o placement.Outcome) 
 	}
 }
 
-// quarantineCount is the data of /quarantine/ACTION: the number of
-// quarantines for the name when it was last written, with the version
-// the next quarantine's multi-op checks.
-func quarantineCount(data []byte) int {
-	n, _ := strconv.Atoi(string(data))
-	return n
-}
-
 // startQuarantine writes the sentence Observe gave for the action name
 // (from tally t, outcome o and peers at now): one multi-op creating this
 // worker's ephemeral quarantine node and setting the name's count at the
-// version read with the quarantines it counts. When that version moved
-// (another worker quarantined itself meanwhile), it reads again and
-// observes again with the fresh count; the policy may refuse then (the
-// share is taken). It returns the tally to keep and the sentence that
-// stands.
+// version read with the quarantines it counts (readQuarantines,
+// writeQuarantine). When that version moved (another worker quarantined
+// itself meanwhile), it reads again and observes again with the fresh
+// count; the policy may refuse then (the share is taken). It returns the
+// tally to keep and the sentence that stands.
 func (r *Runner) startQuarantine(ctx context.Context, name string, q placement.Quarantine, t placement.Tally, o placement.Outcome, peers placement.Peers, now time.Time) (placement.Tally, placement.Sentence) {
-	parent, node := r.c.l.quarantineAction(name), r.c.l.quarantine(name, r.o.Name)
 	for attempt := 0; ; attempt++ {
-		if err := r.c.ensure(ctx, r.c.l.quarantines()); err != nil {
-			return r.quarantineFailed(name, t, err)
-		}
-		if _, err := r.c.create(ctx, parent, []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-			return r.quarantineFailed(name, t, err)
-		}
-		var kids []string
-		var st *zk.Stat
-		err := r.c.do(ctx, "read "+parent, func() (err error) {
-			if _, st, err = r.c.c.Get(parent); err != nil {
-				return err
-			}
-			kids, _, err = r.c.c.Children(parent)
-			return err
-		})
+		rd, err := r.readQuarantines(ctx, name)
 		if err != nil {
 			return r.quarantineFailed(name, t, err)
 		}
-		others := 0
-		for _, k := range kids {
-			if k != r.o.Name {
-				others++
-			}
-		}
-		peers.Quarantined = others
+		peers.Quarantined = rd.others
 		nt, s := q.Observe(t, o, peers, now)
 		if !s.Start {
 			r.log.Info("not quarantined: the share of workers that may be quarantined for this action is taken", "name", name, "reason", s.Reason)
 			return nt, s
 		}
-		data, _ := json.Marshal(quarantineData{UntilMsLeft: s.Until.Sub(now).Milliseconds(), Strikes: nt.Strikes})
-		_, failed, err := r.c.multi(ctx, "quarantine "+node, []any{
-			&zk.SetDataRequest{Path: parent, Data: []byte(strconv.Itoa(others + 1)), Version: st.Version},
-			r.c.createOp(node, data, zk.FlagEphemeral),
-		})
+		failed, err := r.writeQuarantine(ctx, name, rd, s.Until.Sub(now), nt.Strikes)
 		switch {
 		case err == nil:
 		case failed == 0 && errors.Is(err, zk.ErrBadVersion) && attempt < 8:
@@ -258,6 +225,7 @@ func (r *Runner) startQuarantine(ctx context.Context, name string, q placement.Q
 		case failed == 1 && errors.Is(err, zk.ErrNodeExists) && attempt < 8:
 			// Left by an earlier quarantine whose end did not delete it,
 			// or made by this multi-op before its reply was lost.
+			node := r.c.l.quarantine(name, r.o.Name)
 			if _, nst, gerr := r.c.get(ctx, node); gerr == nil && nst.EphemeralOwner == r.c.c.SessionID() {
 				_ = r.c.delete(ctx, node, -1)
 				continue
@@ -279,6 +247,60 @@ func (r *Runner) startQuarantine(ctx context.Context, name string, q placement.Q
 		r.quar.mu.Unlock()
 		return nt, s
 	}
+}
+
+// quarRead is what a quarantine is decided on: how many other workers
+// are quarantined for a name, and the version of the name's node that
+// the quarantine's multi-op checks.
+type quarRead struct {
+	others int
+	ver    int32
+}
+
+// readQuarantines reads the quarantines for the action name: the
+// children of /quarantine/ACTION (made if missing) and its version.
+func (r *Runner) readQuarantines(ctx context.Context, name string) (quarRead, error) {
+	parent := r.c.l.quarantineAction(name)
+	if err := r.c.ensure(ctx, r.c.l.quarantines()); err != nil {
+		return quarRead{}, err
+	}
+	if _, err := r.c.create(ctx, parent, []byte("0"), 0); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		return quarRead{}, err
+	}
+	var kids []string
+	var st *zk.Stat
+	err := r.c.do(ctx, "read "+parent, func() (err error) {
+		if _, st, err = r.c.c.Get(parent); err != nil {
+			return err
+		}
+		kids, _, err = r.c.c.Children(parent)
+		return err
+	})
+	if err != nil {
+		return quarRead{}, err
+	}
+	rd := quarRead{ver: st.Version}
+	for _, k := range kids {
+		if k != r.o.Name {
+			rd.others++
+		}
+	}
+	return rd, nil
+}
+
+// writeQuarantine quarantines this worker for the action name for d, its
+// strikes-th quarantine in a row: one multi-op that sets the name's count
+// at the version rd read and creates this worker's ephemeral node. It
+// returns the error of the op that failed and its index (0: the count
+// moved; 1: the node exists).
+func (r *Runner) writeQuarantine(ctx context.Context, name string, rd quarRead, d time.Duration, strikes int) (failed int, err error) {
+	data, _ := json.Marshal(quarantineData{UntilMsLeft: d.Milliseconds(), Strikes: strikes})
+	node := r.c.l.quarantine(name, r.o.Name)
+	_, failed, err = r.c.multi(ctx, "quarantine "+node, []any{
+		&zk.SetDataRequest{Path: r.c.l.quarantineAction(name), Data: []byte(strconv.Itoa(rd.others + 1)), Version: rd.ver},
+		r.c.createOp(node, data, zk.FlagEphemeral),
+	})
+	return failed, err
 }
 
 // quarantineFailed logs that a quarantine could not be written and
