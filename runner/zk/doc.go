@@ -37,8 +37,20 @@
 //	                                   {job, id, action, claimed, worker, act}
 //	/baton/claims/ENTRY                ephemeral: the worker that runs ENTRY
 //	/baton/timers/t-DUE-LEN-ID-TIMER   a timer due at DUE (Unix ms, 13 digits)
-//	/baton/workers/NAME                ephemeral: a live worker (JSON: capacity,
-//	                                   actions it serves, host, pid)
+//	/baton/workers/NAME                a registered worker (see Placement): JSON
+//	                                   {state, capacity, limits, grace_ms,
+//	                                   actions, baton, drain_timeout_ms}
+//	/baton/workers/NAME/live           ephemeral: the process that runs it, JSON
+//	                                   {host, pid, started, load}
+//	/baton/workers/NAME/pins/ID        the index of the pins it holds (ID: the
+//	                                   key's hash, 16 hex digits)
+//	/baton/alloc/XX/ID                 a pin's allocation: JSON {key, worker,
+//	                                   job, since}; XX is ID's first 2 digits
+//	/baton/placement                   the cluster's placement settings: JSON
+//	                                   {strategy, wait_ms, quarantine}
+//	/baton/quarantine/ACTION           a count of ACTION's quarantines
+//	/baton/quarantine/ACTION/NAME      ephemeral: worker NAME's quarantine for
+//	                                   ACTION, JSON {until_ms_left, strikes}
 //	/baton/dispatching/ID              a transition too large for one request
 //	                                   whose queue entries are still being written
 //	/baton/settled/m-MINUTE/MS-LEN-ID  the index of settled jobs: the minute
@@ -127,6 +139,54 @@
 // Actions whose name has no handler in a worker's registry stay in the
 // queue for a worker that has one (baton status lists what each worker
 // serves); a worker logs once that it leaves them.
+//
+// # Placement
+//
+// A worker (a runner with a Registry) is a durable name, Name: Run
+// registers it (placement.Transition, EventRegister) in one multi-op that
+// creates or moves by compare-and-swap its persistent registration, and
+// creates its ephemeral live node and its pins index. A registration
+// found keeps its admin state: a process restarted under the name is the
+// same worker. A live node of another session means a live process has
+// the name: Run returns a NameTakenError naming its host and pid, and
+// writes nothing. The live node carries the worker's load (its running
+// actions in total and per name, its successes and counted failures per
+// name since it started), written only when it changed and at most once a
+// second. When Run returns the live node is deleted and the registration
+// stays: the worker is down, and every worker counts its grace (Options.Grace,
+// DefaultGrace) from when it saw the live node vanish. After a session
+// expiry the worker registers again.
+//
+// Every worker watches the registry (/workers, each registration and live
+// node, /placement, /quarantine) and keeps it as a placement.View; it
+// reads a node again only when its watch fires, and a slow poll of the
+// parents backs the watches up. A node that does not parse is logged once
+// and counted (Stats.Unreadable) per version: its worker shows as
+// unreadable (placement.StateNone) and is not eligible; garbled settings
+// leave the last good ones in force; a garbled quarantine or allocation
+// counts as none.
+//
+// Store.Drain marks a live worker draining (or, with a timeout, records
+// it in drain_timeout_ms, which the worker measures on its own clock from
+// when it sees the drain). The worker sees it through its registry and
+// claims nothing new but its pins' actions; once nothing runs and its pins
+// index is empty it deletes its registration with the live node and the
+// index in one multi-op at the version it read (an undrain meanwhile
+// makes it fail) and Run returns nil (Drained says what it did). At the
+// timeout it deletes its pins' allocations that still name it and their
+// index entries, so they move. Draining a worker that is down removes its
+// registration and releases its pins at once. Without DrainOptions.Force,
+// a drain that would leave an action name that live workers run today
+// with no available worker is a LastWorkerError; an unknown name is an
+// UnknownWorkerError listing the registered ones. Store.Undrain makes the
+// worker available and deletes its quarantine nodes, each with its
+// action's count lowered in the same multi-op.
+//
+// Store.Settings and Store.UpdateSettings read and write /placement, by
+// compare-and-swap; a missing node, or field, means its default
+// (DefaultSettings). Store.Workers lists the registered workers, live or
+// down, with their state, load, pins and claims; Store.Pins the stored
+// pins.
 //
 // # Timers
 //

@@ -233,3 +233,39 @@ func TestLoadPublished(t *testing.T) {
 	once.Do(func() { close(release) })
 	poll(t, 10*time.Second, "nothing running", func() bool { read(); return load.Load.Running == 0 && load.Load.Names["hold"].Succeeded == 1 })
 }
+
+// TestGarbledRegistration: a registration garbled by hand is logged once
+// and counted by every worker, listed as unreadable, and the others go
+// on; draining it (its worker is down) removes it.
+func TestGarbledRegistration(t *testing.T) {
+	srv := zktest.Start(t)
+	var logs logBuf
+	st := openStore(t, srv, zkrunner.Config{})
+	c := zktest.Connect(t, srv.Addrs(), 4*time.Second)
+	w1 := startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "w1", Registry: okHandlers(t, "a"), Logger: logs.logger()}, Store: st})
+	mkNode(t, c, st.Root()+"/workers/w2", `{"state":"draining","capacity":"lots"}`, 0)
+	poll(t, 10*time.Second, "w1 counts the garbled node", func() bool { return w1.Stats().Unreadable == 1 })
+	// Other changes to the registry do not count or log it again.
+	if _, err := st.UpdateSettings(context.Background(), func(s *placement.Settings) error { s.Strategy = placement.Pack; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	sub := submitter(t, st)
+	if err := sub.Submit(context.Background(), "j", ast.Act("a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	waitJob(t, sub, "j", 20*time.Second)
+	if n := w1.Stats().Unreadable; n != 1 {
+		t.Fatalf("Unreadable = %d, want 1", n)
+	}
+	if n := logs.count("registration does not parse", "workers/w2"); n != 1 {
+		t.Fatalf("logged %d times, want once:\n%s", n, logs.String())
+	}
+	ws, err := st.Workers(context.Background())
+	if err != nil || len(ws) != 2 || ws[1].Name != "w2" || !ws[1].Unreadable || ws[1].State != placement.StateNone {
+		t.Fatalf("Workers = %+v, %v: want w2 unreadable", ws, err)
+	}
+	res, err := st.Drain(context.Background(), "w2", zkrunner.DrainOptions{})
+	if err != nil || !res.Removed {
+		t.Fatalf("Drain of the unreadable, down w2 = %+v, %v: want it removed", res, err)
+	}
+}

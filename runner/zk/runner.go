@@ -86,7 +86,7 @@ type Runner struct {
 	watchers sync.WaitGroup
 
 	slots *slots    // the work loop's, which transitions claim in (claimer)
-	reg   *registry // the watched registry, for a worker (a Registry): started by Run before the work loop, stopped with it
+	reg   *registry // the watched registry, for a worker (a Registry): made by New, started by Run before the work loop, stopped with it
 
 	load     loadTracker // what this worker runs, published in its live node
 	host     string      // os.Hostname, in the live node
@@ -133,6 +133,9 @@ func New(o Options) (*Runner, error) {
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
 	r.quar.wake = make(chan struct{}, 1)
+	if o.Registry != nil {
+		r.reg = newRegistry(r.c, o.Clock, r.log, true)
+	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
 		quarantined: r.quarantinedFor}
@@ -166,12 +169,20 @@ type Stats struct {
 	LeaseRenewals, LeasesBroken int64
 	// Quarantines counts the quarantines this worker put itself in.
 	Quarantines int64
+	// Unreadable counts the registry's nodes (registrations, live nodes,
+	// the settings, quarantines) this worker found garbled, each version
+	// of each once; each was logged once too.
+	Unreadable int64
 }
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
-	return Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
+	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
 		LeaseRenewals: r.stats.leaseRenewals.Load(), LeasesBroken: r.stats.leasesBroken.Load(), Quarantines: r.stats.quarantines.Load()}
+	if r.reg != nil {
+		s.Unreadable = r.reg.unreadable.Load()
+	}
+	return s
 }
 
 // Submit starts job id: it stores the job and queues its first actions in
@@ -370,7 +381,6 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		defer r.unregisterLive()
-		r.reg = newRegistry(r.c, r.o.Clock, r.log, true)
 		if err := r.reg.start(ctx); err != nil {
 			return nil // ctx ended while it read the registry
 		}
