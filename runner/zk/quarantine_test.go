@@ -72,8 +72,11 @@ func TestQuarantine(t *testing.T) {
 		},
 	})}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{})})
 	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "good", Workers: 4, Registry: registry(t, map[string]runner.Handler{
-		"flaky": func(ctx context.Context, a job.Action) ([]byte, error) { time.Sleep(10 * time.Millisecond); return nil, nil },
-		"ok":    func(ctx context.Context, a job.Action) ([]byte, error) { return nil, nil },
+		"flaky": func(ctx context.Context, a job.Action) ([]byte, error) {
+			time.Sleep(10 * time.Millisecond)
+			return nil, nil
+		},
+		"ok": func(ctx context.Context, a job.Action) ([]byte, error) { return nil, nil },
 	})}, Store: openOn(t, srv.Addrs(), root, zkrunner.Config{})})
 	sub := submitter(t, subSt)
 	ctx := context.Background()
