@@ -26,10 +26,10 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = actx.Stop
 	r.mu.Unlock()
 	r.watchStops(a, stops, actx.Stop)
-	returned := r.hold(c, a, actx.Stop)
+	h := r.hold(c, a, actx)
 	r.load.started(a.Name)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
-	returned()
+	r.returned(h)
 	r.unwatchStops(a)
 	cause := actx.Stopped()
 	o := outcome(res, err, cause != nil)

@@ -46,8 +46,8 @@ type held struct {
 	// renewed when (real clock) it made or last renewed the claim.
 	ver     int32
 	renewed time.Time
-	// stop cancels the handler, nil once the handler returned.
-	stop func(error)
+	// handler is the handler's context, nil once the handler returned.
+	handler *runner.Stoppable
 }
 
 // watched is a claim of another worker that this worker watches: the
@@ -68,21 +68,25 @@ type leases struct {
 }
 
 // hold records the claim c on action a, made just now in this session,
-// whose handler stop cancels. It returns a function to call once the
-// handler has returned.
-func (r *Runner) hold(c consumed, a job.Action, stop func(error)) (returned func()) {
-	h := &held{c: c, a: a, ver: 0, renewed: time.Now(), stop: stop}
+// whose handler runs under actx. Call returned with what it returns once
+// the handler has returned.
+func (r *Runner) hold(c consumed, a job.Action, actx *runner.Stoppable) *held {
+	h := &held{c: c, a: a, ver: 0, renewed: time.Now(), handler: actx}
 	r.leases.mu.Lock()
 	if r.leases.held == nil {
 		r.leases.held = map[string]*held{}
 	}
 	r.leases.held[c.claim] = h
 	r.leases.mu.Unlock()
-	return func() {
-		r.leases.mu.Lock()
-		h.stop = nil
-		r.leases.mu.Unlock()
-	}
+	return h
+}
+
+// returned records that the handler of h returned: a claim lost from
+// now on has no handler to cancel.
+func (r *Runner) returned(h *held) {
+	r.leases.mu.Lock()
+	h.handler = nil
+	r.leases.mu.Unlock()
 }
 
 // unhold forgets the claims of cs: their results were applied or
@@ -168,19 +172,19 @@ func (r *Runner) renew(ctx context.Context, h *held) {
 		r.leases.mu.Unlock()
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		r.leases.mu.Lock()
-		stop := h.stop
+		actx := h.handler
 		if r.leases.held[h.c.claim] == h {
 			delete(r.leases.held, h.c.claim)
 		}
 		r.leases.mu.Unlock()
-		if stop == nil {
+		if actx == nil {
 			// The handler returned: its result is being applied, which
 			// deleted the claim, or finds it lost and abandons it.
 			return
 		}
 		r.log.Warn("claim lost while the action ran (its lease was broken by the worker watching it, or it went with an expired session): the handler is cancelled and its result abandoned",
 			"job", h.a.JobID, "action", h.a.ID, "entry", h.c.entry)
-		stop(errLeaseLost)
+		actx.Stop(errLeaseLost)
 	case ctx.Err() == nil:
 		r.log.Debug("renewing a claim's lease failed; trying again at the next renewal", "entry", h.c.entry, "err", err)
 	}
