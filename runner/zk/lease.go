@@ -144,7 +144,11 @@ func (r *Runner) renewLeases(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		r.renew(ctx, h)
+		// A renewal that cannot get through (the connection is down) is
+		// given up at the next one's time, not retried for ever.
+		rctx, cancel := context.WithTimeout(ctx, third)
+		r.renew(rctx, h)
+		cancel()
 	}
 }
 
