@@ -118,7 +118,7 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 	defer func() {
 		// Done with the claims of the batch, but those to apply again.
 		for _, p := range batch {
-			if !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
+			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
 				r.unhold(p.c)
 			}
 		}
