@@ -66,20 +66,27 @@ known ones) or bad usage, 3 if ZooKeeper cannot be reached.`,
 
 // zkAdminFlags are the flags of the commands that administer the workers
 // of a ZooKeeper root (drain, undrain, keys, placement): --zk's, and
-// --kafka's for those that have a Kafka form.
+// --kafka's for those that have a Kafka form (drain, undrain).
 type zkAdminFlags struct {
 	z *zkFlags
-	k *kafkaFlags
+	k *kafkaFlags // nil: no Kafka form
 }
 
-func (c *cli) addAdminFlags(fs *flag.FlagSet) zkAdminFlags {
-	z := c.addZKFlags(fs, false)
-	return zkAdminFlags{z: z, k: c.addKafkaFlags(fs, z, false)}
+func (c *cli) addAdminFlags(fs *flag.FlagSet, kafka bool) zkAdminFlags {
+	f := zkAdminFlags{z: c.addZKFlags(fs, false)}
+	if kafka {
+		f.k = c.addKafkaFlags(fs, f.z, false)
+	}
+	return f
 }
 
-// open checks the flags and connects: the root must exist.
+// openAdmin checks the flags and connects: the root must exist.
 func (c *cli) openAdmin(ctx context.Context, cmd command, f zkAdminFlags) (*zkBackend, error) {
-	if err := checkEngines(f.z, f.k, true); err != nil {
+	if f.k == nil {
+		if err := f.z.check(true); err != nil {
+			return nil, c.usageError(cmd, "%v", err)
+		}
+	} else if err := checkEngines(f.z, f.k, true); err != nil {
 		return nil, c.usageError(cmd, "%v", err)
 	}
 	if f.k.on() {
@@ -110,7 +117,7 @@ func workerError(b *zkBackend, err error) error {
 func (c *cli) drain(ctx context.Context, args []string) error {
 	cmd := drainCommand()
 	fset := flagSet(cmd)
-	f := c.addAdminFlags(fset)
+	f := c.addAdminFlags(fset, true)
 	wait := fset.Bool("wait", false, "wait until the worker has drained and deregistered (at most --timeout)")
 	timeout := fset.Duration("timeout", 0, "release the worker's pins once it has drained for `D`, like 5m, and exit when its running actions end; with --wait, wait that long at most (0: no timeout)")
 	force := fset.Bool("force", false, "drain even when no other available worker runs some of its actions")
@@ -188,7 +195,7 @@ func (c *cli) drain(ctx context.Context, args []string) error {
 func (c *cli) undrain(ctx context.Context, args []string) error {
 	cmd := undrainCommand()
 	fset := flagSet(cmd)
-	f := c.addAdminFlags(fset)
+	f := c.addAdminFlags(fset, true)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:

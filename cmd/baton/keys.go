@@ -40,7 +40,7 @@ the known ones) or bad usage, 3 if ZooKeeper cannot be reached.`,
 func (c *cli) keys(ctx context.Context, args []string) error {
 	cmd := keysCommand()
 	fset := flagSet(cmd)
-	f := c.addAdminFlags(fset)
+	f := c.addAdminFlags(fset, false)
 	worker := fset.String("worker", "", "list only the pins the worker `NAME` holds")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {

@@ -14,7 +14,9 @@
 //
 //	baton worker --zk HOST:PORT         run the built-in actions until stopped
 //	baton submit --zk HOST:PORT FILE    submit a workflow, print its job ID
-//	baton status --zk HOST:PORT         the jobs, the live workers, the queue
+//	baton status --zk HOST:PORT         the jobs, the workers, the queue
+//	baton drain --zk HOST:PORT NAME     take a worker out of service for good
+//	baton placement --zk HOST:PORT      show or set the placement settings
 //
 // With --kafka HOST:PORT, jobs are kept in Kafka topics (named under
 // --prefix), and run by any number of worker processes, each a restarter

@@ -40,7 +40,7 @@ lists the valid ones), 3 if ZooKeeper cannot be reached.`,
 func (c *cli) placement(ctx context.Context, args []string) error {
 	cmd := placementCommand()
 	fset := flagSet(cmd)
-	f := c.addAdminFlags(fset)
+	f := c.addAdminFlags(fset, false)
 	strategy := fset.String("strategy", "", "set the strategy `S` for actions without an affinity key: spread or pack")
 	wait := fset.Duration("wait", 0, "set the default wait `D` of soft affinity keys for a busy holder, like 2s (0: none)")
 	after := fset.Int("quarantine-after", 0, "set how many failures `N` in a row of an action name quarantine a worker for it")

@@ -313,6 +313,9 @@
 // through the small claimer interface the transport calls. Claim
 // leases (lease.go), quarantines (quarantine.go), timers
 // (timers.go), stop watches (stopwatch.go), retention (retention.go),
+// the registry a worker watches (registry.go; the nodes' data in
+// nodes.go), registration and the published load (register.go, load.go),
+// drain (drain.go), the settings (settings.go), stored pins (keys.go),
 // leftovers of cancelled and deleted jobs (leftovers.go) and the store
 // (store.go) have a file each. There is one commit path: the package's
 // tests crash it through an unexported fault hook on the connection

@@ -85,11 +85,18 @@ func TestRegisterAndRestart(t *testing.T) {
 		t.Fatalf("Workers after the stop = %+v, %v: want w1 down with its grace", ws, err)
 	}
 
+	// A pin it held while down (as a claim wrote it) stays with it.
+	mkNode(t, c, st.Root()+"/workers/w1/pins/00000000000000aa", ``, 0)
+
 	startRunner(t, o)
 	poll(t, 10*time.Second, "w1 live again", func() bool { ok, _, _ := c.Exists(st.Root() + "/workers/w1/live"); return ok })
 	reg, v2, _ := registration(t, c, st.Root(), "w1")
 	if v2 <= v1 || reg["state"] != "available" {
 		t.Fatalf("registration after the restart: %v at version %d (was %d)", reg, v2, v1)
+	}
+	ws, err = st.Workers(context.Background())
+	if err != nil || len(ws) != 1 || ws[0].State != placement.StateAvailable || ws[0].Pins != 1 {
+		t.Fatalf("Workers after the restart = %+v, %v: want w1 available with its pin", ws, err)
 	}
 }
 

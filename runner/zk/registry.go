@@ -284,6 +284,9 @@ func (g *registry) refresh(ctx context.Context) error {
 // it into the registry; it reports whether the view changed.
 func (g *registry) read(ctx context.Context, k wkey) (bool, error) {
 	l := g.c.l
+	if !g.tracked(k) {
+		return false, nil // its worker or action is gone: no watch to set
+	}
 	switch k.kind {
 	case kWorkers:
 		names, found, err := g.children(ctx, k, l.workers())
@@ -330,6 +333,22 @@ func (g *registry) read(ctx context.Context, k wkey) (bool, error) {
 		return g.setQuarantine(k.a, k.b, p, data, st, found), nil
 	}
 	return false, nil
+}
+
+// tracked reports whether k's worker (registration, live node) or
+// action (quarantines) is still in the registry.
+func (g *registry) tracked(k wkey) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch k.kind {
+	case kReg, kLive:
+		_, ok := g.workers[k.a]
+		return ok
+	case kQAction, kQNode:
+		_, ok := g.quar[k.a]
+		return ok
+	}
+	return true
 }
 
 // get reads a node's data, with a watch on it (on its creation when it

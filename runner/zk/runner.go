@@ -381,6 +381,11 @@ func (r *Runner) Run(ctx context.Context) error {
 			return err
 		}
 		defer r.unregisterLive()
+	}
+	if !r.o.NoResume {
+		r.resumeAll(ctx)
+	}
+	if r.o.Registry != nil {
 		if err := r.reg.start(ctx); err != nil {
 			return nil // ctx ended while it read the registry
 		}
@@ -390,9 +395,6 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Go(func() { r.drainLoop(ctx, stop) })
 		wg.Go(func() { r.trackPeers(ctx) })
 		defer r.endQuarantines()
-	}
-	if !r.o.NoResume {
-		r.resumeAll(ctx)
 	}
 	wg.Go(func() { r.timerLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
