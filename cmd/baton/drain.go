@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/batonwf/baton/placement"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
 func drainCommand() command {
@@ -95,25 +92,6 @@ func (c *cli) openAdmin(ctx context.Context, cmd command, f zkAdminFlags) (*zkBa
 	return openZKBackend(ctx, f.z, true, runnerLogger(c.stderr))
 }
 
-// workerError is the message of an error of Drain or Undrain, naming
-// the root, with its exit status.
-func workerError(b *zkBackend, err error) error {
-	var unk *zkrunner.UnknownWorkerError
-	var last *zkrunner.LastWorkerError
-	switch {
-	case errors.As(err, &unk):
-		known := "none is registered"
-		if len(unk.Known) > 0 {
-			known = "registered: " + strings.Join(unk.Known, ", ")
-		}
-		return withCode(exitError, fmt.Errorf("no worker %q in %s (%s)", unk.Name, b.where(), known))
-	case errors.As(err, &last):
-		return withCode(exitError, fmt.Errorf("worker %s is the only available worker for %s in %s: draining it would leave them with none; start another worker first, or give --force",
-			last.Name, strings.Join(last.Actions, ", "), b.where()))
-	}
-	return withCode(zkExit(err), fmt.Errorf("%s: %v", b.where(), strings.TrimPrefix(err.Error(), "zk: ")))
-}
-
 func (c *cli) drain(ctx context.Context, args []string) error {
 	cmd := drainCommand()
 	fset := flagSet(cmd)
@@ -138,7 +116,7 @@ func (c *cli) drain(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
-	res, err := b.st.Drain(ctx, name, zkrunner.DrainOptions{Force: *force, Timeout: *timeout})
+	res, err := b.drainWorker(ctx, name, *force, *timeout)
 	if err != nil {
 		return workerError(b, err)
 	}

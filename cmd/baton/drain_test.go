@@ -169,7 +169,7 @@ func TestWorkerPlacementFlags(t *testing.T) {
 		{[]string{"--capacity", "0"}, "--capacity must be at least 1, got 0"},
 		{[]string{"--capacity", "-2"}, "--capacity must be at least 1, got -2"},
 		{[]string{"--capacity", "many"}, `invalid value "many" for flag -capacity`},
-		{[]string{"--workers", "0"}, "--capacity must be at least 1, got 0"},
+		{[]string{"--workers", "0"}, "--workers must be at least 1, got 0"},
 		{[]string{"--limit", "sleep"}, `want ACTION=N, got "sleep"`},
 		{[]string{"--limit", "sleep=0"}, "sleep: want a number of actions of at least 1"},
 		{[]string{"--limit", "sleep=1", "--limit", "sleep=2"}, "sleep given twice"},

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/batonwf/baton/placement"
-	zkrunner "github.com/batonwf/baton/runner/zk"
 )
 
 func keysCommand() command {
@@ -60,46 +59,49 @@ func (c *cli) keys(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(zkExit(err), fmt.Errorf("list workers in %s: %v", b.where(), err))
 	}
-	if len(pos) > 0 {
-		return c.keyHolders(ctx, b, ws, pos)
-	}
-	if *worker != "" && !slices.ContainsFunc(ws, func(w zkrunner.WorkerInfo) bool { return w.Name == *worker }) {
-		var known []string
-		for _, w := range ws {
-			known = append(known, w.Name)
+	var eligible []placement.Worker // for a key's preference list
+	known := false
+	for _, w := range ws {
+		known = known || w.Name == *worker
+		if w.Live && (w.State == placement.StateAvailable || w.State == placement.StateQuarantined) {
+			eligible = append(eligible, placement.Worker{Name: w.Name, Capacity: w.Capacity})
 		}
-		return workerError(b, &zkrunner.UnknownWorkerError{Name: *worker, Known: known})
+	}
+	if len(pos) > 0 {
+		return c.keyHolders(ctx, b, eligible, pos)
+	}
+	if *worker != "" && !known {
+		return unknownWorker(b, *worker, ws)
 	}
 	pins, err := b.st.Pins(ctx)
 	if err != nil {
 		return withCode(zkExit(err), fmt.Errorf("list pins in %s: %v", b.where(), err))
 	}
-	pins = slices.DeleteFunc(pins, func(p zkrunner.Pin) bool { return *worker != "" && p.Worker != *worker })
-	if len(pins) == 0 {
-		fmt.Fprintf(c.stdout, "no pins in %s\n", b.where())
-		return nil
-	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tWORKER\tJOB\tSINCE")
+	shown := 0
 	for _, p := range pins {
+		if *worker != "" && p.Worker != *worker {
+			continue
+		}
+		if shown++; shown == 1 {
+			fmt.Fprintln(tw, "KEY\tWORKER\tJOB\tSINCE")
+		}
 		if p.Garbled {
 			fmt.Fprintf(tw, "(garbled %s: %s)\t-\t-\t-\n", p.ID, p.Err)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", p.Key, p.Worker, orDashS(p.Job), p.Since.UTC().Format(time.RFC3339))
 	}
+	if shown == 0 {
+		fmt.Fprintf(c.stdout, "no pins in %s\n", b.where())
+		return nil
+	}
 	return tw.Flush()
 }
 
 // keyHolders prints, for each key, its holder now and the next two in
-// its preference list among the available live workers.
-func (c *cli) keyHolders(ctx context.Context, b *zkBackend, ws []zkrunner.WorkerInfo, keys []string) error {
-	var eligible []placement.Worker
-	for _, w := range ws {
-		if w.Live && (w.State == placement.StateAvailable || w.State == placement.StateQuarantined) {
-			eligible = append(eligible, placement.Worker{Name: w.Name, Capacity: w.Capacity})
-		}
-	}
+// its preference list among the eligible (available, live) workers.
+func (c *cli) keyHolders(ctx context.Context, b *zkBackend, eligible []placement.Worker, keys []string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tHOLDER\tPINNED\tNEXT")
 	for _, key := range keys {

@@ -104,7 +104,11 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	case len(pos) != 0:
 		return c.usageError(cmd, "takes no arguments, got %d", len(pos))
 	case *capacity < 1:
-		return c.usageError(cmd, "--capacity must be at least 1, got %d", *capacity)
+		flagName := "capacity"
+		if given(fset, "workers") && !given(fset, "capacity") {
+			flagName = "workers"
+		}
+		return c.usageError(cmd, "--%s must be at least 1, got %d", flagName, *capacity)
 	case *grace < 0:
 		return c.usageError(cmd, "--grace must not be negative, got %v", *grace)
 	case *claimLease <= 0:

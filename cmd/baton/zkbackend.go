@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -318,4 +319,38 @@ func (b *zkBackend) listWorkers(ctx context.Context) ([]api.Worker, error) {
 		out = append(out, api.Worker{Name: w.Name, Capacity: w.Capacity, Busy: len(w.Running), Actions: w.Actions, Since: &since})
 	}
 	return out, nil
+}
+
+// workerError is the message of an error of Drain or Undrain, naming
+// the root, with its exit status.
+func workerError(b *zkBackend, err error) error {
+	var unk *zkrunner.UnknownWorkerError
+	var last *zkrunner.LastWorkerError
+	switch {
+	case errors.As(err, &unk):
+		known := "none is registered"
+		if len(unk.Known) > 0 {
+			known = "registered: " + strings.Join(unk.Known, ", ")
+		}
+		return withCode(exitError, fmt.Errorf("no worker %q in %s (%s)", unk.Name, b.where(), known))
+	case errors.As(err, &last):
+		return withCode(exitError, fmt.Errorf("worker %s is the only available worker for %s in %s: draining it would leave them with none; start another worker first, or give --force",
+			last.Name, strings.Join(last.Actions, ", "), b.where()))
+	}
+	return withCode(zkExit(err), fmt.Errorf("%s: %v", b.where(), strings.TrimPrefix(err.Error(), "zk: ")))
+}
+
+// drainWorker drains worker name (baton drain).
+func (b *zkBackend) drainWorker(ctx context.Context, name string, force bool, timeout time.Duration) (zkrunner.DrainResult, error) {
+	return b.st.Drain(ctx, name, zkrunner.DrainOptions{Force: force, Timeout: timeout})
+}
+
+// unknownWorker is the error of a command given a worker name that is
+// not registered, listing those that are.
+func unknownWorker(b *zkBackend, name string, ws []zkrunner.WorkerInfo) error {
+	var known []string
+	for _, w := range ws {
+		known = append(known, w.Name)
+	}
+	return workerError(b, &zkrunner.UnknownWorkerError{Name: name, Known: known})
 }
