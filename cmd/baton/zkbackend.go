@@ -103,12 +103,12 @@ func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {
 func (s *zkSubmitter) close() { s.r.Close() }
 
 func (b *zkBackend) worker(o workerOptions) (workerRunner, error) {
-	// o.claimLease waits for runner/zk's claim leases (Options.ClaimLease).
 	r, err := zkrunner.New(zkrunner.Options{
 		WorkerOptions: o.WorkerOptions,
 		Store:         b.st,
 		Limits:        o.limits,
 		Grace:         o.grace,
+		ClaimLease:    o.claimLease,
 	})
 	if err != nil {
 		return nil, plainError{"zk: ", err}

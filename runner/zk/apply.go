@@ -26,24 +26,34 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.running[key] = actx.Stop
 	r.mu.Unlock()
 	r.watchStops(a, stops, actx.Stop)
+	h := r.hold(c, a, actx)
 	r.load.started(a.Name)
 	res, err := runner.Execute(actx, r.o.Registry, a, runner.ExecOptions{Timeout: r.o.ActionTimeout, Logger: r.log, Hooks: r.o.Hooks, Now: r.o.Clock.Now, Worker: r.o.Name})
+	r.returned(h)
 	r.unwatchStops(a)
-	stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
-	r.load.ended(a.Name, outcome(res, err, stopped))
+	cause := actx.Stopped()
+	o := outcome(res, err, cause != nil)
+	r.load.ended(a.Name, o)
+	r.observe(context.WithoutCancel(ctx), a.Name, o)
 	r.mu.Lock()
 	delete(r.running, key)
 	r.mu.Unlock()
 	handled()
 	switch {
-	case stopped:
+	case errors.Is(cause, errLeaseLost):
+		// The claim is another worker's business now (renew said so).
+		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
+		r.unhold(c)
+	case errors.Is(cause, runner.ErrStopped):
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
 		r.release(ctx, c)
+		r.unhold(c)
 	case err != nil:
 		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 		r.handBack(c)
+		r.unhold(c)
 	default:
-		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res))
+		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res)) // unheld once applied (apply)
 	}
 }
 
@@ -105,6 +115,14 @@ func newResults() *runner.Applier[pendingResult] {
 // the same multi-op (a runner.ApplyFunc). It returns the results to apply
 // again, in the job's next batch.
 func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (again []pendingResult) {
+	defer func() {
+		// Done with the claims of the batch, but those to apply again.
+		for _, p := range batch {
+			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
+				r.unhold(p.c)
+			}
+		}
+	}()
 	cs := make([]consumed, len(batch))
 	rs := make([]job.Result, len(batch))
 	for i, p := range batch {

@@ -72,6 +72,10 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 		r.log.Warn("queue entry whose name and data name different actions (not written by baton?): left alone", "entry", r.c.l.entry(name), "data", string(data))
 		return consumed{}, job.Action{}, 0, false
 	}
+	if r.quarantinedFor(ed.Action) {
+		skip() // until the quarantine ends (the work loop is woken then)
+		return consumed{}, job.Action{}, 0, false
+	}
 	if !h.admitted(ed.Action) {
 		return consumed{}, job.Action{}, 0, false
 	}
@@ -229,8 +233,8 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	if a.AtMostOnce {
 		return
 	}
-	if _, has := r.o.Registry.Lookup(a.Name); !has || h.action != "" && a.Name != h.action {
-		return
+	if _, has := r.o.Registry.Lookup(a.Name); !has || h.action != "" && a.Name != h.action || r.quarantinedFor(a.Name) {
+		return // claim reads the entry, and says why
 	}
 	if !h.admitted(a.Name) {
 		return consumed{}, job.Action{}, 0, true, false

@@ -42,7 +42,8 @@
 //	                                   baton named a-RANK-TIME-LEN-ID-ACTION
 //	                                   are read as routed anywhere, their
 //	                                   action name from their data
-//	/baton/claims/ENTRY                ephemeral: the worker that runs ENTRY
+//	/baton/claims/ENTRY                ephemeral: the worker that runs ENTRY;
+//	                                   its version counts the claim's renewals
 //	/baton/timers/t-DUE-LEN-ID-TIMER   a timer due at DUE (Unix ms, 13 digits)
 //	/baton/workers/NAME                a registered worker (see Placement): JSON
 //	                                   {state, capacity, limits, grace_ms,
@@ -55,7 +56,8 @@
 //	                                   job, since}; XX is ID's first 2 digits
 //	/baton/placement                   the cluster's placement settings: JSON
 //	                                   {strategy, wait_ms, quarantine}
-//	/baton/quarantine/ACTION           a count of ACTION's quarantines
+//	/baton/quarantine/ACTION           a count of ACTION's quarantines; its
+//	                                   version is what a quarantine checks
 //	/baton/quarantine/ACTION/NAME      ephemeral: worker NAME's quarantine for
 //	                                   ACTION, JSON {until_ms_left, strikes}
 //	/baton/dispatching/ID              a transition too large for one request
@@ -239,6 +241,58 @@
 // down, with their state, load, pins and claims; Store.Pins the stored
 // pins.
 //
+// # Claim leases
+//
+// A worker whose session stays alive while its loop is wedged (stopped,
+// starved, deadlocked) would keep its claims for ever: its session is
+// what frees them when it dies. Each claim is therefore leased
+// (Options.ClaimLease, DefaultClaimLease). A claim its worker has held
+// longer than a third of the lease is renewed every third of the lease
+// by a versioned write (the claim's data set at the version the worker
+// last wrote, with a check that the entry is still at the version the
+// claim gave it), so an action shorter than a third of the lease costs
+// no write at all. Each claim is watched by one other live worker: the
+// first live worker other than its owner in the rendezvous preference
+// list of the claim's name (placement.Rank, all weighing the same), so
+// that when the watcher leaves the next one takes over. Every third of
+// the lease a worker lists /claims once and reads only the claims it
+// may watch (those it is first or second for: about two in N of them).
+// A claim whose version the watcher has seen unchanged for a whole lease
+// on its own clock is broken by deleting it at that version (a renewal
+// meanwhile makes the delete fail): the action is claimable again, or,
+// for an at-most-once action, its failure with kind lost is applied in
+// the same multi-op, which deletes the entry too. A lone worker has no
+// watcher. The worker that lost a claim finds it gone at its next
+// renewal: it cancels the handler's context (cause: the claim was lost),
+// logs it, and abandons the result; a result it applies anyway finds the
+// claim gone and changes nothing (see Workers). Stats counts renewals
+// and broken leases; runner.Hooks has no hook for either.
+//
+// # Quarantine
+//
+// A worker quarantines itself for an action name when it keeps failing
+// it while others succeed (placement.Quarantine, with the thresholds of
+// the cluster's settings). Every attempt's outcome on the worker goes to
+// placement.Quarantine.Observe: successes, failures and time-outs count;
+// stops, cancels, deadlines, lost claims and sessions, and failures the
+// handler marked final never do. The peers it is given are this
+// worker's view of the registry: the live available workers that handle
+// the name, how many of the others are quarantined for it, and when this
+// worker last saw another's published success count for the name grow
+// (on its own clock; a count first seen is where growth is measured
+// from). A sentence is written as ONE multi-op: the count of
+// /quarantine/ACTION set at the version read together with its children,
+// and the ephemeral /quarantine/ACTION/NAME created (JSON: how long it
+// lasts, its strikes). Of two workers racing for the last slot one
+// multi-op fails whole, and that worker counts again and is refused: at
+// most the policy's share of the name's workers (at least one, never the
+// last) are quarantined at once. A quarantined worker claims no action of
+// the name, from the queue or in a transition, and keeps running the
+// others. The quarantine ends on the worker's clock (Options.Clock): it
+// deletes its node and wakes the work loop at once. An undrain deletes
+// the node, which lifts the quarantine too. Stats counts quarantines;
+// runner.Hooks has no hook for them.
+//
 // # Timers
 //
 // Every runner watches the timers node and, when a timer falls due,
@@ -307,7 +361,8 @@
 // through runner.Drain when Run's context ends; Run starts with
 // runner.RecoverAll (unless NoResume), Run and Close are
 // runner.Lifecycle's. Its slots (slots.go) are what a transition claims in,
-// through the small claimer interface the transport calls. Timers
+// through the small claimer interface the transport calls. Claim
+// leases (lease.go), quarantines (quarantine.go), timers
 // (timers.go), stop watches (stopwatch.go), retention (retention.go),
 // the registry a worker watches (registry.go; the nodes' data in
 // nodes.go), registration and the published load (register.go, load.go),

@@ -67,6 +67,7 @@ func workerProcess(spec string) int {
 	if err != nil {
 		session = 2 * time.Second
 	}
+	lease, _ := time.ParseDuration(os.Getenv("BATON_ZK_TEST_LEASE")) // 0 (the default) when unset
 	marker := os.Getenv("BATON_ZK_TEST_MARKER")
 	out := &lockedWriter{w: os.Stdout}
 	say := func(format string, args ...any) { fmt.Fprintf(out, format+"\n", args...) }
@@ -98,7 +99,7 @@ func workerProcess(spec string) int {
 			}
 		}
 	})
-	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: os.Getenv("BATON_ZK_TEST_NAME"), Registry: reg, Workers: 8, Logger: log, DrainTimeout: 3 * time.Second}, Store: st})
+	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: os.Getenv("BATON_ZK_TEST_NAME"), Registry: reg, Workers: 8, Logger: log, DrainTimeout: 3 * time.Second}, Store: st, ClaimLease: lease})
 	if err != nil {
 		say("new: %v", err)
 		return 1
@@ -120,10 +121,11 @@ type proc struct {
 }
 
 // startWorkerProcess starts a worker process named name on srv's root
-// root; marker is the file its handler waits for ("" for none). It is
-// killed, if it still runs, when t ends, and its output is shown if t
-// failed.
-func startWorkerProcess(t *testing.T, srv *zktest.Server, root, name, marker string) *proc {
+// root; marker is the file its handler waits for ("" for none); env
+// overrides its environment ("BATON_ZK_TEST_SESSION=20s",
+// "BATON_ZK_TEST_LEASE=3s"). It is killed, if it still runs, when t ends,
+// and its output is shown if t failed.
+func startWorkerProcess(t *testing.T, srv *zktest.Server, root, name, marker string, env ...string) *proc {
 	t.Helper()
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -135,6 +137,7 @@ func startWorkerProcess(t *testing.T, srv *zktest.Server, root, name, marker str
 		"BATON_ZK_TEST_SESSION=2s",
 		"BATON_ZK_TEST_MARKER="+marker,
 		"BATON_ZK_TEST_NAME="+name)
+	cmd.Env = append(cmd.Env, env...) // the last of a key wins
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {

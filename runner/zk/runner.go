@@ -31,6 +31,12 @@ type Options struct {
 	// Store is the ZooKeeper store: its connection and root hold the
 	// runner's queue, claims, timers and worker announcements; required.
 	Store *Store
+	// ClaimLease is how long a claim may go without its worker renewing
+	// it before the live worker watching it breaks it (see the package
+	// doc, Claim leases); 0 means DefaultClaimLease, and less than 300 ms
+	// is an error. A claim is renewed every third of it once it is that
+	// old, so actions shorter than a third of it cost no renewal.
+	ClaimLease time.Duration
 	// NoResume keeps Run from re-dispatching the unfinished jobs of the
 	// store when it starts. (Queue entries survive a restart in
 	// ZooKeeper: resuming only repairs what an operator or a crash in the
@@ -90,7 +96,13 @@ type Runner struct {
 
 	drainedOK bool
 	pins      *pinCache // the pins' allocations this process read
-	stats     struct{ claims, claimsLost, claimedInTransition, spills, pinMoves, pinsAllocated atomic.Int64 }
+	stats     struct {
+		claims, claimsLost, claimedInTransition  atomic.Int64
+		spills, pinMoves, pinsAllocated          atomic.Int64
+		leaseRenewals, leasesBroken, quarantines atomic.Int64
+	}
+	leases leases      // the claims this worker holds and watches (lease.go)
+	quar   quarantines // this worker's quarantines (quarantine.go)
 
 	results *runner.Applier[pendingResult] // the results waiting for their jobs (enqueue)
 }
@@ -113,16 +125,21 @@ func New(o Options) (*Runner, error) {
 	if err := o.checkPlacement(); err != nil {
 		return nil, err
 	}
+	if o.ClaimLease, err = checkLease(o.ClaimLease); err != nil {
+		return nil, err
+	}
 	r := &Runner{o: o, st: o.Store, c: o.Store.c, running: map[string]context.CancelCauseFunc{},
 		watches: map[job.ID]*jobWatch{}, results: newResults()}
 	r.log = o.Logger.With("worker", o.Name)
 	r.pins = &pinCache{changed: make(chan struct{}, 1)}
+	r.quar.wake = make(chan struct{}, 1)
 	if o.Registry != nil {
 		r.reg = newRegistry(r.c, o.Clock, r.log, true)
 	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
 		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
-		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }, now: o.Clock.Now}
+		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }, now: o.Clock.Now,
+		quarantined: r.quarantinedFor}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
 	if err != nil {
 		return nil, err
@@ -152,6 +169,12 @@ type Stats struct {
 	// PinsAllocated the claims that allocated a pin to this worker, of
 	// which PinMoves moved it from another worker.
 	Spills, PinsAllocated, PinMoves int64
+	// LeaseRenewals counts the renewals of this worker's claims (each a
+	// write); LeasesBroken the claims of other workers it broke because
+	// their leases expired (see Options.ClaimLease).
+	LeaseRenewals, LeasesBroken int64
+	// Quarantines counts the quarantines this worker put itself in.
+	Quarantines int64
 	// Unreadable counts the registry's nodes (registrations, live nodes,
 	// the settings, quarantines) this worker found garbled, each version
 	// of each once; each was logged once too.
@@ -161,7 +184,8 @@ type Stats struct {
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
 	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
-		Spills: r.stats.spills.Load(), PinsAllocated: r.stats.pinsAllocated.Load(), PinMoves: r.stats.pinMoves.Load()}
+		Spills: r.stats.spills.Load(), PinsAllocated: r.stats.pinsAllocated.Load(), PinMoves: r.stats.pinMoves.Load(),
+		LeaseRenewals: r.stats.leaseRenewals.Load(), LeasesBroken: r.stats.leasesBroken.Load(), Quarantines: r.stats.quarantines.Load()}
 	if r.reg != nil {
 		s.Unreadable = r.reg.unreadable.Load()
 	}
@@ -376,11 +400,18 @@ func (r *Runner) Run(ctx context.Context) error {
 		wg.Go(func() { r.sessionLoop(ctx) })
 		wg.Go(func() { r.publishLoop(ctx) })
 		wg.Go(func() { r.drainLoop(ctx, stop) })
+		wg.Go(func() { r.trackPeers(ctx) })
+		defer r.endQuarantines()
 	}
 	wg.Go(func() { r.timerLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
+	// Claims are renewed (and others' watched) until the results of the
+	// actions the drain waits for are applied.
+	leaseCtx, stopLeases := context.WithCancel(context.WithoutCancel(ctx))
+	wg.Go(func() { r.leaseLoops(leaseCtx) })
 	r.workLoop(ctx)
 	r.results.Wait() // the results of the actions that ended are applied
+	stopLeases()
 	r.stopWatchers()
 	r.watchers.Wait()
 	wg.Wait()

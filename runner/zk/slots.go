@@ -88,6 +88,9 @@ type slots struct {
 	// here, as far as this process knows without asking ZooKeeper.
 	pinHeld func(key uint64) bool
 	now     func() time.Time // the runner's clock, which placement's times are on
+	// quarantined is the runner's: a transition claims no action whose
+	// name this worker is quarantined for (see quarantine.go).
+	quarantined func(name string) bool
 
 	mu   sync.Mutex
 	open bool            // the loop runs: commits may claim for it
@@ -250,7 +253,7 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 		if rank(actionPriority(a)) > s.best {
 			break
 		}
-		if _, ok := s.reg.Lookup(a.Name); !ok {
+		if _, ok := s.reg.Lookup(a.Name); !ok || s.quarantined != nil && s.quarantined(a.Name) {
 			continue
 		}
 		name := entryName(a, queuedMs)

@@ -29,12 +29,21 @@ type consumed struct {
 	entry string
 	ver   int32
 	claim string
+	// claimVer is the version the claim is deleted at when checkClaim is
+	// set: a worker breaking another's expired lease (lease.go) must fail
+	// if the owner renewed it meanwhile. Otherwise any version.
+	claimVer   int32
+	checkClaim bool
 }
 
 func (c consumed) ops() []any {
+	cv := int32(-1)
+	if c.checkClaim {
+		cv = c.claimVer
+	}
 	return []any{
 		&zk.DeleteRequest{Path: c.entry, Version: c.ver},
-		&zk.DeleteRequest{Path: c.claim, Version: -1},
+		&zk.DeleteRequest{Path: c.claim, Version: cv},
 	}
 }
 

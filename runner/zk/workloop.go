@@ -343,6 +343,13 @@ func (l *loop) await(ctx context.Context) {
 	case <-wake:
 	case <-t.C:
 		l.stale = true
+	case <-l.r.quar.wake:
+		// A quarantine ended: the entries it made this worker leave are
+		// claimable again.
+		l.mu.Lock()
+		clear(l.skip)
+		l.mu.Unlock()
+		l.stale, l.polls = true, 0
 	case <-ctx.Done():
 	}
 }
