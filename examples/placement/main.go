@@ -5,7 +5,7 @@
 // examples/placement.json, built with the Go DSL:
 //
 //	seq(
-//	  seq(sleep 2s, log ...)       affinity {scope: job}: pinned to one worker
+//	  seq(sleep 5s, log ...)       affinity {scope: job}: pinned to one worker
 //	  par(log ..., log ...)        affinity "dataset-42": a soft key
 //	  sleep 1s                     replicas 3: copies on distinct workers
 //	  log "done ..."
@@ -56,7 +56,7 @@ func main() {
 func workflow() ast.Node {
 	return ast.Seq(
 		ast.Seq(
-			ast.Act("sleep", "2s"),
+			ast.Act("sleep", "5s"),
 			ast.Act("log", "read back what the step before left on this worker's disk"),
 		).WithAffinity(ast.Affinity{Scope: ast.ScopeJob}),
 		ast.Par(

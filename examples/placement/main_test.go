@@ -52,7 +52,7 @@ func TestExample(t *testing.T) {
 		h + " draining 1/2 pins 1",
 		h + ": read back what the step before left on this worker's disk (seq[0].seq[1]#1)\n",
 		h + " drained: 2 actions finished, 0 pins released; deregistered\n",
-		"  seq[0].seq[0]#1 on " + h + ": slept 2s\n",
+		"  seq[0].seq[0]#1 on " + h + ": slept 5s\n",
 		"  seq[0].seq[1]#1 on " + h + ": ok\n",
 		": done: one of three copies of the sleep won (seq[3]#1)\n",
 		" succeeded\n",
