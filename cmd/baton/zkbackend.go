@@ -179,8 +179,8 @@ const maxOldestShown = 5
 //	w2      down (grace 12s left)  -     0/4   2     fail,http.get,log,sleep  -
 //	placement: strategy spread, wait 2s, quarantine after 5 failures (at most 20% of a name's workers)
 //	queue: 2 entries (actions waiting or running); the first 2:
-//	  order-7/seq[1]#1  log    -                  on w1
-//	  order-8/root#1    sleep  k1a2b3c4d5e6f7a8b.1jk  waits: w2 at +9.5s: holder w1 busy 4/4, spill at +9.5s
+//	  order-7/seq[1]#1  log    -                      on w1
+//	  order-8/root#1    sleep  k2e822c46578545ab.1aao  waits: w2 at +1m0s: holder w1 busy 4/4, spill at +1m0s
 func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 	workers, err := b.st.Workers(ctx)
 	if err != nil {
@@ -221,6 +221,10 @@ func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 	oldest, err := b.st.Oldest(ctx, maxOldestShown)
 	if err != nil {
 		return fmt.Errorf("list the queue in %s: %v", b.where(), err)
+	}
+	if len(oldest) == 0 { // emptied since it was counted
+		fmt.Fprintln(w)
+		return nil
 	}
 	fmt.Fprintf(w, "; the first %d:\n", len(oldest))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
