@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -113,7 +114,9 @@ func TestZKDrain(t *testing.T) {
 	baton(t, args("submit", long, "--id", "long")...).want(t, exitOK)
 	eventually(t, 20*time.Second, "w2 running the long action", func() (bool, string) {
 		r := baton(t, args("status")...)
-		return strings.Contains(r.stdout, "long/"), r.stdout
+		// w2's RUNNING column, not the queue's list, which names the
+		// entry while it still waits.
+		return regexp.MustCompile(`(?m)^w2 .* long/root#1$`).MatchString(r.stdout), r.stdout
 	})
 	r = baton(t, args("drain", "w2", "--force")...).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "worker w2 is draining")

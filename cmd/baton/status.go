@@ -22,9 +22,15 @@ reads the store: it works while another baton runs jobs in it, and on a
 file it may not write.
 
 With --zk, the jobs are those in ZooKeeper (see 'baton worker'); without
-JOB it also lists the live workers, each with the actions it runs at once
-(BUSY), the actions it has handlers for and the job/action of each action
-it runs now, and the number of queue entries (actions waiting or running).
+JOB it also lists the registered workers, each with its state (available,
+draining, down with the time left in its grace, quarantined), the actions
+it runs at once (BUSY), the pins it holds, the actions it has handlers for
+and the job/action of each action it runs now; the placement settings;
+and the number of queue entries (actions waiting or running), with the
+first 5 in the order workers take them: each one's action name, route
+(- anywhere, k... a soft key, p... a pin, g... a replica group) and the
+worker running it, or why it waits (which worker takes it and when, as
+the workers decide it: a busy key holder, a full worker, a pin's holder).
 A job whose record cannot be read is listed as damaged, with the reason
 on standard error; the others are listed as usual.
 

@@ -178,7 +178,9 @@ const maxOldestShown = 5
 //	w1      available              4242  1/4   0     fail,http.get,log,sleep  order-7/seq[1]#1
 //	w2      down (grace 12s left)  -     0/4   2     fail,http.get,log,sleep  -
 //	placement: strategy spread, wait 2s, quarantine after 5 failures (at most 20% of a name's workers)
-//	queue: 3 entries (actions waiting or running); the first: order-7/seq[1]#1 on w1, ...
+//	queue: 2 entries (actions waiting or running); the first 2:
+//	  order-7/seq[1]#1  log    -                      on w1
+//	  order-8/root#1    sleep  k2e822c46578545ab.1aao  waits: w2 at +1m0s: holder w1 busy 4/4, spill at +1m0s
 func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 	workers, err := b.st.Workers(ctx)
 	if err != nil {
@@ -212,23 +214,43 @@ func writeWorkers(ctx context.Context, w io.Writer, b *zkBackend) error {
 		entries = "entry"
 	}
 	fmt.Fprintf(w, "queue: %d %s (actions waiting or running)", queued, entries)
-	if queued > 0 {
-		oldest, err := b.st.Oldest(ctx, maxOldestShown)
-		if err != nil {
-			return fmt.Errorf("list the queue in %s: %v", b.where(), err)
-		}
-		var parts []string
-		for _, q := range oldest {
-			where := "waiting"
-			if q.Worker != "" {
-				where = "on " + q.Worker
-			}
-			parts = append(parts, fmt.Sprintf("%s/%s %s", q.Job, q.Action, where))
-		}
-		fmt.Fprintf(w, "; the first: %s", strings.Join(parts, ", "))
+	if queued == 0 {
+		fmt.Fprintln(w)
+		return nil
 	}
-	fmt.Fprintln(w)
-	return nil
+	oldest, err := b.st.Oldest(ctx, maxOldestShown)
+	if err != nil {
+		return fmt.Errorf("list the queue in %s: %v", b.where(), err)
+	}
+	if len(oldest) == 0 { // emptied since it was counted
+		fmt.Fprintln(w)
+		return nil
+	}
+	fmt.Fprintf(w, "; the first %d:\n", len(oldest))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, q := range oldest {
+		fmt.Fprintf(tw, "  %s/%s\t%s\t%s\t%s\n", q.Job, q.Action, orDashString(q.Name), orDashString(q.Route), entryState(q))
+	}
+	return tw.Flush()
+}
+
+// entryState is where a queue entry runs ("on w1"), or why it waits: what
+// placement.Decide answers for it (zkrunner.QueueEntry.Reason).
+func entryState(q zkrunner.QueueEntry) string {
+	switch {
+	case q.Worker != "":
+		return "on " + q.Worker
+	case q.Reason != "":
+		return q.Reason
+	}
+	return "waiting"
+}
+
+func orDashString(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // workerState is a worker's state for status: available, draining (with
