@@ -92,3 +92,26 @@ func BenchmarkBalance(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideFigure is issue 18's figure: Decide over 10,000 entries
+// of 1,000 soft keys with 200 workers, one op deciding them all. ranked
+// makes a new Ranks for each op (the first decision of each key ranks
+// it, as after a change of the registry); plain decides without one.
+func BenchmarkDecideFigure(b *testing.B) {
+	view, entries := figureScene()
+	for _, ranked := range []bool{true, false} {
+		b.Run(fmt.Sprintf("ranked=%v", ranked), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				v := view
+				if ranked {
+					v.Ranks = placement.NewRanks(v.Workers)
+				}
+				for _, e := range entries {
+					placement.Decide(v, e, t0)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/decision")
+		})
+	}
+}

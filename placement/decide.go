@@ -78,6 +78,11 @@ type View struct {
 	// Groups counts, per replica group (Route.Key), the copies Self runs
 	// now.
 	Groups map[uint64]int
+	// Ranks, if not nil, holds keys' preference lists for Workers (see
+	// Ranks): Decide reads them from it instead of ranking the workers
+	// for each entry, when it Fits Workers, and decides the same either
+	// way.
+	Ranks *Ranks
 }
 
 // Entry is one queue entry as the deciding worker sees it.
@@ -212,11 +217,15 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 	if self.Free(entry.Action) == 0 {
 		return pass("%s is full: %s", self.Name, load(self, entry.Action))
 	}
+	rk := view.Ranks
+	if !rk.Fits(view.Workers) {
+		rk = nil
+	}
 	switch entry.Route.Kind {
 	case RouteSoft:
-		return decideSoft(view, self, entry, now)
+		return decideSoft(view, rk, self, entry, now)
 	case RoutePin:
-		return decidePin(view, self, entry, names, now)
+		return decidePin(view, rk, self, entry, names, now)
 	case RouteGroup:
 		if n := view.Groups[entry.Route.Key]; n > 0 {
 			return decideCopy(view, self, entry, n, now)
@@ -270,41 +279,81 @@ func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decis
 }
 
 // decideSoft places an entry of a soft key.
-func decideSoft(view View, self Worker, entry Entry, now time.Time) Decision {
-	ws := eligible(view, []string{entry.Action}, now, "")
-	rankPtrs(entry.Route.Key, ws)
+func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) Decision {
+	if rk != nil && view.Allocator == nil {
+		return decideSoftRanked(view, rk, self, entry, now)
+	}
+	ws := rankedEligible(view, rk, entry.Route.Key, []string{entry.Action}, now, "")
 	holder, persist, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
 	if holder == self.Name {
-		return Decision{Verdict: Claim, Persist: persist, Reason: fmt.Sprintf("holder of key %s (%s)", short(entry.Route.Key), load(self, entry.Action)), Err: err}
+		return Decision{Verdict: Claim, Persist: persist, Reason: holderReason(self, entry), Err: err}
 	}
-	h := *ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
-	var ahead []string
+	h := ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
+	var ahead aheadList
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
 		if w.Name != holder && w.Free(entry.Action) > 0 {
-			ahead = append(ahead, w.Name)
+			ahead.add(w.Name)
 		}
 	}
-	wait := entry.Route.Wait
-	at := entry.Seen.Add(wait + delay(len(ahead)))
-	state := "busy " + load(h, entry.Action)
-	if h.Free(entry.Action) > 0 {
-		state = "has room " + load(h, entry.Action)
-	}
-	var d Decision
-	if len(ahead) == 0 {
-		d = claimAt(at, now, false, "holder %s %s, spill at %s", holder, state, rel(at, now))
-	} else {
-		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", holder, state, list(ahead), rel(at, now))
-	}
+	d := spillDecision(h, ahead, entry, now)
 	d.Err = err
 	return d
 }
 
+// decideSoftRanked is decideSoft with the default allocator (the first
+// eligible worker in the key's order holds it) and the key's order read
+// from rk: it walks the order only down to self.
+func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.Time) Decision {
+	names := [1]string{entry.Action}
+	var h *Worker
+	var ahead aheadList
+	for _, i := range rk.order(entry.Route.Key) {
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names[:], now); !ok {
+			continue
+		}
+		if h == nil {
+			h = w
+			if w.Name == self.Name {
+				return Decision{Verdict: Claim, Reason: holderReason(self, entry)}
+			}
+			continue
+		}
+		if w.Name == self.Name {
+			break
+		}
+		if w.Name != h.Name && w.Free(entry.Action) > 0 {
+			ahead.add(w.Name)
+		}
+	}
+	// self is eligible (Decide checked), so the walk found a holder.
+	return spillDecision(h, ahead, entry, now)
+}
+
+func holderReason(self Worker, entry Entry) string {
+	return "holder of key " + short(entry.Route.Key) + " (" + load(self, entry.Action) + ")"
+}
+
+// spillDecision is a soft key's decision for a worker that does not hold
+// it: h holds it, and ahead are the workers with room between h and self
+// in the key's order.
+func spillDecision(h *Worker, ahead aheadList, entry Entry, now time.Time) Decision {
+	at := entry.Seen.Add(entry.Route.Wait + delay(ahead.n))
+	state := "busy " + load(*h, entry.Action)
+	if h.Free(entry.Action) > 0 {
+		state = "has room " + load(*h, entry.Action)
+	}
+	if ahead.n == 0 {
+		return claimAt(at, now, false, "holder %s %s, spill at %s", h.Name, state, rel(at, now))
+	}
+	return claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", h.Name, state, ahead, rel(at, now))
+}
+
 // decidePin places an entry under a pin.
-func decidePin(view View, self Worker, entry Entry, names []string, now time.Time) Decision {
+func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, now time.Time) Decision {
 	if entry.Holder == self.Name {
 		return Decision{Verdict: Claim, Reason: fmt.Sprintf("pin %s held here (%s)", short(entry.Route.Key), load(self, entry.Action))}
 	}
@@ -337,27 +386,55 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 			why = fmt.Sprintf("holder %s %s", h.Name, cannot)
 		}
 	}
-	ws := eligible(view, names, now, entry.Holder)
-	rankPtrs(entry.Route.Key, ws)
+	if rk != nil && view.Allocator == nil {
+		return decidePinRanked(view, rk, self, entry, names, base, why, now)
+	}
+	ws := rankedEligible(view, rk, entry.Route.Key, names, now, entry.Holder)
 	pick, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key, Pin: true}, candidates(ws, entry.Action))
 	if pick == self.Name {
 		d := claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
 		d.Err = err
 		return d
 	}
-	ahead := []string{pick} // first, wherever a plug-in allocator ranked it
+	var ahead aheadList
+	ahead.add(pick) // first, wherever a plug-in allocator ranked it
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
 		if w.Name != pick && w.Free(entry.Action) > 0 {
-			ahead = append(ahead, w.Name)
+			ahead.add(w.Name)
 		}
 	}
-	at := base.Add(delay(len(ahead)))
-	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, list(ahead), rel(at, now))
+	at := base.Add(delay(ahead.n))
+	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, ahead, rel(at, now))
 	d.Err = err
 	return d
+}
+
+// decidePinRanked is the end of decidePin with the default allocator (the
+// first eligible worker with room in the key's order, other than the
+// holder, takes the pin) and the key's order read from rk: it walks the
+// order only down to self.
+func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
+	var ahead aheadList
+	for _, i := range rk.order(entry.Route.Key) {
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names, now); !ok || w.Name == entry.Holder {
+			continue
+		}
+		if w.Name == self.Name {
+			if ahead.n == 0 {
+				return claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
+			}
+			break
+		}
+		if w.Free(entry.Action) > 0 {
+			ahead.add(w.Name) // the first is the pick
+		}
+	}
+	at := base.Add(delay(ahead.n))
+	return claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, ahead, rel(at, now))
 }
 
 // eligible returns the view's workers that may take actions of the given
@@ -365,6 +442,24 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 func eligible(view View, names []string, now time.Time, skip string) []*Worker {
 	var out []*Worker
 	for i := range view.Workers {
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// rankedEligible is eligible in the key's preference order, read from rk
+// when it is not nil.
+func rankedEligible(view View, rk *Ranks, key uint64, names []string, now time.Time, skip string) []*Worker {
+	if rk == nil {
+		ws := eligible(view, names, now, skip)
+		rankPtrs(key, ws)
+		return ws
+	}
+	var out []*Worker
+	for _, i := range rk.order(key) {
 		w := &view.Workers[i]
 		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
 			out = append(out, w)
@@ -451,6 +546,28 @@ func round(d time.Duration) time.Duration {
 }
 
 func short(key uint64) string { return fmt.Sprintf("%016x", key)[:8] }
+
+// aheadList is the workers ahead of another in some order: the names of
+// the first three, and how many in all. As a string, it is list's.
+type aheadList struct {
+	first [3]string
+	n     int
+}
+
+func (a *aheadList) add(name string) {
+	if a.n < len(a.first) {
+		a.first[a.n] = name
+	}
+	a.n++
+}
+
+func (a aheadList) String() string {
+	s := strings.Join(a.first[:min(a.n, len(a.first))], ", ")
+	if a.n > len(a.first) {
+		s += fmt.Sprintf(" and %d more", a.n-len(a.first))
+	}
+	return s
+}
 
 // list is at most three names, then how many more.
 func list(s []string) string {
