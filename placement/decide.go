@@ -79,10 +79,17 @@ type View struct {
 	// now.
 	Groups map[uint64]int
 	// Ranks, if not nil, holds keys' preference lists for Workers (see
-	// Ranks): Decide reads them from it instead of ranking the workers
-	// for each entry, when it Fits Workers, and decides the same either
-	// way.
+	// Ranks), and must fit them (Ranks.Fits): Decide reads the lists from
+	// it instead of ranking the workers for each keyed entry, and decides
+	// the same. It checks only that Ranks has as many workers as Workers
+	// (and ignores it when not): the caller keeps them in step.
 	Ranks *Ranks
+	// NoReasons leaves Decision.Reason empty: a claim loop that shows no
+	// reason asks this, since a reason costs more to write than the
+	// decision costs to make (and a soft key's decision then walks its
+	// preference list only as far as the delay needs). Every other field
+	// of the Decision is the same.
+	NoReasons bool
 }
 
 // Entry is one queue entry as the deciding worker sees it.
@@ -148,8 +155,11 @@ type Decision struct {
 	// a soft key that a plug-in Allocator stores.
 	Persist bool
 	// Reason says why, for a person: "holder w3 busy 2/2, spill at
-	// +3.2s".
+	// +3.2s". Empty when the view asked for none (View.NoReasons).
 	Reason string
+	// Spill says the entry is a soft key's and Self is not its holder:
+	// a claim takes it away from the holder's cache.
+	Spill bool
 	// Err is an allocator's bad answer (an error, or a worker that is not
 	// a candidate). Rendezvous answered instead; the runner logs it.
 	Err error
@@ -186,6 +196,14 @@ func (d Decision) String() string { return d.Verdict.String() + ": " + d.Reason 
 //     Settings.Wait when no other eligible worker has room, else after
 //     max(Settings.Wait, MaxDelay).
 func Decide(view View, entry Entry, now time.Time) Decision {
+	d := decide(view, entry, now)
+	if view.NoReasons {
+		d.Reason = ""
+	}
+	return d
+}
+
+func decide(view View, entry Entry, now time.Time) Decision {
 	i := slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
 	if i < 0 {
 		return pass("%s is not registered", view.Self)
@@ -218,7 +236,7 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 		return pass("%s is full: %s", self.Name, load(self, entry.Action))
 	}
 	rk := view.Ranks
-	if !rk.Fits(view.Workers) {
+	if rk != nil && len(rk.names) != len(view.Workers) {
 		rk = nil
 	}
 	switch entry.Route.Kind {
@@ -298,7 +316,7 @@ func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) D
 			ahead.add(w.Name)
 		}
 	}
-	d := spillDecision(h, ahead, entry, now)
+	d := spillDecision(h, ahead, entry, now, view.NoReasons)
 	d.Err = err
 	return d
 }
@@ -311,6 +329,9 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 	var h *Worker
 	var ahead aheadList
 	for _, i := range rk.order(entry.Route.Key) {
+		if view.NoReasons && ahead.n >= maxSteps {
+			break // the delay is MaxDelay from here on
+		}
 		w := &view.Workers[i]
 		if ok, _ := w.eligible(names[:], now); !ok {
 			continue
@@ -318,6 +339,9 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 		if h == nil {
 			h = w
 			if w.Name == self.Name {
+				if view.NoReasons {
+					return Decision{Verdict: Claim}
+				}
 				return Decision{Verdict: Claim, Reason: holderReason(self, entry)}
 			}
 			continue
@@ -330,8 +354,11 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 		}
 	}
 	// self is eligible (Decide checked), so the walk found a holder.
-	return spillDecision(h, ahead, entry, now)
+	return spillDecision(h, ahead, entry, now, view.NoReasons)
 }
+
+// maxSteps is the place in an order from which the delay is MaxDelay.
+const maxSteps = int(MaxDelay / StepDelay)
 
 func holderReason(self Worker, entry Entry) string {
 	return "holder of key " + short(entry.Route.Key) + " (" + load(self, entry.Action) + ")"
@@ -340,16 +367,25 @@ func holderReason(self Worker, entry Entry) string {
 // spillDecision is a soft key's decision for a worker that does not hold
 // it: h holds it, and ahead are the workers with room between h and self
 // in the key's order.
-func spillDecision(h *Worker, ahead aheadList, entry Entry, now time.Time) Decision {
+func spillDecision(h *Worker, ahead aheadList, entry Entry, now time.Time, noReason bool) Decision {
 	at := entry.Seen.Add(entry.Route.Wait + delay(ahead.n))
+	if noReason {
+		d := claimAt(at, now, false, "")
+		d.Spill = true
+		return d
+	}
 	state := "busy " + load(*h, entry.Action)
 	if h.Free(entry.Action) > 0 {
 		state = "has room " + load(*h, entry.Action)
 	}
+	var d Decision
 	if ahead.n == 0 {
-		return claimAt(at, now, false, "holder %s %s, spill at %s", h.Name, state, rel(at, now))
+		d = claimAt(at, now, false, "holder %s %s, spill at %s", h.Name, state, rel(at, now))
+	} else {
+		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", h.Name, state, ahead, rel(at, now))
 	}
-	return claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", h.Name, state, ahead, rel(at, now))
+	d.Spill = true
+	return d
 }
 
 // decidePin places an entry under a pin.
@@ -419,6 +455,9 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
 	var ahead aheadList
 	for _, i := range rk.order(entry.Route.Key) {
+		if view.NoReasons && ahead.n >= maxSteps {
+			break // the delay is MaxDelay from here on
+		}
 		w := &view.Workers[i]
 		if ok, _ := w.eligible(names, now); !ok || w.Name == entry.Holder {
 			continue
@@ -434,6 +473,9 @@ func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []str
 		}
 	}
 	at := base.Add(delay(ahead.n))
+	if view.NoReasons {
+		return claimAt(at, now, true, "")
+	}
 	return claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, ahead, rel(at, now))
 }
 
@@ -497,7 +539,11 @@ func claimAt(at, now time.Time, persist bool, format string, args ...any) Decisi
 	if !now.Before(at) {
 		v, at = Claim, time.Time{}
 	}
-	return Decision{Verdict: v, At: at, Persist: persist && v == Claim, Reason: fmt.Sprintf(format, args...)}
+	d := Decision{Verdict: v, At: at, Persist: persist && v == Claim}
+	if format != "" {
+		d.Reason = fmt.Sprintf(format, args...)
+	}
+	return d
 }
 
 func pass(format string, args ...any) Decision {

@@ -15,9 +15,11 @@ import (
 //
 // Given to Decide in View.Ranks, it makes a keyed decision cost a walk of
 // the key's cached list (with the default allocator, only down to the
-// deciding worker) instead of a hash per worker and a sort. Decide uses
-// it only when it Fits the view's workers, so a stale Ranks costs time,
-// never a different answer: Decide with and without it decides the same.
+// deciding worker) instead of a hash per worker and a sort, and Decide
+// decides the same with and without it. The view's workers must have the
+// names and capacities the Ranks was made from, in the same order (Fits,
+// which costs a comparison per worker: a runner checks it once per view,
+// not per entry); Decide checks only their number.
 //
 // A Ranks holds at most maxRankCells list elements (16 MiB); past that it
 // forgets every list and starts again. It is safe for concurrent use.
