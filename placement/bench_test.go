@@ -94,17 +94,22 @@ func BenchmarkBalance(b *testing.B) {
 }
 
 // BenchmarkDecideFigure is issue 18's figure: Decide over 10,000 entries
-// of 1,000 soft keys with 200 workers, one op deciding them all. ranked
-// makes a new Ranks for each op (the first decision of each key ranks
-// it, as after a change of the registry); plain decides without one.
+// of 1,000 soft keys with 200 workers, one op deciding them all: without
+// a Ranks, with a new Ranks for each op (the first decision of each key
+// ranks it, as after the registry's names or capacities changed), and
+// with one and no reasons (what runner/zk's work loop asks).
 func BenchmarkDecideFigure(b *testing.B) {
 	view, entries := figureScene()
-	for _, ranked := range []bool{true, false} {
-		b.Run(fmt.Sprintf("ranked=%v", ranked), func(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		ranked, quiet bool
+	}{{"plain", false, false}, {"ranked", true, false}, {"ranked-noreasons", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				v := view
-				if ranked {
+				v.NoReasons = c.quiet
+				if c.ranked {
 					v.Ranks = placement.NewRanks(v.Workers)
 				}
 				for _, e := range entries {

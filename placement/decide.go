@@ -204,7 +204,18 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 }
 
 func decide(view View, entry Entry, now time.Time) Decision {
-	i := slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
+	rk := view.Ranks
+	if rk != nil && (!rk.usable || len(rk.names) != len(view.Workers)) {
+		rk = nil
+	}
+	i := -1
+	if rk != nil {
+		if j, ok := rk.index[view.Self]; ok && view.Workers[j].Name == view.Self {
+			i = int(j)
+		}
+	} else {
+		i = slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
+	}
 	if i < 0 {
 		return pass("%s is not registered", view.Self)
 	}
@@ -234,10 +245,6 @@ func decide(view View, entry Entry, now time.Time) Decision {
 	}
 	if self.Free(entry.Action) == 0 {
 		return pass("%s is full: %s", self.Name, load(self, entry.Action))
-	}
-	rk := view.Ranks
-	if rk != nil && len(rk.names) != len(view.Workers) {
-		rk = nil
 	}
 	switch entry.Route.Kind {
 	case RouteSoft:
@@ -328,11 +335,12 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 	names := [1]string{entry.Action}
 	var h *Worker
 	var ahead aheadList
-	for _, i := range rk.order(entry.Route.Key) {
+	l := rk.list(entry.Route.Key)
+	for p := range l.keys {
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
-		w := &view.Workers[i]
+		w := &view.Workers[l.at(rk, p)]
 		if ok, _ := w.eligible(names[:], now); !ok {
 			continue
 		}
@@ -454,11 +462,12 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 // order only down to self.
 func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
 	var ahead aheadList
-	for _, i := range rk.order(entry.Route.Key) {
+	l := rk.list(entry.Route.Key)
+	for p := range l.keys {
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
-		w := &view.Workers[i]
+		w := &view.Workers[l.at(rk, p)]
 		if ok, _ := w.eligible(names, now); !ok || w.Name == entry.Holder {
 			continue
 		}
@@ -501,8 +510,9 @@ func rankedEligible(view View, rk *Ranks, key uint64, names []string, now time.T
 		return ws
 	}
 	var out []*Worker
-	for _, i := range rk.order(key) {
-		w := &view.Workers[i]
+	l := rk.list(key)
+	for p := range l.keys {
+		w := &view.Workers[l.at(rk, p)]
 		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
 			out = append(out, w)
 		}

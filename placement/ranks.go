@@ -1,8 +1,8 @@
 package placement
 
 import (
+	"math"
 	"slices"
-	"sync"
 )
 
 // Ranks memoises preference lists: the order Rank gives each key, over
@@ -21,21 +21,22 @@ import (
 // which costs a comparison per worker: a runner checks it once per view,
 // not per entry); Decide checks only their number.
 //
-// A Ranks holds at most maxRankCells list elements (16 MiB); past that it
-// forgets every list and starts again. It is safe for concurrent use.
+// A Ranks holds at most maxRankCells list elements (64 MiB); past that it
+// forgets every list and starts again. It is not safe for concurrent use
+// (a decision may extend a list): one goroutine decides with it at a
+// time.
 type Ranks struct {
 	names  []string
 	caps   []int
 	hashes []uint64 // NameHash of each name
+	index  map[string]int32
 	usable bool     // the names are distinct
 
-	mu      sync.Mutex
-	lists   map[uint64][]int32 // key -> indices into names, in preference order
-	cells   int                // the elements lists hold
-	scratch []scored
+	lists map[uint64]*rankList
+	cells int // the elements lists hold
 }
 
-// maxRankCells bounds what a Ranks keeps: 4 Mi indices (16 MiB), 20,000
+// maxRankCells bounds what a Ranks keeps: 4 Mi elements (64 MiB), 20,000
 // keys of 200 workers.
 const maxRankCells = 1 << 22
 
@@ -44,13 +45,12 @@ const maxRankCells = 1 << 22
 // Workers with the same name make a Ranks that fits nothing.
 func NewRanks(workers []Worker) *Ranks {
 	r := &Ranks{names: make([]string, len(workers)), caps: make([]int, len(workers)), hashes: make([]uint64, len(workers)),
-		lists: map[uint64][]int32{}}
+		index: make(map[string]int32, len(workers)), lists: map[uint64]*rankList{}}
 	for i, w := range workers {
 		r.names[i], r.caps[i], r.hashes[i] = w.Name, w.Capacity, NameHash(w.Name)
+		r.index[w.Name] = int32(i)
 	}
-	sorted := slices.Clone(r.names)
-	slices.Sort(sorted)
-	r.usable = len(slices.Compact(sorted)) == len(r.names)
+	r.usable = len(r.index) == len(workers)
 	return r
 }
 
@@ -70,29 +70,114 @@ func (r *Ranks) Fits(workers []Worker) bool {
 	return true
 }
 
-// order returns key's preference list as indices into the workers r was
-// made from: Rank's order. The slice is shared; nobody modifies it.
-func (r *Ranks) order(key uint64) []int32 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if o, ok := r.lists[key]; ok {
-		return o
+// list returns key's preference list, ordered as far as it was asked
+// for (rankList.at orders more).
+func (r *Ranks) list(key uint64) *rankList {
+	if l, ok := r.lists[key]; ok {
+		return l
 	}
-	sc := r.scratch[:0]
-	for i, name := range r.names {
-		sc = append(sc, scored{score(r.caps[i], pairHash(key, r.hashes[i])), int32(i), name})
+	keys := make([]rankKey, len(r.names))
+	for i := range r.names {
+		// Scores are never negative nor NaN (see score), so their bits
+		// order as they do: by the bits' complement, highest score
+		// first.
+		keys[i] = rankKey{^math.Float64bits(score(r.caps[i], pairHash(key, r.hashes[i]))), int32(i)}
 	}
-	slices.SortFunc(sc, byScore)
-	o := make([]int32, len(sc))
-	for i := range sc {
-		o[i] = sc[i].i
-	}
-	r.scratch = sc
-	if r.cells+len(o) > maxRankCells {
+	if r.cells+len(keys) > maxRankCells {
 		clear(r.lists)
 		r.cells = 0
 	}
-	r.lists[key] = o
-	r.cells += len(o)
-	return o
+	l := &rankList{keys: keys}
+	r.lists[key] = l
+	r.cells += len(keys)
+	return l
+}
+
+// order returns key's whole preference list as indices into the workers
+// r was made from: Rank's order.
+func (r *Ranks) order(key uint64) []int32 {
+	l := r.list(key)
+	out := make([]int32, len(l.keys))
+	for p := range out {
+		out[p] = l.at(r, p)
+	}
+	return out
+}
+
+// rankKey is a worker's index and the complement of its score's bits.
+type rankKey struct {
+	bits uint64
+	i    int32
+}
+
+// rankList is one key's preference list: keys[:sorted] are the first
+// workers in order; the others, in any order, all come after them. A
+// decision that stops early (at Self, or once the delay is MaxDelay)
+// orders only the head of the list.
+type rankList struct {
+	keys   []rankKey
+	sorted int
+}
+
+// before reports whether a ranks before b: by score, then by name (as
+// byScore).
+func (r *Ranks) before(a, b rankKey) bool {
+	if a.bits != b.bits {
+		return a.bits < b.bits
+	}
+	return r.names[a.i] < r.names[b.i]
+}
+
+// at returns the index of the worker at place p of the list, p <
+// len(l.keys), ordering the list as far as p first: in chunks that
+// double, each found by one pass over the rest keeping its best, so a
+// list read to its end costs about what a sort costs.
+func (l *rankList) at(r *Ranks, p int) int32 {
+	for p >= l.sorted {
+		rest := l.keys[l.sorted:]
+		k := max(16, l.sorted)
+		if 2*k >= len(rest) {
+			slices.SortFunc(rest, func(a, b rankKey) int {
+				if r.before(a, b) {
+					return -1
+				}
+				if r.before(b, a) {
+					return 1
+				}
+				return 0
+			})
+			l.sorted = len(l.keys)
+			break
+		}
+		// best holds the k best of rest so far, in order.
+		best := make([]rankKey, 0, k)
+		for _, x := range rest {
+			if len(best) == k && !r.before(x, best[k-1]) {
+				continue
+			}
+			j := len(best)
+			if j < k {
+				best = append(best, x)
+			}
+			for j > 0 && r.before(x, best[j-1]) {
+				if j < k {
+					best[j] = best[j-1]
+				}
+				j--
+			}
+			best[j] = x
+		}
+		// Move them to the front (names are distinct: exactly k of rest
+		// rank no later than the k-th), in order.
+		last, front := best[k-1], 0
+		for i, x := range rest {
+			if !r.before(last, x) {
+				rest[front], rest[i] = rest[i], rest[front]
+				front++
+			}
+		}
+		copy(rest, best)
+		l.sorted += k
+	}
+	return l.keys[p].i
 }
