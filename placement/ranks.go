@@ -30,7 +30,7 @@ type Ranks struct {
 	caps   []int
 	hashes []uint64 // NameHash of each name
 	index  map[string]int32
-	usable bool     // the names are distinct
+	usable bool // the names are distinct
 
 	lists map[uint64]*rankList
 	cells int // the elements lists hold
