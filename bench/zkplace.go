@@ -12,7 +12,9 @@ package main
 //     created in a claim's multi-op and deleted in the final transition's,
 //     so the answer should be about 0);
 //   - placement.Decide over 10,000 queued entries of 1,000 soft keys with
-//     200 workers, against listing 10,000 names from the server.
+//     200 workers, as runner/zk's work loop decides (each key's
+//     preference list ranked once, in a new placement.Ranks, and no
+//     reasons), against listing 10,000 names from the server.
 
 import (
 	"context"
@@ -197,7 +199,11 @@ func zkPlaceMain(cfg config, zkAddr string, out io.Writer) error {
 		entries[i] = placement.Entry{ID: fmt.Sprintf("a-10000-%013d-k%016x.rs-4-noop-3-job-a#%d", i, i%1000, i), Action: actionName,
 			Route: placement.Route{Kind: placement.RouteSoft, Key: placement.KeyHash(fmt.Sprint("key-", i%1000)), Wait: time.Second}, Seen: now}
 	}
+	// As runner/zk's work loop decides them: preference lists cached per
+	// key (placement.Ranks) while the workers stay the same, made afresh
+	// here (every key is ranked once inside the measure), and no reasons.
 	begin := time.Now()
+	view.Ranks, view.NoReasons = placement.NewRanks(view.Workers), true
 	claims := 0
 	for _, e := range entries {
 		if placement.Decide(view, e, now).Verdict == placement.Claim {
@@ -232,7 +238,7 @@ func zkPlaceMain(cfg config, zkAddr string, out io.Writer) error {
 		return err
 	}
 	list := time.Since(begin)
-	fmt.Fprintf(out, "placement.Decide over %d entries of 1,000 keys with 200 workers: %v (%d claimed by the deciding worker); listing %d names from the server: %v (ratio %.2f)\n",
+	fmt.Fprintf(out, "placement.Decide over %d entries of 1,000 keys with 200 workers (ranks cached per key): %v (%d claimed by the deciding worker); listing %d names from the server: %v (ratio %.2f)\n",
 		len(entries), decide.Round(time.Millisecond), claims, len(names), list.Round(time.Millisecond), decide.Seconds()/list.Seconds())
 	return nil
 }
