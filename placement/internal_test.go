@@ -96,3 +96,21 @@ func TestRanksOrderIsRank(t *testing.T) {
 		}
 	})
 }
+
+// scores4 is score, bit for bit, lane by lane.
+func TestScores4IsScore(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var caps [4]int
+		var hs [4]uint64
+		for l := range 4 {
+			caps[l] = rapid.IntRange(-1, 64).Draw(t, "capacity")
+			hs[l] = rapid.OneOf(rapid.Uint64(), rapid.SampledFrom([]uint64{0, 1, 1 << 12, ^uint64(0), ^uint64(0) >> 1, 0x6a09e667f3bcc908})).Draw(t, "hash")
+		}
+		got := scores4(&caps, &hs)
+		for l := range 4 {
+			if want := score(caps[l], hs[l]); math.Float64bits(got[l]) != math.Float64bits(want) {
+				t.Fatalf("lane %d (capacity %d, hash %#x): %v, score %v", l, caps[l], hs[l], got[l], want)
+			}
+		}
+	})
+}

@@ -76,11 +76,23 @@ func (r *Ranks) list(key uint64) *rankList {
 	if l, ok := r.lists[key]; ok {
 		return l
 	}
-	keys := make([]rankKey, len(r.names))
-	for i := range r.names {
-		// Scores are never negative nor NaN (see score), so their bits
-		// order as they do: by the bits' complement, highest score
-		// first.
+	// Scores are never negative nor NaN (see score), so their bits order
+	// as they do: by the bits' complement, highest score first.
+	n := len(r.names)
+	keys := make([]rankKey, n)
+	i := 0
+	for ; i+4 <= n; i += 4 {
+		var caps [4]int
+		var hs [4]uint64
+		for l := range 4 {
+			caps[l], hs[l] = r.caps[i+l], pairHash(key, r.hashes[i+l])
+		}
+		sc := scores4(&caps, &hs)
+		for l := range 4 {
+			keys[i+l] = rankKey{^math.Float64bits(sc[l]), int32(i + l)}
+		}
+	}
+	for ; i < n; i++ {
 		keys[i] = rankKey{^math.Float64bits(score(r.caps[i], pairHash(key, r.hashes[i]))), int32(i)}
 	}
 	if r.cells+len(keys) > maxRankCells {
