@@ -201,16 +201,33 @@ func zkPlaceMain(cfg config, zkAddr string, out io.Writer) error {
 	}
 	// As runner/zk's work loop decides them: preference lists cached per
 	// key (placement.Ranks) while the workers stay the same, made afresh
-	// here (every key is ranked once inside the measure), and no reasons.
-	begin := time.Now()
-	view.Ranks, view.NoReasons = placement.NewRanks(view.Workers), true
-	claims := 0
-	for _, e := range entries {
-		if placement.Decide(view, e, now).Verdict == placement.Claim {
-			claims++
+	// in each pass (every key is ranked once inside the measure), and no
+	// reasons; beside it, once, without a Ranks and with reasons (as the
+	// loop decided before). Both sides of the ratio are the best of
+	// figureTries: a loaded machine only ever adds time.
+	pass := func(ranked bool) (time.Duration, int) {
+		v := view
+		if ranked {
+			v.Ranks, v.NoReasons = placement.NewRanks(v.Workers), true
+		}
+		begin := time.Now()
+		claims := 0
+		for _, e := range entries {
+			if placement.Decide(v, e, now).Verdict == placement.Claim {
+				claims++
+			}
+		}
+		return time.Since(begin), claims
+	}
+	uncached, _ := pass(false)
+	var decide time.Duration
+	var claims int
+	for i := range figureTries {
+		d, c := pass(true)
+		if i == 0 || d < decide {
+			decide, claims = d, c
 		}
 	}
-	decide := time.Since(begin)
 	admin, err := dialZK(ctx, cfg.ZK)
 	if err != nil {
 		return err
@@ -232,13 +249,23 @@ func zkPlaceMain(cfg config, zkAddr string, out io.Writer) error {
 			return fmt.Errorf("create the names to list: %w", err)
 		}
 	}
-	begin = time.Now()
-	names, _, err := admin.c.Children(parent)
-	if err != nil {
-		return err
+	var list time.Duration
+	var names []string
+	for i := range figureTries {
+		begin := time.Now()
+		names, _, err = admin.c.Children(parent)
+		if err != nil {
+			return err
+		}
+		if d := time.Since(begin); i == 0 || d < list {
+			list = d
+		}
 	}
-	list := time.Since(begin)
-	fmt.Fprintf(out, "placement.Decide over %d entries of 1,000 keys with 200 workers (ranks cached per key): %v (%d claimed by the deciding worker); listing %d names from the server: %v (ratio %.2f)\n",
-		len(entries), decide.Round(time.Millisecond), claims, len(names), list.Round(time.Millisecond), decide.Seconds()/list.Seconds())
+	fmt.Fprintf(out, "placement.Decide over %d entries of 1,000 keys with 200 workers, ranks cached per key (best of %d): %v (%d claimed by the deciding worker); listing %d names from the server (best of %d): %v (ratio %.2f); without the cache, with reasons: %v\n",
+		len(entries), figureTries, decide.Round(time.Millisecond), claims, len(names), figureTries, list.Round(time.Millisecond), decide.Seconds()/list.Seconds(), uncached.Round(time.Millisecond))
 	return nil
 }
+
+// figureTries is how many times the Decide figure and its listing are
+// measured; each side keeps its best.
+const figureTries = 5
