@@ -336,7 +336,7 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 	var h *Worker
 	var ahead aheadList
 	l := rk.list(entry.Route.Key)
-	for p := range l.keys {
+	for p := range l.n {
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
@@ -463,7 +463,7 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
 	var ahead aheadList
 	l := rk.list(entry.Route.Key)
-	for p := range l.keys {
+	for p := range l.n {
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
@@ -511,7 +511,7 @@ func rankedEligible(view View, rk *Ranks, key uint64, names []string, now time.T
 	}
 	var out []*Worker
 	l := rk.list(key)
-	for p := range l.keys {
+	for p := range l.n {
 		w := &view.Workers[l.at(rk, p)]
 		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
 			out = append(out, w)

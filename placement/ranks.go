@@ -3,6 +3,7 @@ package placement
 import (
 	"math"
 	"slices"
+	"strings"
 )
 
 // Ranks memoises preference lists: the order Rank gives each key, over
@@ -71,45 +72,127 @@ func (r *Ranks) Fits(workers []Worker) bool {
 }
 
 // list returns key's preference list, ordered as far as it was asked
-// for (rankList.at orders more).
+// for (rankList.at orders the rest when asked for more).
 func (r *Ranks) list(key uint64) *rankList {
 	if l, ok := r.lists[key]; ok {
 		return l
 	}
-	// Scores are never negative nor NaN (see score), so their bits order
-	// as they do: by the bits' complement, highest score first.
-	n := len(r.names)
-	keys := make([]rankKey, n)
-	i := 0
-	for ; i+4 <= n; i += 4 {
-		var caps [4]int
-		var hs [4]uint64
-		for l := range 4 {
-			caps[l], hs[l] = r.caps[i+l], pairHash(key, r.hashes[i+l])
-		}
-		sc := scores4(&caps, &hs)
-		for l := range 4 {
-			keys[i+l] = rankKey{^math.Float64bits(sc[l]), int32(i + l)}
-		}
+	l := &rankList{key: key, n: len(r.names)}
+	if l.n <= 2*headLen {
+		l.head, l.whole = r.exactOrder(key, nil), true
+	} else {
+		l.head = r.head(key)
 	}
-	for ; i < n; i++ {
-		keys[i] = rankKey{^math.Float64bits(score(r.caps[i], pairHash(key, r.hashes[i]))), int32(i)}
-	}
-	if r.cells+len(keys) > maxRankCells {
+	if r.cells+len(l.head) > maxRankCells {
 		clear(r.lists)
 		r.cells = 0
 	}
-	l := &rankList{keys: keys}
 	r.lists[key] = l
-	r.cells += len(keys)
+	r.cells += len(l.head)
 	return l
+}
+
+// headLen is how many workers a list orders first: a decision without
+// reasons rarely reads further (the holder, and MaxDelay / StepDelay
+// workers with room after it).
+const headLen = 16
+
+// head returns the first headLen workers of key's preference list, in
+// order, scoring exactly only those that may be among them: every worker
+// is scored first by approxScore, whose relative error is below
+// approxErr (see approxNegLn), and a worker whose approximate score is
+// below (1-3·approxErr) times the headLen-th best approximate score
+// cannot be among the first headLen by exact score.
+func (r *Ranks) head(key uint64) []int32 {
+	approx := make([]float64, len(r.names))
+	var best [headLen]float64 // the largest approximate scores, largest first
+	nb := 0
+	for i := range r.names {
+		a := 0.0
+		if r.caps[i] > 0 {
+			a = float64(r.caps[i]) / approxNegLn(pairHash(key, r.hashes[i]))
+		}
+		approx[i] = a
+		if nb == headLen && a <= best[headLen-1] {
+			continue
+		}
+		j := nb
+		if nb < headLen {
+			nb++
+		} else {
+			j = headLen - 1
+		}
+		for j > 0 && best[j-1] < a {
+			best[j] = best[j-1]
+			j--
+		}
+		best[j] = a
+	}
+	cut := best[headLen-1] * (1 - 3*approxErr)
+	var cands []int32
+	for i, a := range approx {
+		if a >= cut { // with cut 0 (fewer workers with capacity than headLen), every worker
+			cands = append(cands, int32(i))
+		}
+	}
+	order := r.exactOrder(key, cands)
+	return order[:headLen:headLen]
+}
+
+// exactOrder orders the workers of the given indices (nil: every worker)
+// by their exact scores for key, as Rank does.
+func (r *Ranks) exactOrder(key uint64, idx []int32) []int32 {
+	n := len(idx)
+	if idx == nil {
+		n = len(r.names)
+	}
+	at := func(p int) int32 {
+		if idx == nil {
+			return int32(p)
+		}
+		return idx[p]
+	}
+	// Scores are never negative nor NaN (see score), so their bits order
+	// as they do: by the bits' complement, highest score first.
+	keys := make([]rankKey, n)
+	p := 0
+	for ; p+4 <= n; p += 4 {
+		var caps [4]int
+		var hs [4]uint64
+		for l := range 4 {
+			i := at(p + l)
+			caps[l], hs[l] = r.caps[i], pairHash(key, r.hashes[i])
+		}
+		sc := scores4(&caps, &hs)
+		for l := range 4 {
+			keys[p+l] = rankKey{^math.Float64bits(sc[l]), at(p + l)}
+		}
+	}
+	for ; p < n; p++ {
+		i := at(p)
+		keys[p] = rankKey{^math.Float64bits(score(r.caps[i], pairHash(key, r.hashes[i]))), i}
+	}
+	slices.SortFunc(keys, func(a, b rankKey) int {
+		if a.bits != b.bits {
+			if a.bits < b.bits {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(r.names[a.i], r.names[b.i])
+	})
+	out := make([]int32, n)
+	for p := range keys {
+		out[p] = keys[p].i
+	}
+	return out
 }
 
 // order returns key's whole preference list as indices into the workers
 // r was made from: Rank's order.
 func (r *Ranks) order(key uint64) []int32 {
 	l := r.list(key)
-	out := make([]int32, len(l.keys))
+	out := make([]int32, l.n)
 	for p := range out {
 		out[p] = l.at(r, p)
 	}
@@ -122,74 +205,45 @@ type rankKey struct {
 	i    int32
 }
 
-// rankList is one key's preference list: keys[:sorted] are the first
-// workers in order; the others, in any order, all come after them. A
-// decision that stops early (at Self, or once the delay is MaxDelay)
-// orders only the head of the list.
+// rankList is one key's preference list over n workers: head holds the
+// first of them in order (headLen), or all of them once whole.
 type rankList struct {
-	keys   []rankKey
-	sorted int
+	key   uint64
+	n     int
+	head  []int32
+	whole bool
 }
 
-// before reports whether a ranks before b: by score, then by name (as
-// byScore).
-func (r *Ranks) before(a, b rankKey) bool {
-	if a.bits != b.bits {
-		return a.bits < b.bits
-	}
-	return r.names[a.i] < r.names[b.i]
-}
-
-// at returns the index of the worker at place p of the list, p <
-// len(l.keys), ordering the list as far as p first: in chunks that
-// double, each found by one pass over the rest keeping its best, so a
-// list read to its end costs about what a sort costs.
+// at returns the index of the worker at place p < l.n of the list,
+// ordering the whole list first if p is past its head.
 func (l *rankList) at(r *Ranks, p int) int32 {
-	for p >= l.sorted {
-		rest := l.keys[l.sorted:]
-		k := max(16, l.sorted)
-		if 2*k >= len(rest) {
-			slices.SortFunc(rest, func(a, b rankKey) int {
-				if r.before(a, b) {
-					return -1
-				}
-				if r.before(b, a) {
-					return 1
-				}
-				return 0
-			})
-			l.sorted = len(l.keys)
-			break
-		}
-		// best holds the k best of rest so far, in order.
-		best := make([]rankKey, 0, k)
-		for _, x := range rest {
-			if len(best) == k && !r.before(x, best[k-1]) {
-				continue
-			}
-			j := len(best)
-			if j < k {
-				best = append(best, x)
-			}
-			for j > 0 && r.before(x, best[j-1]) {
-				if j < k {
-					best[j] = best[j-1]
-				}
-				j--
-			}
-			best[j] = x
-		}
-		// Move them to the front (names are distinct: exactly k of rest
-		// rank no later than the k-th), in order.
-		last, front := best[k-1], 0
-		for i, x := range rest {
-			if !r.before(last, x) {
-				rest[front], rest[i] = rest[i], rest[front]
-				front++
-			}
-		}
-		copy(rest, best)
-		l.sorted += k
+	if p >= len(l.head) && !l.whole {
+		r.cells += l.n - len(l.head)
+		l.head, l.whole = r.exactOrder(l.key, nil), true
 	}
-	return l.keys[p].i
+	return l.head[p]
+}
+
+// approxErr bounds the relative error of approxNegLn (and so of an
+// approximate score against score), with a wide margin: the series'
+// remainder is below 1e-7 (see approxNegLn) and each rounding adds about
+// 1e-16.
+const approxErr = 1e-6
+
+// approxNegLn is -ln(unit(h)), as ln computes it but with the series
+// cut after four terms, and free to fuse operations: ln(m) = 2s(1 + s²/3
+// + s⁴/5 + s⁶/7 + R) with |s| < 0.1716, so |R| < s⁸/(9(1-s²)) < 9e-8
+// relative to ln(m), all terms having one sign; and when ln(u) = e·ln2 +
+// ln(m) with e < 0, |ln(m)| ≤ ln(√2) ≤ |e·ln2 + ln(m)|, so the relative
+// error of the sum is no larger.
+func approxNegLn(h uint64) float64 {
+	m, e := math.Frexp(unit(h))
+	if m < math.Sqrt2/2 {
+		m *= 2
+		e--
+	}
+	s := (m - 1) / (m + 1)
+	s2 := s * s
+	lnm := 2 * s * (1 + s2*(1.0/3+s2*(1.0/5+s2*(1.0/7))))
+	return -(float64(e)*math.Ln2 + lnm)
 }

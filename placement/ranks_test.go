@@ -132,3 +132,51 @@ func figureScene() (placement.View, []placement.Entry) {
 	}
 	return view, entries
 }
+
+// TestRanksDecideSameMany is TestRanksDecideSame over 33 to 120 workers,
+// where a Ranks orders only the head of a list until a decision reads
+// past it: soft keys and pins, with every kind of worker ahead of Self.
+func TestRanksDecideSameMany(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(33, 120).Draw(t, "workers")
+		ws := make([]placement.Worker, n)
+		for i := range ws {
+			w := placement.Worker{Name: fmt.Sprintf("w%03d", i), State: placement.StateAvailable, Live: true,
+				Capacity: rapid.IntRange(0, 4).Draw(t, "capacity"), Actions: []string{"a"}}
+			switch rapid.IntRange(0, 9).Draw(t, "kind") {
+			case 0:
+				w.Live, w.DownSince = false, t0.Add(-time.Hour)
+			case 1:
+				w.State = placement.StateDraining
+			case 2:
+				w.Quarantined = map[string]time.Time{"a": t0.Add(time.Hour)}
+			}
+			w.Load.Running = rapid.IntRange(0, max(w.Capacity, 0)).Draw(t, "running")
+			ws[i] = w
+		}
+		key := rapid.Uint64().Draw(t, "key")
+		e := placement.Entry{ID: "e", Action: "a", Seen: t0, Route: placement.Route{Kind: placement.RouteSoft, Key: key, Wait: time.Second}}
+		if rapid.Bool().Draw(t, "pin") {
+			e.Route = placement.Route{Kind: placement.RoutePin, Key: key}
+			e.Holder = rapid.SampledFrom([]string{"", ws[0].Name, ws[n-1].Name}).Draw(t, "holder")
+		}
+		ranks := placement.NewRanks(ws)
+		for _, self := range rapid.SliceOfNDistinct(rapid.IntRange(0, n-1), 1, 8, rapid.ID[int]).Draw(t, "selves") {
+			v := placement.View{Self: ws[self].Name, Workers: ws}
+			now := t0.Add(ms(rapid.IntRange(0, 2000).Draw(t, "now")))
+			want := placement.Decide(v, e, now)
+			for _, quiet := range []bool{true, false} {
+				rv := v
+				rv.Ranks, rv.NoReasons = ranks, quiet
+				got := placement.Decide(rv, e, now)
+				exp := want
+				if quiet {
+					exp.Reason = ""
+				}
+				if !reflect.DeepEqual(got, exp) {
+					t.Fatalf("%s (no reasons %v): with Ranks %+v, without %+v", ws[self].Name, quiet, got, exp)
+				}
+			}
+		}
+	})
+}
