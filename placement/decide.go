@@ -333,6 +333,7 @@ func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) D
 // from rk: it walks the order only down to self.
 func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.Time) Decision {
 	names := [1]string{entry.Action}
+	si := rk.index[self.Name] // rk's names are distinct: an index is a name
 	var h *Worker
 	var ahead aheadList
 	l := rk.list(entry.Route.Key)
@@ -340,13 +341,14 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
-		w := &view.Workers[l.at(rk, p)]
+		i := l.at(rk, p)
+		w := &view.Workers[i]
 		if ok, _ := w.eligible(names[:], now); !ok {
 			continue
 		}
 		if h == nil {
 			h = w
-			if w.Name == self.Name {
+			if i == si {
 				if view.NoReasons {
 					return Decision{Verdict: Claim}
 				}
@@ -354,10 +356,10 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 			}
 			continue
 		}
-		if w.Name == self.Name {
+		if i == si {
 			break
 		}
-		if w.Name != h.Name && w.Free(entry.Action) > 0 {
+		if w.Free(entry.Action) > 0 {
 			ahead.add(w.Name)
 		}
 	}
@@ -461,17 +463,23 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 // holder, takes the pin) and the key's order read from rk: it walks the
 // order only down to self.
 func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
+	si := rk.index[self.Name] // rk's names are distinct: an index is a name
+	hi, held := rk.index[entry.Holder]
+	if !held {
+		hi = -1
+	}
 	var ahead aheadList
 	l := rk.list(entry.Route.Key)
 	for p := range l.n {
 		if view.NoReasons && ahead.n >= maxSteps {
 			break // the delay is MaxDelay from here on
 		}
-		w := &view.Workers[l.at(rk, p)]
-		if ok, _ := w.eligible(names, now); !ok || w.Name == entry.Holder {
+		i := l.at(rk, p)
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names, now); !ok || i == hi {
 			continue
 		}
-		if w.Name == self.Name {
+		if i == si {
 			if ahead.n == 0 {
 				return claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
 			}
