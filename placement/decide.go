@@ -248,9 +248,9 @@ func decide(view View, entry Entry, now time.Time) Decision {
 	}
 	switch entry.Route.Kind {
 	case RouteSoft:
-		return decideSoft(view, rk, self, entry, now)
+		return decideSoft(view, rk, self, int32(i), entry, now)
 	case RoutePin:
-		return decidePin(view, rk, self, entry, names, now)
+		return decidePin(view, rk, self, int32(i), entry, names, now)
 	case RouteGroup:
 		if n := view.Groups[entry.Route.Key]; n > 0 {
 			return decideCopy(view, self, entry, n, now)
@@ -304,9 +304,9 @@ func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decis
 }
 
 // decideSoft places an entry of a soft key.
-func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) Decision {
+func decideSoft(view View, rk *Ranks, self Worker, si int32, entry Entry, now time.Time) Decision {
 	if rk != nil && view.Allocator == nil {
-		return decideSoftRanked(view, rk, self, entry, now)
+		return decideSoftRanked(view, rk, self, si, entry, now)
 	}
 	ws := rankedEligible(view, rk, entry.Route.Key, []string{entry.Action}, now, "")
 	holder, persist, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
@@ -320,7 +320,7 @@ func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) D
 			break
 		}
 		if w.Name != holder && w.Free(entry.Action) > 0 {
-			ahead.add(w.Name)
+			ahead.add(w.Name, false)
 		}
 	}
 	d := spillDecision(h, ahead, entry, now, view.NoReasons)
@@ -331,9 +331,9 @@ func decideSoft(view View, rk *Ranks, self Worker, entry Entry, now time.Time) D
 // decideSoftRanked is decideSoft with the default allocator (the first
 // eligible worker in the key's order holds it) and the key's order read
 // from rk: it walks the order only down to self.
-func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.Time) Decision {
+// si is self's index in view.Workers.
+func decideSoftRanked(view View, rk *Ranks, self Worker, si int32, entry Entry, now time.Time) Decision {
 	names := [1]string{entry.Action}
-	si := rk.index[self.Name] // rk's names are distinct: an index is a name
 	var h *Worker
 	var ahead aheadList
 	l := rk.list(entry.Route.Key)
@@ -360,7 +360,7 @@ func decideSoftRanked(view View, rk *Ranks, self Worker, entry Entry, now time.T
 			break
 		}
 		if w.Free(entry.Action) > 0 {
-			ahead.add(w.Name)
+			ahead.add(w.Name, view.NoReasons)
 		}
 	}
 	// self is eligible (Decide checked), so the walk found a holder.
@@ -399,7 +399,7 @@ func spillDecision(h *Worker, ahead aheadList, entry Entry, now time.Time, noRea
 }
 
 // decidePin places an entry under a pin.
-func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, now time.Time) Decision {
+func decidePin(view View, rk *Ranks, self Worker, si int32, entry Entry, names []string, now time.Time) Decision {
 	if entry.Holder == self.Name {
 		return Decision{Verdict: Claim, Reason: fmt.Sprintf("pin %s held here (%s)", short(entry.Route.Key), load(self, entry.Action))}
 	}
@@ -433,7 +433,7 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 		}
 	}
 	if rk != nil && view.Allocator == nil {
-		return decidePinRanked(view, rk, self, entry, names, base, why, now)
+		return decidePinRanked(view, rk, self, si, entry, names, base, why, now)
 	}
 	ws := rankedEligible(view, rk, entry.Route.Key, names, now, entry.Holder)
 	pick, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key, Pin: true}, candidates(ws, entry.Action))
@@ -443,13 +443,13 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 		return d
 	}
 	var ahead aheadList
-	ahead.add(pick) // first, wherever a plug-in allocator ranked it
+	ahead.add(pick, false) // first, wherever a plug-in allocator ranked it
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
 		if w.Name != pick && w.Free(entry.Action) > 0 {
-			ahead.add(w.Name)
+			ahead.add(w.Name, false)
 		}
 	}
 	at := base.Add(delay(ahead.n))
@@ -462,8 +462,8 @@ func decidePin(view View, rk *Ranks, self Worker, entry Entry, names []string, n
 // first eligible worker with room in the key's order, other than the
 // holder, takes the pin) and the key's order read from rk: it walks the
 // order only down to self.
-func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
-	si := rk.index[self.Name] // rk's names are distinct: an index is a name
+// si is self's index in view.Workers.
+func decidePinRanked(view View, rk *Ranks, self Worker, si int32, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
 	hi, held := rk.index[entry.Holder]
 	if !held {
 		hi = -1
@@ -486,7 +486,7 @@ func decidePinRanked(view View, rk *Ranks, self Worker, entry Entry, names []str
 			break
 		}
 		if w.Free(entry.Action) > 0 {
-			ahead.add(w.Name) // the first is the pick
+			ahead.add(w.Name, view.NoReasons) // the first is the pick
 		}
 	}
 	at := base.Add(delay(ahead.n))
@@ -618,8 +618,9 @@ type aheadList struct {
 	n     int
 }
 
-func (a *aheadList) add(name string) {
-	if a.n < len(a.first) {
+// add counts a worker, and keeps its name unless count only.
+func (a *aheadList) add(name string, countOnly bool) {
+	if !countOnly && a.n < len(a.first) {
 		a.first[a.n] = name
 	}
 	a.n++
