@@ -92,3 +92,40 @@ func BenchmarkBalance(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDecideFigure is issue 18's figure: Decide over 10,000 entries
+// of 1,000 soft keys with 200 workers, one op deciding them all: without
+// a Ranks, with a new Ranks for each op (the first decision of each key
+// ranks it, as after the registry's names or capacities changed), with
+// one and no reasons (what runner/zk's work loop asks), and with one
+// whose lists are cached already (warm: a round of the loop while the
+// workers stay the same).
+func BenchmarkDecideFigure(b *testing.B) {
+	view, entries := figureScene()
+	for _, c := range []struct {
+		name                string
+		ranked, quiet, warm bool
+	}{{"plain", false, false, false}, {"ranked", true, false, false}, {"ranked-noreasons", true, true, false}, {"warm-noreasons", true, true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			warm := placement.NewRanks(view.Workers)
+			for _, e := range entries {
+				placement.Decide(placement.View{Self: view.Self, Workers: view.Workers, Ranks: warm}, e, t0)
+			}
+			for b.Loop() {
+				v := view
+				v.NoReasons = c.quiet
+				if c.ranked {
+					v.Ranks = placement.NewRanks(v.Workers)
+				}
+				if c.warm {
+					v.Ranks = warm
+				}
+				for _, e := range entries {
+					placement.Decide(v, e, t0)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(entries)), "ns/decision")
+		})
+	}
+}

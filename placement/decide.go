@@ -78,6 +78,18 @@ type View struct {
 	// Groups counts, per replica group (Route.Key), the copies Self runs
 	// now.
 	Groups map[uint64]int
+	// Ranks, if not nil, holds keys' preference lists for Workers (see
+	// Ranks), and must fit them (Ranks.Fits): Decide reads the lists from
+	// it instead of ranking the workers for each keyed entry, and decides
+	// the same. It checks only that Ranks has as many workers as Workers
+	// (and ignores it when not): the caller keeps them in step.
+	Ranks *Ranks
+	// NoReasons leaves Decision.Reason empty: a claim loop that shows no
+	// reason asks this, since a reason costs more to write than the
+	// decision costs to make (and a soft key's decision then walks its
+	// preference list only as far as the delay needs). Every other field
+	// of the Decision is the same.
+	NoReasons bool
 }
 
 // Entry is one queue entry as the deciding worker sees it.
@@ -143,8 +155,11 @@ type Decision struct {
 	// a soft key that a plug-in Allocator stores.
 	Persist bool
 	// Reason says why, for a person: "holder w3 busy 2/2, spill at
-	// +3.2s".
+	// +3.2s". Empty when the view asked for none (View.NoReasons).
 	Reason string
+	// Spill says the entry is a soft key's and Self is not its holder:
+	// a claim takes it away from the holder's cache.
+	Spill bool
 	// Err is an allocator's bad answer (an error, or a worker that is not
 	// a candidate). Rendezvous answered instead; the runner logs it.
 	Err error
@@ -181,7 +196,26 @@ func (d Decision) String() string { return d.Verdict.String() + ": " + d.Reason 
 //     Settings.Wait when no other eligible worker has room, else after
 //     max(Settings.Wait, MaxDelay).
 func Decide(view View, entry Entry, now time.Time) Decision {
-	i := slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
+	d := decide(view, entry, now)
+	if view.NoReasons {
+		d.Reason = ""
+	}
+	return d
+}
+
+func decide(view View, entry Entry, now time.Time) Decision {
+	rk := view.Ranks
+	if rk != nil && (!rk.usable || len(rk.names) != len(view.Workers)) {
+		rk = nil
+	}
+	i := -1
+	if rk != nil {
+		if j, ok := rk.index[view.Self]; ok && view.Workers[j].Name == view.Self {
+			i = int(j)
+		}
+	} else {
+		i = slices.IndexFunc(view.Workers, func(w Worker) bool { return w.Name == view.Self })
+	}
 	if i < 0 {
 		return pass("%s is not registered", view.Self)
 	}
@@ -214,9 +248,9 @@ func Decide(view View, entry Entry, now time.Time) Decision {
 	}
 	switch entry.Route.Kind {
 	case RouteSoft:
-		return decideSoft(view, self, entry, now)
+		return decideSoft(view, rk, self, int32(i), entry, now)
 	case RoutePin:
-		return decidePin(view, self, entry, names, now)
+		return decidePin(view, rk, self, int32(i), entry, names, now)
 	case RouteGroup:
 		if n := view.Groups[entry.Route.Key]; n > 0 {
 			return decideCopy(view, self, entry, n, now)
@@ -270,41 +304,102 @@ func decideCopy(view View, self Worker, entry Entry, n int, now time.Time) Decis
 }
 
 // decideSoft places an entry of a soft key.
-func decideSoft(view View, self Worker, entry Entry, now time.Time) Decision {
-	ws := eligible(view, []string{entry.Action}, now, "")
-	rankPtrs(entry.Route.Key, ws)
+func decideSoft(view View, rk *Ranks, self Worker, si int32, entry Entry, now time.Time) Decision {
+	if rk != nil && view.Allocator == nil {
+		return decideSoftRanked(view, rk, self, si, entry, now)
+	}
+	ws := rankedEligible(view, rk, entry.Route.Key, []string{entry.Action}, now, "")
 	holder, persist, err := allocate(view.Allocator, Key{Hash: entry.Route.Key}, candidates(ws, entry.Action))
 	if holder == self.Name {
-		return Decision{Verdict: Claim, Persist: persist, Reason: fmt.Sprintf("holder of key %s (%s)", short(entry.Route.Key), load(self, entry.Action)), Err: err}
+		return Decision{Verdict: Claim, Persist: persist, Reason: holderReason(self, entry), Err: err}
 	}
-	h := *ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
-	var ahead []string
+	h := ws[slices.IndexFunc(ws, func(w *Worker) bool { return w.Name == holder })]
+	var ahead aheadList
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
 		if w.Name != holder && w.Free(entry.Action) > 0 {
-			ahead = append(ahead, w.Name)
+			ahead.add(w.Name, false)
 		}
 	}
-	wait := entry.Route.Wait
-	at := entry.Seen.Add(wait + delay(len(ahead)))
-	state := "busy " + load(h, entry.Action)
-	if h.Free(entry.Action) > 0 {
-		state = "has room " + load(h, entry.Action)
-	}
-	var d Decision
-	if len(ahead) == 0 {
-		d = claimAt(at, now, false, "holder %s %s, spill at %s", holder, state, rel(at, now))
-	} else {
-		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", holder, state, list(ahead), rel(at, now))
-	}
+	d := spillDecision(h, ahead, entry, now, view.NoReasons)
 	d.Err = err
 	return d
 }
 
+// decideSoftRanked is decideSoft with the default allocator (the first
+// eligible worker in the key's order holds it) and the key's order read
+// from rk: it walks the order only down to self.
+// si is self's index in view.Workers.
+func decideSoftRanked(view View, rk *Ranks, self Worker, si int32, entry Entry, now time.Time) Decision {
+	names := [1]string{entry.Action}
+	var h *Worker
+	var ahead aheadList
+	l := rk.list(entry.Route.Key)
+	for p := range l.n {
+		if view.NoReasons && ahead.n >= maxSteps {
+			break // the delay is MaxDelay from here on
+		}
+		i := l.at(rk, p)
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names[:], now); !ok {
+			continue
+		}
+		if h == nil {
+			h = w
+			if i == si {
+				if view.NoReasons {
+					return Decision{Verdict: Claim}
+				}
+				return Decision{Verdict: Claim, Reason: holderReason(self, entry)}
+			}
+			continue
+		}
+		if i == si {
+			break
+		}
+		if w.Free(entry.Action) > 0 {
+			ahead.add(w.Name, view.NoReasons)
+		}
+	}
+	// self is eligible (Decide checked), so the walk found a holder.
+	return spillDecision(h, ahead, entry, now, view.NoReasons)
+}
+
+// maxSteps is the place in an order from which the delay is MaxDelay.
+const maxSteps = int(MaxDelay / StepDelay)
+
+func holderReason(self Worker, entry Entry) string {
+	return "holder of key " + short(entry.Route.Key) + " (" + load(self, entry.Action) + ")"
+}
+
+// spillDecision is a soft key's decision for a worker that does not hold
+// it: h holds it, and ahead are the workers with room between h and self
+// in the key's order.
+func spillDecision(h *Worker, ahead aheadList, entry Entry, now time.Time, noReason bool) Decision {
+	at := entry.Seen.Add(entry.Route.Wait + delay(ahead.n))
+	if noReason {
+		d := claimAt(at, now, false, "")
+		d.Spill = true
+		return d
+	}
+	state := "busy " + load(*h, entry.Action)
+	if h.Free(entry.Action) > 0 {
+		state = "has room " + load(*h, entry.Action)
+	}
+	var d Decision
+	if ahead.n == 0 {
+		d = claimAt(at, now, false, "holder %s %s, spill at %s", h.Name, state, rel(at, now))
+	} else {
+		d = claimAt(at, now, false, "holder %s %s, spill to %s first, here at %s", h.Name, state, ahead, rel(at, now))
+	}
+	d.Spill = true
+	return d
+}
+
 // decidePin places an entry under a pin.
-func decidePin(view View, self Worker, entry Entry, names []string, now time.Time) Decision {
+func decidePin(view View, rk *Ranks, self Worker, si int32, entry Entry, names []string, now time.Time) Decision {
 	if entry.Holder == self.Name {
 		return Decision{Verdict: Claim, Reason: fmt.Sprintf("pin %s held here (%s)", short(entry.Route.Key), load(self, entry.Action))}
 	}
@@ -337,27 +432,68 @@ func decidePin(view View, self Worker, entry Entry, names []string, now time.Tim
 			why = fmt.Sprintf("holder %s %s", h.Name, cannot)
 		}
 	}
-	ws := eligible(view, names, now, entry.Holder)
-	rankPtrs(entry.Route.Key, ws)
+	if rk != nil && view.Allocator == nil {
+		return decidePinRanked(view, rk, self, si, entry, names, base, why, now)
+	}
+	ws := rankedEligible(view, rk, entry.Route.Key, names, now, entry.Holder)
 	pick, _, err := allocate(view.Allocator, Key{Hash: entry.Route.Key, Pin: true}, candidates(ws, entry.Action))
 	if pick == self.Name {
 		d := claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
 		d.Err = err
 		return d
 	}
-	ahead := []string{pick} // first, wherever a plug-in allocator ranked it
+	var ahead aheadList
+	ahead.add(pick, false) // first, wherever a plug-in allocator ranked it
 	for _, w := range ws {
 		if w.Name == self.Name {
 			break
 		}
 		if w.Name != pick && w.Free(entry.Action) > 0 {
-			ahead = append(ahead, w.Name)
+			ahead.add(w.Name, false)
 		}
 	}
-	at := base.Add(delay(len(ahead)))
-	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, list(ahead), rel(at, now))
+	at := base.Add(delay(ahead.n))
+	d := claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, ahead, rel(at, now))
 	d.Err = err
 	return d
+}
+
+// decidePinRanked is the end of decidePin with the default allocator (the
+// first eligible worker with room in the key's order, other than the
+// holder, takes the pin) and the key's order read from rk: it walks the
+// order only down to self.
+// si is self's index in view.Workers.
+func decidePinRanked(view View, rk *Ranks, self Worker, si int32, entry Entry, names []string, base time.Time, why string, now time.Time) Decision {
+	hi, held := rk.index[entry.Holder]
+	if !held {
+		hi = -1
+	}
+	var ahead aheadList
+	l := rk.list(entry.Route.Key)
+	for p := range l.n {
+		if view.NoReasons && ahead.n >= maxSteps {
+			break // the delay is MaxDelay from here on
+		}
+		i := l.at(rk, p)
+		w := &view.Workers[i]
+		if ok, _ := w.eligible(names, now); !ok || i == hi {
+			continue
+		}
+		if i == si {
+			if ahead.n == 0 {
+				return claimAt(base, now, true, "pin %s %s: allocated here", short(entry.Route.Key), why)
+			}
+			break
+		}
+		if w.Free(entry.Action) > 0 {
+			ahead.add(w.Name, view.NoReasons) // the first is the pick
+		}
+	}
+	at := base.Add(delay(ahead.n))
+	if view.NoReasons {
+		return claimAt(at, now, true, "")
+	}
+	return claimAt(at, now, true, "pin %s %s: %s first, here at %s", short(entry.Route.Key), why, ahead, rel(at, now))
 }
 
 // eligible returns the view's workers that may take actions of the given
@@ -366,6 +502,25 @@ func eligible(view View, names []string, now time.Time, skip string) []*Worker {
 	var out []*Worker
 	for i := range view.Workers {
 		w := &view.Workers[i]
+		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// rankedEligible is eligible in the key's preference order, read from rk
+// when it is not nil.
+func rankedEligible(view View, rk *Ranks, key uint64, names []string, now time.Time, skip string) []*Worker {
+	if rk == nil {
+		ws := eligible(view, names, now, skip)
+		rankPtrs(key, ws)
+		return ws
+	}
+	var out []*Worker
+	l := rk.list(key)
+	for p := range l.n {
+		w := &view.Workers[l.at(rk, p)]
 		if ok, _ := w.eligible(names, now); ok && w.Name != skip {
 			out = append(out, w)
 		}
@@ -402,7 +557,11 @@ func claimAt(at, now time.Time, persist bool, format string, args ...any) Decisi
 	if !now.Before(at) {
 		v, at = Claim, time.Time{}
 	}
-	return Decision{Verdict: v, At: at, Persist: persist && v == Claim, Reason: fmt.Sprintf(format, args...)}
+	d := Decision{Verdict: v, At: at, Persist: persist && v == Claim}
+	if format != "" {
+		d.Reason = fmt.Sprintf(format, args...)
+	}
+	return d
 }
 
 func pass(format string, args ...any) Decision {
@@ -451,6 +610,29 @@ func round(d time.Duration) time.Duration {
 }
 
 func short(key uint64) string { return fmt.Sprintf("%016x", key)[:8] }
+
+// aheadList is the workers ahead of another in some order: the names of
+// the first three, and how many in all. As a string, it is list's.
+type aheadList struct {
+	first [3]string
+	n     int
+}
+
+// add counts a worker, and keeps its name unless count only.
+func (a *aheadList) add(name string, countOnly bool) {
+	if !countOnly && a.n < len(a.first) {
+		a.first[a.n] = name
+	}
+	a.n++
+}
+
+func (a aheadList) String() string {
+	s := strings.Join(a.first[:min(a.n, len(a.first))], ", ")
+	if a.n > len(a.first) {
+		s += fmt.Sprintf(" and %d more", a.n-len(a.first))
+	}
+	return s
+}
 
 // list is at most three names, then how many more.
 func list(s []string) string {

@@ -107,8 +107,11 @@
 // first saw the entry and the pin's stored holder (/<root>/alloc/...),
 // claims on Claim (writing the pin's allocation in the claim's multi-op
 // when Persist), sleeps until the earliest At of its Wait decisions, and
-// decides again when the registry, the queue or its load changes.
-// Decision.Reason is what `baton status` prints for the oldest entries.
+// decides again when the registry, the queue or its load changes. It
+// decides with a Ranks (View.Ranks: each key's preference list computed
+// once, kept while the workers keep their names and capacities) and
+// without reasons (View.NoReasons); Decision.Reason is what `baton
+// status` prints for the oldest entries, decided with reasons.
 // Each attempt's outcome goes to Quarantine.Observe with the peers it
 // sees; a Sentence that starts a quarantine is written as a node together
 // with a versioned counter, in one multi-op. `baton drain`, `undrain` and

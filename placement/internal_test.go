@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -58,4 +59,58 @@ func TestUnitIsInsideTheOpenInterval(t *testing.T) {
 			t.Errorf("score(1, %#x) = %v", h, s)
 		}
 	}
+}
+
+// A Ranks' cached order is Rank's, for workers of any capacities
+// (zero and negative included), asked once or twice, and after a place
+// deep in the list was read first (the list orders its head in chunks).
+func TestRanksOrderIsRank(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(0, 150).Draw(t, "workers")
+		ws := make([]Worker, n)
+		for i := range ws {
+			ws[i] = Worker{Name: fmt.Sprintf("w%02d", i), Capacity: rapid.IntRange(-1, 5).Draw(t, "capacity")}
+		}
+		ws = rapid.Permutation(ws).Draw(t, "order")
+		r := NewRanks(ws)
+		for range 2 {
+			key := rapid.Uint64().Draw(t, "key")
+			want := Rank(key, ws)
+			if n > 0 {
+				p := rapid.IntRange(0, n-1).Draw(t, "read first")
+				if got := r.list(key).at(r, p); ws[got].Name != want[p].Name {
+					t.Fatalf("place %d read first: %s, Rank has %s", p, ws[got].Name, want[p].Name)
+				}
+			}
+			for range 2 {
+				got := r.order(key)
+				if len(got) != len(want) {
+					t.Fatalf("%d indices for %d workers", len(got), len(want))
+				}
+				for i, j := range got {
+					if ws[j].Name != want[i].Name {
+						t.Fatalf("place %d: %s, Rank has %s", i, ws[j].Name, want[i].Name)
+					}
+				}
+			}
+		}
+	})
+}
+
+// scores4 is score, bit for bit, lane by lane.
+func TestScores4IsScore(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		var caps [4]int
+		var hs [4]uint64
+		for l := range 4 {
+			caps[l] = rapid.IntRange(-1, 64).Draw(t, "capacity")
+			hs[l] = rapid.OneOf(rapid.Uint64(), rapid.SampledFrom([]uint64{0, 1, 1 << 12, ^uint64(0), ^uint64(0) >> 1, 0x6a09e667f3bcc908})).Draw(t, "hash")
+		}
+		got := scores4(&caps, &hs)
+		for l := range 4 {
+			if want := score(caps[l], hs[l]); math.Float64bits(got[l]) != math.Float64bits(want) {
+				t.Fatalf("lane %d (capacity %d, hash %#x): %v, score %v", l, caps[l], hs[l], got[l], want)
+			}
+		}
+	})
 }

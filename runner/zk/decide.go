@@ -37,6 +37,21 @@ func (r *Runner) view(load placement.Load, groups map[uint64]int, now time.Time)
 	return v
 }
 
+// ranked gives view the keys' preference lists of ranks, or of a new
+// Ranks when the view's workers are not those ranks was made from (a
+// worker registered or went, or a capacity changed: any other change of
+// the registry leaves the lists as they are), and asks for no reasons.
+// The work loop decides every entry it listed each round and shows no
+// reason, so each key is ranked once per change of the workers instead
+// of once per entry and round. It returns the Ranks to keep.
+func ranked(view placement.View, ranks *placement.Ranks) (placement.View, *placement.Ranks) {
+	if !ranks.Fits(view.Workers) {
+		ranks = placement.NewRanks(view.Workers)
+	}
+	view.Ranks, view.NoReasons = ranks, true
+	return view, ranks
+}
+
 // decideIn is placement.Decide on view, with a soft key's wait of 0 read
 // as the cluster's default (Settings.Wait).
 func decideIn(view placement.View, e placement.Entry, now time.Time) placement.Decision {

@@ -3,7 +3,6 @@ package zk
 import (
 	"context"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -85,6 +84,9 @@ type loop struct {
 	wakeAt time.Time
 	// listCost is what the last listing took (reading and ordering it).
 	listCost time.Duration
+	// ranks holds the keys' preference lists while the registry's
+	// workers stay the same (ranked).
+	ranks    *placement.Ranks
 	qch, cch <-chan zk.Event // the watches on the queue and the claims
 	polls    int             // the polls that backed up the watches since one fired or an entry was taken
 }
@@ -197,7 +199,8 @@ func (l *loop) claimListed(ctx context.Context) int {
 	}
 	now := r.o.Clock.Now()
 	load, groups := l.s.load()
-	view := r.view(load, groups, now)
+	view, ranks := ranked(r.view(load, groups, now), l.ranks)
+	l.ranks = ranks
 	l.wakeAt = time.Time{}
 	tried := 0
 	draining := l.r.draining.Load() // claims nothing new but its pins' actions (placement.Decide)
@@ -281,7 +284,7 @@ func (l *loop) claimListed(ctx context.Context) int {
 				return decideIn(r.view(load, groups, now), ent, now).Verdict == placement.Claim
 			}}
 		}
-		spill := e.route.Kind == placement.RouteSoft && !strings.HasPrefix(d.Reason, "holder of key")
+		spill := d.Spill
 		l.wg.Go(func() {
 			free := sync.OnceFunc(func() { l.s.free(h.action, group) })
 			defer func() {
