@@ -60,8 +60,12 @@ type Assignment map[string][]Partition
 //     balancing an assignment Balance made again, with the same members,
 //     moves nothing. On a join, partitions move to the newcomer, and at
 //     most one to each other member that owned its new floor and now
-//     rounds up to its ceiling; on a leave, only the leaver's partitions
-//     move. (Property tests check both; they are not proven here.)
+//     rounds up to its ceiling; on a leave, the leaver's partitions
+//     move, and another member's only where the new quotas need it (the
+//     weights changed, and a member at its old ceiling gives up one so
+//     that another reaches its new floor): at most one each, and nobody
+//     swaps. With equal capacities only the leaver's move. (Property
+//     tests check both; they are not proven here.)
 //   - Double claims. A partition is owned by the member that claims it in
 //     the newest generation among its claims; a partition claimed by two
 //     members in that generation is owned by neither (a claim built on
