@@ -38,6 +38,13 @@ type placeLog struct {
 	total    int
 	allBusy  int // the most running at once over all workers
 	starts   []placeStart
+	// full, when not nil, is closed once fill actions run at once; until
+	// then every handler waits for it (at most 30 s) before its sleep, so
+	// that a loaded machine's slow claims cannot keep the slots from
+	// filling (a test of whether they can all be busy at once).
+	full   chan struct{}
+	fill   int
+	filled bool
 }
 
 type placeStart struct {
@@ -67,6 +74,10 @@ func (p *placeLog) enter(worker string, a job.Action) {
 	p.most[worker] = max(p.most[worker], p.running[worker])
 	p.mostName[worker][a.Name] = max(p.mostName[worker][a.Name], p.byName[worker][a.Name])
 	p.allBusy = max(p.allBusy, p.total)
+	if p.full != nil && !p.filled && p.total >= p.fill {
+		p.filled = true
+		close(p.full)
+	}
 	run := make(map[string]int, len(p.running))
 	for w, n := range p.running {
 		run[w] = n
@@ -94,6 +105,15 @@ func (p *placeLog) handler(worker string, d time.Duration) runner.Handler {
 	return func(ctx context.Context, a job.Action) ([]byte, error) {
 		p.enter(worker, a)
 		defer p.leave(worker, a)
+		if p.full != nil {
+			wait := time.NewTimer(30 * time.Second)
+			select {
+			case <-p.full:
+			case <-ctx.Done():
+			case <-wait.C:
+			}
+			wait.Stop()
+		}
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {
@@ -173,6 +193,7 @@ func acts(name string, n int) []ast.Node {
 // honoured beside it.
 func TestPlacementCapacity(t *testing.T) {
 	c := newCluster(t)
+	c.log.full, c.log.fill = make(chan struct{}), 6
 	c.start("c1", 1, 150*time.Millisecond, zkrunner.Options{})
 	c.start("c2", 2, 150*time.Millisecond, zkrunner.Options{})
 	c.start("c3", 3, 150*time.Millisecond, zkrunner.Options{Limits: map[string]int{"slow": 1}})
