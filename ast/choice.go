@@ -200,6 +200,7 @@ func (c *Case) matches(v any) bool {
 // equalLang3 compares the fields of version 3.
 func equalLang3(a, b *Node) bool {
 	if a.On != b.On || a.Multi != b.Multi || a.Need != b.Need || a.Limit != b.Limit || a.Reason != b.Reason ||
+		a.Signal != b.Signal || a.Transient != b.Transient || a.Sleep != b.Sleep ||
 		len(a.Cases) != len(b.Cases) || (a.When == nil) != (b.When == nil) {
 		return false
 	}
@@ -217,7 +218,7 @@ func equalLang3(a, b *Node) bool {
 
 // lang3 reports whether n uses a node or key of version 3.
 func (n *Node) lang3() bool {
-	return n.Kind == KindChoice || n.Kind == KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0
+	return n.Kind == KindChoice || n.Kind == KindEnd || n.Kind == KindWait || n.Kind == KindSleep || n.When != nil || n.Need != 0 || n.Limit != 0
 }
 
 // writeChoice writes {"choice":{"on":NAME,"cases":[{"when":V,"do":NODE},...],"else":NODE,"multi":true}
@@ -419,6 +420,7 @@ func (v *validator) lang3(n *Node, path *pathRef) {
 	if n.Kind != KindChoice && (n.On != "" || len(n.Cases) > 0 || n.Multi) {
 		v.add(path, "on, cases or multi on a %s node (only a choice has them)", n.Kind)
 	}
+	v.waitSleep(n, path)
 	if n.Kind != KindEnd && n.Reason != "" {
 		v.add(path, "reason on a %s node (only an end has one)", n.Kind)
 	}

@@ -197,6 +197,8 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	case KindEnd:
 		b.WriteString(`{"end":`)
 		writeString(b, n.Reason)
+	case KindWait, KindSleep:
+		writeWaitSleep(b, n)
 	default:
 		return // not a valid node: nothing is written
 	}
@@ -425,7 +427,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 var kindKeys = [...]struct {
 	key  string
 	kind Kind
-}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}, {"choice", KindChoice}, {"end", KindEnd}}
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}, {"choice", KindChoice}, {"end", KindEnd}, {"wait", KindWait}, {"sleep", KindSleep}}
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
@@ -437,13 +439,16 @@ var nodeKeys = map[Kind][]string{
 	KindRace:   {"race", "name", "deadline", "need"},
 	KindChoice: {"choice", "name", "deadline"},
 	KindEnd:    {"end", "name"},
+	KindWait:   {"wait", "transient", "name", "deadline"},
+	KindSleep:  {"sleep", "name"},
 }
 
 // Which version of the form each key appeared in, for the keys that are
 // not in version 1: a document of an older version that uses one is
 // refused with a message naming the version that has it.
 var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2,
-	"choice": 3, "end": 3, "when": 3, "need": 3, "limit": 3}
+	"choice": 3, "end": 3, "when": 3, "need": 3, "limit": 3,
+	"wait": 3, "transient": 3, "sleep": 3}
 
 func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
@@ -456,7 +461,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	fields, dups, ok := readObject(data)
 	if !ok {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]}, {\"race\":[...]}, {\"choice\":{...}} or {\"end\":...}, got %s", DescribeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]}, {\"race\":[...]}, {\"choice\":{...}}, {\"end\":...}, {\"wait\":...} or {\"sleep\":...}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -469,7 +474,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	switch len(kinds) {
 	case 0:
-		add("node has none of the keys act, seq, par, try, dag, race, choice, end (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		add("node has none of the keys act, seq, par, try, dag, race, choice, end, wait, sleep (has: %s)", strings.Join(sortedKeys(fields), ", "))
 		return bad
 	case 1:
 	default:
@@ -528,6 +533,8 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	switch n.Kind {
 	case KindChoice:
 		decodeChoice(fields["choice"], &n, path, depth, d, add)
+	case KindWait, KindSleep:
+		decodeWaitSleep(fields, &n, add)
 	case KindEnd:
 		var ok bool
 		if n.Reason, ok = readString(fields["end"]); !ok {

@@ -478,7 +478,7 @@ func (c *checker) reads(id int32, key, name, at string) {
 	switch {
 	case !ok:
 		c.problem(id, "%s %q: no node has this name", key, name)
-	case c.nodes[t].n.Kind != KindAct:
+	case c.nodes[t].n.Kind != KindAct && c.nodes[t].n.Kind != KindWait:
 		c.problem(id, "%s %q (%s) is a %s, not a leaf (only a leaf has an output)", key, name, ShowPath(c.path(t)), c.nodes[t].n.Kind)
 	default:
 		if why := c.notSure(id, t); why != "" {

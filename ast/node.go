@@ -23,12 +23,14 @@ const (
 	KindRace
 	KindChoice
 	KindEnd
+	KindWait
+	KindSleep
 )
 
-var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race", "choice", "end"}
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race", "choice", "end", "wait", "sleep"}
 
 // String returns the kind's JSON key: "act", "seq", "par", "try", "dag",
-// "race", "choice" or "end".
+// "race", "choice", "end", "wait" or "sleep".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -47,6 +49,8 @@ func (k Kind) String() string {
 //   - KindChoice: On, Cases and Multi; Children holds the cases' nodes,
 //     then the else's, if any (see Choice).
 //   - KindEnd: Reason.
+//   - KindWait: Signal and Transient (see Wait).
+//   - KindSleep: Sleep (see Sleep).
 //
 // Any node may have a Deadline, and Replicas: a node with Replicas N
 // (2 to MaxReplicas) runs as a race of N copies of itself (see
@@ -119,6 +123,13 @@ type Node struct {
 	Limit int
 	// Reason, for KindEnd: why the workflow ends there.
 	Reason string
+	// Signal, for KindWait: the name of the signal it waits for.
+	Signal string
+	// Transient, for KindWait: take only a signal that arrives while the
+	// wait runs, never one kept from before it started.
+	Transient bool
+	// Sleep, for KindSleep: how long the sleep lasts from when it starts.
+	Sleep time.Duration
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.

@@ -213,7 +213,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Affinity != nil && n.Affinity.IsStrict() {
 		defer func() { v.pins-- }()
 	}
-	if n.lang3() || n.On != "" || len(n.Cases) > 0 || n.Multi || n.Reason != "" {
+	if n.lang3() || n.On != "" || len(n.Cases) > 0 || n.Multi || n.Reason != "" || n.Signal != "" || n.Transient || n.Sleep != 0 {
 		v.lang3(n, path)
 	}
 	switch n.Kind {
@@ -241,7 +241,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			ref.i = i
 			v.node(&n.Children[i], &ref, depth+1)
 		}
-	case KindEnd:
+	case KindEnd, KindWait, KindSleep:
 	case KindSeq, KindPar, KindDag, KindRace:
 		switch {
 		case len(n.Children) == 0:
@@ -274,7 +274,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			}
 		}
 	default:
-		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice or end)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice, end, wait or sleep)", n.Kind)
 	}
 }
 
