@@ -60,6 +60,9 @@ func (j Job) check() error {
 			}
 		}
 	}
+	if err := j.checkNodeCancels(); err != nil {
+		return err
+	}
 	if err := j.checkSignals(); err != nil {
 		return err
 	}
@@ -151,7 +154,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	}
 	if s.flags&flagExpired != 0 {
-		if tn.deadline == 0 && !(id == 0 && (j.cancel != "" || j.ended != "")) {
+		if _, cancelled := j.cancelledNode(id); tn.deadline == 0 && !cancelled && !(id == 0 && (j.cancel != "" || j.ended != "")) {
 			return fmt.Errorf("expired without a deadline or a cancel")
 		}
 		if s.status.Settled() {

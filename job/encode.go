@@ -176,6 +176,9 @@ func Encode(j Job) ([]byte, error) {
 	if j.sig != nil {
 		b = appendSignals(b, j.sig)
 	}
+	if len(j.cancels) > 0 {
+		b = appendNodeCancels(b, j.cancels)
+	}
 	b = append(b, '}')
 	return b, nil
 }
@@ -183,7 +186,7 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
-	case j.t.lang3 || j.sig != nil:
+	case j.t.lang3 || j.sig != nil || len(j.cancels) > 0:
 		return 9
 	case j.t.raced:
 		return 8
@@ -235,18 +238,19 @@ func appendString(b []byte, s string) []byte {
 }
 
 type encoded struct {
-	Format   *int            `json:"format"`
-	ID       ID              `json:"id"`
-	Inc      *uint64         `json:"incarnation"`
-	Version  uint64          `json:"version"`
-	Clock    *int64          `json:"clock"`
-	Cancel   *string         `json:"cancel"`
-	CancelAt *int64          `json:"cancel_at"`
-	End      *string         `json:"end"`
-	Timers   [][]int64       `json:"timers"`
-	Signals  *encodedSignals `json:"signals"`
-	Workflow json.RawMessage `json:"workflow"`
-	Nodes    [][]int64       `json:"nodes"`
+	Format   *int                `json:"format"`
+	ID       ID                  `json:"id"`
+	Inc      *uint64             `json:"incarnation"`
+	Version  uint64              `json:"version"`
+	Clock    *int64              `json:"clock"`
+	Cancel   *string             `json:"cancel"`
+	CancelAt *int64              `json:"cancel_at"`
+	End      *string             `json:"end"`
+	Timers   [][]int64           `json:"timers"`
+	Signals  *encodedSignals     `json:"signals"`
+	Cancels  [][]json.RawMessage `json:"cancelled_nodes"`
+	Workflow json.RawMessage     `json:"workflow"`
+	Nodes    [][]int64           `json:"nodes"`
 	Results  []struct {
 		Node      int64           `json:"node"`
 		Output    json.RawMessage `json:"output"`
@@ -423,6 +427,13 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("timers[%d] is out of order or repeated", k)
 		}
 		j.timers = append(j.timers, p)
+	}
+	for k, c := range enc.Cancels {
+		var nc nodeCancel
+		if *enc.Format < 9 || len(c) != 2 || json.Unmarshal(c[0], &nc.node) != nil || json.Unmarshal(c[1], &nc.reason) != nil {
+			return corrupt("cancelled_nodes[%d] is not [node, reason], or before format 9", k)
+		}
+		j.cancels = append(j.cancels, nc)
 	}
 	if enc.Signals != nil {
 		if *enc.Format < 9 {

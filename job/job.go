@@ -117,6 +117,9 @@ type Job struct {
 	// sig is what the job knows of signals (nil: none sent, no wait
 	// begun). Copied on write.
 	sig *sigState
+	// cancels are the nodes CancelNode stopped, in the order it did;
+	// nil for none. Appended to a clipped copy: versions share it.
+	cancels []nodeCancel
 }
 
 // ID returns the job's ID.
@@ -342,6 +345,10 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 	if s.cause > 0 {
 		c := s.cause - 1
 		f.Path = j.t.path(c)
+		if reason, ok := j.cancelledNode(c); ok {
+			f.Kind, f.Message = KindCancelled, "cancelled: "+reason
+			return f
+		}
 		if cs := j.st.get(c); cs.flags&flagExpired != 0 {
 			// A deadline: the node that ran out, no action.
 			f.Kind = KindDeadline

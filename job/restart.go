@@ -117,6 +117,14 @@ func Restart(j Job, results []Result) (Transition, error) {
 				Detail: fmt.Sprintf("from incarnation %x of the job, which is at %x", r.Incarnation, j.inc)})
 			continue
 		}
+		if name, ok := splitCancelNode(r.ActionID); ok {
+			id, known := j.t.names[name]
+			if !known {
+				id = -1
+			}
+			firings = append(firings, keyed{node: id, r: r, timer: timerCancelNode})
+			continue
+		}
 		if s, ok := r.AsSignal(); ok {
 			signals = append(signals, keyedSignal{s, r})
 			continue
@@ -225,6 +233,15 @@ func Restart(j Job, results []Result) (Transition, error) {
 	// node that a result would start and a firing stops never starts: no
 	// transition dispatches and stops one action.
 	for _, k := range firings {
+		if k.timer == timerCancelNode {
+			name, _ := splitCancelNode(k.r.ActionID)
+			if reason, detail := e.applyCancelNode(name, k.r); reason != 0 {
+				ignored = append(ignored, Ignored{Result: *k.r, Reason: reason, Detail: detail})
+			} else {
+				applied = append(applied, *k.r)
+			}
+			continue
+		}
 		p, ok := e.timer(k.node, k.timer)
 		switch {
 		case e.j.Done():

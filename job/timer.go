@@ -45,6 +45,9 @@ const (
 	timerDeadline
 	timerCancel // never pending: not in the table
 	timerSleep  // a sleep's: "PATH@sleep"
+	// timerCancelNode is a node's cancel (CancelNode), applied with the
+	// firings: never pending.
+	timerCancelNode
 )
 
 // cancelID is the ActionID of the result Cancel applies.

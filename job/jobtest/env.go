@@ -70,7 +70,7 @@ func (e *Env) Run(c *Case) (string, error) {
 	switch name {
 	case "new":
 		err = e.cmdNew(&b, c, args)
-	case "ok", "fail", "fire", "signal", "batch":
+	case "ok", "fail", "fire", "signal", "cancelnode", "batch":
 		if name == "batch" {
 			words = words[1:]
 		}
@@ -232,6 +232,13 @@ func (e *Env) parseResults(words []word) ([]job.Result, error) {
 		clause = nil
 		if kind == "signal" {
 			return e.parseSignal(rest, &results)
+		}
+		if kind == "cancelnode" {
+			if len(rest) != 2 {
+				return errors.New("usage: cancelnode NAME REASON")
+			}
+			results = append(results, job.CancelNodeResult(e.j.ID(), rest[0].s, rest[1].s))
+			return nil
 		}
 		if kind != "ok" && kind != "fail" && kind != "fire" && kind != "cancel" {
 			return fmt.Errorf("clause starts with %q (want ok, fail, fire, signal or cancel)", kind)
@@ -707,6 +714,8 @@ func (e *Env) formatResult(r job.Result) string {
 		return "cancel " + quoteArg(r.Error)
 	case isSignal(r):
 		return e.formatSignal(r)
+	case strings.HasPrefix(r.ActionID, "@cancel/"):
+		return "cancelnode " + quoteArg(strings.TrimPrefix(r.ActionID, "@cancel/")) + " " + quoteArg(r.Error)
 	case isTimer(r.ActionID):
 		return "fire " + quoteArg(r.ActionID) + " at=" + e.formatTime(r.At)
 	case r.Failed():
