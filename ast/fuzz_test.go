@@ -14,6 +14,8 @@ import (
 // fuzzSeeds are valid and invalid documents to start FuzzDecode from; more
 // seeds live in testdata/fuzz/FuzzDecode.
 var fuzzSeeds = []string{
+	`{"version":3,"root":{"race":[{"wait":"ok","transient":true,"name":"w","deadline":"1h"},{"sleep":"48h"}],"name":"r"}}`,
+	`{"version":3,"root":{"seq":[{"wait":"ok","name":"w"},{"act":"a","inputs":["w"]},{"sleep":"1ms"}]}}`,
 	`{"version":1,"root":{"act":"a"}}`,
 	`{"version":1,"root":{"act":"a","payload":{"x":[1,2.5,"s",null,true]}}}`,
 	`{"version":1,"root":{"seq":[{"act":"a"},{"par":[{"act":"b"},{"act":"c","payload":"p"}]}]}}`,
