@@ -70,6 +70,11 @@ var fuzzSeeds = []string{
 	`{"version":2,"root":{"par":[{"act":"a","affinity":"dataset-42"},{"act":"b","affinity":{"key":"d","wait":"2s"}},{"seq":[{"act":"c"}],"affinity":{"scope":"job"}},{"act":"d","affinity":{"scope":"job","key":"scratch","strict":false}}]}}`,
 	`{"version":2,"root":{"seq":[{"act":"a","affinity":""},{"act":"b","affinity":{"scope":"x","wait":"-1s"}},{"act":"c","replicas":2}],"affinity":{"scope":"job","key":"k","zone":1}}}`,
 	`{"version":1,"root":{"act":"a","affinity":{"key":"k","strict":"yes"}}}`,
+	// Maps and loops (version 3), good and bad.
+	`{"version":3,"root":{"seq":[{"act":"l","name":"xs"},{"map":{"over":"xs","do":{"seq":[{"act":"a","name":"a","inputs":["item"]},{"act":"b","inputs":["a","index"]}]},"limit":2,"need":1},"name":"m","deadline":"1m0s"}]}}`,
+	`{"version":3,"root":{"loop":{"do":{"try":{"act":"p","name":"p"},"finally":{"act":"f"}},"until":{"output":"p","equals":{"done":[1,2.0]}},"max":10000},"name":"l"}}`,
+	`{"version":3,"root":{"seq":[{"act":"l","name":"item"},{"map":{"over":"item","do":null,"limit":0,"need":1e9}},{"loop":{"do":{"act":"x"},"until":{"output":"x"},"max":1.5}},{"act":"y","inputs":["index"]}]}}`,
+	`{"version":2,"root":{"map":{"over":"a","do":{"map":{"over":"b","do":{"loop":{"do":{"act":"c","name":"c"},"until":{"output":"c","equals":null},"max":0}}}}}}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts
