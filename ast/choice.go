@@ -110,14 +110,16 @@ func (n Node) WithWhen(output string, equals any) Node {
 	return n
 }
 
-// WithNeed returns the race n that succeeds once k of its children have.
+// WithNeed returns the race n that succeeds once k of its children have,
+// or the map n that succeeds once k of its copies have (see Map).
 func (n Node) WithNeed(k int) Node {
 	n.Need = k
 	return n
 }
 
-// WithLimit returns the par n running at most k children at once; the
-// others start in tree order as running ones settle. (A dag takes no
+// WithLimit returns the par n running at most k children at once (or
+// the map n running at most k copies); the others start in tree order
+// as running ones settle. (A dag takes no
 // limit yet.)
 func (n Node) WithLimit(k int) Node {
 	n.Limit = k

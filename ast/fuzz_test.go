@@ -260,7 +260,8 @@ func (g *fuzzGen) byte() byte {
 func (g *fuzzGen) node(depth int, dagChild bool) ast.Node {
 	g.nodes++
 	// Seqs and dags twice as often as pars and tries: they make inputs sure.
-	kind := [...]byte{0, 0, 1, 1, 2, 3, 3, 4}[g.byte()%8]
+	// Maps and loops (5, 6) come with the leaf their over or until reads.
+	kind := [...]byte{0, 0, 1, 1, 2, 3, 3, 4, 5, 6}[g.byte()%10]
 	if depth >= 5 || g.nodes > 60 {
 		kind = 0
 	}
@@ -293,6 +294,14 @@ func (g *fuzzGen) node(depth int, dagChild bool) ast.Node {
 			opts = append(opts, ast.Finally(g.node(depth+1, false)))
 		}
 		n = ast.Try(body, opts...)
+	case 5:
+		g.names++
+		over := fmt.Sprintf("n%d", g.names)
+		n = ast.Seq(ast.Act("a", nil).Named(over), ast.Map(over, g.node(depth+1, false)))
+	case 6:
+		g.names++
+		until := fmt.Sprintf("n%d", g.names)
+		n = ast.Loop(ast.Seq(g.node(depth+1, false), ast.Act("a", nil).Named(until)), until, true, 3)
 	}
 	if dagChild || g.byte()%2 == 1 {
 		g.names++
