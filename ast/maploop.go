@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Limits of maps and loops.
@@ -240,8 +241,9 @@ func decodeLoop(raw json.RawMessage, n *Node, path string, depth int, d *decoder
 	if u, ok := fields["until"]; !ok {
 		add(`loop has no "until" (like {"output":"name","equals":VALUE})`)
 	} else {
+		// The guard's messages name "when", its key on a dag entry.
 		n.Until = decodeGuard(u, func(format string, args ...any) {
-			add("until: "+format, args...)
+			add(strings.NewReplacer(`"when"`, `"until"`, "in when", "in until").Replace(format), args...)
 		})
 	}
 	// A missing or out-of-range max is left to Validate, which names

@@ -82,7 +82,7 @@ func TestMapLoopRefused(t *testing.T) {
 		{seq(loop(poll, `{"output":"p","equals":1}`, "1.5")), `seq[0]: max must be a whole number, got 1.5`},
 		{seq(`{"loop":{"do":` + poll + `,"until":{"output":"p","equals":1}}}`), `seq[0]: loop max 0 is out of range (1 to 10000; a loop must have one)`},
 		{seq(`{"loop":{"do":` + poll + `,"max":3}}`), `seq[0]: loop has no "until"`},
-		{seq(loop(poll, `{"output":"p"}`, "3")), `seq[0]: until: "when" has no "equals"`},
+		{seq(loop(poll, `{"output":"p"}`, "3")), `seq[0]: "until" has no "equals"`},
 		{seq(xs, loop(poll, `{"output":"xs","equals":1}`, "3")), `seq[1]: until "xs" (seq[0]) is not inside this loop's body`},
 		{seq(loop(`{"seq":[{"act":"a"}],"name":"s"}`, `{"output":"s","equals":1}`, "3")), `seq[0]: until "s" (seq[0].loop[0]) is a seq, not a leaf`},
 		{seq(xs, loop(`{"choice":{"on":"xs","cases":[{"when":1,"do":`+poll+`}],"else":{"act":"e"}}}`, `{"output":"p","equals":1}`, "3")),
