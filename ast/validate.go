@@ -235,7 +235,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		if n.Priority != 0 {
 			v.priority(n, path)
 		}
-	case KindChoice:
+	case KindChoice, KindMap, KindLoop:
 		ref := pathRef{parent: path, kind: n.Kind}
 		for i := range n.Children {
 			ref.i = i
@@ -274,7 +274,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			}
 		}
 	default:
-		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice, end, wait or sleep)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)", n.Kind)
 	}
 }
 
@@ -293,6 +293,9 @@ func (v *validator) naming(n *Node, path *pathRef) {
 	case n.Name != "":
 		if msg := checkName(n.Name); msg != "" {
 			v.add(path, "%s", msg)
+		}
+		if reserved(n.Name) {
+			v.add(path, "name %q is reserved (a leaf inside a map reads its copy's element and index under item and index)", n.Name)
 		}
 	case dagChild && !n.badName:
 		v.add(path, "dag child has no name (every child of a dag is named)")

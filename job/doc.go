@@ -213,6 +213,11 @@
 //     settling in one batch start the next two). A freeze, an expiry, a
 //     cancel or a lost race cancels those not yet started, one slot at a
 //     time, in the same transition. (A dag takes no limit yet.)
+//   - Map and loop. Package ast reads, writes and validates them (see
+//     ast.Map and ast.Loop), but New and Decode refuse a workflow holding
+//     one, naming the node: their trees grow as they run (a copy per
+//     element, one iteration after another), which the compiled tree,
+//     shared by every version of a job, does not yet.
 //
 // # Waits, signals and sleeps (workflow version 3)
 //

@@ -148,6 +148,9 @@ func compile(root ast.Node) (*tree, error) {
 		run = &e
 	}
 	t.add(run, -1, 0, make([]byte, 0, 64), ids)
+	if err := t.refuseGrowing(); err != nil {
+		return nil, err
+	}
 	ids.assign(t)
 	t.link()
 	t.linkPins()
