@@ -53,8 +53,9 @@ func errBug(id ID, err error) error {
 //
 // The batch is a set, applied at once, in four phases: its results, put
 // in a canonical order (by node, then attempt, error, output, kind,
-// finality, time and ID), are recorded; then its timer firings and cancel
-// apply, on the tree as the results left it; then the tree settles
+// finality, time and ID), are recorded, then its signals (by time, then
+// ID: see Signal); then its timer firings, node cancels and cancel apply,
+// on the tree as the results left it; then the tree settles
 // (freezes and expiries cancel what they stop, waiting leaves give up);
 // and only then do new nodes start. So no transition both dispatches and
 // stops an action. Results that cannot apply (unknown, never dispatched,
