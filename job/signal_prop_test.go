@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,7 +48,8 @@ func signalTree(t *rapid.T) (root ast.Node, transient bool) {
 
 // TestSignalsProperties plays random signals, results and firings on
 // random trees of waits and sleeps, and checks after each batch: the job
-// passes Check; Restart is deterministic (the same batch gives the same
+// passes Check; the signals ignored as duplicates or sent to a settled
+// job are exactly those a naive model of idempotence says; Restart is deterministic (the same batch gives the same
 // bytes) and never modifies its input; permuting the batch changes
 // nothing (signals apply by time, then ID, whatever their order); and
 // splitting a batch of signals with distinct times into one batch per
@@ -64,6 +66,7 @@ func TestSignalsProperties(t *testing.T) {
 		}
 		j := tr.Job
 		now := t0
+		seen := map[string]bool{} // the naive model of idempotence
 		for range rapid.IntRange(1, 12).Draw(t, "batches") {
 			var batch []job.Result
 			var sigs []job.Result
@@ -101,6 +104,35 @@ func TestSignalsProperties(t *testing.T) {
 			}
 			if err := job.Check(a.Job); err != nil {
 				t.Fatalf("Check: %v\n%s", err, job.Describe(a.Job))
+			}
+			// The model: a signal to a settled job is ignored as such;
+			// else a name/ID seen before (in this batch too) is a
+			// duplicate, and every other one is applied (taken, kept or
+			// dropped by a full queue).
+			want := map[string]job.IgnoreReason{}
+			for _, r := range sigs {
+				key := r.ActionID
+				switch {
+				case j.Done():
+					want[key] = job.IgnoredJobSettled
+				case seen[key]:
+					want[key] = job.IgnoredDuplicate
+				default:
+					seen[key] = true
+				}
+			}
+			got := map[string]job.IgnoreReason{}
+			for _, ig := range a.Ignored {
+				if _, ok := ig.Result.AsSignal(); ok && ig.Reason != job.IgnoredQueueFull {
+					got[ig.Result.ActionID] = ig.Reason
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("signals ignored %v, the model says %v", got, want)
+			}
+			kept, _ := a.Job.Signals()
+			if len(kept) > job.MaxKeptSignals {
+				t.Fatalf("%d signals kept", len(kept))
 			}
 			again, _ := job.Restart(j, slices.Clone(batch))
 			if !bytes.Equal(propEnc(t, a.Job), propEnc(t, again.Job)) {
@@ -146,6 +178,9 @@ func sigDigest(j job.Job) string {
 		return true
 	})
 	kept, taken := j.Signals()
+	// Which wait took which signal, not in what order: a wait a batch
+	// begins takes a kept signal after the signals that batch applied.
+	slices.SortFunc(taken, func(x, y job.TakenSignal) int { return strings.Compare(x.Path, y.Path) })
 	fmt.Fprintf(&b, "%v %v %s", kept, taken, j.Status())
 	return b.String()
 }
