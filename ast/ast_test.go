@@ -343,13 +343,13 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "null root", doc: `{"version":1,"root":null}`, want: []string{`missing "root"`}},
 		{name: "unknown envelope field", doc: `{"version":1,"root":{"act":"a"},"extra":1}`, want: []string{`workflow: unknown field "extra" (allowed: version, root)`}},
 		{name: "root not an object", doc: `{"version":1,"root":[1]}`,
-			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]}, {"try":...}, {"dag":[...]}, {"race":[...]}, {"choice":{...}} or {"end":...}, got an array`}}},
+			problems: []ast.Problem{{Path: "", Msg: `want a node object like {"act":...}, {"seq":[...]}, {"par":[...]}, {"try":...}, {"dag":[...]}, {"race":[...]}, {"choice":{...}}, {"end":...}, {"map":{...}}, {"loop":{...}}, {"wait":...} or {"sleep":...}, got an array`}}},
 		{name: "child not an object", doc: `{"version":1,"root":{"seq":[{"act":"a"},"b"]}}`,
 			want: []string{"seq[1]: want a node object", "got a string"}},
-		{name: "unknown kind key", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"par":[{"loop":[]}]}]}}`,
-			problems: []ast.Problem{{Path: "seq[1].par[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end (has: loop)"}}},
+		{name: "unknown kind key", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"par":[{"repeat":[]}]}]}}`,
+			problems: []ast.Problem{{Path: "seq[1].par[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: repeat)"}}},
 		{name: "empty node", doc: `{"version":1,"root":{"par":[{}]}}`,
-			problems: []ast.Problem{{Path: "par[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end (has: )"}}},
+			problems: []ast.Problem{{Path: "par[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: )"}}},
 		{name: "two kind keys", doc: `{"version":1,"root":{"try":{"act":"a","seq":[{"act":"b"}]}}}`,
 			problems: []ast.Problem{{Path: "body", Msg: "node has more than one kind key: act, seq"}}},
 		{name: "unknown field in act", doc: `{"version":1,"root":{"par":[{"act":"a","retries":3}]}}`,
@@ -376,7 +376,7 @@ func TestDecodeErrors(t *testing.T) {
 		{name: "empty rescue", doc: `{"version":1,"root":{"try":{"act":"a"},"rescue":{"seq":[]}}}`,
 			problems: []ast.Problem{{Path: "rescue", Msg: "seq has no children"}}},
 		{name: "bad node in finally", doc: `{"version":1,"root":{"try":{"act":"a"},"finally":{"seq":[{"act":"b"},{"nope":1}]}}}`,
-			problems: []ast.Problem{{Path: "finally.seq[1]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end (has: nope)"}}},
+			problems: []ast.Problem{{Path: "finally.seq[1]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: nope)"}}},
 		{name: "empty action name", doc: `{"version":1,"root":{"seq":[{"act":"a"},{"act":""}]}}`,
 			problems: []ast.Problem{{Path: "seq[1]", Msg: "action name is empty"}}},
 		{name: "action name with a space", doc: `{"version":1,"root":{"par":[{"act":"send mail"}]}}`,
@@ -396,7 +396,7 @@ func TestDecodeErrors(t *testing.T) {
 				{Path: "par[0]", Msg: `"seq" must be an array of nodes, got a number`},
 				{Path: "par[1]", Msg: `unknown field "x" in act node (allowed: act, payload, name, inputs, retry, timeout, deadline, delivery, priority)`},
 				{Path: "par[2].body", Msg: "par has no children"},
-				{Path: "par[2].finally", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end (has: foo)"},
+				{Path: "par[2].finally", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: foo)"},
 			}},
 		// A key written twice is refused in every object the decoder reads,
 		// named with the path of the node it is in; encoding/json alone
@@ -425,7 +425,7 @@ func TestDecodeErrors(t *testing.T) {
 		// problem in one node must not hide a naming problem in another.
 		{name: "structural and naming problems together", doc: `{"version":1,"root":{"seq":[{"foo":1},{"act":""}]}}`,
 			problems: []ast.Problem{
-				{Path: "seq[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end (has: foo)"},
+				{Path: "seq[0]", Msg: "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: foo)"},
 				{Path: "seq[1]", Msg: "action name is empty"},
 			}},
 	}
@@ -506,8 +506,8 @@ func TestValidateDSL(t *testing.T) {
 		n        ast.Node
 		problems []ast.Problem
 	}{
-		{"zero node", ast.Node{}, []ast.Problem{{"", "unknown node kind 0 (want act, seq, par, try, dag, race, choice or end)"}}},
-		{"unknown kind", ast.Node{Kind: 9}, []ast.Problem{{"", "unknown node kind 9 (want act, seq, par, try, dag, race, choice or end)"}}},
+		{"zero node", ast.Node{}, []ast.Problem{{"", "unknown node kind 0 (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)"}}},
+		{"unknown kind", ast.Node{Kind: 99}, []ast.Problem{{"", "unknown node kind 99 (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)"}}},
 		{"empty seq", ast.Par(ast.Act("a", nil), ast.Seq()), []ast.Problem{{"par[1]", "seq has no children"}}},
 		{"empty par", ast.Seq(ast.Act("a", nil), ast.Act("b", nil), ast.Par()), []ast.Problem{{"seq[2]", "par has no children"}}},
 		{"try without body", ast.Node{Kind: ast.KindTry}, []ast.Problem{{"", "try has no body"}}},
@@ -534,7 +534,7 @@ func TestValidateDSL(t *testing.T) {
 			[]ast.Problem{
 				{"seq[0]", "action name is empty"},
 				{"seq[1].par[0]", "seq has no children"},
-				{"seq[1].par[2]", "unknown node kind 0 (want act, seq, par, try, dag, race, choice or end)"},
+				{"seq[1].par[2]", "unknown node kind 0 (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)"},
 				{"seq[2].body", `action name "x y" has ' ' at byte 1 (allowed: letters, digits, '.', '_', '-')`},
 				{"seq[2].finally", "par has no children"},
 			}},

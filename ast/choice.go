@@ -110,14 +110,16 @@ func (n Node) WithWhen(output string, equals any) Node {
 	return n
 }
 
-// WithNeed returns the race n that succeeds once k of its children have.
+// WithNeed returns the race n that succeeds once k of its children have,
+// or the map n that succeeds once k of its copies have (see Map).
 func (n Node) WithNeed(k int) Node {
 	n.Need = k
 	return n
 }
 
-// WithLimit returns the par n running at most k children at once; the
-// others start in tree order as running ones settle. (A dag takes no
+// WithLimit returns the par n running at most k children at once (or
+// the map n running at most k copies); the others start in tree order
+// as running ones settle. (A dag takes no
 // limit yet.)
 func (n Node) WithLimit(k int) Node {
 	n.Limit = k
@@ -199,7 +201,12 @@ func (c *Case) matches(v any) bool {
 
 // equalLang3 compares the fields of version 3.
 func equalLang3(a, b *Node) bool {
+	if a.Over != b.Over || a.Max != b.Max || (a.Until == nil) != (b.Until == nil) ||
+		a.Until != nil && (a.Until.Output != b.Until.Output || !bytes.Equal(a.Until.Equals, b.Until.Equals)) {
+		return false
+	}
 	if a.On != b.On || a.Multi != b.Multi || a.Need != b.Need || a.Limit != b.Limit || a.Reason != b.Reason ||
+		a.Signal != b.Signal || a.Transient != b.Transient || a.Sleep != b.Sleep ||
 		len(a.Cases) != len(b.Cases) || (a.When == nil) != (b.When == nil) {
 		return false
 	}
@@ -217,7 +224,7 @@ func equalLang3(a, b *Node) bool {
 
 // lang3 reports whether n uses a node or key of version 3.
 func (n *Node) lang3() bool {
-	return n.Kind == KindChoice || n.Kind == KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0
+	return n.Kind == KindChoice || n.Kind == KindEnd || n.Kind == KindMap || n.Kind == KindLoop || n.Kind == KindWait || n.Kind == KindSleep || n.When != nil || n.Need != 0 || n.Limit != 0
 }
 
 // writeChoice writes {"choice":{"on":NAME,"cases":[{"when":V,"do":NODE},...],"else":NODE,"multi":true}
@@ -419,6 +426,7 @@ func (v *validator) lang3(n *Node, path *pathRef) {
 	if n.Kind != KindChoice && (n.On != "" || len(n.Cases) > 0 || n.Multi) {
 		v.add(path, "on, cases or multi on a %s node (only a choice has them)", n.Kind)
 	}
+	v.waitSleep(n, path)
 	if n.Kind != KindEnd && n.Reason != "" {
 		v.add(path, "reason on a %s node (only an end has one)", n.Kind)
 	}
@@ -438,8 +446,12 @@ func (v *validator) lang3(n *Node, path *pathRef) {
 	}
 	if n.Need != 0 {
 		switch {
+		case n.Kind == KindMap:
+			if n.Need < 1 || n.Need > MaxCopies {
+				v.add(path, "need %d is out of range (1 to %d, the most copies a map makes)", n.Need, MaxCopies)
+			}
 		case n.Kind != KindRace:
-			v.add(path, "need on a %s node (only a race has it)", n.Kind)
+			v.add(path, "need on a %s node (only a race or a map has it)", n.Kind)
 		case n.Need < 1 || n.Need > len(n.Children):
 			v.add(path, "need %d is out of range (1 to the race's %d children)", n.Need, len(n.Children))
 		}
@@ -448,13 +460,21 @@ func (v *validator) lang3(n *Node, path *pathRef) {
 		switch {
 		case n.Kind == KindDag:
 			v.add(path, "limit on a dag is not supported yet (a par takes one)")
-		case n.Kind != KindPar:
-			v.add(path, "limit on a %s node (only a par has it)", n.Kind)
+		case n.Kind != KindPar && n.Kind != KindMap:
+			v.add(path, "limit on a %s node (only a par or a map has it)", n.Kind)
 		case n.Limit < 1:
 			v.add(path, "limit %d is out of range (at least 1; leave it out for none)", n.Limit)
 		}
 	}
+	if n.Kind != KindMap && n.Over != "" {
+		v.add(path, "over on a %s node (only a map has it)", n.Kind)
+	}
+	if n.Kind != KindLoop && (n.Until != nil || n.Max != 0) {
+		v.add(path, "until or max on a %s node (only a loop has them)", n.Kind)
+	}
 	switch n.Kind {
+	case KindMap, KindLoop:
+		v.mapLoop(n, path)
 	case KindChoice:
 		v.named = true
 		if n.On == "" {

@@ -14,6 +14,8 @@ import (
 // fuzzSeeds are valid and invalid documents to start FuzzDecode from; more
 // seeds live in testdata/fuzz/FuzzDecode.
 var fuzzSeeds = []string{
+	`{"version":3,"root":{"race":[{"wait":"ok","transient":true,"name":"w","deadline":"1h"},{"sleep":"48h"}],"name":"r"}}`,
+	`{"version":3,"root":{"seq":[{"wait":"ok","name":"w"},{"act":"a","inputs":["w"]},{"sleep":"1ms"}]}}`,
 	`{"version":1,"root":{"act":"a"}}`,
 	`{"version":1,"root":{"act":"a","payload":{"x":[1,2.5,"s",null,true]}}}`,
 	`{"version":1,"root":{"seq":[{"act":"a"},{"par":[{"act":"b"},{"act":"c","payload":"p"}]}]}}`,
@@ -70,6 +72,11 @@ var fuzzSeeds = []string{
 	`{"version":2,"root":{"par":[{"act":"a","affinity":"dataset-42"},{"act":"b","affinity":{"key":"d","wait":"2s"}},{"seq":[{"act":"c"}],"affinity":{"scope":"job"}},{"act":"d","affinity":{"scope":"job","key":"scratch","strict":false}}]}}`,
 	`{"version":2,"root":{"seq":[{"act":"a","affinity":""},{"act":"b","affinity":{"scope":"x","wait":"-1s"}},{"act":"c","replicas":2}],"affinity":{"scope":"job","key":"k","zone":1}}}`,
 	`{"version":1,"root":{"act":"a","affinity":{"key":"k","strict":"yes"}}}`,
+	// Maps and loops (version 3), good and bad.
+	`{"version":3,"root":{"seq":[{"act":"l","name":"xs"},{"map":{"over":"xs","do":{"seq":[{"act":"a","name":"a","inputs":["item"]},{"act":"b","inputs":["a","index"]}]},"limit":2,"need":1},"name":"m","deadline":"1m0s"}]}}`,
+	`{"version":3,"root":{"loop":{"do":{"try":{"act":"p","name":"p"},"finally":{"act":"f"}},"until":{"output":"p","equals":{"done":[1,2.0]}},"max":10000},"name":"l"}}`,
+	`{"version":3,"root":{"seq":[{"act":"l","name":"item"},{"map":{"over":"item","do":null,"limit":0,"need":1e9}},{"loop":{"do":{"act":"x"},"until":{"output":"x"},"max":1.5}},{"act":"y","inputs":["index"]}]}}`,
+	`{"version":2,"root":{"map":{"over":"a","do":{"map":{"over":"b","do":{"loop":{"do":{"act":"c","name":"c"},"until":{"output":"c","equals":null},"max":0}}}}}}}`,
 }
 
 // FuzzDecode checks that Decode never panics and that whatever it accepts
@@ -255,7 +262,8 @@ func (g *fuzzGen) byte() byte {
 func (g *fuzzGen) node(depth int, dagChild bool) ast.Node {
 	g.nodes++
 	// Seqs and dags twice as often as pars and tries: they make inputs sure.
-	kind := [...]byte{0, 0, 1, 1, 2, 3, 3, 4}[g.byte()%8]
+	// Maps and loops (5, 6) come with the leaf their over or until reads.
+	kind := [...]byte{0, 0, 1, 1, 2, 3, 3, 4, 5, 6}[g.byte()%10]
 	if depth >= 5 || g.nodes > 60 {
 		kind = 0
 	}
@@ -288,6 +296,14 @@ func (g *fuzzGen) node(depth int, dagChild bool) ast.Node {
 			opts = append(opts, ast.Finally(g.node(depth+1, false)))
 		}
 		n = ast.Try(body, opts...)
+	case 5:
+		g.names++
+		over := fmt.Sprintf("n%d", g.names)
+		n = ast.Seq(ast.Act("a", nil).Named(over), ast.Map(over, g.node(depth+1, false)))
+	case 6:
+		g.names++
+		until := fmt.Sprintf("n%d", g.names)
+		n = ast.Loop(ast.Seq(g.node(depth+1, false), ast.Act("a", nil).Named(until)), until, true, 3)
 	}
 	if dagChild || g.byte()%2 == 1 {
 		g.names++

@@ -20,15 +20,16 @@ import (
 //	1  act, seq, par, try and dag; names, inputs, retry, timeout,
 //	   deadline, delivery and priority (added as optional keys)
 //	2  race nodes, and "replicas" and "affinity" on any node
-//	3  choice and end nodes, "when" on a dag entry, "need" on a race,
-//	   "limit" on a par or dag
+//	3  choice, end, map and loop nodes, "when" on a dag entry, "need"
+//	   on a race, "limit" on a par or dag
 //
 // A document of an older version that uses a key of a newer one is
 // refused, the message naming the key and the version that has it.
 const Version = 3
 
 // VersionOf returns the oldest version of the form that holds the tree
-// rooted at n: 3 if it has a choice, an end, a guard, a need or a limit,
+// rooted at n: 3 if it has a choice, an end, a map, a loop, a guard, a
+// need or a limit,
 // else 2 if it has a race, replicas or an affinity, else 1.
 func VersionOf(n Node) int {
 	v := 1
@@ -194,9 +195,15 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 		b.WriteByte(']')
 	case KindChoice:
 		writeChoice(b, n)
+	case KindMap:
+		writeMap(b, n)
+	case KindLoop:
+		writeLoop(b, n)
 	case KindEnd:
 		b.WriteString(`{"end":`)
 		writeString(b, n.Reason)
+	case KindWait, KindSleep:
+		writeWaitSleep(b, n)
 	default:
 		return // not a valid node: nothing is written
 	}
@@ -211,11 +218,11 @@ func writeNodeAs(b *bytes.Buffer, n *Node, withName bool) {
 	if n.timed() {
 		writeTiming(b, n)
 	}
-	if n.Need != 0 {
+	if n.Need != 0 && n.Kind != KindMap {
 		b.WriteString(`,"need":`)
 		b.WriteString(strconv.Itoa(n.Need))
 	}
-	if n.Limit != 0 {
+	if n.Limit != 0 && n.Kind != KindMap {
 		b.WriteString(`,"limit":`)
 		b.WriteString(strconv.Itoa(n.Limit))
 	}
@@ -425,7 +432,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 var kindKeys = [...]struct {
 	key  string
 	kind Kind
-}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}, {"choice", KindChoice}, {"end", KindEnd}}
+}{{"act", KindAct}, {"seq", KindSeq}, {"par", KindPar}, {"try", KindTry}, {"dag", KindDag}, {"race", KindRace}, {"choice", KindChoice}, {"end", KindEnd}, {"map", KindMap}, {"loop", KindLoop}, {"wait", KindWait}, {"sleep", KindSleep}}
 
 // nodeKeys are the keys each kind of node may have, the kind's key first.
 var nodeKeys = map[Kind][]string{
@@ -437,13 +444,18 @@ var nodeKeys = map[Kind][]string{
 	KindRace:   {"race", "name", "deadline", "need"},
 	KindChoice: {"choice", "name", "deadline"},
 	KindEnd:    {"end", "name"},
+	KindMap:    {"map", "name", "deadline"},
+	KindLoop:   {"loop", "name", "deadline"},
+	KindWait:   {"wait", "transient", "name", "deadline"},
+	KindSleep:  {"sleep", "name"},
 }
 
 // Which version of the form each key appeared in, for the keys that are
 // not in version 1: a document of an older version that uses one is
 // refused with a message naming the version that has it.
 var keyVersion = map[string]int{"race": 2, "replicas": 2, "affinity": 2,
-	"choice": 3, "end": 3, "when": 3, "need": 3, "limit": 3}
+	"choice": 3, "end": 3, "when": 3, "need": 3, "limit": 3, "map": 3, "loop": 3,
+	"wait": 3, "transient": 3, "sleep": 3}
 
 func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	add := func(format string, args ...any) {
@@ -456,7 +468,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	fields, dups, ok := readObject(data)
 	if !ok {
-		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]}, {\"race\":[...]}, {\"choice\":{...}} or {\"end\":...}, got %s", DescribeJSON(data))
+		add("want a node object like {\"act\":...}, {\"seq\":[...]}, {\"par\":[...]}, {\"try\":...}, {\"dag\":[...]}, {\"race\":[...]}, {\"choice\":{...}}, {\"end\":...}, {\"map\":{...}}, {\"loop\":{...}}, {\"wait\":...} or {\"sleep\":...}, got %s", DescribeJSON(data))
 		return bad
 	}
 	var kinds []string
@@ -469,7 +481,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	}
 	switch len(kinds) {
 	case 0:
-		add("node has none of the keys act, seq, par, try, dag, race, choice, end (has: %s)", strings.Join(sortedKeys(fields), ", "))
+		add("node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: %s)", strings.Join(sortedKeys(fields), ", "))
 		return bad
 	case 1:
 	default:
@@ -528,6 +540,12 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 	switch n.Kind {
 	case KindChoice:
 		decodeChoice(fields["choice"], &n, path, depth, d, add)
+	case KindMap:
+		decodeMap(fields["map"], &n, path, depth, d, add)
+	case KindLoop:
+		decodeLoop(fields["loop"], &n, path, depth, d, add)
+	case KindWait, KindSleep:
+		decodeWaitSleep(fields, &n, add)
 	case KindEnd:
 		var ok bool
 		if n.Reason, ok = readString(fields["end"]); !ok {

@@ -87,6 +87,12 @@ func checkNames(root Node, ps []Problem) []Problem {
 		if n.When != nil && n.When.Output != "" {
 			c.reads(int32(id), "when", n.When.Output, "this dag child is ready")
 		}
+		if n.Kind == KindMap && n.Over != "" {
+			c.reads(int32(id), "over", n.Over, "the map starts")
+		}
+		if n.Kind == KindLoop && n.Until != nil && n.Until.Output != "" {
+			c.until(int32(id))
+		}
 	}
 	return c.ps
 }
@@ -103,7 +109,7 @@ func (c *checker) add(n *Node, parent, edge, depth int32) int32 {
 		return id
 	}
 	switch n.Kind {
-	case KindSeq, KindPar, KindRace, KindChoice:
+	case KindSeq, KindPar, KindRace, KindChoice, KindMap, KindLoop:
 		for i := range n.Children {
 			c.add(&n.Children[i], id, int32(i), depth+1)
 		}
@@ -365,6 +371,12 @@ func (c *checker) inputs(l int32, seen map[string]int) {
 			}
 			continue
 		}
+		if reserved(name) {
+			if !c.inMap(l) {
+				c.problem(l, "input %q is only for a leaf inside a map (the element or index of its copy)", name)
+			}
+			continue
+		}
 		t, ok := c.names[name]
 		switch {
 		case !ok:
@@ -440,10 +452,16 @@ func (c *checker) notSure(l, t int32) string {
 	}
 	// cb is sure: t is when each node from cb down to t is implied by its
 	// parent's success. Report the outermost one that is not.
+	return c.notImplied(t, cb)
+}
+
+// notImplied returns why the success of top (an ancestor of t, or t)
+// does not imply that t succeeded, or "" when it does.
+func (c *checker) notImplied(t, cb int32) string {
 	broken := int32(-1)
 	for x := t; x != cb; x = c.parent(x) {
 		p := c.nodes[c.parent(x)].n
-		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) || p.Kind == KindRace || p.Replicas > 0 || p.Kind == KindChoice || c.nodes[x].n.When != nil {
+		if p.Kind == KindTry && (c.nodes[x].edge == 1 || c.nodes[x].edge == 0 && p.Rescue != nil) || p.Kind == KindRace || p.Replicas > 0 || p.Kind == KindChoice || p.Kind == KindMap || p.Kind == KindLoop || c.nodes[x].n.When != nil {
 			broken = x
 		}
 	}
@@ -457,6 +475,10 @@ func (c *checker) notSure(l, t int32) string {
 		return "is under the dag child " + c.label(broken) + ", which has a guard (when) and may be skipped"
 	}
 	switch p := c.nodes[c.parent(broken)].n; {
+	case p.Kind == KindMap:
+		return "is inside the map at " + ShowPath(c.path(c.parent(broken))) + ", whose nodes exist once per copy"
+	case p.Kind == KindLoop:
+		return "is inside the loop at " + ShowPath(c.path(c.parent(broken))) + ", whose nodes exist once per iteration"
 	case p.Kind == KindChoice:
 		return "is inside the choice at " + ShowPath(c.path(c.parent(broken))) + ", whose success says nothing of any one case"
 	case p.Kind == KindRace:
@@ -476,9 +498,11 @@ func (c *checker) notSure(l, t int32) string {
 func (c *checker) reads(id int32, key, name, at string) {
 	t, ok := c.names[name]
 	switch {
+	case reserved(name):
+		c.problem(id, "%s %q: item and index are inputs of a leaf inside a map, not names of nodes", key, name)
 	case !ok:
 		c.problem(id, "%s %q: no node has this name", key, name)
-	case c.nodes[t].n.Kind != KindAct:
+	case c.nodes[t].n.Kind != KindAct && c.nodes[t].n.Kind != KindWait:
 		c.problem(id, "%s %q (%s) is a %s, not a leaf (only a leaf has an output)", key, name, ShowPath(c.path(t)), c.nodes[t].n.Kind)
 	default:
 		if why := c.notSure(id, t); why != "" {

@@ -401,7 +401,7 @@ func TestDecodeNamesErrors(t *testing.T) {
 			[]ast.Problem{{"par[1]", `input "a" (par[0]) is a sibling in a par` + notSureDoc}}},
 		{"bad do node, named entry still checked", `{"dag":[{"name":"1a","after":["b"],"do":{"nope":1}},{"name":"b","do":{"act":"b"}}]}`,
 			[]ast.Problem{
-				{"dag[0]", "node has none of the keys act, seq, par, try, dag, race, choice, end (has: nope)"},
+				{"dag[0]", "node has none of the keys act, seq, par, try, dag, race, choice, end, map, loop, wait, sleep (has: nope)"},
 				{"dag[0]", `name "1a" starts with '1' (a name starts with a letter or '_')`},
 			}},
 		{"structural and naming problems, in tree order", `{"seq":[{"act":"a","name":"a","inputs":["b"]},{"dag":[{"name":"b","do":{"act":"b","x":1}}]}]}`,

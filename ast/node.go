@@ -23,12 +23,16 @@ const (
 	KindRace
 	KindChoice
 	KindEnd
+	KindMap
+	KindLoop
+	KindWait
+	KindSleep
 )
 
-var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race", "choice", "end"}
+var kindNames = [...]string{"invalid", "act", "seq", "par", "try", "dag", "race", "choice", "end", "map", "loop", "wait", "sleep"}
 
 // String returns the kind's JSON key: "act", "seq", "par", "try", "dag",
-// "race", "choice" or "end".
+// "race", "choice", "end", "map", "loop", "wait" or "sleep".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -47,6 +51,12 @@ func (k Kind) String() string {
 //   - KindChoice: On, Cases and Multi; Children holds the cases' nodes,
 //     then the else's, if any (see Choice).
 //   - KindEnd: Reason.
+//   - KindMap: Over, Limit and Need; Children holds the template, one
+//     node (see Map).
+//   - KindLoop: Until and Max; Children holds the body, one node (see
+//     Loop).
+//   - KindWait: Signal and Transient (see Wait).
+//   - KindSleep: Sleep (see Sleep).
 //
 // Any node may have a Deadline, and Replicas: a node with Replicas N
 // (2 to MaxReplicas) runs as a race of N copies of itself (see
@@ -111,14 +121,30 @@ type Node struct {
 	// When, for a child of a KindDag: the guard that decides, once the
 	// child is ready, whether it runs or is skipped.
 	When *Guard
-	// Need, for KindRace: how many children must succeed for the race to
-	// succeed (0 counts as 1).
+	// Need, for KindRace (KindMap): how many children (copies) must
+	// succeed for the race (map) to succeed (0 counts as 1 for a race,
+	// as all for a map).
 	Need int
-	// Limit, for KindPar: the most children running at once (0: no
-	// limit). Validate refuses one on a dag, which does not have it yet.
+	// Limit, for KindPar and KindMap: the most children (copies)
+	// running at once (0: no limit). Validate refuses one on a dag, which does not have it yet.
 	Limit int
 	// Reason, for KindEnd: why the workflow ends there.
 	Reason string
+	// Over, for KindMap: the name of the leaf whose output (an array) the
+	// map runs one copy of its template for each element of.
+	Over string
+	// Until, for KindLoop: the leaf of the body whose output ends the
+	// loop once it equals the value, read as an iteration succeeds.
+	Until *Guard
+	// Max, for KindLoop: the most iterations, 1 to MaxIterations.
+	Max int
+	// Signal, for KindWait: the name of the signal it waits for.
+	Signal string
+	// Transient, for KindWait: take only a signal that arrives while the
+	// wait runs, never one kept from before it started.
+	Transient bool
+	// Sleep, for KindSleep: how long the sleep lasts from when it starts.
+	Sleep time.Duration
 
 	// err records a problem found while building the node with the DSL
 	// (a payload that does not marshal); Validate reports it.

@@ -97,7 +97,7 @@ func CutEdge(p string) (e Edge, written, rest string, ok bool) {
 			return Edge{KindTry, k}, written, rest, true
 		}
 	}
-	for _, kind := range [...]Kind{KindSeq, KindPar, KindDag, KindRace, KindChoice} {
+	for _, kind := range [...]Kind{KindSeq, KindPar, KindDag, KindRace, KindChoice, KindMap, KindLoop} {
 		name := kind.String()
 		if len(written) < len(name)+3 || written[:len(name)] != name || written[len(name)] != '[' || written[len(written)-1] != ']' {
 			continue

@@ -141,8 +141,8 @@ func TestPriorityValidate(t *testing.T) {
 		{"after the timing fields, as in JSON", ast.Seq(a).WithPriority(1).WithTimeout(time.Second),
 			root("timeout on a seq node (only an act's attempts time out; a deadline bounds any node)",
 				"priority on a seq node (only an act's actions have a priority)")},
-		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 9, Priority: 5},
-			root("unknown node kind 9 (want act, seq, par, try, dag, race, choice or end)")},
+		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 99, Priority: 5},
+			root("unknown node kind 99 (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)")},
 
 		// The range.
 		{"1001", a.WithPriority(1001), root("priority 1001 is out of range (-1000 to 1000)")},

@@ -73,6 +73,8 @@ func expand(n Node, suffix string, ren map[string]string) Node {
 	}
 	n.Name = rename(n.Name, ren)
 	n.On = rename(n.On, ren)
+	n.Over = rename(n.Over, ren)
+	n.Until = renameGuard(n.Until, ren)
 	n.When = renameGuard(n.When, ren)
 	if len(n.Inputs) > 0 && len(ren) > 0 {
 		ins := make([]string, len(n.Inputs))

@@ -162,8 +162,8 @@ func TestTimingValidate(t *testing.T) {
 				"delivery on a seq node (only an act's attempts are delivered)")},
 		{"deadline anywhere", ast.Seq(ast.Par(ast.Try(a.WithDeadline(time.Second), ast.Finally(a)).WithDeadline(time.Second)).WithDeadline(time.Second),
 			ast.Dag(a.Named("d").WithDeadline(time.Second)).WithDeadline(time.Second)).WithDeadline(time.Hour), nil},
-		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 9, Retry: &ast.Retry{}, Timeout: -1, Deadline: -1, Delivery: 9},
-			root("unknown node kind 9 (want act, seq, par, try, dag, race, choice or end)")},
+		{"on an unknown kind: only the kind is reported", ast.Node{Kind: 99, Retry: &ast.Retry{}, Timeout: -1, Deadline: -1, Delivery: 9},
+			root("unknown node kind 99 (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)")},
 
 		// Attempts.
 		{"attempts 1", retry(ast.Retry{Attempts: 1}), nil},

@@ -213,7 +213,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 	if n.Affinity != nil && n.Affinity.IsStrict() {
 		defer func() { v.pins-- }()
 	}
-	if n.lang3() || n.On != "" || len(n.Cases) > 0 || n.Multi || n.Reason != "" {
+	if n.lang3() || n.On != "" || len(n.Cases) > 0 || n.Multi || n.Reason != "" || n.Signal != "" || n.Transient || n.Sleep != 0 {
 		v.lang3(n, path)
 	}
 	switch n.Kind {
@@ -235,13 +235,13 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 		if n.Priority != 0 {
 			v.priority(n, path)
 		}
-	case KindChoice:
+	case KindChoice, KindMap, KindLoop:
 		ref := pathRef{parent: path, kind: n.Kind}
 		for i := range n.Children {
 			ref.i = i
 			v.node(&n.Children[i], &ref, depth+1)
 		}
-	case KindEnd:
+	case KindEnd, KindWait, KindSleep:
 	case KindSeq, KindPar, KindDag, KindRace:
 		switch {
 		case len(n.Children) == 0:
@@ -274,7 +274,7 @@ func (v *validator) node(n *Node, path *pathRef, depth int) {
 			}
 		}
 	default:
-		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice or end)", n.Kind)
+		v.add(path, "unknown node kind %d (want act, seq, par, try, dag, race, choice, end, map, loop, wait or sleep)", n.Kind)
 	}
 }
 
@@ -293,6 +293,9 @@ func (v *validator) naming(n *Node, path *pathRef) {
 	case n.Name != "":
 		if msg := checkName(n.Name); msg != "" {
 			v.add(path, "%s", msg)
+		}
+		if reserved(n.Name) {
+			v.add(path, "name %q is reserved (a leaf inside a map reads its copy's element and index under item and index)", n.Name)
 		}
 	case dagChild && !n.badName:
 		v.add(path, "dag child has no name (every child of a dag is named)")

@@ -202,9 +202,11 @@ const (
 	IgnoredJobDone                               // the job had already finished
 	IgnoredTimer                                 // a firing of a timer not pending: never asked for, fired or withdrawn
 	IgnoredStopped                               // the attempt was told to stop in flight (a deadline, its leaf's own included, or a cancel): its result changes nothing
+	IgnoredJobSettled                            // a signal to a job that had settled
+	IgnoredQueueFull                             // a signal no wait took, beyond the MaxKeptSignals the job keeps: dropped, yet its ID is seen (the step holds it)
 )
 
-var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending", "stopped"}
+var ignoreNames = [...]string{"", "unknown action", "not dispatched", "stale attempt", "duplicate", "job done", "timer not pending", "stopped", "job settled", "signal queue full"}
 
 func (r IgnoreReason) String() string {
 	if int(r) < len(ignoreNames) && r > 0 {

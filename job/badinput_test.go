@@ -252,7 +252,7 @@ func TestBadDecode(t *testing.T) {
 		{"negative version", strings.Replace(badDoc(badRunning, ""), `"version":3`, `"version":-1`, 1), false, "version"},
 		{"no workflow", strings.Replace(badDoc(badRunning, ""), `"workflow":`+badTree+`,`, ``, 1), false, "workflow"},
 		{"invalid workflow", badDoc(`[0,1,0,0,0,0,0,0,0]`, "", `{"seq":[]}`), false, "workflow: workflow: root: seq has no children"},
-		{"unknown node kind", badDoc(`[0,1,0,0,0,0,0,0,0]`, "", `{"loop":[]}`), false, "root: node has none of the keys"},
+		{"unknown node kind", badDoc(`[0,1,0,0,0,0,0,0,0]`, "", `{"repeat":[]}`), false, "root: node has none of the keys"},
 		{"nodes not an array", strings.Replace(badDoc(badRunning, ""), `"nodes":[`+badRunning+`]`, `"nodes":5`, 1), false, "cannot unmarshal"},
 		{"8 fields", badDoc(`[0,1,0,0,0,0,0,0]`, ""), false, "nodes[0] has 8 fields, want 9"},
 		{"10 fields", badDoc(badRunning+`,[3,0,0,0,0,0,0,0,0,0]`, ""), false, "nodes[4] has 10 fields, want 9"},

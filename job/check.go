@@ -45,7 +45,10 @@ func (j Job) check() error {
 				return fmt.Errorf("deadline timer %s for a node that is %s, expired %v", j.t.timerID(p), ps.status, ps.flags&flagExpired != 0)
 			}
 		}
-		if p.kind != timerRetry && p.kind != timerDeadline {
+		if p.kind == timerSleep && j.t.nodes[p.node].kind != ast.KindSleep {
+			return fmt.Errorf("sleep timer %s for a %s", j.t.timerID(p), j.t.nodes[p.node].kind)
+		}
+		if p.kind != timerRetry && p.kind != timerDeadline && p.kind != timerSleep {
 			return fmt.Errorf("timer %s of kind %d", j.t.timerID(p), p.kind)
 		}
 	}
@@ -56,6 +59,12 @@ func (j Job) check() error {
 				return fmt.Errorf("node %d (%s) runs with a deadline and no deadline timer", i, ast.ShowPath(j.t.path(int32(i))))
 			}
 		}
+	}
+	if err := j.checkNodeCancels(); err != nil {
+		return err
+	}
+	if err := j.checkSignals(); err != nil {
+		return err
 	}
 	settled, running := 0, 0
 	for i := range j.t.nodes {
@@ -125,7 +134,7 @@ func (j Job) checkNode(id int32, res *result) error {
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
-			j.t.nodes[c].kind != ast.KindAct && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) {
+			j.t.nodes[c].kind != ast.KindAct && !isWaitOrSleep(j.t.nodes[c].kind) && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) {
 			return fmt.Errorf("cause %d is not a failed action or an expired node under it", s.cause)
 		}
 		if s.others < 0 {
@@ -145,7 +154,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	}
 	if s.flags&flagExpired != 0 {
-		if tn.deadline == 0 && !(id == 0 && (j.cancel != "" || j.ended != "")) {
+		if _, cancelled := j.cancelledNode(id); tn.deadline == 0 && !cancelled && !(id == 0 && (j.cancel != "" || j.ended != "")) {
 			return fmt.Errorf("expired without a deadline or a cancel")
 		}
 		if s.status.Settled() {
@@ -154,6 +163,8 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	kid := func(k int32) Status { return j.st.get(k).status }
 	switch tn.kind {
+	case ast.KindWait, ast.KindSleep:
+		return j.checkWaitSleep(id, tn, s, res)
 	case ast.KindAct:
 		if s.out != 0 || s.pos != 0 || s.done != 0 || s.nfail != 0 {
 			return fmt.Errorf("action has composite state %+v", s)

@@ -58,6 +58,10 @@ func (e *engine) settleLate() {
 		if e.get(l.node).status != StatusRunning {
 			continue
 		}
+		if e.node(l.node).kind == ast.KindWait {
+			e.takeKept(l.node) // unless a wait begun before it took the signal
+			continue
+		}
 		if e.node(l.node).kind == ast.KindEnd && e.j.cancel == "" && e.j.ended == "" {
 			// An end: everything stops as for a cancel, and the job
 			// ends succeeded once what still runs has settled.

@@ -42,6 +42,9 @@ func Describe(j Job) string {
 	fmt.Fprintf(&b, ", %d/%d actions settled\n", settled, total)
 	j.Walk(func(n NodeInfo) bool {
 		describeNode(&b, n)
+		if j.t.waitsOrSleeps {
+			describeWait(&b, &j, n)
+		}
 		return true
 	})
 	// A retry's due time is on its leaf's line; deadlines come last.
@@ -50,6 +53,7 @@ func Describe(j Job) string {
 			fmt.Fprintf(&b, "deadline of %s due %s\n", path, t.Due.UTC().Format(time.RFC3339Nano))
 		}
 	}
+	describeKept(&b, &j)
 	return b.String()
 }
 

@@ -213,6 +213,65 @@
 //     settling in one batch start the next two). A freeze, an expiry, a
 //     cancel or a lost race cancels those not yet started, one slot at a
 //     time, in the same transition. (A dag takes no limit yet.)
+//   - Map and loop. Package ast reads, writes and validates them (see
+//     ast.Map and ast.Loop), but New and Decode refuse a workflow holding
+//     one, naming the node: their trees grow as they run (a copy per
+//     element, one iteration after another), which the compiled tree,
+//     shared by every version of a job, does not yet.
+//
+// # Waits, signals and sleeps (workflow version 3)
+//
+//   - Wait. A wait is a leaf no worker runs (no Action, not in Running,
+//     Progress or Outstanding). When it starts it takes the oldest signal
+//     of its name the job keeps, unless it is transient; a transient wait
+//     takes only signals that arrive while it runs. It then succeeds with
+//     the signal's payload as its output (null for none), which inputs,
+//     a choice's on, a guard and a race it wins read as a leaf's. A
+//     deadline on it is its timeout.
+//   - Sleep. A sleep asks for the timer "PATH@sleep", due at the job's
+//     clock when it starts plus its duration (the deadline rule); its
+//     firing succeeds it, output null.
+//   - Withdrawn. A running wait or sleep that a freeze, an expiry, a
+//     cancel, a cancelled node or a lost race stops is withdrawn as a
+//     leaf waiting for a retry gives up: its timer is withdrawn, it is in
+//     no Stops (it is not an action) and it fails at once, kind
+//     KindWithdrawn.
+//   - Signals. A Signal has a name (a valid node name), an ID and a JSON
+//     payload of at most MaxSignalPayload bytes (Signal.Check). Its name
+//     and ID make it idempotent for the job's whole life: a repeat is
+//     ignored (IgnoredDuplicate), also after it was taken, kept or
+//     dropped. A batch's signals apply after its results and before its
+//     firings, in order of time (Signal.At), then ID, then name; each
+//     moves the job's clock as a result does. A running wait of its name
+//     takes it (of several, the one that started first; started in the
+//     same round, in tree order); otherwise the job keeps it, at most
+//     MaxKeptSignals; beyond that it is dropped (IgnoredQueueFull), yet
+//     its ID is seen from then on, so the step holds it while Ignored
+//     lists it too (the one result that is both). A signal in the batch
+//     of the result that starts its wait is kept, then taken when the
+//     wait starts. A signal to a job that has settled is ignored
+//     (IgnoredJobSettled); a cancelled job still running finally blocks
+//     has not, and a wait in one takes a signal. A malformed signal is
+//     ignored (IgnoredUnknown). Job.Signals lists the kept signals and
+//     which wait took which; Describe shows both.
+//   - Cancelling a node. CancelNode(j, name, reason) stops the running
+//     node called name as an expired deadline stops it; it fails with
+//     kind KindCancelled and the reason as message, which a try around
+//     it may rescue. It applies with the batch's firings, in tree order;
+//     one for a node not running is ignored.
+//
+// What a runner calls. Signals and node cancels are results, so every
+// runner carries them as it carries results (a store's step journals
+// them, Replay replays them):
+//
+//	res := job.SignalResult(id, job.Signal{Name: n, ID: sid, Payload: p, At: now}) // "@signal/NAME/ID"
+//	res := job.CancelNodeResult(id, name, reason)                               // "@cancel/NAME"
+//	tr, err := job.Restart(j, []job.Result{res, ...})
+//
+// (Deliver and CancelNode do the same for a job in hand.) A runner checks
+// a signal with Signal.Check before accepting it, to refuse a bad one to
+// its sender; a result's AsSignal reads a signal back. A sleep's timer is
+// a Timer like the others, armed and fired the same way.
 //
 // # Data
 //

@@ -173,6 +173,12 @@ func Encode(j Job) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
+	if j.sig != nil {
+		b = appendSignals(b, j.sig)
+	}
+	if len(j.cancels) > 0 {
+		b = appendNodeCancels(b, j.cancels)
+	}
 	b = append(b, '}')
 	return b, nil
 }
@@ -180,7 +186,7 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
-	case j.t.lang3:
+	case j.t.lang3 || j.sig != nil || len(j.cancels) > 0:
 		return 9
 	case j.t.raced:
 		return 8
@@ -232,17 +238,19 @@ func appendString(b []byte, s string) []byte {
 }
 
 type encoded struct {
-	Format   *int            `json:"format"`
-	ID       ID              `json:"id"`
-	Inc      *uint64         `json:"incarnation"`
-	Version  uint64          `json:"version"`
-	Clock    *int64          `json:"clock"`
-	Cancel   *string         `json:"cancel"`
-	CancelAt *int64          `json:"cancel_at"`
-	End      *string         `json:"end"`
-	Timers   [][]int64       `json:"timers"`
-	Workflow json.RawMessage `json:"workflow"`
-	Nodes    [][]int64       `json:"nodes"`
+	Format   *int                `json:"format"`
+	ID       ID                  `json:"id"`
+	Inc      *uint64             `json:"incarnation"`
+	Version  uint64              `json:"version"`
+	Clock    *int64              `json:"clock"`
+	Cancel   *string             `json:"cancel"`
+	CancelAt *int64              `json:"cancel_at"`
+	End      *string             `json:"end"`
+	Timers   [][]int64           `json:"timers"`
+	Signals  *encodedSignals     `json:"signals"`
+	Cancels  [][]json.RawMessage `json:"cancelled_nodes"`
+	Workflow json.RawMessage     `json:"workflow"`
+	Nodes    [][]int64           `json:"nodes"`
 	Results  []struct {
 		Node      int64           `json:"node"`
 		Output    json.RawMessage `json:"output"`
@@ -367,7 +375,7 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("results[%d] names node %d (want increasing indexes below %d)", k, r.Node, len(t.nodes))
 		}
 		last = r.Node
-		if t.nodes[r.Node].kind != ast.KindAct {
+		if t.nodes[r.Node].kind != ast.KindAct && t.nodes[r.Node].kind != ast.KindWait {
 			return corrupt("results[%d] is for node %d, a %s", k, r.Node, t.nodes[r.Node].kind)
 		}
 		if r.Output != nil && r.OutputB64 != nil {
@@ -411,7 +419,7 @@ func Decode(data []byte) (Job, error) {
 		j.cancelAt = *enc.CancelAt
 	}
 	for k, f := range enc.Timers {
-		if len(f) != 4 || f[0] < 0 || f[0] >= int64(len(t.nodes)) || (f[1] != timerRetry && f[1] != timerDeadline) || f[2] < 0 || f[2] > 1<<31-1 {
+		if len(f) != 4 || f[0] < 0 || f[0] >= int64(len(t.nodes)) || (f[1] != timerRetry && f[1] != timerDeadline && f[1] != timerSleep) || f[2] < 0 || f[2] > 1<<31-1 {
 			return corrupt("timers[%d] is %v (want [node, kind 1 or 2, attempt, due])", k, f)
 		}
 		p := pending{node: int32(f[0]), kind: uint8(f[1]), attempt: uint32(f[2]), due: f[3]}
@@ -419,6 +427,23 @@ func Decode(data []byte) (Job, error) {
 			return corrupt("timers[%d] is out of order or repeated", k)
 		}
 		j.timers = append(j.timers, p)
+	}
+	for k, c := range enc.Cancels {
+		var nc nodeCancel
+		if *enc.Format < 9 || len(c) != 2 || json.Unmarshal(c[0], &nc.node) != nil || json.Unmarshal(c[1], &nc.reason) != nil {
+			return corrupt("cancelled_nodes[%d] is not [node, reason], or before format 9", k)
+		}
+		j.cancels = append(j.cancels, nc)
+	}
+	if enc.Signals != nil {
+		if *enc.Format < 9 {
+			return corrupt("signals in format %d (format 9 holds them)", *enc.Format)
+		}
+		sig, err := enc.Signals.state()
+		if err != nil {
+			return corrupt("signals: %v", err)
+		}
+		j.sig = sig
 	}
 	if results != nil && t.named > 0 {
 		for _, e := range results.entries {

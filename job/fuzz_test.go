@@ -19,7 +19,7 @@ import (
 // format 6.
 func fuzzSeedJobs(f *testing.F) [][]byte {
 	var out [][]byte
-	for _, format := range []int{1, 3, 4, 5, 6} {
+	for _, format := range []int{1, 3, 4, 5, 6, 9} {
 		g := goldenFormats[format]
 		for _, c := range g.cases() {
 			j, err := c.build(g.opts...)

@@ -77,6 +77,19 @@ func goldenLang3Cases() []goldenCase {
 			},
 		},
 		{
+			name:  "wait-signals",
+			about: "a wait that took a signal, a race of a wait and a sleep pending, a kept signal, a node cancelled and rescued",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "approve-18", ast.Par(
+					ast.Seq(ast.Act("prepare", nil), ast.Wait("approval").Named("answer"),
+						ast.Race(ast.Wait("stop"), ast.Sleep(48*time.Hour)), ast.Act("apply", nil).WithInputs("answer")),
+					ast.Try(ast.Act("review", nil).Named("review"), ast.Rescue(ast.Act("skip", nil)))),
+					map[string]string{"@signal/approval/a1": `signal:{"ok":true}`, "@signal/other/x": "signal:"},
+					map[string]string{"par[0].seq[0]#1": "ok", "@cancel/review": "cancelnode:too slow"},
+				)
+			},
+		},
+		{
 			name:  "choice-no-case",
 			about: "a multi choice whose output is not an array: failed as it started, kind not_an_array, every case skipped",
 			build: func(opts ...job.Option) (job.Job, error) {
@@ -351,6 +364,16 @@ func goldenPlay(opts []job.Option, id job.ID, w ast.Node, batches ...map[string]
 			}
 			if v, ok := strings.CutPrefix(b[id], "cancel-at:"); ok {
 				r := job.CancelResult(j.ID(), v)
+				r.At = at
+				rs = append(rs, r)
+				continue
+			}
+			if v, ok := strings.CutPrefix(b[id], "signal:"); ok {
+				rs = append(rs, job.Result{JobID: j.ID(), ActionID: id, Output: []byte(v), At: at})
+				continue
+			}
+			if v, ok := strings.CutPrefix(b[id], "cancelnode:"); ok {
+				r := job.CancelNodeResult(j.ID(), strings.TrimPrefix(id, "@cancel/"), v)
 				r.At = at
 				rs = append(rs, r)
 				continue

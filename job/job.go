@@ -114,6 +114,12 @@ type Job struct {
 	// none did): like a cancel, the root is expired, but the job ends
 	// succeeded.
 	ended string
+	// sig is what the job knows of signals (nil: none sent, no wait
+	// begun). Copied on write.
+	sig *sigState
+	// cancels are the nodes CancelNode stopped, in the order it did;
+	// nil for none. Appended to a clipped copy: versions share it.
+	cancels []nodeCancel
 }
 
 // ID returns the job's ID.
@@ -339,6 +345,10 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 	if s.cause > 0 {
 		c := s.cause - 1
 		f.Path = j.t.path(c)
+		if reason, ok := j.cancelledNode(c); ok {
+			f.Kind, f.Message = KindCancelled, "cancelled: "+reason
+			return f
+		}
 		if cs := j.st.get(c); cs.flags&flagExpired != 0 {
 			// A deadline: the node that ran out, no action.
 			f.Kind = KindDeadline
@@ -348,6 +358,8 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 		if j.t.nodes[c].kind == ast.KindChoice {
 			// A choice that selected nothing: no action.
 			f.Kind, f.Message = j.choiceFailure(c)
+		} else if isWaitOrSleep(j.t.nodes[c].kind) {
+			f.Kind, f.Message = j.waitFailure(c)
 		} else {
 			f.Action = j.t.nodes[c].act.Action
 			var res *result
@@ -493,6 +505,11 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 		}
 		if p, ok := j.pendingTimer(id, timerRetry); ok {
 			ni.Retry = time.Unix(0, p.due).UTC()
+		}
+	}
+	if tn.kind == ast.KindWait && s.status == StatusSucceeded {
+		if res := resOf(id); res != nil {
+			ni.Output = res.output
 		}
 	}
 	if tn.kind == ast.KindRace && s.pos > 0 {

@@ -118,7 +118,7 @@ func (e *engine) decideRaces() bool {
 	ps.cause, ps.others = 0, 0
 	if o := tp.out; o >= 0 {
 		var out []byte
-		if k := tp.kids[w]; e.node(k).kind == ast.KindAct {
+		if k := tp.kids[w]; e.node(k).kind == ast.KindAct || e.node(k).kind == ast.KindWait {
 			if r := e.j.resultOf(k); r != nil {
 				out = r.output
 			}
@@ -220,6 +220,8 @@ func (e *engine) collectStops(id, n int32, stop, give *[]int32) bool {
 		} else {
 			*stop = append(*stop, id)
 		}
+	case ast.KindWait, ast.KindSleep:
+		*give = append(*give, id)
 	case ast.KindTry:
 		for part, k := range tn.kids {
 			if k >= 0 && !(part == partFinally && st.pos == partFinally) && e.collectStops(k, n, stop, give) {
@@ -271,7 +273,7 @@ func (j *Job) raceOutput(id int32) []byte {
 		return nil
 	}
 	k := j.t.nodes[id].kids[s.pos-1]
-	if j.t.nodes[k].kind != ast.KindAct {
+	if k := j.t.nodes[k].kind; k != ast.KindAct && k != ast.KindWait {
 		return nil
 	}
 	if r := j.resultOf(k); r != nil && r.err == "" {

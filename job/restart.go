@@ -53,8 +53,9 @@ func errBug(id ID, err error) error {
 //
 // The batch is a set, applied at once, in four phases: its results, put
 // in a canonical order (by node, then attempt, error, output, kind,
-// finality, time and ID), are recorded; then its timer firings and cancel
-// apply, on the tree as the results left it; then the tree settles
+// finality, time and ID), are recorded, then its signals (by time, then
+// ID: see Signal); then its timer firings, node cancels and cancel apply,
+// on the tree as the results left it; then the tree settles
 // (freezes and expiries cancel what they stop, waiting leaves give up);
 // and only then do new nodes start. So no transition both dispatches and
 // stops an action. Results that cannot apply (unknown, never dispatched,
@@ -94,6 +95,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 	e := newEngine(j)
 	var ignored []Ignored
 	var firings []keyed
+	var signals []keyedSignal
 	var batchBuf [1]keyed // a batch of one allocates nothing
 	batch := batchBuf[:0]
 	if len(results) > len(batchBuf) {
@@ -114,6 +116,18 @@ func Restart(j Job, results []Result) (Transition, error) {
 			// deleted since: its action IDs and attempts are this one's too.
 			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredStale,
 				Detail: fmt.Sprintf("from incarnation %x of the job, which is at %x", r.Incarnation, j.inc)})
+			continue
+		}
+		if name, ok := splitCancelNode(r.ActionID); ok {
+			id, known := j.t.names[name]
+			if !known {
+				id = -1
+			}
+			firings = append(firings, keyed{node: id, r: r, timer: timerCancelNode})
+			continue
+		}
+		if s, ok := r.AsSignal(); ok {
+			signals = append(signals, keyedSignal{s, r})
 			continue
 		}
 		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
@@ -196,6 +210,21 @@ func Restart(j Job, results []Result) (Transition, error) {
 		applied = append(applied, *k.r)
 		applied[len(applied)-1].Incarnation = 0 // the job's: a step names none
 	}
+	// Then signals, in order of time, then ID: a running wait takes one,
+	// or the job keeps it.
+	if len(signals) > 1 {
+		slices.SortStableFunc(signals, compareSignals)
+	}
+	for _, k := range signals {
+		changed, ig := e.applySignal(k, done)
+		if changed {
+			applied = append(applied, *k.r)
+			applied[len(applied)-1].Incarnation = 0
+		}
+		if ig.Reason != 0 {
+			ignored = append(ignored, ig)
+		}
+	}
 	e.propagateAll()
 
 	// Then timer firings, and a cancel, on the tree as the results left
@@ -205,6 +234,15 @@ func Restart(j Job, results []Result) (Transition, error) {
 	// node that a result would start and a firing stops never starts: no
 	// transition dispatches and stops one action.
 	for _, k := range firings {
+		if k.timer == timerCancelNode {
+			name, _ := splitCancelNode(k.r.ActionID)
+			if reason, detail := e.applyCancelNode(name, k.r); reason != 0 {
+				ignored = append(ignored, Ignored{Result: *k.r, Reason: reason, Detail: detail})
+			} else {
+				applied = append(applied, *k.r)
+			}
+			continue
+		}
 		p, ok := e.timer(k.node, k.timer)
 		switch {
 		case e.j.Done():
@@ -228,6 +266,8 @@ func Restart(j Job, results []Result) (Transition, error) {
 		case timerDeadline:
 			e.removeTimer(k.node, k.timer)
 			e.expire(k.node)
+		case timerSleep:
+			e.wakeUp(k.node)
 		case timerCancel:
 			e.j.cancel = k.r.Error
 			if !k.r.At.IsZero() {
@@ -317,6 +357,7 @@ type engine struct {
 	res     *resChunk      // the results applied, once one is
 	ownOuts bool           // j.outs is this edit's copy
 	ownTime bool           // j.timers is this edit's copy
+	ownSigs bool           // j.sig is this edit's copy
 	armed   []pending      // the timers armed in this edit
 	stops   []Action       // the actions told to stop in this edit
 	timers  []Timer        // those still pending at the end, for the transition (finish)
@@ -490,6 +531,10 @@ func (e *engine) armRetry(id int32, at int64) {
 // giveUp fails the waiting leaf id with its last failure: a frozen
 // ancestor stops its retries. Its retry timer, if armed, is withdrawn.
 func (e *engine) giveUp(id int32) {
+	if isWaitOrSleep(e.node(id).kind) {
+		e.withdraw(id)
+		return
+	}
 	if e.gaveUp == nil {
 		e.gaveUp = map[int32]bool{}
 	}
@@ -514,6 +559,7 @@ func (e *engine) abandon(p int32) {
 	for _, id := range stop {
 		e.giveUp(id)
 	}
+	e.withdrawUnder(p)
 }
 
 // tick moves the job's clock to at, if later.
@@ -690,6 +736,8 @@ func (e *engine) expire(n int32) {
 			} else {
 				stop = append(stop, id)
 			}
+		case ast.KindWait, ast.KindSleep:
+			give = append(give, id)
 		case ast.KindTry:
 			for part, k := range tn.kids {
 				if k >= 0 && !(part == partFinally && st.pos == partFinally) && walk(k) {
@@ -966,6 +1014,10 @@ func (e *engine) begin(id int32) {
 		e.begin(tn.kids[partBody])
 	case ast.KindChoice:
 		e.beginChoice(id, tn)
+	case ast.KindWait:
+		e.beginWait(id, tn)
+	case ast.KindSleep:
+		e.beginSleep(id, tn)
 	case ast.KindEnd:
 		// It stops the job once the round that began it is over.
 		e.lateQ = append(e.lateQ, late{id, StatusSucceeded})

@@ -20,7 +20,8 @@ type Step struct {
 // snapshot.Version()+1 and each next one the version after. Steps at or
 // below the snapshot's version are skipped, so a store may hand over a
 // journal that overlaps its newest snapshot. A step that does not apply
-// exactly as recorded (a result that is ignored now, or another version)
+// exactly as recorded (a result that is ignored now, a signal dropped by a
+// full queue excepted, or another version)
 // means the history is corrupt or belongs to another job, and is an error
 // naming the step.
 func Replay(snapshot Job, steps []Step) (Job, error) {
@@ -42,13 +43,21 @@ func Replay(snapshot Job, steps []Step) (Job, error) {
 		if err != nil {
 			return Job{}, fmt.Errorf("job %s: replay step %d (version %d): %w", j.id, i, st.Version, err)
 		}
-		if len(tr.Ignored) > 0 || tr.Job.version != st.Version {
+		// A signal dropped by a full queue is in the step (its ID is seen
+		// from then on) and ignored alike: it applies as recorded.
+		var wrong []Ignored
+		for _, g := range tr.Ignored {
+			if g.Reason != IgnoredQueueFull {
+				wrong = append(wrong, g)
+			}
+		}
+		if len(wrong) > 0 || tr.Job.version != st.Version {
 			ig := "none"
-			if len(tr.Ignored) > 0 {
-				ig = tr.Ignored[0].String()
+			if len(wrong) > 0 {
+				ig = wrong[0].String()
 			}
 			return Job{}, fmt.Errorf("job %s: replay step %d (version %d) does not apply as recorded: %d of %d results ignored (first: %s)",
-				j.id, i, st.Version, len(tr.Ignored), len(st.Results), ig)
+				j.id, i, st.Version, len(wrong), len(st.Results), ig)
 		}
 		j = tr.Job
 	}

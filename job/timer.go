@@ -44,6 +44,10 @@ const (
 	timerRetry = 1 + iota
 	timerDeadline
 	timerCancel // never pending: not in the table
+	timerSleep  // a sleep's: "PATH@sleep"
+	// timerCancelNode is a node's cancel (CancelNode), applied with the
+	// firings: never pending.
+	timerCancelNode
 )
 
 // cancelID is the ActionID of the result Cancel applies.
@@ -62,6 +66,9 @@ func (t *tree) timerID(p pending) string {
 	path := ast.ShowPath(t.path(p.node))
 	if p.kind == timerRetry {
 		return path + "@retry#" + strconv.FormatUint(uint64(p.attempt), 10)
+	}
+	if p.kind == timerSleep {
+		return path + "@sleep"
 	}
 	return path + "@deadline"
 }
@@ -86,6 +93,8 @@ func splitTimerID(id string) (path string, kind uint8, attempt int, ok bool) {
 	switch {
 	case rest == "deadline":
 		return path, timerDeadline, 0, true
+	case rest == "sleep":
+		return path, timerSleep, 0, true
 	case strings.HasPrefix(rest, "retry#"):
 		n, ok := atoi(rest[len("retry#"):])
 		if !ok || n < 2 {

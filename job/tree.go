@@ -43,6 +43,10 @@ type tree struct {
 	// action names of the leaves under the nodes that name it; nil when
 	// the workflow has no affinity.
 	pinNames map[string][]string
+	// waits maps each signal name to the waits for it, in tree order;
+	// waitsOrSleeps reports whether the tree has a wait or a sleep.
+	waits         map[string][]int32
+	waitsOrSleeps bool
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -98,6 +102,10 @@ type tnodeX struct {
 	// limit is, for a par, the most children running at once (0: no
 	// limit, or one at least as large as its children).
 	limit int32
+	// signal and transient are a wait's; sleep is a sleep's duration.
+	signal    string
+	transient bool
+	sleep     time.Duration
 }
 
 // needN is how many children of the race tn must succeed (1 by default).
@@ -140,6 +148,9 @@ func compile(root ast.Node) (*tree, error) {
 		run = &e
 	}
 	t.add(run, -1, 0, make([]byte, 0, 64), ids)
+	if err := t.refuseGrowing(); err != nil {
+		return nil, err
+	}
 	ids.assign(t)
 	t.link()
 	t.linkPins()
@@ -217,9 +228,9 @@ func (t *tree) link() {
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
 	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
-	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.When != nil || n.Need != 0 || n.Limit != 0 {
+	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.Kind == ast.KindWait || n.Kind == ast.KindSleep || n.When != nil || n.Need != 0 || n.Limit != 0 {
 		t.lang3 = true
-		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason}
+		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason, signal: n.Signal, transient: n.Transient, sleep: n.Sleep}
 	}
 	if n.Affinity != nil {
 		t.raced = true // format 8 holds version 2 of the workflow
@@ -258,6 +269,14 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	}
 	switch n.Kind {
 	case ast.KindEnd:
+	case ast.KindWait:
+		if t.waits == nil {
+			t.waits = map[string][]int32{}
+		}
+		t.waits[n.Signal] = append(t.waits[n.Signal], id)
+		t.waitsOrSleeps = true
+	case ast.KindSleep:
+		t.waitsOrSleeps = true
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
@@ -297,7 +316,7 @@ func (t *tree) addName(id int32, name string) {
 		t.names = map[string]int32{}
 	}
 	t.names[name] = id
-	if k := t.nodes[id].kind; k == ast.KindAct || k == ast.KindRace {
+	if k := t.nodes[id].kind; k == ast.KindAct || k == ast.KindRace || k == ast.KindWait {
 		t.nodes[id].out = int32(t.named)
 		t.named++
 	}

@@ -70,7 +70,7 @@ func (e *Env) Run(c *Case) (string, error) {
 	switch name {
 	case "new":
 		err = e.cmdNew(&b, c, args)
-	case "ok", "fail", "fire", "batch":
+	case "ok", "fail", "fire", "signal", "cancelnode", "batch":
 		if name == "batch" {
 			words = words[1:]
 		}
@@ -230,8 +230,18 @@ func (e *Env) parseResults(words []word) ([]job.Result, error) {
 		}
 		kind, rest := clause[0].s, clause[1:]
 		clause = nil
+		if kind == "signal" {
+			return e.parseSignal(rest, &results)
+		}
+		if kind == "cancelnode" {
+			if len(rest) != 2 {
+				return errors.New("usage: cancelnode NAME REASON")
+			}
+			results = append(results, job.CancelNodeResult(e.j.ID(), rest[0].s, rest[1].s))
+			return nil
+		}
 		if kind != "ok" && kind != "fail" && kind != "fire" && kind != "cancel" {
-			return fmt.Errorf("clause starts with %q (want ok, fail, fire or cancel)", kind)
+			return fmt.Errorf("clause starts with %q (want ok, fail, fire, signal or cancel)", kind)
 		}
 		if len(rest) == 0 && kind != "cancel" {
 			return fmt.Errorf("%s needs an action ID", kind)
@@ -444,7 +454,7 @@ func (e *Env) send(b *strings.Builder, results []job.Result, restart func(job.Jo
 		switch {
 		case next.Version() != prev.Version()+1 || st.Version != next.Version():
 			return fmt.Errorf("job.Restart went from version %d to %d (step version %d)", prev.Version(), next.Version(), st.Version)
-		case len(st.Results)+len(tr.Ignored) != len(results):
+		case len(st.Results)+len(tr.Ignored)-queueFull(tr.Ignored) != len(results):
 			return fmt.Errorf("job.Restart applied %d and ignored %d of %d results", len(st.Results), len(tr.Ignored), len(results))
 		}
 		for _, r := range st.Results {
@@ -702,6 +712,10 @@ func (e *Env) formatResult(r job.Result) string {
 	switch {
 	case r.ActionID == job.CancelResult("", "").ActionID:
 		return "cancel " + quoteArg(r.Error)
+	case isSignal(r):
+		return e.formatSignal(r)
+	case strings.HasPrefix(r.ActionID, "@cancel/"):
+		return "cancelnode " + quoteArg(strings.TrimPrefix(r.ActionID, "@cancel/")) + " " + quoteArg(r.Error)
 	case isTimer(r.ActionID):
 		return "fire " + quoteArg(r.ActionID) + " at=" + e.formatTime(r.At)
 	case r.Failed():
@@ -889,10 +903,10 @@ func checkInputs(a job.Action, j job.Job) error {
 			return fmt.Errorf("action %s: input %q names no node", a.ID, in.Name)
 		case n.Status != job.StatusSucceeded:
 			return fmt.Errorf("action %s dispatched with input %q (%s) %s, not succeeded", a.ID, in.Name, ast.ShowPath(n.Path), n.Status)
-		case n.Kind != ast.KindAct && n.Kind != ast.KindRace && in.Output != nil:
+		case n.Kind != ast.KindAct && n.Kind != ast.KindRace && n.Kind != ast.KindWait && in.Output != nil:
 			return fmt.Errorf("action %s: input %q is the inner node %s, with output %q", a.ID, in.Name, ast.ShowPath(n.Path), in.Output)
 		}
-		if n.Kind == ast.KindAct || n.Kind == ast.KindRace {
+		if n.Kind == ast.KindAct || n.Kind == ast.KindRace || n.Kind == ast.KindWait {
 			out, ok := j.Output(leaf.Inputs[k])
 			if !ok || !bytes.Equal(out, in.Output) || !bytes.Equal(out, n.Output) {
 				return fmt.Errorf("action %s: input %q is %q, the leaf's output %q (Output: %q, %v)", a.ID, in.Name, in.Output, n.Output, out, ok)
