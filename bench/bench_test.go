@@ -603,7 +603,7 @@ func TestKafkaEngines(t *testing.T) {
 			t.Errorf("%s on %s: %d calls, %d action and %d restarter messages, %d started; want %d each",
 				sc.Label(), name, s.Calls, k.Actions, k.Restarter, k.Started, acts)
 		}
-		if s.Steps < 2*int64(sc.Jobs) || k.State < s.Steps || k.Messages != k.Actions+k.Restarter+k.State+k.Stops || k.Probes < 1 {
+		if s.Steps < 2*int64(sc.Jobs) || k.State < s.Steps || k.Messages != k.Actions+k.Restarter+k.State+k.Stops+k.Control || k.Probes < 1 {
 			t.Errorf("%s on %s: %d steps, %+v; want a creation and a transition per job at least, a state record per step, "+
 				"the topics adding up, a probe", sc.Label(), name, s.Steps, *k)
 		}

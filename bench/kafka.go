@@ -89,6 +89,7 @@ type kafkaStats struct {
 	Restarter int64 `json:"restarter,omitempty"` // the restarter topic: results (and submits not handed in)
 	State     int64 `json:"state,omitempty"`     // the state topic: steps, heads, snapshots
 	Stops     int64 `json:"stops,omitempty"`     // the stops topic
+	Control   int64 `json:"control,omitempty"`   // the workers' control topic: drains and published loads
 	// runner/kafka's own counts: actions started (hooks), results the
 	// reducer ignored (duplicates), and what it logged at Warn or above.
 	Started  int64  `json:"started,omitempty"`
@@ -637,6 +638,8 @@ func (o offsets) since(before offsets, prefix string) kafkaStats {
 			k.State += d
 		case t == prefix+".stops":
 			k.Stops += d
+		case t == prefix+".workers":
+			k.Control += d
 		}
 	}
 	return k
