@@ -12,10 +12,10 @@
 // known before it runs. A box shows the node's kind, its action or name,
 // its payload clipped to 40 characters, and its state twice: as the
 // colour of a band across its foot and as an icon and a word in that band
-// (idle ○, running ▶, succeeded ✓, failed ✗, cancelled ⊘; "skipped" ↷
-// is reserved), so colour is never the only signal. The palette is the
-// job page's: succeeded #009E73, failed #D55E00, running #0072B2,
-// cancelled #8C8C8C, idle white with a grey outline.
+// (idle ○, running ▶, succeeded ✓, failed ✗, cancelled ⊘, skipped ↷),
+// so colour is never the only signal. The palette is the job page's:
+// succeeded #009E73, failed #D55E00, running #0072B2, cancelled #8C8C8C,
+// skipped #DDDDDD (a neutral light grey), idle white with a grey outline.
 //
 // The tree is drawn indented, each inner node's box above its children:
 //
