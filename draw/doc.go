@@ -12,10 +12,10 @@
 // known before it runs. A box shows the node's kind, its action or name,
 // its payload clipped to 40 characters, and its state twice: as the
 // colour of a band across its foot and as an icon and a word in that band
-// (idle ○, running ▶, succeeded ✓, failed ✗, cancelled ⊘; "skipped" ↷
-// is reserved), so colour is never the only signal. The palette is the
-// job page's: succeeded #009E73, failed #D55E00, running #0072B2,
-// cancelled #8C8C8C, idle white with a grey outline.
+// (idle ○, running ▶, succeeded ✓, failed ✗, cancelled ⊘, skipped ↷),
+// so colour is never the only signal. The palette is the job page's:
+// succeeded #009E73, failed #D55E00, running #0072B2, cancelled #8C8C8C,
+// skipped #DDDDDD (a neutral light grey), idle white with a grey outline.
 //
 // The tree is drawn indented, each inner node's box above its children:
 //
@@ -23,7 +23,17 @@
 //   - a par's children are stacked, each linked from the par;
 //   - a try's parts are stacked in labelled lanes: body, rescue, finally;
 //   - a dag's children stand in columns by the longest chain of siblings
-//     they are after (those after nothing first), linked by their edges.
+//     they are after (those after nothing first), linked by their edges;
+//   - a race's, a map's and a loop's children are stacked, as a par's;
+//   - a choice's cases are stacked in lanes labelled with their values
+//     (`when "gold"`, `when any ["b","c"]`, `else`); the cases it did not
+//     select are skipped, and its box says what it read and chose
+//     ("on tier → else").
+//
+// Workflow version 3's leaves and options show on a box's second line: a
+// wait's signal ("signal approval"), a sleep's duration, an end's reason,
+// a race's need, a par's limit, a map's array, a loop's until and max; a
+// dag child's guard comes first (`when plan = "audit" · ...`).
 //
 // # Groups and the bound on boxes
 //

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/draw"
@@ -23,6 +24,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.svg from the layout 
 //	fail   fails with "boom"
 //	explode  fails with its payload as the message
 //	hold   stays running
+//	emit   succeeds, its payload as its output
 //	other  succeeds, its output {"ok":true}
 func play(t testing.TB, id job.ID, root ast.Node) job.Job {
 	t.Helper()
@@ -39,12 +41,27 @@ func play(t testing.TB, id job.ID, root ast.Node) job.Job {
 				batch = append(batch, a.Fail("boom"))
 			case "explode":
 				batch = append(batch, a.Fail(string(a.Payload)))
+			case "emit":
+				batch = append(batch, a.Succeed(a.Payload))
 			default:
 				batch = append(batch, a.Succeed([]byte(`{"ok":true}`)))
 			}
 		}
 		if len(batch) == 0 {
-			return tr.Job
+			// Timers (sleeps, retries) fire one at a time, the earliest
+			// first, at their due time; a job waiting only on holds or
+			// signals is done.
+			ts := tr.Job.Timers()
+			if len(ts) == 0 {
+				return tr.Job
+			}
+			first := ts[0]
+			for _, tm := range ts[1:] {
+				if tm.Due.Before(first.Due) {
+					first = tm
+				}
+			}
+			batch = append(batch, first.Fire(first.Due))
 		}
 		if tr, err = job.Restart(tr.Job, batch); err != nil {
 			t.Fatal(err)
@@ -132,6 +149,38 @@ var goldens = []struct {
 			ast.Race(ast.Seq(leaf("hold", "slow mirror"), leaf("log", "slow answered")), leaf("log", "fast mirror"), leaf("fail", "down mirror")),
 			leaf("hold", "copied").WithReplicas(3),
 			leaf("log", "done"),
+		))
+	}, draw.Options{}},
+	{"choice", func(t testing.TB) job.Job {
+		// Workflow version 3: the chosen case runs, the other is
+		// skipped; the sleep wins the race against the wait.
+		return play(t, "v3", ast.Seq(
+			ast.Act("emit", "silver").Named("tier"),
+			ast.Choice("tier", ast.When("gold", ast.Act("log", "gold path")), ast.Else(ast.Act("log", "other"))),
+			ast.Sleep(200*time.Millisecond),
+			ast.Race(ast.Wait("approval"), ast.Sleep(300*time.Millisecond)),
+			ast.Act("log", "done"),
+		))
+	}, draw.Options{}},
+	{"v3", func(t testing.TB) job.Job {
+		// Every node and option of version 3 mid-run: a dag's guard
+		// refused, a race that needs 2, a par of limit 1, a multi
+		// choice, a wait, an end.
+		return play(t, "v3", ast.Seq(
+			ast.Act("emit", []string{"a", "c"}).Named("plan"),
+			ast.Dag(
+				leaf("log", "fetch").Named("fetch"),
+				leaf("log", "guarded").Named("audit").WithAfter("fetch").WithWhen("plan", "audit"),
+				leaf("log", "after").Named("report").WithAfter("audit"),
+			),
+			ast.Choice("plan",
+				ast.When("a", leaf("log", "case a")),
+				ast.WhenAny([]any{"b", "c"}, leaf("log", "case b or c")),
+				ast.When("d", leaf("log", "case d")),
+			).AllMatching(),
+			ast.Race(leaf("log", "one"), leaf("log", "two"), leaf("hold", "three")).WithNeed(2),
+			ast.Par(leaf("log", "first"), ast.Wait("approval"), leaf("log", "third")).WithLimit(1),
+			ast.End("all done"),
 		))
 	}, draw.Options{}},
 	{"par150", func(t testing.TB) job.Job {

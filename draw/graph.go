@@ -61,6 +61,15 @@ type Box struct {
 	Status  job.Status
 	Attempt int    // for an act: dispatches so far
 	Error   string // for a failed act, clipped
+	// Detail is what the node's kind and options say, clipped: a wait's
+	// "signal NAME", a sleep's duration, an end's reason, a choice's
+	// "on NAME" and the cases it chose ("on tier → else"), a race's
+	// "need N", a par's "limit K", a map's "over NAME", a loop's "until
+	// NAME = VALUE, max N"; "" if none.
+	Detail string
+	// Guard is a dag child's guard ("when NAME = VALUE"), clipped; "" if
+	// none.
+	Guard string
 	// Children counts the node's children (a try's parts), drawn or not.
 	Children int
 	// Group is set when the node is drawn closed: what is under it is
@@ -90,10 +99,14 @@ type Count struct {
 	N      int
 }
 
-// Lane is the band of one part of a try: its body, rescue or finally.
+// Lane is the band of one part of a try (its body, rescue or finally) or
+// of one case of a choice.
 type Lane struct {
-	Path       string // the part's path ("body", "seq[1].rescue")
-	Part       string // ast.PartBody, ast.PartRescue or ast.PartFinally
+	Path string // the part's path ("body", "seq[1].rescue", "choice[1]")
+	// Part is ast.PartBody, ast.PartRescue or ast.PartFinally for a try;
+	// for a choice, its case: "when VALUE", "when any [VALUE,...]" or
+	// "else" (the values as compact JSON), clipped to 40 characters.
+	Part       string
 	X, Y, W, H int
 }
 
@@ -103,7 +116,8 @@ type EdgeKind uint8
 // Edge kinds.
 const (
 	// EdgeChild joins an inner node to a child: every child of a par,
-	// every part of a try (labelled with the part), a seq's first child,
+	// race, map or loop, every part of a try and case of a choice
+	// (labelled with the part or case), a seq's first child,
 	// a dag's children that are after nothing.
 	EdgeChild EdgeKind = iota
 	// EdgeNext joins a seq's child to the next one.

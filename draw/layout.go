@@ -2,6 +2,7 @@ package draw
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
@@ -137,9 +138,9 @@ func (l *layout) measure(i int32) {
 			aw += l.w[k]
 			ah = max(ah, l.h[k])
 		}
-	case ast.KindPar, ast.KindRace, ast.KindTry:
+	case ast.KindPar, ast.KindRace, ast.KindTry, ast.KindChoice, ast.KindMap, ast.KindLoop:
 		pad := int32(0)
-		if n.info.Kind == ast.KindTry {
+		if laned(n.info.Kind) {
 			pad = 1
 		}
 		for y, k := range n.kids {
@@ -213,13 +214,13 @@ func (l *layout) place(i, x, y int32) {
 			}
 			cx += l.w[k] + gapX
 		}
-	case ast.KindPar, ast.KindRace:
+	case ast.KindPar, ast.KindRace, ast.KindMap, ast.KindLoop:
 		for _, k := range n.kids {
 			l.place(k, cx, cy)
 			l.edges = append(l.edges, pending{from: i, to: k, kind: EdgeChild})
 			cy += l.h[k] + gapY
 		}
-	case ast.KindTry:
+	case ast.KindTry, ast.KindChoice:
 		for _, k := range n.kids {
 			part := l.nodes[k].part
 			lane := Lane{Path: l.nodes[k].info.Path, Part: part, X: int(cx), Y: int(cy), W: int(l.w[k] + 2*lanePad), H: int(laneLabel + l.h[k] + lanePad)}
@@ -250,6 +251,10 @@ func (l *layout) place(i, x, y int32) {
 	}
 }
 
+// laned reports whether a node's children are drawn in labelled lanes:
+// a try's parts, a choice's cases.
+func laned(k ast.Kind) bool { return k == ast.KindTry || k == ast.KindChoice }
+
 // makeBox returns node i's box at x, y.
 func (l *layout) makeBox(i, x, y int32) Box {
 	n := &l.nodes[i]
@@ -262,6 +267,8 @@ func (l *layout) makeBox(i, x, y int32) Box {
 		Kind:     n.info.Kind,
 		Name:     clip(n.info.Name, labelChars),
 		Status:   n.info.Status,
+		Detail:   clip(l.detail(i), payloadChars),
+		Guard:    clip(n.info.Guard, payloadChars),
 		Children: len(n.kids),
 		X:        int(x), Y: int(y), W: boxW, H: int(h),
 	}
@@ -277,6 +284,27 @@ func (l *layout) makeBox(i, x, y int32) Box {
 		b.Group = &Group{Children: len(n.kids), Nodes: int(n.size) - 1, Counts: l.counts(i), Budget: l.budget[i]}
 	}
 	return b
+}
+
+// detail is node i's Box.Detail: its kind's and options' words and, for
+// a choice that has chosen, the cases it chose (those neither idle nor
+// skipped).
+func (l *layout) detail(i int32) string {
+	n := &l.nodes[i]
+	d := n.info.Detail
+	if n.info.Kind != ast.KindChoice || n.info.Status == job.StatusIdle {
+		return d
+	}
+	var chose []string
+	for _, k := range n.kids {
+		if s := l.nodes[k].info.Status; s != job.StatusIdle && s != job.StatusSkipped {
+			chose = append(chose, l.nodes[k].part)
+		}
+	}
+	if len(chose) == 0 {
+		return d
+	}
+	return d + " → " + strings.Join(chose, "; ")
 }
 
 // counts tallies the states of the nodes under node i, which are the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/draw"
@@ -21,6 +22,12 @@ var (
 	propPayloads = []any{nil, 1, "plain", `</script><img src=x onerror=alert(1)>`, `"quoted" & 'single'`, "tab\there\nnew line", "\u2028 \x01 ]]>", strings.Repeat("long-", 30)}
 	propErrors   = []string{"boom", `<script>alert("x")</script>`, "a & b < c > d", "bad utf-8 \xff\xfe here", "ctrl \x00\x1b[31m red"}
 	propActions  = []string{"log", "a.b-c_d", strings.Repeat("x", 45)}
+	// Version 3: choices and dag guards read propOn, the leaf every
+	// random job runs first, whose output is null; waits wait for
+	// propSignals.
+	propOn         = "first"
+	propCaseValues = []any{nil, "a"}
+	propSignals    = []string{"go", "stop"}
 )
 
 // propTree draws a random tree of depth at most 4, of about budget nodes:
@@ -36,20 +43,56 @@ func (d *propTree) tree(t *rapid.T, depth int) ast.Node {
 	d.budget--
 	kind := ast.KindAct
 	if depth < 4 && d.budget > 0 {
-		kind = rapid.SampledFrom([]ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindDag}).Draw(t, "kind")
+		kind = rapid.SampledFrom([]ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindDag, ast.KindRace, ast.KindChoice}).Draw(t, "kind")
 	}
 	switch kind {
 	case ast.KindAct:
+		// Leaves: mostly acts, and version 3's wait, sleep and end.
+		switch rapid.IntRange(0, 9).Draw(t, "leaf") {
+		case 0:
+			return ast.Wait(rapid.SampledFrom(propSignals).Draw(t, "signal"))
+		case 1:
+			return ast.Sleep(time.Second)
+		case 2:
+			if rapid.IntRange(0, 3).Draw(t, "end") == 0 {
+				return ast.End("enough")
+			}
+		}
 		return ast.Act(rapid.SampledFrom(propActions).Draw(t, "action"), rapid.SampledFrom(propPayloads).Draw(t, "payload"))
-	case ast.KindSeq, ast.KindPar:
+	case ast.KindSeq, ast.KindPar, ast.KindRace:
 		kids := make([]ast.Node, rapid.IntRange(1, 5).Draw(t, "width"))
+		if kind == ast.KindRace {
+			kids = make([]ast.Node, rapid.IntRange(2, 4).Draw(t, "width"))
+		}
 		for i := range kids {
 			kids[i] = d.tree(t, depth+1)
 		}
-		if kind == ast.KindSeq {
+		switch kind {
+		case ast.KindSeq:
 			return ast.Seq(kids...)
+		case ast.KindRace:
+			return ast.Race(kids...).WithNeed(rapid.IntRange(0, len(kids)).Draw(t, "need"))
 		}
-		return ast.Par(kids...)
+		return ast.Par(kids...).WithLimit(rapid.IntRange(0, len(kids)).Draw(t, "limit"))
+	case ast.KindChoice:
+		// On the output of the leaf propJob runs first (null).
+		var cases []ast.ChoiceCase
+		for range rapid.IntRange(1, 3).Draw(t, "cases") {
+			v := rapid.SampledFrom(propCaseValues).Draw(t, "when")
+			if rapid.Bool().Draw(t, "any") {
+				cases = append(cases, ast.WhenAny([]any{v, "z"}, d.tree(t, depth+1)))
+			} else {
+				cases = append(cases, ast.When(v, d.tree(t, depth+1)))
+			}
+		}
+		if rapid.Bool().Draw(t, "else") {
+			cases = append(cases, ast.Else(d.tree(t, depth+1)))
+		}
+		c := ast.Choice(propOn, cases...)
+		if rapid.IntRange(0, 3).Draw(t, "multi") == 0 {
+			c = c.AllMatching()
+		}
+		return c
 	case ast.KindDag:
 		kids := make([]ast.Node, rapid.IntRange(1, 5).Draw(t, "width"))
 		order := make([]int, len(kids))
@@ -68,6 +111,9 @@ func (d *propTree) tree(t *rapid.T, depth int) ast.Node {
 			}
 			if len(kids[k].After) > 0 && rapid.IntRange(0, 7).Draw(t, "twice") == 7 {
 				kids[k].After = append(kids[k].After, kids[k].After[0])
+			}
+			if rapid.IntRange(0, 3).Draw(t, "guard") == 0 {
+				kids[k] = kids[k].WithWhen(propOn, rapid.SampledFrom(propCaseValues).Draw(t, "equals"))
 			}
 		}
 		return ast.Dag(kids...)
@@ -88,7 +134,7 @@ func (d *propTree) tree(t *rapid.T, depth int) ast.Node {
 // in which each outstanding action succeeds, fails or stays running.
 func propJob(t *rapid.T) job.Job {
 	d := &propTree{budget: rapid.IntRange(1, 40).Draw(t, "budget")}
-	root := d.tree(t, 1)
+	root := ast.Seq(ast.Act("log", nil).Named(propOn), d.tree(t, 2))
 	tr, err := job.New(rapid.SampledFrom(propIDs).Draw(t, "id"), root)
 	if err != nil {
 		t.Fatalf("New: %v", err)
@@ -103,6 +149,14 @@ func propJob(t *rapid.T) job.Job {
 			default:
 				batch = append(batch, a.Succeed(nil))
 			}
+		}
+		// A timer (a sleep, a retry) fires, or a signal comes.
+		if ts := tr.Job.Timers(); len(ts) > 0 && rapid.Bool().Draw(t, "fire") {
+			tm := rapid.SampledFrom(ts).Draw(t, "timer")
+			batch = append(batch, tm.Fire(tm.Due))
+		}
+		if rapid.IntRange(0, 3).Draw(t, "signal") == 0 {
+			batch = append(batch, job.SignalResult(tr.Job.ID(), job.Signal{Name: rapid.SampledFrom(propSignals).Draw(t, "name"), ID: rapid.StringMatching(`[a-z]{1,3}`).Draw(t, "sid"), Payload: []byte(`"ok"`)}))
 		}
 		if len(batch) == 0 {
 			break
@@ -186,7 +240,7 @@ func TestDrawProperties(t *testing.T) {
 			t.Fatalf("the title is %q, want it to start with %q", texts[0], want)
 		}
 		for _, b := range g.Boxes {
-			if b.Payload != "" && b.Name == "" && !texts.has(b.Payload) {
+			if b.Payload != "" && b.Name == "" && b.Guard == "" && !texts.has(b.Payload) {
 				t.Fatalf("box %q: its payload %q is not shown as text", b.Path, b.Payload)
 			}
 			if b.Error != "" && !texts.hasPrefix("✗ "+b.Status.String()+": "+b.Error[:min(len(b.Error), 5)]) {

@@ -17,16 +17,17 @@ type style struct {
 }
 
 // styles are keyed by the state's word, so a state the reducer adds later
-// ("skipped", issue 19) is drawn by adding its word here. Running,
-// succeeded and failed are Okabe-Ito colours, distinct under the common
-// colour-vision deficiencies.
+// is drawn by adding its word here. Running, succeeded and failed are
+// Okabe-Ito colours, distinct under the common colour-vision deficiencies;
+// cancelled and skipped are greys (skipped the lighter: a case a choice
+// did not select is no problem), told apart by icon and word.
 var styles = map[string]style{
 	"idle":      {fill: "#FFFFFF", stroke: "#767676", text: "#1A1A1A", icon: "○"},
 	"running":   {fill: "#0072B2", stroke: "#0072B2", text: "#FFFFFF", icon: "▶"},
 	"succeeded": {fill: "#009E73", stroke: "#007A59", text: "#000000", icon: "✓"},
 	"failed":    {fill: "#D55E00", stroke: "#A84A00", text: "#000000", icon: "✗"},
 	"cancelled": {fill: "#8C8C8C", stroke: "#6E6E6E", text: "#000000", icon: "⊘"},
-	"skipped":   {fill: "#F0E442", stroke: "#8F8727", text: "#000000", icon: "↷"}, // reserved for issue 19
+	"skipped":   {fill: "#DDDDDD", stroke: "#8C8C8C", text: "#1A1A1A", icon: "↷"}, // neutral: settled, never run
 }
 
 // StyleSheet is the drawing's CSS, which SVG puts in the document's

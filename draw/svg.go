@@ -284,26 +284,43 @@ func countLine(c Count) string {
 	return styleOf(c.Status).icon + " " + itoa(c.N) + " " + c.Status.String()
 }
 
-// secondLine is what a box shows under its first line: an act's payload;
-// an inner node's children or parts.
+// secondLine is what a box shows under its first line: a dag child's
+// guard, then an act's payload; a wait's, sleep's, end's or open
+// choice's detail; an inner node's children or parts and its detail.
 func secondLine(b *Box) string {
-	if b.Kind == ast.KindAct {
-		if b.Name != "" {
-			return clip(b.Name+" · "+b.Payload, payloadChars)
-		}
-		return b.Payload
-	}
-	n := itoa(b.Children) + " children"
+	l := ""
 	switch {
-	case b.Kind == ast.KindTry:
-		n = itoa(b.Children) + " parts"
-	case b.Children == 1:
-		n = "1 child"
+	case b.Kind == ast.KindAct:
+		l = b.Payload
+		if b.Name != "" {
+			l = b.Name + " · " + b.Payload
+		}
+	case b.Children == 0:
+		l = b.Detail
+	case b.Kind == ast.KindChoice: // its lanes show its cases
+		l = b.Detail
+		if b.Group != nil {
+			l = itoa(b.Children) + " cases, " + itoa(b.Group.Nodes) + " nodes, closed"
+		}
+	default:
+		l = itoa(b.Children) + " children"
+		switch {
+		case b.Kind == ast.KindTry:
+			l = itoa(b.Children) + " parts"
+		case b.Children == 1:
+			l = "1 child"
+		}
+		if b.Detail != "" {
+			l += ", " + b.Detail
+		}
+		if b.Group != nil {
+			l += ", " + itoa(b.Group.Nodes) + " nodes, closed"
+		}
 	}
-	if b.Group != nil {
-		n += ", " + itoa(b.Group.Nodes) + " nodes, closed"
+	if b.Guard != "" {
+		l = b.Guard + " · " + l
 	}
-	return n
+	return clip(l, payloadChars)
 }
 
 // bandLine is the state in words: icon, word, attempt, error.

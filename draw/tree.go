@@ -13,7 +13,7 @@ import (
 type node struct {
 	info info
 	kids []int32 // children in order; a try's parts present, in order
-	part string  // the try part this node is, or ""
+	part string  // the try part this node is, or the choice case ("when \"gold\"", "else"); ""
 	deps []int32 // child of a dag: positions among its siblings of those it is after, deduplicated
 	size int32   // nodes in its subtree, itself included
 }
@@ -25,6 +25,9 @@ type info struct {
 	Kind                      ast.Kind
 	Status                    job.Status
 	Attempt                   int
+	// Read from the workflow: what the node's kind and options say
+	// (detail), and a dag child's guard.
+	Detail, Guard string
 }
 
 // readTree returns j's nodes in pre-order, with their children, try parts,
@@ -83,19 +86,28 @@ func linkDags(n *ast.Node, nodes []node, next *int) error {
 	*next++
 	var kids []*ast.Node
 	switch n.Kind {
-	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace:
-		for k := range n.Children {
-			kids = append(kids, &n.Children[k])
-		}
 	case ast.KindTry:
 		for _, p := range []*ast.Node{n.Body, n.Rescue, n.Finally} {
 			if p != nil {
 				kids = append(kids, p)
 			}
 		}
+	default: // seq, par, dag, race, choice, map, loop; none for a leaf
+		for k := range n.Children {
+			kids = append(kids, &n.Children[k])
+		}
 	}
 	if len(kids) != len(nodes[i].kids) {
 		return fmt.Errorf("node %s has %d children in the workflow and %d in the state", ast.ShowPath(nodes[i].info.Path), len(kids), len(nodes[i].kids))
+	}
+	nodes[i].info.Detail = detail(n)
+	if n.When != nil {
+		nodes[i].info.Guard = "when " + guard(n.When)
+	}
+	if n.Kind == ast.KindChoice {
+		for k := range kids {
+			nodes[nodes[i].kids[k]].part = clip(caseLabel(n, k), payloadChars)
+		}
 	}
 	if n.Kind == ast.KindDag {
 		pos := make(map[string]int32, len(n.Children))
@@ -130,4 +142,62 @@ func containsInt32(xs []int32, x int32) bool {
 		}
 	}
 	return false
+}
+
+// detail is what a node's kind and options say beyond its children: a
+// wait's signal, a sleep's duration, an end's reason, a choice's output,
+// a race's need, a par's or dag's limit, a map's and a loop's fields.
+func detail(n *ast.Node) string {
+	var parts []string
+	switch n.Kind {
+	case ast.KindWait:
+		parts = append(parts, "signal "+n.Signal)
+		if n.Transient {
+			parts = append(parts, "transient")
+		}
+	case ast.KindSleep:
+		parts = append(parts, n.Sleep.String())
+	case ast.KindEnd:
+		parts = append(parts, n.Reason)
+	case ast.KindChoice:
+		on := "on " + n.On
+		if n.Multi {
+			on += ", multi"
+		}
+		parts = append(parts, on)
+	case ast.KindMap:
+		parts = append(parts, "over "+n.Over)
+	case ast.KindLoop:
+		if n.Until != nil {
+			parts = append(parts, "until "+guard(n.Until))
+		}
+		parts = append(parts, "max "+itoa(n.Max))
+	}
+	if n.Need > 0 {
+		parts = append(parts, "need "+itoa(n.Need))
+	}
+	if n.Limit > 0 {
+		parts = append(parts, "limit "+itoa(n.Limit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// guard writes a dag guard or a loop's until: output = value.
+func guard(g *ast.Guard) string { return g.Output + " = " + string(g.Equals) }
+
+// caseLabel names child k of the choice n: its case's value (or values)
+// or "else".
+func caseLabel(n *ast.Node, k int) string {
+	if k >= len(n.Cases) {
+		return "else"
+	}
+	c := n.Cases[k]
+	if !c.Any && len(c.Values) == 1 {
+		return "when " + string(c.Values[0])
+	}
+	vs := make([]string, len(c.Values))
+	for i, v := range c.Values {
+		vs[i] = string(v)
+	}
+	return "when any [" + strings.Join(vs, ",") + "]"
 }

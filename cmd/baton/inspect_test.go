@@ -159,12 +159,19 @@ func TestInspect(t *testing.T) {
 // TestInspectSVG: --format svg writes the drawing of package draw, the
 // same bytes as draw.Layout of the job: every node drawn with its path and
 // state, now and at a past version.
+// v3JSON uses workflow version 3: a choice (its gold case skipped), a
+// sleep, and a race of a wait and a sleep.
+const v3JSON = `{"version": 3, "root": {"seq": [{"act": "log", "payload": "x", "name": "tier"},
+ {"choice": {"on": "tier", "cases": [{"when": "gold", "do": {"act": "log", "payload": "gold path"}}], "else": {"act": "log", "payload": "other"}}},
+ {"sleep": "20ms"}, {"race": [{"wait": "approval"}, {"sleep": "30ms"}]}, {"act": "log", "payload": "done"}]}}`
+
 func TestInspectSVG(t *testing.T) {
 	db := twoJobs(t)
+	baton(t, "run", writeWorkflow(t, "v3.json", v3JSON), "--store", db, "--id", "v3").want(t, exitOK)
 	for _, c := range []struct {
 		id      string
 		version string
-	}{{"ok", ""}, {"bad", ""}, {"bad", "1"}} {
+	}{{"ok", ""}, {"bad", ""}, {"bad", "1"}, {"v3", ""}, {"v3", "3"}} {
 		args := []string{"inspect", "--store", db, "--format", "json"}
 		if c.version != "" {
 			args = append(args, "--version", c.version)

@@ -17,9 +17,13 @@ var statusStyles = map[job.Status]statusStyle{
 	job.StatusSucceeded: {"#b7e4a7", "#2e7d32"},
 	job.StatusFailed:    {"#f4a6a6", "#c62828"},
 	job.StatusCancelled: {"#d9d9d9", "#757575"},
+	// Skipped (a case a choice did not select, a dag child its guard
+	// refused: settled, never run) is neutral, as on the job page: a
+	// light grey, dotted (idle and cancelled are dashed).
+	job.StatusSkipped: {"#f2f2f2", "#8c8c8c"},
 }
 
-var allStatuses = []job.Status{job.StatusIdle, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCancelled}
+var allStatuses = []job.Status{job.StatusIdle, job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCancelled, job.StatusSkipped}
 
 // graphNode is one node of the tree with its parent, for dot and mermaid.
 type graphNode struct {
@@ -84,8 +88,11 @@ func Dot(j job.Job) string {
 	for _, n := range nodes {
 		s := statusStyles[n.Status]
 		style := ""
-		if n.Status == job.StatusCancelled || n.Status == job.StatusIdle {
+		switch n.Status {
+		case job.StatusCancelled, job.StatusIdle:
 			style = `, style="rounded,filled,dashed"`
+		case job.StatusSkipped:
+			style = `, style="rounded,filled,dotted"`
 		}
 		fmt.Fprintf(&b, "  n%d [label=%s, fillcolor=%s, color=%s%s];\n",
 			n.Index, dotQuote(strings.Join(labelLines(n.NodeInfo), "\n")), dotQuote(s.fill), dotQuote(s.stroke), style)

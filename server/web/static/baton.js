@@ -27,7 +27,7 @@
     succeeded: { fill: '#009E73', stroke: '#007A59', text: '#000000', icon: '✓' },
     failed: { fill: '#D55E00', stroke: '#A84A00', text: '#000000', icon: '✗' },
     cancelled: { fill: '#8C8C8C', stroke: '#6E6E6E', text: '#000000', icon: '⊘' },
-    skipped: { fill: '#F0E442', stroke: '#8F8727', text: '#000000', icon: '↷' },
+    skipped: { fill: '#DDDDDD', stroke: '#8C8C8C', text: '#1A1A1A', icon: '↷' },
   };
   const UNKNOWN_STYLE = { fill: '#FFFFFF', stroke: '#000000', text: '#000000', icon: '?' };
   const PAYLOAD_CHARS = 40;
@@ -171,7 +171,7 @@
     return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   }
 
-  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', damaged: '⚠' };
+  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', skipped: '↷', damaged: '⚠' };
 
   // stateSpan is the pages' <span class="state">: icon and word.
   function stateSpan(status, plain) {
