@@ -40,8 +40,9 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	r.mu.Unlock()
 	handled()
 	switch {
-	case errors.Is(cause, errLeaseLost):
-		// The claim is another worker's business now (renew said so).
+	case errors.Is(cause, errLeaseLost) || r.leaseLost(h):
+		// The claim is another worker's business now (renew said so),
+		// whether or not a stop of the job reached the handler first.
 		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
 		r.unhold(c)
 	case errors.Is(cause, runner.ErrStopped):

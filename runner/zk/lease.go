@@ -48,6 +48,9 @@ type held struct {
 	renewed time.Time
 	// handler is the handler's context, nil once the handler returned.
 	handler *runner.Stoppable
+	// lost says a renewal found the claim gone or another's: the result,
+	// whatever stopped the handler first, is abandoned.
+	lost bool
 }
 
 // watched is a claim of another worker that this worker watches: the
@@ -87,6 +90,13 @@ func (r *Runner) returned(h *held) {
 	r.leases.mu.Lock()
 	h.handler = nil
 	r.leases.mu.Unlock()
+}
+
+// leaseLost reports whether a renewal found h's claim lost.
+func (r *Runner) leaseLost(h *held) bool {
+	r.leases.mu.Lock()
+	defer r.leases.mu.Unlock()
+	return h.lost
 }
 
 // unhold forgets the claims of cs: their results were applied or
@@ -177,6 +187,7 @@ func (r *Runner) renew(ctx context.Context, h *held) {
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):
 		r.leases.mu.Lock()
 		actx := h.handler
+		h.lost = true
 		if r.leases.held[h.c.claim] == h {
 			delete(r.leases.held, h.c.claim)
 		}
