@@ -714,11 +714,13 @@ func (o *oracle) advance() {
 		switch {
 		case frozen >= 0:
 			o.enter(ws[frozen].n, true)
-		case skip >= 0:
-			o.enter(ws[skip].n, false)
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
-			// innermost is decided once they have all been made.
+			// innermost is decided once they have all been made, and
+			// before any guard is read: a guard is read when its child
+			// would start, and nothing starts in a race's loser.
+		case skip >= 0:
+			o.enter(ws[skip].n, false)
 		case len(ws) == 0 && o.failLate():
 			// The choices that selected nothing fail once nothing else
 			// is to start: what their round started stays started.
