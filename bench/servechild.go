@@ -26,6 +26,7 @@ import (
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
+	"github.com/batonwf/baton/server/live"
 	"github.com/batonwf/baton/store"
 	"github.com/batonwf/baton/store/bolt"
 )
@@ -313,12 +314,14 @@ func startInmem(ctx context.Context, st store.Store, o inmem.Options) (*shipped,
 	return e, nil
 }
 
-// startShipped starts the server as 'baton serve' ships it on st:
-// runner/inmem with its default workers, a write token, one JSON log line
-// per request written to a file in dir, metrics (their own registry,
-// their hooks on the runner, their store wrapper, their middleware around
-// the mux that also serves /metrics), the server's limits, on
-// 127.0.0.1, and a client with that token.
+// startShipped starts the server as 'baton serve' wires it on st:
+// runner/inmem with its default workers, behind server.Local (so a
+// submit's actions are checked against the registry); metrics on their
+// own registry (their hooks on the runner, their store wrapper, their
+// middleware inside the server, /metrics served by it); a live.Hub over
+// the timed store, notified at each step; a write token; one JSON log
+// line per request written to a file in dir; the server's limits
+// (server.HTTPServer); on 127.0.0.1; and a client with that token.
 func startShipped(ctx context.Context, st store.Store, dir string) (*shipped, error) {
 	m, err := metrics.New(prometheus.NewRegistry())
 	if err != nil {
@@ -330,7 +333,12 @@ func startShipped(ctx context.Context, st store.Store, dir string) (*shipped, er
 	}
 	m.Actions(reg)
 	mst := m.Store(st)
-	e, err := startInmem(ctx, st, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: serveWorkers, Hooks: m.Hooks(nil)}, Store: mst})
+	hub, err := live.New(live.Options{Store: mst, Notified: true, Changed: job.Changed})
+	if err != nil {
+		return nil, err
+	}
+	hooks := m.Hooks(&runner.Hooks{Step: func(j job.Job, _ int) { hub.Notify(j.ID()) }})
+	e, err := startInmem(ctx, st, inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: serveWorkers, Hooks: hooks}, Store: mst})
 	if err != nil {
 		return nil, err
 	}
@@ -343,16 +351,14 @@ func startShipped(ctx context.Context, st store.Store, dir string) (*shipped, er
 	if err != nil {
 		return nil, errors.Join(err, e.close())
 	}
-	h, err := server.New(server.Options{Store: mst, Runner: e.runner, Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	h, err := server.New(server.Options{Store: mst, Runner: server.Local{Runner: e.runner, Registry: reg, Capacity: serveWorkers, Since: time.Now()},
+		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Hub: hub,
+		Metrics: m.Handler(), Middleware: m.Middleware, Streams: m.Streams(), AuthFailures: m.AuthFailures()})
 	if err != nil {
 		return nil, errors.Join(err, e.close())
 	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", m.Handler())
-	mux.Handle("/", h)
-	hs := &http.Server{Handler: m.Middleware(mux),
-		ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout, WriteTimeout: serveWriteTimeout,
-		IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes}
+	hs := server.HTTPServer(h, server.Limits{ReadHeaderTimeout: serveReadHeaderTimeout, ReadTimeout: serveReadTimeout,
+		WriteTimeout: serveWriteTimeout, IdleTimeout: serveIdleTimeout, MaxHeaderBytes: serveMaxHeaderBytes})
 	base, closeHTTP, err := serveLoopback(hs)
 	if err != nil {
 		return nil, errors.Join(err, e.close())

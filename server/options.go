@@ -52,7 +52,9 @@ type Options struct {
 	// means DefaultMaxUnfinished, negative no bound. Past it, submits are
 	// refused with 429 too_many_jobs. The count comes from the store's
 	// listing of unfinished jobs (at most MaxUnfinished of them read),
-	// at most once a second.
+	// taken again at most once a second, and no sooner than 100 times
+	// the last listing's duration after it (a listing reads every job
+	// the store holds), plus the submits this server made since.
 	MaxUnfinished int
 	// Hub serves the event streams and the history's long polls (one
 	// watcher per job for both); give one notified by the runner in this

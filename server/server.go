@@ -13,7 +13,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/batonwf/baton/server/live"
@@ -53,10 +52,7 @@ type srv struct {
 	handler http.Handler // dispatch, in Options.Middleware
 	fails   *failures
 
-	mu         sync.Mutex // guards the unfinished count
-	countAt    time.Time  // when the count was last taken (or begun)
-	counting   bool       // a submit is taking the count
-	unfinished int
+	unfinished unfinishedCount
 }
 
 // New returns the API's handler. It fails when o has no store.

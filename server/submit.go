@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/batonwf/baton/api"
@@ -75,9 +74,7 @@ func (s *srv) submitJob(ctx context.Context, id job.ID, root ast.Node) (j job.Jo
 		}
 		return job.Job{}, false, s.storeProblem(err, id, "submit")
 	}
-	s.mu.Lock()
-	s.unfinished++
-	s.mu.Unlock()
+	s.unfinished.added()
 	// The answer is the job as created (job.New: the version and the
 	// actions it dispatched), with the times the store tells (store.Stat,
 	// one job's record, in the caller's stored): the job is not read back.
@@ -193,49 +190,6 @@ func (s *srv) unknownActions(ctx context.Context, root ast.Node) ([]string, bool
 	})
 	slices.Sort(missing)
 	return missing, true, nil
-}
-
-// checkUnfinished refuses a submit past MaxUnfinished. The count is the
-// store's listing of unfinished jobs (at most MaxUnfinished read), taken
-// at most once a second (and again at each submit while the count is at
-// the bound), plus the submits this server made since. The listing is
-// taken outside the server's lock, by one submit at a time: the others
-// go on with the count they have, and no submit waits for a listing that
-// another one takes.
-func (s *srv) checkUnfinished(ctx context.Context) error {
-	if s.maxUnfinished < 0 || s.lister == nil {
-		return nil
-	}
-	s.mu.Lock()
-	now := s.now()
-	recount := !s.counting && (now.Sub(s.countAt) >= time.Second || s.unfinished >= s.maxUnfinished)
-	if recount {
-		s.counting, s.countAt = true, now
-	}
-	s.mu.Unlock()
-	if recount {
-		infos, err := s.lister.List(ctx, store.Query{Unfinished: true, Limit: s.maxUnfinished})
-		s.mu.Lock()
-		s.counting = false
-		if err != nil {
-			s.countAt = time.Time{}
-		} else {
-			s.unfinished = len(infos)
-		}
-		s.mu.Unlock()
-		if err != nil {
-			return newProblem(CodeStoreUnavailable, "count the unfinished jobs: "+err.Error())
-		}
-	}
-	s.mu.Lock()
-	n := s.unfinished
-	s.mu.Unlock()
-	if n >= s.maxUnfinished {
-		p := newProblem(CodeTooManyJobs, fmt.Sprintf("%d jobs are unfinished, the most this server takes (--max-unfinished); submit again once some have finished", n))
-		p.retryAfter = 5
-		return p
-	}
-	return nil
 }
 
 func plural(n int) string {
