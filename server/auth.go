@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -184,8 +185,7 @@ func (s *srv) credential(r *http.Request) (scope Scope, session bool, err error)
 		p.retryAfter = int(AuthWindow / time.Second)
 		return ScopeNone, false, p
 	}
-	q := r.URL.Query()
-	if q.Has("access_token") || q.Has("token") {
+	if queryHasToken(r.URL.RawQuery) {
 		s.fail(client)
 		return ScopeNone, false, newProblem(CodeUnauthorized, "tokens in the query string are refused: send Authorization: Bearer TOKEN")
 	}
@@ -214,6 +214,17 @@ func (s *srv) credential(r *http.Request) (scope Scope, session bool, err error)
 		return ScopeNone, false, newProblem(CodeUnauthorized, fmt.Sprintf("the token given for %s %s is not a known one", r.Method, r.URL.Path))
 	}
 	return got, false, nil
+}
+
+// queryHasToken reports whether the query string raw has a parameter
+// token or access_token. Only a query that could name one (it has
+// "token" or a percent-escape) is parsed.
+func queryHasToken(raw string) bool {
+	if !strings.Contains(raw, "token") && !strings.Contains(raw, "%") {
+		return false
+	}
+	q, _ := url.ParseQuery(raw)
+	return q.Has("access_token") || q.Has("token")
 }
 
 // fail counts a failed authentication (Options.AuthFailures too), logging the one that blocks the

@@ -204,6 +204,8 @@ func TestShuttingDown(t *testing.T) {
 		return st, runLocal(t, st, reg)
 	}), func(o *server.Options) { o.Closing = closing })
 	e.Submit(t, "a", flow)
+	// Its action's step must not land while the store is watched.
+	e.WaitFor(t, "a", "its end", func(j api.Job) bool { return j.Status == "succeeded" })
 	close(closing)
 	e.Unchanged(t, func() {
 		e.Do(t, "POST", "/api/v1/jobs?id=b", nil, flow).Problem(t, 503, server.CodeShuttingDown)

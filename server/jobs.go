@@ -35,7 +35,7 @@ func pathID(r *http.Request) (job.ID, error) {
 // intParam reads query parameter name as an integer in [lo, hi], or def
 // when absent.
 func intParam(r *http.Request, name string, def, lo, hi int64) (int64, error) {
-	q := r.URL.Query()
+	q := query(r)
 	if !q.Has(name) {
 		return def, nil
 	}
@@ -110,7 +110,7 @@ func (s *srv) listJobs(ctx context.Context, query store.Query, status string, li
 
 // load returns job id, now or at the version the query asks for.
 func (s *srv) load(ctx context.Context, r *http.Request, id job.ID) (job.Job, error) {
-	if !r.URL.Query().Has("version") {
+	if !query(r).Has("version") {
 		j, err := s.st.Load(ctx, id)
 		if err != nil {
 			return job.Job{}, s.storeProblem(err, id, "load")
@@ -145,8 +145,9 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	q := query(r)
 	nodes := true
-	if v := r.URL.Query().Get("nodes"); r.URL.Query().Has("nodes") {
+	if v := q.Get("nodes"); q.Has("nodes") {
 		if nodes, err = strconv.ParseBool(v); err != nil {
 			return newProblem(CodeBadQuery, fmt.Sprintf("query parameter nodes=%q: want true or false", v))
 		}
@@ -156,7 +157,7 @@ func (s *srv) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	out := api.JobOf(j, nodes)
-	if !r.URL.Query().Has("version") {
+	if !q.Has("version") {
 		// A past version is the job as History.At made it, no more.
 		out.Summary = s.stored(r.Context(), out.Summary)
 	}

@@ -48,6 +48,19 @@ func (l Local) Cancel(ctx context.Context, id job.ID, reason string) error {
 // Actions returns the registry's action names.
 func (l Local) Actions(context.Context) ([]string, error) { return l.Registry.Names(), nil }
 
+// actionChecker is an ActionLister that tells which actions of a tree it
+// does not run without listing the ones it does: a submit's check reads
+// the tree alone.
+type actionChecker interface {
+	missingActions(root ast.Node) []string
+}
+
+var _ actionChecker = Local{}
+
+// missingActions returns the actions of root the registry has no
+// handler for, sorted, each once.
+func (l Local) missingActions(root ast.Node) []string { return l.Registry.Missing(root) }
+
 // Workers returns the one pool. Its busy count is not known here: 0.
 func (l Local) Workers(context.Context) ([]api.Worker, error) {
 	w := api.Worker{Name: l.Name, Capacity: l.Capacity, Actions: l.Registry.Names()}

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"sync"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
@@ -135,14 +137,34 @@ func writeProblem(w http.ResponseWriter, p *problem) {
 	_, _ = w.Write(append(body, '\n'))
 }
 
-// writeJSON writes v with status.
+// writeJSON writes v with status: api.Marshal's bytes (JSON and a
+// newline), encoded into a buffer the answers share and sent with their
+// length.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := api.Marshal(v)
-	if err != nil {
+	buf := answers.Get().(*bytes.Buffer)
+	defer putAnswer(buf)
+	buf.Reset()
+	if err := json.NewEncoder(buf).Encode(v); err != nil {
 		writeProblem(w, newProblem(CodeInternal, "encode the answer: "+err.Error()))
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(buf.Bytes())
+}
+
+var jsonType = []string{"application/json"}
+
+// answers are the buffers writeJSON encodes into.
+var answers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putAnswer gives buf back to answers, unless it grew past 64 KiB (a
+// job's every node): the pool keeps no large buffer alive for small
+// answers.
+func putAnswer(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		answers.Put(buf)
+	}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/batonwf/baton/server/live"
@@ -53,6 +55,9 @@ type srv struct {
 	fails   *failures
 
 	unfinished unfinishedCount
+
+	idPrefix [4]byte       // random: the request IDs of this server's life
+	idCount  atomic.Uint64 // request IDs made
 }
 
 // New returns the API's handler. It fails when o has no store.
@@ -89,6 +94,10 @@ func New(o Options) (http.Handler, error) {
 		return nil, err
 	}
 	s.fails = newFailures(s.now)
+	_, _ = rand.Read(s.idPrefix[:])
+	var start [8]byte // the count starts anywhere: two servers of one prefix seldom meet
+	_, _ = rand.Read(start[:])
+	s.idCount.Store(binary.BigEndian.Uint64(start[:]))
 	var err error
 	if s.sessions, err = newSessions(o.SessionKey, o.SessionTTL, s.now); err != nil {
 		return nil, err
@@ -170,13 +179,16 @@ func recorderOf(w http.ResponseWriter) *recorder {
 // route (or a JSON 404/405), the log line; a panic becomes 500 internal.
 func (s *srv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	rec := &recorder{ResponseWriter: w, requestID: requestID(r.Header.Get("X-Request-Id"))}
+	rec := &recorder{ResponseWriter: w, requestID: s.requestID(r.Header.Get("X-Request-Id"))}
+	// The keys are in canonical form and the values shared (net/http
+	// only reads them): no canonicalizing nor a slice per header and
+	// request, as Header.Set would.
 	h := w.Header()
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("X-Request-Id", rec.requestID)
+	h["X-Content-Type-Options"] = nosniff
+	h["Referrer-Policy"] = noReferrer
+	h["X-Request-Id"] = []string{rec.requestID}
 	if strings.HasPrefix(r.URL.Path, "/api/") {
-		h.Set("Cache-Control", "no-store")
+		h["Cache-Control"] = noStore
 	}
 	defer func() {
 		if v := recover(); v != nil {
@@ -237,9 +249,14 @@ func (p *headerProbe) WriteHeader(status int)      { p.status = status }
 // uncleanPath returns the answer to a path with an empty, "." or ".."
 // segment, which ServeMux would redirect, or nil.
 func uncleanPath(path string) *problem {
-	segs := strings.Split(strings.TrimPrefix(path, "/"), "/")
-	for i, seg := range segs {
-		if seg != "." && seg != ".." && (seg != "" || i == len(segs)-1) {
+	rest := strings.TrimPrefix(path, "/")
+	for i := 0; ; i++ {
+		seg, after, more := strings.Cut(rest, "/")
+		rest = after
+		if seg != "." && seg != ".." && (seg != "" || !more) {
+			if !more {
+				return nil
+			}
 			continue
 		}
 		if strings.HasPrefix(path, "/api/v1/jobs/") && i == 3 && seg != "" {
@@ -247,17 +264,27 @@ func uncleanPath(path string) *problem {
 		}
 		return newProblem(CodeNotFound, fmt.Sprintf("no route for path %s: it has an empty, '.' or '..' segment", path))
 	}
-	return nil
 }
 
+// The values of the headers every answer has.
+var (
+	nosniff    = []string{"nosniff"}
+	noReferrer = []string{"no-referrer"}
+	noStore    = []string{"no-store"}
+)
+
 // requestID returns the client's request ID if it is sane (1 to 128
-// printable ASCII bytes), else a new one.
-func requestID(given string) string {
+// printable ASCII bytes), else a new one: 24 hex digits, the server's
+// random prefix and the count of IDs it made. They name requests in logs
+// and answers, unique without being secret, so no random read per
+// request.
+func (s *srv) requestID(given string) string {
 	if len(given) > 0 && len(given) <= 128 && !strings.ContainsFunc(given, func(r rune) bool { return r <= ' ' || r > '~' }) {
 		return given
 	}
 	var b [12]byte
-	_, _ = rand.Read(b[:])
+	copy(b[:], s.idPrefix[:])
+	binary.BigEndian.PutUint64(b[4:], s.idCount.Add(1))
 	return hex.EncodeToString(b[:])
 }
 
@@ -326,6 +353,7 @@ func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r 
 	if err != nil {
 		return newProblem(CodeBadQuery, fmt.Sprintf("the query string of %s %s cannot be read: %v", rt.Method, rt.Pattern, err))
 	}
+	r.Form = q // read by query: the query is parsed once
 	for k := range q {
 		if !allowed[k] {
 			want := "none"
@@ -345,6 +373,17 @@ func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r 
 		return s.checkBody(w, r)
 	}
 	return nil
+}
+
+// query returns the request's query parameters. check keeps them, once
+// parsed, in r.Form: what ParseForm makes of a request whose body is not
+// a form, the only bodies the API takes (a form is 415); so a handler's
+// every read of a parameter costs no parse of the query again.
+func query(r *http.Request) url.Values {
+	if r.Form == nil {
+		r.Form = r.URL.Query()
+	}
+	return r.Form
 }
 
 // checkBody refuses a body that is not plain JSON or too large, before

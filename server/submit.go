@@ -22,8 +22,9 @@ import (
 
 // submit is POST /api/v1/jobs[?id=ID]: check everything, then submit.
 func (s *srv) submit(w http.ResponseWriter, r *http.Request) error {
-	id := job.ID(r.URL.Query().Get("id"))
-	if !r.URL.Query().Has("id") {
+	q := query(r)
+	id := job.ID(q.Get("id"))
+	if !q.Has("id") {
 		id = s.newID()
 	}
 	setJob(w, string(id))
@@ -176,6 +177,9 @@ func (s *srv) checkActions(ctx context.Context, root ast.Node) error {
 func (s *srv) unknownActions(ctx context.Context, root ast.Node) ([]string, bool, error) {
 	if s.actionLister == nil {
 		return nil, false, nil
+	}
+	if c, ok := s.actionLister.(actionChecker); ok {
+		return c.missingActions(root), true, nil
 	}
 	names, err := s.actionLister.Actions(ctx)
 	if err != nil {
