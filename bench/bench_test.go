@@ -740,6 +740,19 @@ func TestServe(t *testing.T) {
 					t.Errorf("events row %v, want 2 streams and 8 samples (2 streams, 3 steps and the last), %s", events[i], where)
 				}
 			}
+			// On bolt the server adds no write: a submit is a Create and
+			// its job's one step a Save, for the Go API and the server
+			// alike, each in a group commit.
+			commits := rows["write txs per submit"]
+			if len(commits) != 2 || commits[0]["engine"] != "go" || commits[1]["engine"] != "http" {
+				t.Fatalf("commit rows %v, want submit bolt go and http", commits)
+			}
+			for _, row := range commits {
+				positiveNum(t, row, "writes a commit", row["writes a commit"])
+				if row["writes per submit"] != "2.00" {
+					t.Errorf("%s: %s writes per submit, want 2 (a Create and a Save)", row["engine"], row["writes per submit"])
+				}
+			}
 			if idle[0]["streams"] != "10" || !strings.HasSuffix(idle[0]["rss added"], " MB") {
 				t.Errorf("idle row %v, want 10 streams and the memory they added", idle[0])
 			}

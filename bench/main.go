@@ -218,12 +218,13 @@
 // -serve measures the HTTP API instead of the engines (only when asked:
 // -rounds, -warm, -scale, -dir, -format and -q apply to it, other flags
 // are refused). Its server is package server as 'baton serve' ships it:
-// server.New with a write token, one JSON log line per request (a slog
-// JSON handler on a file), metrics (package metrics on a registry of its
-// own: the runner's hooks, the store wrapper, the middleware around a
-// mux that also serves /metrics), 'baton serve's timeouts, runner/inmem
-// with 4 workers, on 127.0.0.1, called through package client by 8
-// goroutines at once. Every figure runs in a fresh child per round, the
+// server.New wired as 'baton serve' wires it: runner/inmem with 4
+// workers behind server.Local, a write token, one JSON log line per
+// request (a slog JSON handler on a file), metrics (package metrics on a
+// registry of its own: the runner's hooks, the store wrapper, the
+// middleware inside the server, /metrics served by it), a live.Hub
+// notified at each step, server.HTTPServer with 'baton serve's limits,
+// on 127.0.0.1, called through package client by 8 goroutines at once. Every figure runs in a fresh child per round, the
 // rounds interleaved (a round runs every figure once, in order); a child
 // makes a cold run, then -warm runs (default 5) whose median is the
 // round's figure; the report gives medians over rounds, and ratios

@@ -132,6 +132,19 @@ type serveResult struct {
 	Warm    []float64     `json:"warm_ns"`
 	Latency *latencyStats `json:"latency,omitempty"`
 	Idle    *idleStats    `json:"idle,omitempty"`
+	// Commits, for a submit figure on bolt: the store's group commits
+	// over the child's runs, Creates and Saves together.
+	Commits *commitStats `json:"commits,omitempty"`
+}
+
+// commitStats count what store/bolt committed in a child (Stats): its
+// write transactions (one fsync each), the group commits among them and
+// the Creates and Saves those carried.
+type commitStats struct {
+	Ops          int    `json:"ops"` // submits made, every run
+	WriteTxs     uint64 `json:"write_txs"`
+	GroupCommits uint64 `json:"group_commits"`
+	GroupWrites  uint64 `json:"group_writes"`
 }
 
 // latencyStats are the event latencies of one child: from Hooks.Step to

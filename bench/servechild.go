@@ -92,11 +92,17 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 	if sp.Warm < 1 {
 		return res, fmt.Errorf("%d warm runs, want at least 1", sp.Warm)
 	}
-	run, closeAll, err := setupFigure(ctx, f, dir)
+	run, st, closeAll, err := setupFigure(ctx, f, dir)
 	if err != nil {
 		return res, err
 	}
 	defer func() { err = errors.Join(err, closeAll()) }()
+	if bs, ok := st.(*bolt.Store); ok && f.Kind == kindSubmit {
+		defer func() {
+			s := bs.Stats()
+			res.Commits = &commitStats{Ops: f.Ops * (1 + sp.Warm), WriteTxs: s.WriteTxs, GroupCommits: s.GroupCommits, GroupWrites: s.GroupWrites}
+		}()
+	}
 	for i := range 1 + sp.Warm {
 		runtime.GC()
 		start := time.Now()
@@ -124,12 +130,13 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 // so that the next run starts on an idle runner.
 type runFunc func(i int) (wait func() error, err error)
 
-// setupFigure builds what f measures, outside the clock.
-func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func() error, error) {
+// setupFigure builds what f measures, outside the clock, and returns its
+// store (nil for the bare handler).
+func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, store.Store, func() error, error) {
 	if f.Eng == engBare {
 		b, err := startBare()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		run := func(int) (func() error, error) {
 			return nil, calls(f.Ops, func(i int) error {
@@ -144,11 +151,11 @@ func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func(
 				return err
 			})
 		}
-		return run, b.close, nil
+		return run, nil, b.close, nil
 	}
 	st, err := openStore(f.Store, dir)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var e *shipped
 	if f.Eng == engHTTP {
@@ -157,13 +164,13 @@ func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func(
 		e, err = startRunner(ctx, st)
 	}
 	if err != nil {
-		return nil, nil, errors.Join(err, st.Close())
+		return nil, nil, nil, errors.Join(err, st.Close())
 	}
 	switch f.Kind {
 	case kindSubmit:
 		root, err := ast.Decode(oneActionWorkflow)
 		if err != nil {
-			return nil, nil, errors.Join(err, e.close())
+			return nil, nil, nil, errors.Join(err, e.close())
 		}
 		run := func(run int) (func() error, error) {
 			ids := make([]job.ID, f.Ops)
@@ -182,11 +189,11 @@ func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func(
 			})
 			return func() error { return e.waitAll(ctx, ids) }, err
 		}
-		return run, e.close, nil
+		return run, st, e.close, nil
 	case kindStatus:
 		id := job.ID("status")
 		if err := createJob(ctx, e.store, id, f.Size); err != nil {
-			return nil, nil, errors.Join(err, e.close())
+			return nil, nil, nil, errors.Join(err, e.close())
 		}
 		run := func(int) (func() error, error) {
 			return nil, calls(f.Ops, func(int) error {
@@ -204,11 +211,11 @@ func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func(
 				return err
 			})
 		}
-		return run, e.close, nil
+		return run, st, e.close, nil
 	case kindList:
 		for i := range f.Size {
 			if err := createJob(ctx, e.store, job.ID(fmt.Sprintf("l-%07d", i)), 1); err != nil {
-				return nil, nil, errors.Join(err, e.close())
+				return nil, nil, nil, errors.Join(err, e.close())
 			}
 		}
 		want := min(f.Size, 100)
@@ -221,9 +228,9 @@ func setupFigure(ctx context.Context, f serveFigure, dir string) (runFunc, func(
 				return err
 			})
 		}
-		return run, e.close, nil
+		return run, st, e.close, nil
 	}
-	return nil, nil, errors.Join(fmt.Errorf("figure kind %q", f.Kind), e.close())
+	return nil, nil, nil, errors.Join(fmt.Errorf("figure kind %q", f.Kind), e.close())
 }
 
 // calls runs f(0) to f(n-1) from serveCallers goroutines, each taking the

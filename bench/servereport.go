@@ -159,6 +159,30 @@ func (r *serveReport) ratioTable() *table {
 	return t
 }
 
+// commitsTable gives, for the submit figures on bolt, what the store
+// committed per submit and how many writes shared a commit (the group
+// commit), medians over rounds: the server must add no write of its own,
+// and the commits it shares are what its latency leaves to share.
+func (r *serveReport) commitsTable() *table {
+	t := &table{Header: []string{"scenario", "engine", "write txs per submit", "writes per submit", "writes a commit", "min-max"}, Left: 2}
+	for _, f := range r.Figures {
+		var txs, writes, shared []float64
+		for _, res := range r.Results[f.Name] {
+			if c := res.Commits; c != nil && c.Ops > 0 && c.GroupCommits > 0 {
+				txs = append(txs, float64(c.WriteTxs)/float64(c.Ops))
+				writes = append(writes, float64(c.GroupWrites)/float64(c.Ops))
+				shared = append(shared, float64(c.GroupWrites)/float64(c.GroupCommits))
+			}
+		}
+		if len(shared) == 0 {
+			continue
+		}
+		lo, hi := spread(shared)
+		t.add(f.label(), f.Eng, fmtFloat(median(txs)), fmtFloat(median(writes)), fmtFloat(median(shared)), fmtFloat(lo)+"-"+fmtFloat(hi))
+	}
+	return t
+}
+
 // eventsTable gives the event latency and the idle streams' memory, per
 // round's figure: medians over rounds and their spread.
 func (r *serveReport) eventsTable() *table {
@@ -261,8 +285,8 @@ func (r *serveReport) header() []string {
 		"baton bench -serve: " + r.Machine + load,
 		fmt.Sprintf("%d rounds; each round runs every figure once, in order, each in a fresh process; throughput: %d callers at once, the first run in a process cold, then %d warm runs (their median); medians over rounds",
 			r.Rounds, serveCallers, r.Warm),
-		"the server as shipped: server.New with a write token, one JSON log line per request (slog) to a file, metrics (package metrics: its own registry, " +
-			"runner hooks, store wrapper, middleware around the mux that also serves /metrics), 'baton serve's timeouts and runner/inmem with 4 workers, on 127.0.0.1; called through package client",
+		"the server as shipped: server.New as 'baton serve' wires it, runner/inmem with 4 workers behind server.Local, a write token, one JSON log line per request (slog) to a file, " +
+			"metrics (package metrics: its own registry, runner hooks, store wrapper, middleware inside the server, /metrics), a hub notified at each step, 'baton serve's limits, on 127.0.0.1; called through package client",
 	}
 }
 
@@ -285,7 +309,7 @@ func (r *serveReport) text(w io.Writer) {
 	for _, s := range r.header() {
 		fmt.Fprintln(w, s)
 	}
-	for _, t := range []*table{r.throughputTable(), r.ratioTable(), r.eventsTable(), r.idleTable()} {
+	for _, t := range []*table{r.throughputTable(), r.ratioTable(), r.commitsTable(), r.eventsTable(), r.idleTable()} {
 		if len(t.Rows) > 0 {
 			fmt.Fprintln(w)
 			t.text(w)
@@ -302,7 +326,7 @@ func (r *serveReport) text(w io.Writer) {
 // markdown writes the report as Markdown, for the README.
 func (r *serveReport) markdown(w io.Writer) {
 	fmt.Fprintln(w, strings.Join(r.header(), "  \n"))
-	for _, t := range []*table{r.throughputTable(), r.ratioTable(), r.eventsTable(), r.idleTable()} {
+	for _, t := range []*table{r.throughputTable(), r.ratioTable(), r.commitsTable(), r.eventsTable(), r.idleTable()} {
 		if len(t.Rows) > 0 {
 			fmt.Fprintln(w)
 			t.markdown(w)
