@@ -375,13 +375,15 @@ func (s *srv) check(rt route, allowed map[string]bool, w http.ResponseWriter, r 
 
 // query returns the request's query parameters. check keeps them, once
 // parsed, in r.Form: what ParseForm makes of a request whose body is not
-// a form, the only bodies the API takes (a form is 415); so a handler's
-// every read of a parameter costs no parse of the query again.
+// a form, the only bodies the API takes (a form is 415); so an API
+// handler's every read of a parameter costs no parse of the query again.
+// Elsewhere (a page) the query is parsed here and r.Form left alone, so
+// that the page's ParseForm still reads a form body.
 func query(r *http.Request) url.Values {
-	if r.Form == nil {
-		r.Form = r.URL.Query()
+	if r.Form != nil {
+		return r.Form
 	}
-	return r.Form
+	return r.URL.Query()
 }
 
 // checkBody refuses a body that is not plain JSON or too large, before
