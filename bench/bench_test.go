@@ -721,6 +721,9 @@ func TestServe(t *testing.T) {
 				engines[row["engine"]]++
 				positiveDur(t, row, "per op", row["per op"])
 				positiveDur(t, row, "cold per op", row["cold per op"])
+				if row["cpu per op"] != "unknown" { // no CPU time off unix
+					positiveDur(t, row, "cpu per op", row["cpu per op"])
+				}
 				positiveNum(t, row, "ops/s", row["ops/s"])
 				positiveNum(t, row, "ops/run", row["ops/run"])
 			}

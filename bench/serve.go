@@ -127,9 +127,13 @@ type serveSpec struct {
 // time per operation of the first run (cold) and of the runs after it;
 // for events and idle their stats.
 type serveResult struct {
-	Figure  string        `json:"figure"`
-	Cold    float64       `json:"cold_ns"`
-	Warm    []float64     `json:"warm_ns"`
+	Figure string    `json:"figure"`
+	Cold   float64   `json:"cold_ns"`
+	Warm   []float64 `json:"warm_ns"`
+	// CPU is, per warm run, the CPU time (user and system) the process
+	// spent per operation from the run's start to the end of the jobs it
+	// submitted; empty where the system does not tell.
+	CPU     []float64     `json:"cpu_ns,omitempty"`
 	Latency *latencyStats `json:"latency,omitempty"`
 	Idle    *idleStats    `json:"idle,omitempty"`
 	// Commits, for a submit figure on bolt: the store's group commits

@@ -95,16 +95,32 @@ func (r *serveReport) cold(name string) []float64 {
 
 // throughputTable has a row per throughput figure.
 func (r *serveReport) throughputTable() *table {
-	t := &table{Header: []string{"scenario", "engine", "per op", "per op min-max", "ops/s", "cold per op", "ops/run"}, Left: 2}
+	t := &table{Header: []string{"scenario", "engine", "per op", "per op min-max", "ops/s", "cold per op", "cpu per op", "ops/run"}, Left: 2}
 	for _, f := range r.Figures {
 		if f.Ops == 0 || len(r.Results[f.Name]) == 0 {
 			continue
 		}
 		w := median(r.warm(f.Name))
+		cpu := "unknown"
+		if c := r.cpu(f.Name); len(c) > 0 {
+			cpu = fmtDur(dur(median(c)))
+		}
 		t.add(f.label(), f.Eng, fmtDur(dur(w)), fmtSpread(r.warm(f.Name)), fmtFloat(1e9/w),
-			fmtDur(dur(median(r.cold(f.Name)))), fmtCount(int64(f.Ops)))
+			fmtDur(dur(median(r.cold(f.Name)))), cpu, fmtCount(int64(f.Ops)))
 	}
 	return t
+}
+
+// cpu returns, per round that measured it, the median of the figure's
+// warm CPU times per operation.
+func (r *serveReport) cpu(name string) []float64 {
+	var out []float64
+	for _, res := range r.Results[name] {
+		if len(res.CPU) > 0 {
+			out = append(out, median(res.CPU))
+		}
+	}
+	return out
 }
 
 // ratio returns check c over the rounds: a ratio of throughputs, or of
@@ -295,6 +311,8 @@ func (r *serveReport) notes() []string {
 	out := []string{
 		"event latency: from the save (runner/inmem's Hooks.Step) to the step event read by each client, through the server's /api/v1/jobs/{id}/events route " +
 			"as shipped (the target's figure), and on server/live's Hub served bare for comparison",
+		"cpu per op: the process's CPU time (user and system, every core) from a warm run's start to the end of the jobs it submitted, per operation: " +
+			"steadier than the time per op on a shared machine, and with two cores a figure's throughput cannot pass 2 cores over it",
 		"ratios: of throughputs (the baseline's time per op over the server's) for submit and status, of times per read for the flat checks; " +
 			"paired by round: the median of the per-round ratios, their min-max, and the ratio of the medians",
 	}
