@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
@@ -21,14 +23,13 @@ import (
 // benchToken is the write token of the benchmarks' server.
 const benchToken = "bench-write-token-0123456789abcdef"
 
-// BenchmarkSubmit measures what the server adds to a submit: POST
-// /api/v1/jobs of a one-action job, handed to the handler in this process
-// (no connection), on the memory store with runner/inmem running the
-// jobs, a write token and a JSON log line per request to a file, as
-// 'baton serve' has them. Profile it with -cpuprofile.
-func BenchmarkSubmit(b *testing.B) {
+// benchServer returns the server of the benchmarks: on the memory store
+// with runner/inmem running the jobs, a write token and a JSON log line
+// per request to a file, as 'baton serve' has them; the handler is called
+// in this process (no connection).
+func benchServer(b *testing.B) (http.Handler, store.Store) {
 	st := store.NewMemory()
-	defer st.Close()
+	b.Cleanup(func() { st.Close() })
 	reg := runner.NewRegistry()
 	if err := runner.Handle(reg, "noop", func(context.Context, struct{}) (struct{}, error) { return struct{}{}, nil }); err != nil {
 		b.Fatal(err)
@@ -40,17 +41,17 @@ func BenchmarkSubmit(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	defer func() {
+	b.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			b.Errorf("runner: %v", err)
 		}
-	}()
+	})
 	logs, err := os.Create(filepath.Join(b.TempDir(), "requests.log"))
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer logs.Close()
+	b.Cleanup(func() { logs.Close() })
 	tokens, err := server.ParseTokens([]byte("write " + benchToken + "\n"))
 	if err != nil {
 		b.Fatal(err)
@@ -60,6 +61,14 @@ func BenchmarkSubmit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return h, st
+}
+
+// BenchmarkSubmit measures what the server adds to a submit: POST
+// /api/v1/jobs of a one-action job, from 8 goroutines, the jobs run by
+// the runner meanwhile. Profile it with -cpuprofile.
+func BenchmarkSubmit(b *testing.B) {
+	h, _ := benchServer(b)
 	body := []byte(`{"version": 1, "root": {"act": "noop"}}`)
 	var next atomic.Int64
 	b.ReportAllocs()
@@ -75,6 +84,38 @@ func BenchmarkSubmit(b *testing.B) {
 			h.ServeHTTP(w, req)
 			if w.Code != http.StatusCreated {
 				b.Errorf("submit %d: %d %s", i, w.Code, w.Body)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkStatus measures a status read: GET /api/v1/jobs/{id}?nodes=false
+// of a job of 10 actions, from 8 goroutines.
+func BenchmarkStatus(b *testing.B) {
+	h, st := benchServer(b)
+	acts := make([]ast.Node, 10)
+	for i := range acts {
+		acts[i] = ast.Act("noop", nil)
+	}
+	tr, err := job.New("status", ast.Par(acts...))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Create(context.Background(), tr.Job); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			req := httptest.NewRequest(http.MethodGet, "/api/v1/jobs/status?nodes=false", nil)
+			req.Header.Set("Authorization", "Bearer "+benchToken)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				b.Errorf("status: %d %s", w.Code, w.Body)
 				return
 			}
 		}
