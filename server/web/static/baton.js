@@ -280,13 +280,14 @@
       for (const g of svg.querySelectorAll('g.node[data-path]')) {
         const p = g.getAttribute('data-path');
         nodeEls.set(p, g);
-        g.setAttribute('tabindex', '-1');
         const up = parentPath(p);
         if (up !== null) {
           if (!kids.has(up)) kids.set(up, []);
           kids.get(up).push(p);
         }
       }
+      // One box is in the tab order (a roving tabindex); the others get
+      // theirs when the keys or a click move there, not one per box here.
       const first = nodeEls.get(st.selected) || nodeEls.get('') || nodeEls.values().next().value;
       if (first) first.setAttribute('tabindex', '0');
       if (svg.getAttribute('role') === 'img') svg.setAttribute('role', 'group');
@@ -322,29 +323,31 @@
     }
 
     // paint sets a drawn node's state as draw would have drawn it: its
-    // data-status, the band's colour, the box's outline, the state's
-    // icon and words, the tooltip. It changes nothing when they are equal.
+    // data-status (the style sheet colours the band and the outline from
+    // it), the state's icon and words, the tooltip if it has one. It
+    // changes nothing when they are equal.
     function paint(g, n) {
       const line = bandLine(n);
       const state = g.querySelector('.state');
       if (g.getAttribute('data-status') === n.status && (!state || state.textContent === line)) return false;
-      const s = STYLES[n.status] || UNKNOWN_STYLE;
       g.setAttribute('data-status', n.status);
-      const band = g.querySelector('rect.band');
-      if (band) {
-        band.setAttribute('class', 'band band-' + n.status);
-        band.setAttribute('fill', s.fill);
-        band.setAttribute('stroke', s.stroke);
-      }
-      const box = g.querySelector('rect.box');
-      if (box) box.setAttribute('stroke', s.stroke);
-      if (state) {
-        state.textContent = line;
-        if (state.namespaceURI === SVG_NS) state.setAttribute('fill', s.text);
-      }
-      const title = g.querySelector('title');
-      if (title) title.textContent = tooltip(n, title.textContent);
+      if (state) state.textContent = line;
+      const label = g.querySelector('div.label[title]');
+      if (label) label.title = tooltip(n, label.title);
       return true;
+    }
+
+    // A box gets its tooltip when first pointed at: the page's drawing
+    // carries none (draw's PageSVG), so a big tree parses faster.
+    function giveTooltip(ev) {
+      const g = ev.target.closest && ev.target.closest('#tree g.node[data-path]');
+      const label = g && g.querySelector('div.label');
+      if (!label || label.hasAttribute('title')) return;
+      const p = g.getAttribute('data-path');
+      const n = st.nodes.get(p);
+      let t = n ? tooltip(n, '') : showPath(p) + ': ' + g.getAttribute('data-status');
+      if (g.classList.contains('group')) t += ', a closed group: open it to see its nodes';
+      label.title = t;
     }
 
     // copyState sets the state of drawn node g as drawn node f of a
@@ -358,15 +361,11 @@
       const countsOf = (x) => Array.from(x.querySelectorAll('.count'), (c) => c.textContent).join('|');
       if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && countsOf(g) === countsOf(f)) return;
       g.setAttribute('data-status', f.getAttribute('data-status'));
-      for (const sel of ['rect.band', 'rect.box', '.state', 'title']) {
-        const a = g.querySelector(sel);
-        const b = f.querySelector(sel);
-        if (!a || !b) continue;
-        for (const name of ['class', 'fill', 'stroke']) {
-          if (b.hasAttribute(name)) a.setAttribute(name, b.getAttribute(name));
-        }
-        if (sel !== 'rect.band' && sel !== 'rect.box') a.textContent = b.textContent;
-      }
+      const a = g.querySelector('.state');
+      const b = f.querySelector('.state');
+      if (a && b) a.textContent = b.textContent;
+      const label = g.querySelector('div.label[title]');
+      if (label) label.removeAttribute('title'); // given again when pointed at
       const old = g.querySelectorAll('.count');
       const fresh = f.querySelectorAll('.count');
       if (old.length === fresh.length) {
@@ -504,15 +503,11 @@
       for (const g of (svg ? svg.querySelectorAll('g.node.selected') : [])) {
         g.classList.remove('selected');
         g.removeAttribute('aria-current');
-        const box = g.querySelector('rect.box');
-        if (box) box.setAttribute('stroke-width', '1.5');
       }
       const g = st.selected === null ? null : nodeEls.get(st.selected);
       if (!g) return;
       g.classList.add('selected');
       g.setAttribute('aria-current', 'true');
-      const box = g.querySelector('rect.box');
-      if (box) box.setAttribute('stroke-width', '3');
       for (const o of svg.querySelectorAll('g.node[tabindex="0"]')) o.setAttribute('tabindex', '-1');
       g.setAttribute('tabindex', '0');
     }
@@ -786,11 +781,14 @@
         const g = ev.target.closest && ev.target.closest('g.node[data-path]');
         if (!g || !treeBox.contains(g)) return;
         const p = g.getAttribute('data-path');
+        if (!g.hasAttribute('tabindex')) g.setAttribute('tabindex', '-1');
         g.focus({ preventScroll: true });
         select(p);
         if (g.classList.contains('group')) expand(p);
       });
       treeBox.addEventListener('keydown', onTreeKey);
+      treeBox.addEventListener('pointerover', giveTooltip);
+      treeBox.addEventListener('focusin', giveTooltip);
     }
 
     function onTreeKey(ev) {
