@@ -280,14 +280,13 @@
       for (const g of svg.querySelectorAll('g.node[data-path]')) {
         const p = g.getAttribute('data-path');
         nodeEls.set(p, g);
+        g.setAttribute('tabindex', '-1');
         const up = parentPath(p);
         if (up !== null) {
           if (!kids.has(up)) kids.set(up, []);
           kids.get(up).push(p);
         }
       }
-      // One box is in the tab order (a roving tabindex); the others get
-      // theirs when the keys or a click move there, not one per box here.
       const first = nodeEls.get(st.selected) || nodeEls.get('') || nodeEls.values().next().value;
       if (first) first.setAttribute('tabindex', '0');
       if (svg.getAttribute('role') === 'img') svg.setAttribute('role', 'group');
@@ -781,7 +780,6 @@
         const g = ev.target.closest && ev.target.closest('g.node[data-path]');
         if (!g || !treeBox.contains(g)) return;
         const p = g.getAttribute('data-path');
-        if (!g.hasAttribute('tabindex')) g.setAttribute('tabindex', '-1');
         g.focus({ preventScroll: true });
         select(p);
         if (g.classList.contains('group')) expand(p);
@@ -901,9 +899,11 @@
 
     // ---- steps and the timeline ----------------------------------------
 
+    // lastStep is the newest step listed, or to be listed: data-to
+    // counts the steps the server left for lazySteps.
     function lastStep() {
       if (!stepsList) return 0;
-      let v = 0;
+      let v = Number(stepsList.dataset.to) || 0;
       for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) v = Math.max(v, Number(li.dataset.version) || 0);
       return v;
     }
@@ -965,6 +965,44 @@
         filterOne(li);
       }
       stepsList.setAttribute('data-to', String(last));
+    }
+
+    // lazySteps lists the steps the server left out of the page
+    // (data-lazy: the newest, data-from to data-to), read from the
+    // history route once the tree and the timeline are drawn, before any
+    // step a live update added meanwhile. On a failure the server's link
+    // to them stays.
+    async function lazySteps() {
+      if (!stepsList || stepsList.dataset.lazy !== 'true') return;
+      const from = Number(stepsList.dataset.from) || 0;
+      const to = Number(stepsList.dataset.to) || 0;
+      let got = [];
+      try {
+        for (let after = from - 1; after < to;) {
+          const h = await getJSON(apiPath + '/history?from=' + after + '&limit=' + (to - after));
+          const steps = (h.steps || []).filter((x) => x.version <= to);
+          if (!steps.length) break;
+          got = got.concat(steps);
+          after = steps[steps.length - 1].version;
+        }
+      } catch (e) {
+        return;
+      }
+      const frag = document.createDocumentFragment();
+      for (const x of got) {
+        if (!document.getElementById('step-' + x.version)) frag.append(stepItem(x));
+      }
+      stepsList.insertBefore(frag, stepsList.querySelector(':scope > li[data-version]'));
+      stepsList.removeAttribute('data-lazy');
+      const link = document.getElementById('steps-lazy');
+      if (link) link.remove();
+      for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) filterOne(li);
+      const top = stepsList.querySelector(':scope > li[data-version]');
+      if (top && !stepsList.querySelector(':scope > li[tabindex="0"]')) top.setAttribute('tabindex', '0');
+      markStep();
+      const hash = /^#step-(\d+)$/.exec(location.hash);
+      const li = hash && document.getElementById('step-' + hash[1]);
+      if (li && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
     }
 
     // fillSteps reads the history the list lacks, up to the job's newest
@@ -1127,6 +1165,21 @@
       fillPanel();
     }
 
+    // barTip gives a timeline bar its tooltip when it is first pointed
+    // at or focused (the server draws none: web.Bar.Title, made here).
+    function barTip(ev) {
+      const b = ev.target.closest && ev.target.closest('rect.bar[data-path]');
+      if (!b || b.querySelector('title')) return;
+      const a = (n) => b.getAttribute('data-' + n) || '';
+      let t = showPath(a('path')) + ' attempt ' + a('attempt') + ': dispatched at v' + a('version');
+      if (Number(a('applied')) > 0) t += ', result at v' + a('applied');
+      if (a('took')) t += ', ' + a('took');
+      if (a('worker')) t += ', on ' + a('worker');
+      const title = document.createElementNS(SVG_NS, 'title');
+      title.textContent = t + ', ' + a('status');
+      b.append(title);
+    }
+
     function wireSteps() {
       if (!stepsList) return;
       // A step's link shows the tree at its version; a result's link
@@ -1176,6 +1229,8 @@
           const li = document.getElementById('step-' + b.getAttribute('data-version'));
           if (li && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
         };
+        tl.addEventListener('pointerover', barTip);
+        tl.addEventListener('focusin', barTip);
         tl.addEventListener('click', (ev) => {
           const b = ev.target.closest('rect.bar[data-path]');
           if (b) { ev.preventDefault(); pick(b); }
@@ -1466,6 +1521,7 @@
     }
     setShown(st.shown);
     drawn();
+    lazySteps();
     const hash = /^#step-(\d+)$/.exec(location.hash);
     if (hash && Number(hash[1]) !== st.viewing) travelTo(Number(hash[1]));
     if (st.viewing === null) {
