@@ -1105,6 +1105,9 @@
       setURL({ [FILTERS.status]: fv.status || null, [FILTERS.action]: fv.action || null, [FILTERS.path]: fv.path || null });
       if (!stepsList) return;
       for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) filterOne(li);
+      // The bars, a thousand on a big job's page: walked only when a path
+      // filters them or did.
+      if (!fv.path && !document.querySelector('#timeline rect.bar.filtered-out')) return;
       for (const b of document.querySelectorAll('#timeline rect.bar[data-path]')) {
         const p = b.getAttribute('data-path');
         const out = fv.path && !showPath(p).includes(fv.path) && !p.includes(fv.path);
