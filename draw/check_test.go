@@ -191,8 +191,8 @@ func attr(se xml.StartElement, name string) string {
 // document but for the <style> element, which page lacks, and each box's
 // words, which page writes as HTML (one foreignObject.label a box holding
 // a div in the XHTML namespace of p elements) with the same text, line by
-// line, as svg's <text> elements. Nothing else is allowed in: no script,
-// event handler or reference.
+// line, as svg's <text> elements, and no <rect>, <title> or <text> of its
+// own. Nothing else is allowed in: no script, event handler or reference.
 func checkPageSVG(g *draw.Graph, svg, page []byte) error {
 	if bytes.Contains(page, []byte("<style")) {
 		return fmt.Errorf("the page SVG has a <style> element")
@@ -251,6 +251,8 @@ func boxWords(svg []byte, page bool) ([][]string, error) {
 				return nil, fmt.Errorf("a <foreignObject> out of a node's label")
 			case html && (!page || !(name == "div" && attr(t, "class") == "label" || name == "p" || name == "b")):
 				return nil, fmt.Errorf("an HTML <%s> element", name)
+			case page && nodeDepth >= 0 && (name == "rect" || name == "title" || name == "text"):
+				return nil, fmt.Errorf("a <%s> in a page's box: its outline, band and words are its label's", name)
 			case page && name == "foreignObject":
 				labels++
 			}

@@ -387,7 +387,7 @@ func (s *srv) jobPage(w http.ResponseWriter, r *http.Request, c caller) error {
 	sm := s.stored(r.Context(), api.SummaryOf(pj.job))
 	in := web.JobInput{
 		Summary: sm, Job: pj.job, Latest: pj.latest, Past: pj.past, Steps: pj.steps, History: pj.history, Tree: tree,
-		Node: q.Get("node"), Selected: q.Has("node"), StepsFrom: from,
+		Node: q.Get("node"), Selected: q.Has("node"), StepsFrom: from, LazySteps: !q.Has("steps_from"),
 		Filter: web.StepFilter{Status: q.Get("steps_status"), Action: q.Get("steps_action"), Path: q.Get("steps_path")},
 		Write:  c.scope >= ScopeWrite && s.canceller != nil, Session: c.session, Now: s.now(),
 	}

@@ -316,6 +316,28 @@ func TestJobPageContract(t *testing.T) {
 						t.Errorf("GET %s: node %q drawn %q, the API says %q", svgPath, n.Path, frag[n.Path], n.Status)
 					}
 				}
+				// The page leaves its steps to the script (data-lazy),
+				// saying which, and links to the page that lists them.
+				list := d.byID("steps")
+				if attrOf(list, "data-lazy") != "true" || attrOf(list, "data-from") != "1" || attrOf(list, "data-to") != fmt.Sprint(v) {
+					t.Errorf("GET %s: #steps %v, want data-lazy, v1 to v%d", path, list.Attr, v)
+				}
+				if n := within(list, func(n *html.Node) bool { return n.Data == "li" }); len(n) != 0 {
+					t.Errorf("GET %s: %d steps listed; want them left to the script", path, len(n))
+				}
+				links := within(d.byID("steps-lazy"), func(n *html.Node) bool { return n.Data == "a" })
+				if len(links) != 1 {
+					t.Fatalf("GET %s: no link to the steps", path)
+				}
+				stepsPath := html.UnescapeString(attrOf(links[0], "href"))
+				if i := strings.Index(stepsPath, "#"); i >= 0 {
+					stepsPath = stepsPath[:i]
+				}
+				if resp, body = e.get(t, stepsPath, nil); resp.StatusCode != 200 {
+					t.Fatalf("GET %s: %d", stepsPath, resp.StatusCode)
+				}
+				d = parseHTML(t, body)
+				path = stepsPath
 				steps := within(d.byID("steps"), func(n *html.Node) bool { return n.Data == "li" && attrOf(n, "data-version") != "" })
 				if len(steps) != int(v) {
 					t.Errorf("GET %s: %d steps listed, want %d", path, len(steps), v)
@@ -472,7 +494,8 @@ func TestPagesHostile(t *testing.T) {
 	}{
 		{"/", []string{string(id)}},
 		{"/?prefix=" + url.QueryEscape(string(id)), []string{string(id)}},
-		{jobPath, []string{string(id), hostile, output}},
+		{jobPath, []string{string(id), hostile}},
+		{jobPath + "?steps_from=1", []string{string(id), hostile, output}},
 		{jobPath + "?node=par%5B0%5D", []string{output}},
 		{jobPath + "?node=par%5B1%5D", []string{hostile, output}},
 		{jobPath + "?version=2&node=" + url.QueryEscape(hostile), []string{hostile}},
@@ -880,7 +903,7 @@ func TestPagesDoc(t *testing.T) {
 		if !strings.Contains(doc, "`"+prop+"` | `"+c.colour+"`") {
 			t.Errorf("docs/pages.md's palette lacks %s %s", prop, c.colour)
 		}
-		if c.name != "idle" && !strings.Contains(string(css), ".baton-graph .node[data-status="+c.name+"] .band { fill: var("+prop+")") {
+		if c.name != "idle" && !strings.Contains(string(css), ".baton-graph .node[data-status="+c.name+"] .state { background: var("+prop+")") {
 			t.Errorf("baton.css does not colour a %s node's band from its data-status", c.name)
 		}
 	}

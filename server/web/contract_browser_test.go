@@ -219,13 +219,13 @@ func checkBoxes(t *testing.T, p *browsertest.Page) []browsertest.Rect {
 	t.Helper()
 	// Measured together: the page may add a line above the tree (the
 	// failure, once the job fails) between two measures.
-	both := p.RectsTogether("#tree svg.baton-graph", "#tree g.node > rect.box")
+	both := p.RectsTogether("#tree svg.baton-graph", "#tree g.node > foreignObject.label")
 	drawing, boxes := both[0], both[1]
 	if len(drawing) != 1 {
 		t.Fatalf("%d drawings in #tree; want one svg.baton-graph", len(drawing))
 	}
 	if len(boxes) == 0 {
-		t.Fatal("no node box (g.node > rect.box) in #tree")
+		t.Fatal("no node box (g.node > foreignObject.label) in #tree")
 	}
 	for _, b := range boxes {
 		if !b.Inside(drawing[0], 0.5) {
@@ -257,7 +257,7 @@ func checkPalette(t *testing.T, p *browsertest.Page, name string, states map[str
 	p.Wait(`document.getAnimations().length === 0`)
 	view := p.Rects("#tree")[0]
 	area := map[string]float64{}
-	for _, b := range p.Rects("#tree g.node > rect.band") {
+	for _, b := range p.Rects("#tree g.node p.state") {
 		w := min(b.X+b.W, view.X+view.W) - max(b.X, view.X)
 		h := min(b.Y+b.H, view.Y+view.H) - max(b.Y, view.Y)
 		if w > 0 && h > 0 {

@@ -53,6 +53,13 @@ type JobInput struct {
 	// (0: the newest StepsShown up to the version shown).
 	Filter    StepFilter
 	StepsFrom uint64
+	// LazySteps leaves the steps out of the page (they are a third of a
+	// big job's page): the list is empty, says which versions it would
+	// hold, and links to the page that holds them; the script fills it
+	// from the history route once the tree and the timeline are drawn.
+	// It applies only to the newest steps unfiltered: a page asked for
+	// with StepsFrom or a Filter lists its steps.
+	LazySteps bool
 	Write     bool
 	Session   bool
 	// Now ends the attempts still running on a live page's timeline.
@@ -100,6 +107,10 @@ type JobView struct {
 	// EarlierURL and LaterURL page through the steps ("" at an end).
 	EarlierURL, LaterURL string
 	StepsFrom, StepsTo   uint64
+	// LazySteps says the steps StepsFrom to StepsTo are not in the page
+	// (JobInput.LazySteps); StepsURL is the page that lists them.
+	LazySteps bool
+	StepsURL  string
 	// CancelURL is where the cancel form posts.
 	CancelURL string
 	// CanCancel says the cancel form is shown: a write scope, the job
@@ -290,6 +301,11 @@ func (v *JobView) steps(in JobInput) {
 		v.LaterURL = page(steps[hi].Version)
 	}
 	v.StepsFrom, v.StepsTo = steps[lo].Version, steps[hi-1].Version
+	if in.LazySteps && in.StepsFrom == 0 && !in.Filter.Active() {
+		v.LazySteps = true
+		v.StepsURL = page(v.StepsFrom)
+		return
+	}
 	for _, st := range steps[lo:hi] {
 		sv := StepView{Step: st, ID: "step-" + strconv.FormatUint(st.Version, 10), URL: JobURL(in.Summary.ID, st.Version, ""), Current: st.Version == in.Summary.Version}
 		for i, r := range st.Results {

@@ -310,7 +310,7 @@ func TestBrowserLiveKeepsViewState(t *testing.T) {
 	p.WaitDrawn()
 	p.Wait(nodeIs("seq[0]", "running"))
 
-	p.Do("select seq[30]", chromedp.Click(chromedp.CSS(`#tree g.node[data-path="seq[30]"] rect.box`)))
+	p.Do("select seq[30]", chromedp.Click(chromedp.CSS(`#tree g.node[data-path="seq[30]"] div.label`)))
 	p.Wait(`document.querySelector('#tree g.node.selected')?.getAttribute('data-path') === 'seq[30]'`)
 	p.Wait(`!document.getElementById('panel').hidden && document.getElementById('panel').dataset.node === 'seq[30]'`)
 	p.Do("zoom in", chromedp.Click(chromedp.ID("zoom-in")), chromedp.Click(chromedp.ID("zoom-in")))
@@ -519,7 +519,7 @@ func TestBrowserBigGroupExpands(t *testing.T) {
 		t.Fatalf("%d groups, want the 100 seqs closed", n)
 	}
 	p.Screenshot("closed", "")
-	p.Do("open par[7]", chromedp.Click(chromedp.CSS(`#tree g.node.group[data-path="par[7]"] rect.box`)))
+	p.Do("open par[7]", chromedp.Click(chromedp.CSS(`#tree g.node.group[data-path="par[7]"] div.label`)))
 	p.Wait(`!!document.querySelector('#tree g.node[data-path="par[7].seq[999]"]')`)
 	p.Screenshot("opened", "")
 	if n := browsertest.Eval[int](p, boxes); n > 2000 || n < 1100 {
@@ -652,7 +652,7 @@ func TestBrowserLoginExpiredSaysSo(t *testing.T) {
 	p.Wait(nodeIs("seq[0]", "running"))
 
 	tokens.Replace(parse("write another-token-0123456789abcdef\n"))
-	p.Do("select seq[1]", chromedp.Click(chromedp.CSS(`#tree g.node[data-path="seq[1]"] rect.box`)))
+	p.Do("select seq[1]", chromedp.Click(chromedp.CSS(`#tree g.node[data-path="seq[1]"] div.label`)))
 	p.Wait(`!document.getElementById('banner').hidden && /expired/.test(document.getElementById('banner').textContent) && /^\/login\?next=/.test(document.querySelector('#banner a')?.getAttribute('href'))`)
 	p.Screenshot("expired", "")
 	if !browsertest.Eval[bool](p, nodeIs("seq[0]", "running")) || browsertest.Eval[int](p, `document.querySelectorAll('#tree g.node').length`) != 3 {
@@ -686,7 +686,7 @@ func TestBrowserGroupCountsFollow(t *testing.T) {
 	release(t, gate, 3)
 	p.Wait(count("succeeded") + ` === 3 && ` + count("running") + ` === 1 && ` + count("idle") + ` === 146`)
 	p.Screenshot("counts", "")
-	p.Do("open the root", chromedp.Click(chromedp.CSS(`#tree g.node.group[data-path=""] rect.box`)))
+	p.Do("open the root", chromedp.Click(chromedp.CSS(`#tree g.node.group[data-path=""] div.label`)))
 	p.Wait(`!!document.querySelector('#tree g.node[data-path="seq[149]"]')`)
 	p.Wait(nodeIs("seq[2]", "succeeded") + ` && ` + nodeIs("seq[3]", "running"))
 	if got := browsertest.Eval[string](p, `new URL(location.href).searchParams.get('expand')`); got != "," {

@@ -262,23 +262,46 @@ func TestTimelinePacked(t *testing.T) {
 	}
 }
 
-// TestCSSStylesTheInlineTree: the page shows draw's SVG without its
-// <style>, whose elements carry no colours or fonts of their own, so
-// baton.css has a rule for each of draw.StyleSheet's selectors (those of
-// the states, by data-status, included; idle is baton.css's default).
+// TestCSSStylesTheInlineTree: the page shows draw's PageSVG, without
+// its <style> and with each box as HTML (a div.label whose p.state is the
+// band), so baton.css has a rule for each of draw.StyleSheet's selectors
+// of what the page's drawing shares with SVG's (title, lanes, edges), and
+// for each state draw.StyleSheet colours (idle is baton.css's default)
+// a rule that outlines its box and one that fills its band.
 func TestCSSStylesTheInlineTree(t *testing.T) {
 	css, _, ok := web.Asset("baton.css")
 	if !ok {
 		t.Fatal("no baton.css")
 	}
+	states := 0
 	for _, line := range strings.Split(strings.TrimSpace(draw.StyleSheet), "\n") {
 		sel, _, _ := strings.Cut(line, "{")
-		if sel == ".baton-graph" || strings.HasPrefix(sel, ".baton-graph .node .") || strings.Contains(sel, "[data-status=idle]") {
-			continue // the palette; baton.css's rules of .node .band, .box and .state are idle's
+		if word, ok := strings.CutPrefix(sel, ".baton-graph .node[data-status="); ok {
+			word, _, _ = strings.Cut(word, "]")
+			if word == "idle" || !strings.HasSuffix(sel, " .band") {
+				continue
+			}
+			states++
+			for _, want := range []string{" div.label {", " .state { background: var(--baton-" + word + ");"} {
+				if !strings.Contains(string(css), ".baton-graph .node[data-status="+word+"]"+want) {
+					t.Errorf("baton.css has no rule .baton-graph .node[data-status=%s]%s", word, want)
+				}
+			}
+			continue
+		}
+		if sel == ".baton-graph" || strings.HasPrefix(sel, ".baton-graph .node ") {
+			continue // the palette; the box's parts of a state draw does not know
+		}
+		switch sel {
+		case ".baton-graph .box", ".baton-graph .band", ".baton-graph .head", ".baton-graph .head tspan", ".baton-graph .line", ".baton-graph .count":
+			continue // SVG's box: a div.label of p lines in the page
 		}
 		if !strings.Contains(string(css), sel+" {") {
 			t.Errorf("baton.css has no rule for %s (draw's %s)", sel, line)
 		}
+	}
+	if states < 5 {
+		t.Errorf("draw.StyleSheet colours %d states' bands; want running, succeeded, failed, cancelled and skipped", states)
 	}
 }
 

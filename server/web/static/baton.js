@@ -322,29 +322,31 @@
     }
 
     // paint sets a drawn node's state as draw would have drawn it: its
-    // data-status, the band's colour, the box's outline, the state's
-    // icon and words, the tooltip. It changes nothing when they are equal.
+    // data-status (the style sheet colours the band and the outline from
+    // it), the state's icon and words, the tooltip if it has one. It
+    // changes nothing when they are equal.
     function paint(g, n) {
       const line = bandLine(n);
       const state = g.querySelector('.state');
       if (g.getAttribute('data-status') === n.status && (!state || state.textContent === line)) return false;
-      const s = STYLES[n.status] || UNKNOWN_STYLE;
       g.setAttribute('data-status', n.status);
-      const band = g.querySelector('rect.band');
-      if (band) {
-        band.setAttribute('class', 'band band-' + n.status);
-        band.setAttribute('fill', s.fill);
-        band.setAttribute('stroke', s.stroke);
-      }
-      const box = g.querySelector('rect.box');
-      if (box) box.setAttribute('stroke', s.stroke);
-      if (state) {
-        state.textContent = line;
-        if (state.namespaceURI === SVG_NS) state.setAttribute('fill', s.text);
-      }
-      const title = g.querySelector('title');
-      if (title) title.textContent = tooltip(n, title.textContent);
+      if (state) state.textContent = line;
+      const label = g.querySelector('div.label[title]');
+      if (label) label.title = tooltip(n, label.title);
       return true;
+    }
+
+    // A box gets its tooltip when first pointed at: the page's drawing
+    // carries none (draw's PageSVG), so a big tree parses faster.
+    function giveTooltip(ev) {
+      const g = ev.target.closest && ev.target.closest('#tree g.node[data-path]');
+      const label = g && g.querySelector('div.label');
+      if (!label || label.hasAttribute('title')) return;
+      const p = g.getAttribute('data-path');
+      const n = st.nodes.get(p);
+      let t = n ? tooltip(n, '') : showPath(p) + ': ' + g.getAttribute('data-status');
+      if (g.classList.contains('group')) t += ', a closed group: open it to see its nodes';
+      label.title = t;
     }
 
     // copyState sets the state of drawn node g as drawn node f of a
@@ -358,15 +360,11 @@
       const countsOf = (x) => Array.from(x.querySelectorAll('.count'), (c) => c.textContent).join('|');
       if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && countsOf(g) === countsOf(f)) return;
       g.setAttribute('data-status', f.getAttribute('data-status'));
-      for (const sel of ['rect.band', 'rect.box', '.state', 'title']) {
-        const a = g.querySelector(sel);
-        const b = f.querySelector(sel);
-        if (!a || !b) continue;
-        for (const name of ['class', 'fill', 'stroke']) {
-          if (b.hasAttribute(name)) a.setAttribute(name, b.getAttribute(name));
-        }
-        if (sel !== 'rect.band' && sel !== 'rect.box') a.textContent = b.textContent;
-      }
+      const a = g.querySelector('.state');
+      const b = f.querySelector('.state');
+      if (a && b) a.textContent = b.textContent;
+      const label = g.querySelector('div.label[title]');
+      if (label) label.removeAttribute('title'); // given again when pointed at
       const old = g.querySelectorAll('.count');
       const fresh = f.querySelectorAll('.count');
       if (old.length === fresh.length) {
@@ -504,15 +502,11 @@
       for (const g of (svg ? svg.querySelectorAll('g.node.selected') : [])) {
         g.classList.remove('selected');
         g.removeAttribute('aria-current');
-        const box = g.querySelector('rect.box');
-        if (box) box.setAttribute('stroke-width', '1.5');
       }
       const g = st.selected === null ? null : nodeEls.get(st.selected);
       if (!g) return;
       g.classList.add('selected');
       g.setAttribute('aria-current', 'true');
-      const box = g.querySelector('rect.box');
-      if (box) box.setAttribute('stroke-width', '3');
       for (const o of svg.querySelectorAll('g.node[tabindex="0"]')) o.setAttribute('tabindex', '-1');
       g.setAttribute('tabindex', '0');
     }
@@ -791,6 +785,8 @@
         if (g.classList.contains('group')) expand(p);
       });
       treeBox.addEventListener('keydown', onTreeKey);
+      treeBox.addEventListener('pointerover', giveTooltip);
+      treeBox.addEventListener('focusin', giveTooltip);
     }
 
     function onTreeKey(ev) {
@@ -903,9 +899,11 @@
 
     // ---- steps and the timeline ----------------------------------------
 
+    // lastStep is the newest step listed, or to be listed: data-to
+    // counts the steps the server left for lazySteps.
     function lastStep() {
       if (!stepsList) return 0;
-      let v = 0;
+      let v = Number(stepsList.dataset.to) || 0;
       for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) v = Math.max(v, Number(li.dataset.version) || 0);
       return v;
     }
@@ -967,6 +965,44 @@
         filterOne(li);
       }
       stepsList.setAttribute('data-to', String(last));
+    }
+
+    // lazySteps lists the steps the server left out of the page
+    // (data-lazy: the newest, data-from to data-to), read from the
+    // history route once the tree and the timeline are drawn, before any
+    // step a live update added meanwhile. On a failure the server's link
+    // to them stays.
+    async function lazySteps() {
+      if (!stepsList || stepsList.dataset.lazy !== 'true') return;
+      const from = Number(stepsList.dataset.from) || 0;
+      const to = Number(stepsList.dataset.to) || 0;
+      let got = [];
+      try {
+        for (let after = from - 1; after < to;) {
+          const h = await getJSON(apiPath + '/history?from=' + after + '&limit=' + (to - after));
+          const steps = (h.steps || []).filter((x) => x.version <= to);
+          if (!steps.length) break;
+          got = got.concat(steps);
+          after = steps[steps.length - 1].version;
+        }
+      } catch (e) {
+        return;
+      }
+      const frag = document.createDocumentFragment();
+      for (const x of got) {
+        if (!document.getElementById('step-' + x.version)) frag.append(stepItem(x));
+      }
+      stepsList.insertBefore(frag, stepsList.querySelector(':scope > li[data-version]'));
+      stepsList.removeAttribute('data-lazy');
+      const link = document.getElementById('steps-lazy');
+      if (link) link.remove();
+      for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) filterOne(li);
+      const top = stepsList.querySelector(':scope > li[data-version]');
+      if (top && !stepsList.querySelector(':scope > li[tabindex="0"]')) top.setAttribute('tabindex', '0');
+      markStep();
+      const hash = /^#step-(\d+)$/.exec(location.hash);
+      const li = hash && document.getElementById('step-' + hash[1]);
+      if (li && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
     }
 
     // fillSteps reads the history the list lacks, up to the job's newest
@@ -1069,6 +1105,9 @@
       setURL({ [FILTERS.status]: fv.status || null, [FILTERS.action]: fv.action || null, [FILTERS.path]: fv.path || null });
       if (!stepsList) return;
       for (const li of stepsList.querySelectorAll(':scope > li[data-version]')) filterOne(li);
+      // The bars, a thousand on a big job's page: walked only when a path
+      // filters them or did.
+      if (!fv.path && !document.querySelector('#timeline rect.bar.filtered-out')) return;
       for (const b of document.querySelectorAll('#timeline rect.bar[data-path]')) {
         const p = b.getAttribute('data-path');
         const out = fv.path && !showPath(p).includes(fv.path) && !p.includes(fv.path);
@@ -1129,6 +1168,21 @@
       fillPanel();
     }
 
+    // barTip gives a timeline bar its tooltip when it is first pointed
+    // at or focused (the server draws none: web.Bar.Title, made here).
+    function barTip(ev) {
+      const b = ev.target.closest && ev.target.closest('rect.bar[data-path]');
+      if (!b || b.querySelector('title')) return;
+      const a = (n) => b.getAttribute('data-' + n) || '';
+      let t = showPath(a('path')) + ' attempt ' + a('attempt') + ': dispatched at v' + a('version');
+      if (Number(a('applied')) > 0) t += ', result at v' + a('applied');
+      if (a('took')) t += ', ' + a('took');
+      if (a('worker')) t += ', on ' + a('worker');
+      const title = document.createElementNS(SVG_NS, 'title');
+      title.textContent = t + ', ' + a('status');
+      b.append(title);
+    }
+
     function wireSteps() {
       if (!stepsList) return;
       // A step's link shows the tree at its version; a result's link
@@ -1178,6 +1232,8 @@
           const li = document.getElementById('step-' + b.getAttribute('data-version'));
           if (li && li.scrollIntoView) li.scrollIntoView({ block: 'nearest' });
         };
+        tl.addEventListener('pointerover', barTip);
+        tl.addEventListener('focusin', barTip);
         tl.addEventListener('click', (ev) => {
           const b = ev.target.closest('rect.bar[data-path]');
           if (b) { ev.preventDefault(); pick(b); }
@@ -1468,6 +1524,7 @@
     }
     setShown(st.shown);
     drawn();
+    lazySteps();
     const hash = /^#step-(\d+)$/.exec(location.hash);
     if (hash && Number(hash[1]) !== st.viewing) travelTo(Number(hash[1]));
     if (st.viewing === null) {
