@@ -52,7 +52,9 @@ func batonProcess(t *testing.T, args ...string) result {
 func (p *proc) kill(t *testing.T) time.Time {
 	t.Helper()
 	p.killed.Store(true)
-	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	// ESRCH: it exited by itself meanwhile (and was reaped); it is gone
+	// either way.
+	if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("SIGKILL to pid %d: %v", p.cmd.Process.Pid, err)
 	}
 	select {
