@@ -29,7 +29,8 @@ type stressWorker struct {
 // 'baton worker --verbose' processes of capacities 1 to 3 run 10 jobs of
 // 10 dependent actions (a seq of pars of 4, 3 and 3 sleeps of 1 to 2.5
 // s), while every second the test drains a worker, undrains one, or
-// SIGKILLs one (restarted at once under a new name, or under its own
+// SIGKILLs one (each once in every three seconds, in a random order;
+// a killed worker is restarted at once under a new name, or under its own
 // once its session is gone), until every job has settled. A drained
 // worker exits 0 and is replaced under a new name. From the workers'
 // logs (each handler's start and end; a run in a killed process ends at
@@ -110,7 +111,7 @@ func TestZKPlacementStress(t *testing.T) {
 		return true
 	}
 	var pending []*stressWorker // killed, to come back under their names
-	var ops []string
+	var ops, round []string
 	begin := time.Now()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -165,8 +166,26 @@ func TestZKPlacementStress(t *testing.T) {
 				available = append(available, w)
 			}
 		}
-		switch op := rng.IntN(3); {
-		case op == 0 && len(available) > 1:
+		// Each round of three seconds makes the three disruptions in a
+		// random order; one that cannot be made now (no worker drains,
+		// one worker is left) gives way to one that can.
+		if len(round) == 0 {
+			round = []string{"drain", "undrain", "kill"}
+			rng.Shuffle(len(round), func(i, j int) { round[i], round[j] = round[j], round[i] })
+		}
+		op := round[0]
+		round = round[1:]
+		can := map[string]bool{"drain": len(available) > 1, "undrain": len(draining) > 0, "kill": len(live) > 1}
+		for _, alt := range []string{"kill", "drain"} {
+			if !can[op] {
+				op = alt
+			}
+		}
+		if !can[op] {
+			continue
+		}
+		switch op {
+		case "drain":
 			w := available[rng.IntN(len(available))]
 			r := baton(t, zkArgs("drain", w.name)...)
 			switch {
@@ -178,7 +197,7 @@ func TestZKPlacementStress(t *testing.T) {
 			default:
 				t.Fatalf("baton drain %s: exit %d\n%s%s", w.name, r.code, r.stdout, r.stderr)
 			}
-		case op == 1 && len(draining) > 0:
+		case "undrain":
 			w := draining[rng.IntN(len(draining))]
 			r := baton(t, zkArgs("undrain", w.name)...)
 			switch {
@@ -190,7 +209,7 @@ func TestZKPlacementStress(t *testing.T) {
 			default:
 				t.Fatalf("baton undrain %s: exit %d\n%s%s", w.name, r.code, r.stdout, r.stderr)
 			}
-		case len(live) > 1:
+		case "kill":
 			w := live[rng.IntN(len(live))]
 			w.killedAt = w.p.kill(t)
 			if rng.IntN(2) == 0 {
