@@ -1,15 +1,13 @@
 package main
 
 // Helpers of the placement proofs with worker processes (issue 18):
-// baton commands run as processes of their own, the workers' logs read
+// SIGKILLed worker processes, the workers' logs read
 // back as runs (start and end of each handler), and the history check.
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,30 +19,6 @@ import (
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
-
-// batonProcess runs the baton binary with args as a process of its own
-// (not in the test binary: a command whose ZooKeeper client reconnects,
-// across a leader kill, would meet go-zookeeper's own data race under
-// -race), at most the test's patience, and returns what it did.
-func batonProcess(t *testing.T, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), zktest.Patience(t))
-	defer cancel()
-	cmd := exec.CommandContext(ctx, batonBinary(t), args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.SysProcAttr = sysProcAttr()
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("baton %s: %v", strings.Join(args, " "), err)
-	}
-	return result{code, out.String(), errb.String()}
-}
 
 // kill sends SIGKILL to the worker process by its PID and waits until it
 // has exited; its cleanup then expects no exit status. It returns when
