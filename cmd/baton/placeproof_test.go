@@ -1,8 +1,8 @@
 package main
 
 // Helpers of the placement proofs with worker processes (issue 18):
-// SIGKILLed worker processes, the workers' logs read
-// back as runs (start and end of each handler), and the history check.
+// SIGKILLed workers, the workers' logs read back as runs (the start and
+// end of each handler), and the history check.
 
 import (
 	"context"
