@@ -231,7 +231,14 @@ func TestZKPlacementStress(t *testing.T) {
 
 	byName := map[string][]handlerRun{}
 	byAction := map[string][]handlerRun{}
+	errorsLogged := 0
 	for _, w := range all {
+		// Said, not failed: what went wrong on the way that the runners
+		// mended (a request cut by a kill, a conflict).
+		for _, l := range linesWith(w.p.stderr.String(), "level=ERROR") {
+			errorsLogged++
+			t.Logf("%s (pid %d) logged: %s", w.name, w.p.cmd.Process.Pid, l)
+		}
 		for _, r := range runsOf(t, w.name, w.p, w.killedAt) {
 			byName[w.name] = append(byName[w.name], r)
 			byAction[r.job+" "+r.action] = append(byAction[r.job+" "+r.action], r)
@@ -275,8 +282,8 @@ func TestZKPlacementStress(t *testing.T) {
 	for name, rs := range byName {
 		most[name] = mostAtOnce(rs)
 	}
-	t.Logf("seed %d: %d jobs of 10 actions settled in %v under %d disruptions on %d processes (%d names), %d re-runs after kills; most at once per worker (capacity): %s",
-		seed, len(ids), took.Round(time.Millisecond), len(ops), len(all), len(capacity), reruns, describeMost(most, capacity))
+	t.Logf("seed %d: %d jobs of 10 actions settled in %v under %d disruptions on %d processes (%d names), %d re-runs after kills, %d errors logged; most at once per worker (capacity): %s",
+		seed, len(ids), took.Round(time.Millisecond), len(ops), len(all), len(capacity), reruns, errorsLogged, describeMost(most, capacity))
 	t.Logf("disruptions: %s", strings.Join(ops, ", "))
 }
 
