@@ -107,6 +107,23 @@ func (a *Applier[T]) Go(ctx context.Context, apply ApplyFunc[T], items ...T) {
 	}
 }
 
+// Queue queues one item for its job, as Add does, but applies nothing: it
+// reports whether no goroutine was applying the job's items. Then the
+// caller holds the job: it must call Drain for it (at once, or after
+// letting go of what it holds, say a slot of its own), and until it does,
+// the job's items wait, those added meanwhile included. Otherwise the
+// goroutine applying the job applies the item too.
+func (a *Applier[T]) Queue(it T) (claimed bool) {
+	var claimedBuf [1]job.ID
+	return len(a.queue(claimedBuf[:0], []T{it})) > 0
+}
+
+// Drain applies, with apply, the items of job id, which the caller
+// claimed with Queue, until none is left; it returns then.
+func (a *Applier[T]) Drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
+	a.drain(ctx, apply, id)
+}
+
 // Wait blocks until no job has items waiting or being applied: those
 // added before it, and those added while it waits.
 func (a *Applier[T]) Wait() {
