@@ -73,6 +73,19 @@ type pvec struct {
 // instead of copying it.
 func newPvec(n int, vals []nstate, owner *edit) pvec {
 	v := pvec{n: n}
+	switch {
+	case n == 0:
+		// No slot: no node either (get and ptr are never called, and two
+		// empty vectors have no difference).
+		return v
+	case n <= leafWidth:
+		// One leaf, the root: no level to build.
+		v.root = newLeaf(owner)
+		if vals != nil {
+			copy(v.root.vals[:], vals[:n])
+		}
+		return v
+	}
 	level := make([]*pnode, 0, (n+leafMask)/leafWidth)
 	for i := 0; i < n; i += leafWidth {
 		leaf := newLeaf(owner)
