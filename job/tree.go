@@ -258,7 +258,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.prioritised = true
 	}
 	t.addName(id, n.Name)
-	// A seq or par whose children fill more than a trie leaf is updated
+	// A seq or par whose children are more than wideKids is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
 	if wide(n.Kind, len(n.Children)) {
@@ -409,8 +409,12 @@ func (t *tree) lookup(p string) (int32, string) {
 	return n, ""
 }
 
+// wideKids is the most children of a seq, par, dag, race or choice kept
+// in the main trie (see tree.add).
+const wideKids = 16
+
 // wide reports whether a node of kind k with n children is kept in the
 // small trie of wide nodes.
 func wide(k ast.Kind, n int) bool {
-	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > leafWidth
+	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > wideKids
 }
