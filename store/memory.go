@@ -60,6 +60,7 @@ var (
 	_ IgnoreJournal = (*Memory)(nil)
 	_ Historian     = (*Memory)(nil)
 	_ Deleter       = (*Memory)(nil)
+	_ Instant       = (*Memory)(nil)
 )
 
 // NewMemory returns an empty memory store.
@@ -127,6 +128,9 @@ func (m *Memory) Save(ctx context.Context, j job.Job, step job.Step) error {
 	e.updated = time.Now().UTC()
 	return nil
 }
+
+// Instant implements Instant: a Memory never waits for I/O.
+func (m *Memory) Instant() bool { return true }
 
 // Load implements Store.
 func (m *Memory) Load(ctx context.Context, id job.ID) (job.Job, error) {

@@ -68,6 +68,11 @@ type Runner struct {
 
 	life runner.Lifecycle // Run and Close
 
+	// instant is set when the store's writes never wait for I/O
+	// (store.IsInstant): a worker then applies results holding its token
+	// (see work).
+	instant bool
+
 	mu      sync.Mutex
 	waiters map[job.ID]waiterSet
 	broken  map[job.ID]error // jobs whose results could not be applied
@@ -99,6 +104,7 @@ func New(o Options) (*Runner, error) {
 		}),
 		waiters: map[job.ID]waiterSet{},
 		broken:  map[job.ID]error{},
+		instant: store.IsInstant(o.Store),
 	}
 	r.life.OnClose(r.notifyAll) // a Wait for a job left unfinished returns
 	r.q = newQueue(r.notify)    // a Wait that relied on this runner looks at the store again
@@ -659,10 +665,10 @@ func (r *Runner) Run(ctx context.Context) error {
 
 	// Workers tokens bound the actions that run at once. There are more
 	// worker goroutines than tokens: a worker gives its token back before
-	// it applies results (see work), so a worker waiting for a store's
-	// commit (an fsync) holds up no action, and the results of several
-	// workers share the store's next commit (store/bolt commits the
-	// writes waiting at the same moment together).
+	// it applies results (see work) on a store that waits for I/O, so a
+	// worker waiting for a store's commit (an fsync) holds up no action,
+	// and the results of several workers share the store's next commit
+	// (store/bolt commits the writes waiting at the same moment together).
 	tokens := make(chan struct{}, r.o.Workers)
 	var workers sync.WaitGroup
 	for range r.o.Workers * goroutinesPerWorker {
@@ -750,12 +756,13 @@ const goroutinesPerWorker = 4
 //
 // A worker holds a token while it runs an action, and keeps it to take
 // the next queued action itself, so that a run of actions costs no
-// hand-off between goroutines. It gives the token back before it applies
-// results (the store's commit may wait for an fsync, and holds up no
-// action meanwhile) and before it waits for an action to be queued (so
-// that a worker with an action kept from its commit can run it). It takes
-// a queued action only while it holds a token, and runs it at once: the
-// actions start in the order they were queued.
+// hand-off between goroutines. It gives the token back before it waits
+// for an action to be queued (so that a worker with an action kept from
+// its commit can run it), and before it applies results unless the store
+// is instant (store.IsInstant): a commit that may wait for an fsync holds
+// up no action, and one that only takes the CPU costs no hand-off. It
+// takes a queued action only while it holds a token, and runs it at once:
+// the actions start in the order they were queued.
 func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[inHand], keep *slot) {
 	opts := r.o.ExecOptions()
 	applyCtx := context.WithoutCancel(ctx)
@@ -822,8 +829,10 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			continue
 		}
 		if r.results.Queue(inHand{res, a.Incarnation}) {
-			<-tokens
-			holding = false
+			if !r.instant {
+				<-tokens
+				holding = false
+			}
 			r.results.Drain(applyCtx, apply, a.JobID)
 		}
 	}
