@@ -61,6 +61,10 @@ type Applier[T any] struct {
 type jobQueue[T any] struct {
 	items []T
 	spare []T // empty, or nil: an array to swap in for items
+	// last is the size of the last batch taken: the array items start
+	// again in has room for as many, so that a backlog that grows while a
+	// batch is applied does not grow its array one doubling at a time.
+	last int
 }
 
 // maxIdleQueues bounds the drained queues an Applier keeps for reuse, and
@@ -159,6 +163,9 @@ func (a *Applier[T]) queue(mine []job.ID, items []T) []job.ID {
 			a.busy++
 			mine = append(mine, id)
 		}
+		if len(q.items) == 0 && cap(q.items) < q.last {
+			q.items = make([]T, 0, q.last)
+		}
 		q.items = append(q.items, it)
 	}
 	return mine
@@ -172,6 +179,7 @@ func (a *Applier[T]) drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
 	q := a.jobs[id]
 	for {
 		if len(q.items) == 0 {
+			q.last = 0 // the next job's is its own
 			delete(a.jobs, id)
 			if len(a.idle) < maxIdleQueues {
 				a.idle = append(a.idle, q)
@@ -186,6 +194,7 @@ func (a *Applier[T]) drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
 		}
 		batch := q.items
 		n := a.batchLen(batch)
+		q.last = n
 		whole := n == len(batch)
 		if whole {
 			q.items, q.spare = q.spare, nil
