@@ -258,7 +258,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.prioritised = true
 	}
 	t.addName(id, n.Name)
-	// A seq or par whose children are more than wideKids is updated
+	// A seq or par with more than wideKids children is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
 	if wide(n.Kind, len(n.Children)) {
