@@ -137,33 +137,29 @@ func (q *queue) notify() {
 	}
 }
 
-// tryPop returns the oldest queued action, if there is one, and wakes
-// another worker when more wait. It never blocks.
-func (q *queue) tryPop() (job.Action, bool) {
+// tryPop returns the oldest queued action, if there is one, and whether
+// more wait after it (the caller may wake another worker for them: see
+// notify). It never blocks.
+func (q *queue) tryPop() (a job.Action, more, ok bool) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if len(q.segs) == 0 {
-		q.mu.Unlock()
-		return job.Action{}, false
+		return job.Action{}, false, false
 	}
 	seg := q.segs[0]
-	a := seg[q.head]
+	a = seg[q.head]
 	if q.head++; q.head == len(seg) {
 		// The whole segment was taken: drop it (its actions' payloads go
 		// with it), never write into it.
 		q.segs[0] = nil
 		q.segs, q.head = q.segs[1:], 0
 	}
-	more := len(q.segs) > 0
-	q.mu.Unlock()
-	if more {
-		q.notify() // wake the next worker
-	}
-	return a, true
+	return a, len(q.segs) > 0, true
 }
 
 // wait blocks until actions may have been queued since a tryPop that
-// found none (push wakes one waiter, and each tryPop that leaves some
-// behind wakes the next), or until stop is closed: then it returns false.
+// found none (push wakes one waiter, and so does notify), or until stop
+// is closed: then it returns false.
 func (q *queue) wait(stop <-chan struct{}) bool {
 	select {
 	case <-q.signal:

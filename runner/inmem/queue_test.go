@@ -19,7 +19,7 @@ func popAll(t *testing.T, q *queue) []string {
 	t.Helper()
 	var got []string
 	for len(q.segs) > 0 {
-		a, ok := q.tryPop()
+		a, _, ok := q.tryPop()
 		if !ok {
 			t.Fatal("pop found nothing though segments are queued")
 		}

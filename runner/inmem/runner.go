@@ -800,14 +800,20 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			}
 		}
 		if a.ID == "" {
-			var ok bool
-			if a, ok = r.q.tryPop(); !ok {
+			var more, ok bool
+			if a, more, ok = r.q.tryPop(); !ok {
 				<-tokens
 				holding = false
 				if !r.q.wait(stop) {
 					return
 				}
 				continue
+			}
+			if more && len(tokens) < cap(tokens) {
+				// A token is free for the actions left: wake a worker to
+				// take it. With every token taken, their holders take
+				// those actions as they finish theirs.
+				r.q.notify()
 			}
 		}
 		actx, ok := r.q.begin(ctx, a)
@@ -832,6 +838,7 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			if !r.instant {
 				<-tokens
 				holding = false
+				r.q.notify() // a worker may take the token for a queued action
 			}
 			r.results.Drain(applyCtx, apply, a.JobID)
 		}
