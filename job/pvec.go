@@ -1,26 +1,34 @@
 package job
 
 // pvec is a persistent vector of node states: a trie whose nodes are shared
-// between versions of a job. Inner nodes are 32 wide and leaves 16 wide (a
-// step copies the leaves it touches: 16-wide ones measured faster per step
-// than 32-wide, and 8-wide no faster). Reading is O(log32 n); writing
-// copies the path from the root to the changed slot (four small nodes for
-// 100,000 slots) unless those nodes already belong to the current edit, so
-// one Restart copies each touched path once. This is what lets Restart
-// leave its input untouched while costing O(results · depth), not O(tree).
+// between versions of a job. Inner nodes are 16 wide and leaves 8 wide; a
+// vector of at most 16 slots (a small workflow, or the wide nodes of most)
+// is one leaf of its own size, 8 or 16 wide. Reading is O(log16 n);
+// writing copies the path from the root to the changed slot (five small
+// nodes for 100,000 slots) unless those nodes already belong to the
+// current edit, so one Restart copies each touched path once. This is
+// what lets Restart leave its input untouched while costing
+// O(results · depth), not O(tree). The nodes are small because every step
+// copies some: a path of a job of 1,000 actions is about 600 bytes (it was
+// about 1,000 with 32-wide inner nodes and 16-wide leaves), which the
+// garbage collector then collects.
 //
 // An edit is a token allocated per New or Restart. Nodes carry the token of
 // the edit that created them; only that edit may change them in place. Once
 // New or Restart returns, the token is dropped and every node is immutable.
 
 const (
-	pvecBits  = 5 // inner nodes
+	pvecBits  = 4 // inner nodes
 	pvecWidth = 1 << pvecBits
 	pvecMask  = pvecWidth - 1
 
-	leafBits  = 4 // leaves
+	leafBits  = 3 // leaves
 	leafWidth = 1 << leafBits
 	leafMask  = leafWidth - 1
+
+	// smallWidth is the most slots of a vector kept in one leaf of 16
+	// (one of leafWidth when it has no more than that).
+	smallWidth = 16
 )
 
 // edit is the token of one New or Restart: the trie nodes it owns are the
@@ -28,13 +36,15 @@ const (
 // matters.
 type edit struct{ _ byte } // non-zero size so each token is distinct
 
-// pnode is the header shared by inner nodes and leaves. Exactly one of kids
-// and vals is set, and it points into the node's own allocation (see
-// innerNode and leafNode), so that each trie node is one allocation.
+// pnode is the header shared by inner nodes and leaves. Exactly one of
+// kids, vals and small is set, and it points into the node's own
+// allocation (see innerNode, leafNode and smallNode), so that each trie
+// node is one allocation.
 type pnode struct {
 	owner *edit
-	kids  *[pvecWidth]*pnode // inner nodes
-	vals  *[leafWidth]nstate // leaves
+	kids  *[pvecWidth]*pnode  // inner nodes
+	vals  *[leafWidth]nstate  // leaves
+	small *[smallWidth]nstate // the lone leaf of a vector of 9 to 16 slots
 }
 
 type innerNode struct {
@@ -47,6 +57,11 @@ type leafNode struct {
 	arr [leafWidth]nstate
 }
 
+type smallNode struct {
+	pnode
+	arr [smallWidth]nstate
+}
+
 func newInner(owner *edit) *pnode {
 	n := &innerNode{}
 	n.owner, n.kids = owner, &n.arr
@@ -56,6 +71,12 @@ func newInner(owner *edit) *pnode {
 func newLeaf(owner *edit) *pnode {
 	n := &leafNode{}
 	n.owner, n.vals = owner, &n.arr
+	return &n.pnode
+}
+
+func newSmall(owner *edit) *pnode {
+	n := &smallNode{}
+	n.owner, n.small = owner, &n.arr
 	return &n.pnode
 }
 
@@ -73,6 +94,25 @@ type pvec struct {
 // instead of copying it.
 func newPvec(n int, vals []nstate, owner *edit) pvec {
 	v := pvec{n: n}
+	switch {
+	case n == 0:
+		// No slot: no node either (get and ptr are never called, and two
+		// empty vectors have no difference).
+		return v
+	case n <= leafWidth:
+		// One leaf, the root: no level to build.
+		v.root = newLeaf(owner)
+		if vals != nil {
+			copy(v.root.vals[:], vals[:n])
+		}
+		return v
+	case n <= smallWidth:
+		v.root = newSmall(owner)
+		if vals != nil {
+			copy(v.root.small[:], vals[:n])
+		}
+		return v
+	}
 	level := make([]*pnode, 0, (n+leafMask)/leafWidth)
 	for i := 0; i < n; i += leafWidth {
 		leaf := newLeaf(owner)
@@ -80,9 +120,6 @@ func newPvec(n int, vals []nstate, owner *edit) pvec {
 			copy(leaf.vals[:], vals[i:min(i+leafWidth, n)])
 		}
 		level = append(level, leaf)
-	}
-	if len(level) == 0 {
-		level = append(level, newLeaf(owner))
 	}
 	for bits := leafBits; len(level) > 1; bits += pvecBits {
 		up := make([]*pnode, 0, (len(level)+pvecMask)/pvecWidth)
@@ -100,6 +137,9 @@ func newPvec(n int, vals []nstate, owner *edit) pvec {
 
 func (v *pvec) get(i int32) nstate {
 	n := v.root
+	if n.small != nil {
+		return n.small[uint(i)%smallWidth]
+	}
 	for s := v.shift; s >= leafBits; s -= pvecBits {
 		n = n.kids[(uint(i)>>s)&pvecMask]
 	}
@@ -111,6 +151,9 @@ func (v *pvec) get(i int32) nstate {
 func (v *pvec) ptr(e *edit, i int32) *nstate {
 	v.root = own(e, v.root)
 	n := v.root
+	if n.small != nil {
+		return &n.small[uint(i)%smallWidth]
+	}
 	for s := v.shift; s >= leafBits; s -= pvecBits {
 		k := (uint(i) >> s) & pvecMask
 		c := own(e, n.kids[k])
@@ -125,9 +168,14 @@ func own(e *edit, n *pnode) *pnode {
 	if n.owner == e {
 		return n
 	}
-	if n.kids != nil {
+	switch {
+	case n.kids != nil:
 		c := newInner(e)
 		*c.kids = *n.kids
+		return c
+	case n.small != nil:
+		c := newSmall(e)
+		*c.small = *n.small
 		return c
 	}
 	c := newLeaf(e)
@@ -152,6 +200,17 @@ func (v *pvec) diff(w *pvec, f func(slot int32)) int {
 func diffNodes(a, b *pnode, shift, base, n int, f func(slot int32)) int {
 	if a == b {
 		return 0
+	}
+	if a.small != nil {
+		for i := range smallWidth {
+			if base+i >= n {
+				break
+			}
+			if a.small[i] != b.small[i] {
+				f(int32(base + i))
+			}
+		}
+		return 1
 	}
 	if a.vals != nil {
 		for i := range leafWidth {

@@ -2,7 +2,7 @@ package job
 
 // splitVec holds the node states in two tries, each indexed by tnode.slot:
 // one, in pre-order, for every node but the wide ones, and one for the seq
-// and par nodes with more children than a trie leaf holds. A wide node is
+// and par nodes with more than wideKids children. A wide node is
 // updated whenever any child settles, from all over the big trie; in its
 // own small trie that costs one short path, instead of a second full-depth
 // path in every step (a par of 100,000 actions keeps its state in a

@@ -47,6 +47,9 @@ type tree struct {
 	// waitsOrSleeps reports whether the tree has a wait or a sleep.
 	waits         map[string][]int32
 	waitsOrSleeps bool
+	// kidsBuf is where takeKids takes the nodes' kids from while the
+	// tree is built.
+	kidsBuf []int32
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -255,7 +258,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.prioritised = true
 	}
 	t.addName(id, n.Name)
-	// A seq or par whose children fill more than a trie leaf is updated
+	// A seq or par with more than wideKids children is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
 	if wide(n.Kind, len(n.Children)) {
@@ -286,7 +289,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		if n.Kind == ast.KindChoice {
 			t.nodes[id].x.choice = n
 		}
-		kids := make([]int32, len(n.Children))
+		kids := t.takeKids(len(n.Children))
 		for i := range n.Children {
 			kids[i] = t.add(&n.Children[i], id, int32(i), ast.AppendEdge(path, n.Kind, i), ids)
 		}
@@ -295,7 +298,8 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 			t.linkDag(n, kids)
 		}
 	case ast.KindTry:
-		kids := []int32{-1, -1, -1}
+		kids := t.takeKids(3)
+		kids[0], kids[1], kids[2] = -1, -1, -1
 		for part, p := range [...]*ast.Node{n.Body, n.Rescue, n.Finally} {
 			if p != nil {
 				kids[part] = t.add(p, id, int32(part), ast.AppendEdge(path, n.Kind, part), ids)
@@ -304,6 +308,18 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].kids = kids
 	}
 	return id
+}
+
+// takeKids returns room for the k children of a node, taken from one
+// array shared by the nodes of the tree (a few allocations per tree, not
+// one per inner node). Each node's slice is capped at its own length.
+func (t *tree) takeKids(k int) []int32 {
+	if cap(t.kidsBuf)-len(t.kidsBuf) < k {
+		t.kidsBuf = make([]int32, 0, max(k, cap(t.nodes)+2))
+	}
+	n := len(t.kidsBuf)
+	t.kidsBuf = t.kidsBuf[:n+k]
+	return t.kidsBuf[n : n+k : n+k]
 }
 
 // addName records that node id is called name ("" for none). A named
@@ -393,8 +409,12 @@ func (t *tree) lookup(p string) (int32, string) {
 	return n, ""
 }
 
+// wideKids is the most children of a seq, par, dag, race or choice kept
+// in the main trie (see tree.add).
+const wideKids = 16
+
 // wide reports whether a node of kind k with n children is kept in the
 // small trie of wide nodes.
 func wide(k ast.Kind, n int) bool {
-	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > leafWidth
+	return (k == ast.KindSeq || k == ast.KindPar || k == ast.KindDag || k == ast.KindRace || k == ast.KindChoice) && n > wideKids
 }

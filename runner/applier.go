@@ -61,6 +61,10 @@ type Applier[T any] struct {
 type jobQueue[T any] struct {
 	items []T
 	spare []T // empty, or nil: an array to swap in for items
+	// last is the size of the last batch taken: the array items start
+	// again in has room for as many, so that a backlog that grows while a
+	// batch is applied does not grow its array one doubling at a time.
+	last int
 }
 
 // maxIdleQueues bounds the drained queues an Applier keeps for reuse, and
@@ -107,6 +111,23 @@ func (a *Applier[T]) Go(ctx context.Context, apply ApplyFunc[T], items ...T) {
 	}
 }
 
+// Queue queues one item for its job, as Add does, but applies nothing: it
+// reports whether no goroutine was applying the job's items. Then the
+// caller holds the job: it must call Drain for it (at once, or after
+// letting go of what it holds, say a slot of its own), and until it does,
+// the job's items wait, those added meanwhile included. Otherwise the
+// goroutine applying the job applies the item too.
+func (a *Applier[T]) Queue(it T) (claimed bool) {
+	var claimedBuf [1]job.ID
+	return len(a.queue(claimedBuf[:0], []T{it})) > 0
+}
+
+// Drain applies, with apply, the items of job id, which the caller
+// claimed with Queue, until none is left; it returns then.
+func (a *Applier[T]) Drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
+	a.drain(ctx, apply, id)
+}
+
 // Wait blocks until no job has items waiting or being applied: those
 // added before it, and those added while it waits.
 func (a *Applier[T]) Wait() {
@@ -142,6 +163,9 @@ func (a *Applier[T]) queue(mine []job.ID, items []T) []job.ID {
 			a.busy++
 			mine = append(mine, id)
 		}
+		if len(q.items) == 0 && cap(q.items) < q.last {
+			q.items = make([]T, 0, q.last)
+		}
 		q.items = append(q.items, it)
 	}
 	return mine
@@ -155,6 +179,7 @@ func (a *Applier[T]) drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
 	q := a.jobs[id]
 	for {
 		if len(q.items) == 0 {
+			q.last = 0 // the next job's is its own
 			delete(a.jobs, id)
 			if len(a.idle) < maxIdleQueues {
 				a.idle = append(a.idle, q)
@@ -169,6 +194,7 @@ func (a *Applier[T]) drain(ctx context.Context, apply ApplyFunc[T], id job.ID) {
 		}
 		batch := q.items
 		n := a.batchLen(batch)
+		q.last = n
 		whole := n == len(batch)
 		if whole {
 			q.items, q.spare = q.spare, nil

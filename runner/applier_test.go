@@ -251,3 +251,41 @@ func BenchmarkApplierAdd(b *testing.B) {
 		a.Add(ctx, apply, item{"j", i})
 	}
 }
+
+// TestApplierBacklogArray: results that pile up while a batch is applied
+// go into an array with room for as many as the last batch held, not one
+// grown a doubling at a time (a par of 1,000 on runner/inmem gathers
+// batches of dozens). Five backlogs of 100 cost one allocation each after
+// the first; counted exactly, so it cannot flake.
+func TestApplierBacklogArray(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector; scripts/test.sh runs this test without it")
+	}
+	a := runner.NewApplier(runner.ApplierOptions[int]{Job: func(int) job.ID { return "j" }})
+	ctx := context.Background()
+	round := 0
+	apply := func(_ context.Context, _ job.ID, batch []int) []int {
+		if round < 5 {
+			round++
+			for i := range 100 {
+				if a.Queue(i) {
+					t.Fatal("Queue claimed a job being applied")
+				}
+			}
+		}
+		return nil
+	}
+	n := testing.AllocsPerRun(20, func() {
+		round = 0
+		if !a.Queue(0) {
+			t.Fatal("Queue did not claim an idle job")
+		}
+		a.Drain(ctx, apply, "j")
+	})
+	// The first backlog grows from nothing (8 doublings to 128); the
+	// four after it take one array each.
+	t.Logf("five backlogs of 100 results: %v allocations", n)
+	if n > 13 {
+		t.Errorf("five backlogs of 100 results: %v allocations, want at most 13", n)
+	}
+}

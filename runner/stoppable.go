@@ -44,6 +44,19 @@ func NewStoppable(parent context.Context) *Stoppable {
 	return &Stoppable{parent: parent}
 }
 
+// NewStoppables returns n Stoppables under parent, made in one allocation:
+// a runner that performs many actions takes one for each from the block,
+// as it would call NewStoppable. Each is used for one action, as one
+// made by NewStoppable; a handler that keeps its context keeps the block
+// alive, no more.
+func NewStoppables(parent context.Context, n int) []Stoppable {
+	block := make([]Stoppable, n)
+	for i := range block {
+		block[i].parent = parent
+	}
+	return block
+}
+
 // Stop tells the action to stop: the context is done, with cause as its
 // context.Cause (context.Canceled if cause is nil). Only the first Stop or
 // Release counts. Stop is safe to call from any goroutine.

@@ -113,11 +113,14 @@ for name in "${reconnecting[@]}"; do
 done
 
 step "exact allocation counts, without -race (the race detector makes values escape)"
-# The reducer's allocation guard skips under -race; here it runs and must
-# pass: a skip is a failure.
-out=$(go test -count=1 -run '^TestReducerAllocations$' -v ./job) || { echo "$out"; exit 1; }
-echo "$out" | grep -E '^(--- |ok|FAIL)'
-echo "$out" | grep -q -- "--- PASS: TestReducerAllocations " || { echo "TestReducerAllocations did not run and pass (a skip is a failure here)"; exit 1; }
+# The allocation guards skip under -race; here they run and must pass: a
+# skip is a failure.
+for guard in job:TestReducerAllocations job:TestRestartBytes runner:TestApplierBacklogArray; do
+	pkg=${guard%%:*} name=${guard#*:}
+	out=$(go test -count=1 -run "^$name\$" -v "./$pkg") || { echo "$out"; exit 1; }
+	echo "$out" | grep -E '^(--- |ok|FAIL)'
+	echo "$out" | grep -q -- "--- PASS: $name " || { echo "$name did not run and pass (a skip is a failure here)"; exit 1; }
+done
 
 step "benchmarks compile and run once"
 go test -run '^$' -bench . -benchtime 1x ./... > /tmp/baton-bench-smoke.txt 2>&1 || { cat /tmp/baton-bench-smoke.txt; exit 1; }

@@ -28,8 +28,13 @@ type Memory struct {
 	dirty bool
 }
 
-// firstSteps is the room a job's history gets at its first step.
-const firstSteps = 8
+// A job's history gets room for as many steps as it has leaves (a step
+// each, as a rule), at least firstSteps and at most maxFirstSteps, at its
+// first step.
+const (
+	firstSteps    = 8
+	maxFirstSteps = 64
+)
 
 type memEntry struct {
 	origin job.Job
@@ -55,6 +60,7 @@ var (
 	_ IgnoreJournal = (*Memory)(nil)
 	_ Historian     = (*Memory)(nil)
 	_ Deleter       = (*Memory)(nil)
+	_ Instant       = (*Memory)(nil)
 )
 
 // NewMemory returns an empty memory store.
@@ -112,15 +118,19 @@ func (m *Memory) Save(ctx context.Context, j job.Job, step job.Step) error {
 		return fmt.Errorf("%w: job %s is incarnation %x, save of incarnation %x (the job was deleted and made again)", ErrConflict, j.ID(), e.latest.Incarnation(), j.Incarnation())
 	}
 	if e.steps == nil {
-		// Room for a few steps at once: growing one step at a time from
-		// none cost an allocation every few steps of a short job.
-		e.steps = make([]job.Step, 0, firstSteps)
+		// Room for the steps to come at once: growing one step at a time
+		// from none cost an allocation every few steps of a short job.
+		_, leaves := j.Progress()
+		e.steps = make([]job.Step, 0, min(max(leaves, firstSteps), maxFirstSteps))
 	}
 	e.steps = append(e.steps, step)
 	e.latest = j
 	e.updated = time.Now().UTC()
 	return nil
 }
+
+// Instant implements Instant: a Memory never waits for I/O.
+func (m *Memory) Instant() bool { return true }
 
 // Load implements Store.
 func (m *Memory) Load(ctx context.Context, id job.ID) (job.Job, error) {

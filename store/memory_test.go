@@ -219,3 +219,17 @@ func toStrings(ids []job.ID) []string {
 	}
 	return out
 }
+
+// TestInstant: the memory store says its writes never wait for I/O, and a
+// store that does not say so (a wrapper that does not forward it) is not
+// taken for one.
+func TestInstant(t *testing.T) {
+	m := store.NewMemory()
+	if !store.IsInstant(m) {
+		t.Error("store.NewMemory is not instant")
+	}
+	type wrapped struct{ store.Store }
+	if store.IsInstant(wrapped{m}) {
+		t.Error("a wrapper that does not forward Instant is instant")
+	}
+}

@@ -106,6 +106,23 @@ type Sweeper interface {
 	Sweep(ctx context.Context) (SweepResult, error)
 }
 
+// Instant is a store whose writes never wait for a disk or a server
+// (store.Memory): a commit costs CPU time alone. A runner may then apply
+// results in the worker's slot it holds, where with any other store it
+// gives the slot back first so that other actions run while the commit
+// waits (runner/inmem). A wrapper forwards its store's answer.
+type Instant interface {
+	Store
+	// Instant reports whether the store's writes never wait for I/O.
+	Instant() bool
+}
+
+// IsInstant reports whether s is an Instant store that says so.
+func IsInstant(s Store) bool {
+	in, ok := s.(Instant)
+	return ok && in.Instant()
+}
+
 // SweepResult is what one Sweep did.
 type SweepResult struct {
 	// Deleted counts the jobs deleted.

@@ -6,7 +6,7 @@ import "github.com/batonwf/baton/job"
 func (r *Runner) Waiting(id job.ID) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.waiters[id])
+	return r.waiters[id].len()
 }
 
 // Workers returns how many actions r runs at once.

@@ -39,7 +39,14 @@ type queue struct {
 	// stop before a worker began them (it skips them).
 	running map[actionKey]*runner.Stoppable
 	stopped map[actionKey]struct{}
+	// fresh are Stoppables not used yet, made stoppableBlock at a time
+	// (runner.NewStoppables), all under the context begin was given.
+	fresh    []runner.Stoppable
+	freshCtx context.Context
 }
+
+// stoppableBlock is how many Stoppables begin makes at once.
+const stoppableBlock = 16
 
 type actionKey struct {
 	job job.ID
@@ -130,33 +137,35 @@ func (q *queue) notify() {
 	}
 }
 
-// pop returns the oldest queued action. It blocks until there is one or
-// stop is closed.
-func (q *queue) pop(stop <-chan struct{}) (job.Action, bool) {
-	for {
-		q.mu.Lock()
-		if len(q.segs) > 0 {
-			seg := q.segs[0]
-			a := seg[q.head]
-			if q.head++; q.head == len(seg) {
-				// The whole segment was taken: drop it (its actions'
-				// payloads go with it), never write into it.
-				q.segs[0] = nil
-				q.segs, q.head = q.segs[1:], 0
-			}
-			more := len(q.segs) > 0
-			q.mu.Unlock()
-			if more {
-				q.notify() // wake the next worker
-			}
-			return a, true
-		}
-		q.mu.Unlock()
-		select {
-		case <-q.signal:
-		case <-stop:
-			return job.Action{}, false
-		}
+// tryPop returns the oldest queued action, if there is one, and whether
+// more wait after it (the caller may wake another worker for them: see
+// notify). It never blocks.
+func (q *queue) tryPop() (a job.Action, more, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.segs) == 0 {
+		return job.Action{}, false, false
+	}
+	seg := q.segs[0]
+	a = seg[q.head]
+	if q.head++; q.head == len(seg) {
+		// The whole segment was taken: drop it (its actions' payloads go
+		// with it), never write into it.
+		q.segs[0] = nil
+		q.segs, q.head = q.segs[1:], 0
+	}
+	return a, len(q.segs) > 0, true
+}
+
+// wait blocks until actions may have been queued since a tryPop that
+// found none (push wakes one waiter, and so does notify), or until stop
+// is closed: then it returns false.
+func (q *queue) wait(stop <-chan struct{}) bool {
+	select {
+	case <-q.signal:
+		return true
+	case <-stop:
+		return false
 	}
 }
 
@@ -230,7 +239,11 @@ func (q *queue) begin(ctx context.Context, a job.Action) (*runner.Stoppable, boo
 		delete(q.stopped, k)
 		return nil, false
 	}
-	actx := runner.NewStoppable(ctx)
+	if len(q.fresh) == 0 || q.freshCtx != ctx {
+		q.fresh, q.freshCtx = runner.NewStoppables(ctx, stoppableBlock), ctx
+	}
+	actx := &q.fresh[0]
+	q.fresh = q.fresh[1:]
 	q.running[k] = actx
 	return actx, true
 }

@@ -17,11 +17,9 @@ func acts(ids ...string) []job.Action {
 
 func popAll(t *testing.T, q *queue) []string {
 	t.Helper()
-	stop := make(chan struct{})
-	close(stop)
 	var got []string
 	for len(q.segs) > 0 {
-		a, ok := q.pop(stop)
+		a, _, ok := q.tryPop()
 		if !ok {
 			t.Fatal("pop found nothing though segments are queued")
 		}

@@ -68,8 +68,13 @@ type Runner struct {
 
 	life runner.Lifecycle // Run and Close
 
+	// instant is set when the store's writes never wait for I/O
+	// (store.IsInstant): a worker then applies results holding its token
+	// (see work).
+	instant bool
+
 	mu      sync.Mutex
-	waiters map[job.ID][]chan struct{}
+	waiters map[job.ID]waiterSet
 	broken  map[job.ID]error // jobs whose results could not be applied
 	fatal   error            // why the runner stopped on its own
 }
@@ -97,8 +102,9 @@ func New(o Options) (*Runner, error) {
 			Job:      func(h inHand) job.ID { return h.res.JobID },
 			MaxBatch: o.MaxBatch,
 		}),
-		waiters: map[job.ID][]chan struct{}{},
+		waiters: map[job.ID]waiterSet{},
 		broken:  map[job.ID]error{},
+		instant: store.IsInstant(o.Store),
 	}
 	r.life.OnClose(r.notifyAll) // a Wait for a job left unfinished returns
 	r.q = newQueue(r.notify)    // a Wait that relied on this runner looks at the store again
@@ -296,7 +302,7 @@ func (r *Runner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	// now and then, in case another runner on the store does.
 	ch := make(chan struct{}, 1)
 	r.mu.Lock()
-	r.waiters[id] = append(r.waiters[id], ch)
+	r.addWaiter(id, ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
 	res := job.CancelResult(id, reason)
@@ -454,7 +460,7 @@ func (r *Runner) Status(ctx context.Context, id job.ID) (job.Job, error) {
 func (r *Runner) Wait(ctx context.Context, id job.ID) (job.Job, error) {
 	ch := make(chan struct{}, 1)
 	r.mu.Lock()
-	r.waiters[id] = append(r.waiters[id], ch)
+	r.addWaiter(id, ch)
 	r.mu.Unlock()
 	defer r.dropWaiter(id, ch)
 	every := minWaitPoll
@@ -536,17 +542,60 @@ const (
 	maxWaitPoll = time.Second
 )
 
+// waiterSet holds the channels of the waiters of one job: the first in
+// the set itself, so that a job with one waiter (the rule) costs no slice.
+type waiterSet struct {
+	first chan struct{}
+	rest  []chan struct{}
+}
+
+// len returns how many waiters the set holds.
+func (ws waiterSet) len() int {
+	if ws.first == nil {
+		return 0
+	}
+	return 1 + len(ws.rest)
+}
+
+// wake wakes every waiter of the set.
+func (ws waiterSet) wake() {
+	if ws.first != nil {
+		wake(ws.first)
+	}
+	for _, ch := range ws.rest {
+		wake(ch)
+	}
+}
+
+// addWaiter adds ch to the waiters of job id. r.mu is held.
+func (r *Runner) addWaiter(id job.ID, ch chan struct{}) {
+	ws := r.waiters[id]
+	if ws.first == nil {
+		ws.first = ch
+	} else {
+		ws.rest = append(ws.rest, ch)
+	}
+	r.waiters[id] = ws
+}
+
 func (r *Runner) dropWaiter(id job.ID, ch chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ws := r.waiters[id]
-	for i, w := range ws {
-		if w == ch {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
+	if ws.first == ch {
+		ws.first = nil
+		if len(ws.rest) > 0 {
+			ws.first, ws.rest = ws.rest[0], ws.rest[1:]
+		}
+	} else {
+		for i, w := range ws.rest {
+			if w == ch {
+				ws.rest = append(ws.rest[:i], ws.rest[i+1:]...)
+				break
+			}
 		}
 	}
-	if len(ws) == 0 {
+	if ws.first == nil {
 		delete(r.waiters, id)
 	} else {
 		r.waiters[id] = ws
@@ -557,9 +606,7 @@ func (r *Runner) dropWaiter(id job.ID, ch chan struct{}) {
 func (r *Runner) notify(id job.ID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, ch := range r.waiters[id] {
-		wake(ch)
-	}
+	r.waiters[id].wake()
 }
 
 // notifyAll wakes every waiter: the runner has stopped.
@@ -567,9 +614,7 @@ func (r *Runner) notifyAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ws := range r.waiters {
-		for _, ch := range ws {
-			wake(ch)
-		}
+		ws.wake()
 	}
 }
 
@@ -619,11 +664,11 @@ func (r *Runner) Run(ctx context.Context) error {
 	stopTaking := ctx.Done()
 
 	// Workers tokens bound the actions that run at once. There are more
-	// worker goroutines than tokens: a worker gives its token back when its
-	// action ends, before it applies the result, so a worker waiting for a
-	// store's commit (an fsync) holds up no action, and the results of
-	// several workers share the store's next commit (store/bolt commits
-	// the writes waiting at the same moment together).
+	// worker goroutines than tokens: a worker gives its token back before
+	// it applies results (see work) on a store that waits for I/O, so a
+	// worker waiting for a store's commit (an fsync) holds up no action,
+	// and the results of several workers share the store's next commit
+	// (store/bolt commits the writes waiting at the same moment together).
 	tokens := make(chan struct{}, r.o.Workers)
 	var workers sync.WaitGroup
 	for range r.o.Workers * goroutinesPerWorker {
@@ -708,9 +753,25 @@ const goroutinesPerWorker = 4
 // work runs actions until stop is closed, each holding one of tokens, and
 // applies their results with apply, whose commits keep an action in keep
 // for this worker to run next.
+//
+// A worker holds a token while it runs an action, and keeps it to take
+// the next queued action itself, so that a run of actions costs no
+// hand-off between goroutines. It gives the token back before it waits
+// for an action to be queued (so that a worker with an action kept from
+// its commit can run it), and before it applies results unless the store
+// is instant (store.IsInstant): a commit that may wait for an fsync holds
+// up no action, and one that only takes the CPU costs no hand-off. It
+// takes a queued action only while it holds a token, and runs it at once:
+// the actions start in the order they were queued.
 func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan struct{}, apply runner.ApplyFunc[inHand], keep *slot) {
 	opts := r.o.ExecOptions()
 	applyCtx := context.WithoutCancel(ctx)
+	holding := false
+	defer func() {
+		if holding {
+			<-tokens
+		}
+	}()
 	for {
 		select {
 		case <-stop:
@@ -725,32 +786,45 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 		var a job.Action
 		if keep.full {
 			a, keep.full = keep.next, false
-		} else {
-			var ok bool
-			if a, ok = r.q.pop(stop); !ok {
+		}
+		if !holding {
+			select {
+			case <-stop:
+				if a.ID != "" {
+					// Not started: it stays outstanding in the store.
+					r.q.forget(keyOf(a))
+				}
 				return
+			case tokens <- struct{}{}:
+				holding = true
 			}
 		}
-		// The action in hand waits for a token; a worker holds none while
-		// it waits for an action, so the tokens always go to actions.
-		select {
-		case <-stop:
-			// Not started: it stays outstanding in the store.
-			r.q.forget(keyOf(a))
-			return
-		case tokens <- struct{}{}:
+		if a.ID == "" {
+			var more, ok bool
+			if a, more, ok = r.q.tryPop(); !ok {
+				<-tokens
+				holding = false
+				if !r.q.wait(stop) {
+					return
+				}
+				continue
+			}
+			if more && len(tokens) < cap(tokens) {
+				// A token is free for the actions left: wake a worker to
+				// take it. With every token taken, their holders take
+				// those actions as they finish theirs.
+				r.q.notify()
+			}
 		}
 		actx, ok := r.q.begin(ctx, a)
 		if !ok {
 			// Told to stop before it began: its result would be ignored.
-			<-tokens
 			r.q.forget(keyOf(a))
 			continue
 		}
 		res, err := runner.Execute(actx, r.o.Registry, a, opts)
 		stopped := errors.Is(actx.Stopped(), runner.ErrStopped)
 		r.q.end(keyOf(a))
-		<-tokens
 		if err != nil {
 			if stopped {
 				r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
@@ -760,7 +834,14 @@ func (r *Runner) work(ctx context.Context, stop <-chan struct{}, tokens chan str
 			r.q.forget(keyOf(a))
 			continue
 		}
-		r.results.Add(applyCtx, apply, inHand{res, a.Incarnation})
+		if r.results.Queue(inHand{res, a.Incarnation}) {
+			if !r.instant {
+				<-tokens
+				holding = false
+				r.q.notify() // a worker may take the token for a queued action
+			}
+			r.results.Drain(applyCtx, apply, a.JobID)
+		}
 	}
 }
 
