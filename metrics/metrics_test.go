@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/batonwf/baton/metrics"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
+	"github.com/batonwf/baton/store/bolt"
 	"github.com/batonwf/baton/store/storetest"
 )
 
@@ -165,5 +167,26 @@ func TestStoreConflict(t *testing.T) {
 	}
 	if got := count(t, reg, "baton_store_operation_duration_seconds", "op", "save"); got != 2 {
 		t.Errorf("%d saves timed, want 2", got)
+	}
+}
+
+// TestStoreInstant: the timed store forwards whether its store is instant
+// (store.IsInstant), so runner/inmem takes the same path under baton
+// serve's metrics as on the bare store.
+func TestStoreInstant(t *testing.T) {
+	m, err := metrics.New(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !store.IsInstant(m.Store(store.NewMemory())) {
+		t.Error("a timed memory store is not instant")
+	}
+	b, err := bolt.Open(filepath.Join(t.TempDir(), "b.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if store.IsInstant(m.Store(b)) {
+		t.Error("a timed bolt store is instant")
 	}
 }

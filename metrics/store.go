@@ -48,6 +48,7 @@ var (
 	_ store.Historian = (*timedStore)(nil)
 	_ store.Deleter   = (*timedStore)(nil)
 	_ store.Sweeper   = (*timedStore)(nil)
+	_ store.Instant   = (*timedStore)(nil)
 
 	_ store.IgnoreJournal = (*timedStore)(nil)
 )
@@ -59,6 +60,10 @@ func (t *timedStore) time(op string, start time.Time) {
 
 // Unwrap returns the store it wraps.
 func (t *timedStore) Unwrap() store.Store { return t.st }
+
+// Instant forwards the wrapped store's answer (store.IsInstant), so that
+// a runner on a timed memory store takes the same path as on the bare one.
+func (t *timedStore) Instant() bool { return store.IsInstant(t.st) }
 
 func (t *timedStore) Create(ctx context.Context, j job.Job) error {
 	defer t.time("create", time.Now())
