@@ -98,10 +98,10 @@ type restarterMsg struct {
 	Final       bool            `json:"final,omitempty"`
 	At          *time.Time      `json:"at,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
-	Worker      string          `json:"worker,omitempty"` // a result's job.Result.Worker
-	Node        string          `json:"node,omitempty"`   // a cancel's: the node cancelled (job.CancelNode)
-	Name        string          `json:"name,omitempty"`   // a signal's name
-	SignalID    string          `json:"id,omitempty"`     // a signal's ID
+	Worker      string          `json:"worker,omitempty"`  // a result's job.Result.Worker
+	Node        string          `json:"node,omitempty"`    // a cancel's: the node cancelled (job.CancelNode)
+	Name        string          `json:"name,omitempty"`    // a signal's name
+	SignalID    string          `json:"id,omitempty"`      // a signal's ID
 	Payload     json.RawMessage `json:"payload,omitempty"` // a signal's payload
 }
 
