@@ -1,0 +1,54 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/batonwf/baton/internal/zktest"
+)
+
+// approveJSON is a job whose wait takes the signal approval, then logs.
+const approveJSON = `{"version":3,"root":{"seq":[{"wait":"approval","name":"answer"},{"act":"log","payload":"approved"}]}}`
+
+// TestZKSignal: baton signal --zk reaches a wait that a worker's job
+// runs; the worker runs what comes after it; a signal to the finished
+// job is refused with exit status 2.
+func TestZKSignal(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path("signal")
+	args := func(a ...string) []string { return append(a, "--zk", srv.ConnString(), "--root", root) }
+	w := startWorker(t, srv, root, "w1")
+	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--payload", `"yes"`)...).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "signal approval (id a1) taken by the wait at seq[0]: job approve at v2\n")
+	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
+		r := baton(t, args("status", "approve")...)
+		return strings.Contains(r.stdout, "succeeded"), r.stdout + r.stderr
+	})
+	contains(t, "worker stdout", w.stdout.String(), "seq[1]#1: approved\n")
+	r = baton(t, args("signal", "approve", "approval", "--id", "a2")...).want(t, exitError)
+	contains(t, "stderr", r.stderr, "job approve in ZooKeeper "+srv.ConnString()+" under "+root+" has finished (succeeded): no wait takes a signal")
+	r = baton(t, args("signal", "nosuch", "approval")...).want(t, exitError)
+	contains(t, "stderr", r.stderr, "job nosuch not found in ZooKeeper")
+}
+
+// TestKafkaSignal: baton signal --kafka goes to the restarter that owns
+// the job, whose wait takes it; the worker runs what comes after.
+func TestKafkaSignal(t *testing.T) {
+	addr := kafkaBroker(t)
+	args := func(a ...string) []string { return append(a, "--kafka", addr, "--prefix", "sg") }
+	w := startInProcess(t, "baton worker w1: serving ", args("worker", "--name", "w1")...)
+	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":true}`)...).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "signal approval (id a1) ")
+	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
+		r := baton(t, args("status", "approve")...)
+		return strings.Contains(r.stdout, "succeeded"), r.stdout + r.stderr
+	})
+	eventually(t, 10*time.Second, "the worker to log", func() (bool, string) {
+		return strings.Contains(w.out.String(), "seq[1]#1: approved\n"), w.out.String()
+	})
+	r = baton(t, args("signal", "approve", "approval", "--id", "a2")...).want(t, exitError)
+	contains(t, "stderr", r.stderr, "has finished (succeeded): no wait takes a signal")
+}
