@@ -10,7 +10,8 @@
 //
 // The signals: a signal that releases a running wait, one sent before its
 // wait starts (kept, then taken), one sent twice with one ID (applied
-// once), and what a runner must refuse to a sender (a finished or
+// once), one kept across a runner's restart, and what a runner must
+// refuse to a sender (a finished or
 // missing job, a bad name or ID, a payload that is not JSON or is over
 // job.MaxSignalPayload); and a running node cancelled by name.
 //

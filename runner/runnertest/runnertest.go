@@ -151,6 +151,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 	t.Run("SignalBeforeWaitKept", s.signalEarly)
 	t.Run("SignalDuplicateAppliedOnce", s.signalDuplicate)
 	t.Run("SignalRefused", s.signalRefused)
+	t.Run("SignalAcrossRestart", s.signalAcrossRestart)
 	t.Run("CancelNode", s.cancelNode)
 }
 

@@ -236,3 +236,36 @@ func (s *suite) cancelNode(t *testing.T) {
 		t.Errorf("cancelling a node of a job that does not exist: err = %v, want store.ErrNotFound", err)
 	}
 }
+
+// signalAcrossRestart: a signal kept while its runner is stopped stays
+// with the job, and the wait that a second runner on the store starts
+// takes it; a signal sent again to the second runner changes nothing.
+func (s *suite) signalAcrossRestart(t *testing.T) {
+	rec := newRecorder(t)
+	g := newGate()
+	must(t, rec.reg.Register("gate", g.handler))
+	st := s.newStore(t)
+	ctx := ctxFor(t)
+	r1 := s.launch(t, Config{Store: st, Registry: rec.reg, DrainTimeout: 50 * time.Millisecond})
+	must(t, r1.Submit(ctx, "restart", ast.Seq(ast.Act("gate", nil), ast.Wait("approval").Named("answer"), ast.Act("log", "after"))))
+	waitFor(t, g.entered, "the gate action to start")
+	must(t, r1.Signal(ctx, "restart", "approval", "r1", []byte(`"kept"`)))
+	waitKept(t, ctx, st, "restart", 1)
+	if err := r1.stop(t); err != nil {
+		t.Fatalf("first runner's Run: %v", err)
+	}
+	g.mu.Lock()
+	g.open = true
+	g.mu.Unlock()
+	r2 := s.start(t, Config{Store: st, Registry: rec.reg, DrainTimeout: time.Second})
+	if err := r2.Signal(ctx, "restart", "approval", "r1", []byte(`"again"`)); err != nil {
+		t.Errorf("the same signal sent to the second runner: %v, want nil (it changes nothing)", err)
+	}
+	j := waitDone(t, ctx, r2, st, "restart", "the second runner's wait takes the kept signal")
+	wantStatus(t, j, job.StatusSucceeded)
+	if out, _ := j.Output("answer"); string(out) != `"kept"` {
+		t.Errorf("the wait's output is %s, want the kept signal's payload", out)
+	}
+	wantLogged(t, rec, "after")
+	checkHistory(t, ctx, st, j)
+}
