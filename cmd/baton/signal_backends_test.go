@@ -10,6 +10,10 @@ import (
 	"github.com/batonwf/baton/internal/zktest"
 )
 
+// jobSucceeded matches the first line of 'baton status approve' once the
+// job (not only its wait) has succeeded.
+var jobSucceeded = regexp.MustCompile(`(?m)^job approve v\d+: succeeded`)
+
 // approveJSON is a job whose wait takes the signal approval, then logs.
 const approveJSON = `{"version":3,"root":{"seq":[{"wait":"approval","name":"answer"},{"act":"log","payload":"approved"}]}}`
 
@@ -30,7 +34,7 @@ func TestZKSignal(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
 		r := baton(t, args("status", "approve")...)
-		return strings.Contains(r.stdout, "succeeded"), r.stdout + r.stderr
+		return jobSucceeded.MatchString(r.stdout), r.stdout + r.stderr
 	})
 	contains(t, "worker stdout", w.stdout.String(), "seq[1]#1: approved\n")
 	r = baton(t, args("signal", "approve", "approval", "--id", "a2")...).want(t, exitError)
@@ -50,7 +54,7 @@ func TestKafkaSignal(t *testing.T) {
 	contains(t, "stdout", r.stdout, "signal approval (id a1) ")
 	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
 		r := baton(t, args("status", "approve")...)
-		return strings.Contains(r.stdout, "succeeded"), r.stdout + r.stderr
+		return jobSucceeded.MatchString(r.stdout), r.stdout + r.stderr
 	})
 	eventually(t, 10*time.Second, "the worker to log", func() (bool, string) {
 		return strings.Contains(w.out.String(), "seq[1]#1: approved\n"), w.out.String()
@@ -78,7 +82,7 @@ func TestServerSignal(t *testing.T) {
 	}
 	eventually(t, 20*time.Second, "the job to succeed", func() (bool, string) {
 		r := baton(t, "status", "--server", url, "approve")
-		return strings.Contains(r.stdout, "succeeded"), r.stdout + r.stderr
+		return jobSucceeded.MatchString(r.stdout), r.stdout + r.stderr
 	})
 	r = baton(t, "signal", "approve", "approval", "--server", url, "--payload", "{").want(t, exitError)
 	contains(t, "stderr", r.stderr, "baton: signal: --payload: the value is not JSON")
