@@ -230,6 +230,30 @@ type CancelRequest struct {
 	Reason string `json:"reason"`
 }
 
+// SignalRequest is the body of the signal route; both fields may be
+// left out: the server then makes an ID, and the payload is null.
+type SignalRequest struct {
+	// ID makes the signal idempotent: the same name and ID sent again
+	// changes nothing, for the job's whole life.
+	ID string `json:"id,omitempty"`
+	// Payload is any JSON, at most 65536 bytes (job.MaxSignalPayload).
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// SignalSent is the signal route's answer: the signal as sent (its ID
+// the one given, or the one the server made) and the job as stored
+// after it. Taken is the path of the wait that took it; Kept says the
+// job keeps it for a wait to come; neither: not applied yet (a runner
+// that applies it later), or applied before (the ID was sent already).
+type SignalSent struct {
+	Job     string  `json:"job"`
+	Name    string  `json:"name"`
+	ID      string  `json:"id"`
+	Taken   string  `json:"taken,omitempty"`
+	Kept    bool    `json:"kept"`
+	Summary Summary `json:"summary"`
+}
+
 // Marshal encodes v as the API answers: encoding/json's Marshal (HTML
 // characters escaped) and a newline. The server writes its answers with
 // it and 'baton ... --json' prints with it, so the two are the same

@@ -228,6 +228,18 @@ func (c *Client) Cancel(ctx context.Context, id job.ID, reason string) (api.Summ
 	return out, err
 }
 
+// Signal sends job id the signal name with an ID ("": the server makes
+// one, returned) and a JSON payload (nil for null).
+func (c *Client) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (api.SignalSent, error) {
+	body, err := json.Marshal(api.SignalRequest{ID: sigID, Payload: payload})
+	if err != nil {
+		return api.SignalSent{}, err
+	}
+	var out api.SignalSent
+	_, err = c.do(ctx, "POST", jobPath(id, "/signals/"+url.PathEscape(name)), nil, body, &out)
+	return out, err
+}
+
 // Delete deletes a settled job.
 func (c *Client) Delete(ctx context.Context, id job.ID) error {
 	_, err := c.do(ctx, "DELETE", jobPath(id, ""), nil, nil, nil)

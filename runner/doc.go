@@ -147,6 +147,16 @@
 // handler, an unknown action, duplicate results, a runner stopped mid-job
 // and resumed, killed with no drain, two runners on one store, a crash
 // after the save and before dispatch, a crash before a result was saved,
-// and redelivery after lost dispatch; every finished job's history holds
-// each step once.
+// and redelivery after lost dispatch; signals (to a running wait, before
+// it starts, twice with one ID, refused) and a cancelled node; every
+// finished job's history holds each step once.
+//
+// # Signals
+//
+// Signals and node cancels are results (job.SignalResult,
+// job.CancelNodeResult) that each runner carries as it carries its
+// workers' (signal.go): what every runner checks before it accepts one is
+// written once (NewSignal, wrapping ErrBadSignal; NewCancelNode;
+// CheckLive, wrapping ErrFinished), and Engine.CancelNode applies a node
+// cancel as Engine.Cancel does the job's.
 package runner

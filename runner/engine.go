@@ -330,9 +330,14 @@ func (e *Engine[R]) Cancel(ctx context.Context, id job.ID, reason string) (job.T
 	return e.Apply(ctx, id, []job.Result{res})
 }
 
-// redelivered reports whether some ignored results were delivered before.
+// redelivered reports whether some ignored results were delivered
+// before. A signal sent again is not one: its sender repeats it by
+// design, and it says nothing about a dispatch lost.
 func redelivered(ig []job.Ignored) bool {
 	for _, x := range ig {
+		if _, signal := x.Result.AsSignal(); signal {
+			continue
+		}
 		if x.Reason == job.IgnoredDuplicate || x.Reason == job.IgnoredStale {
 			return true
 		}

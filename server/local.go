@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/batonwf/baton/api"
@@ -14,10 +15,11 @@ import (
 // process (runner/inmem): it submits and cancels through the runner and
 // tells its registry's actions and its one pool of workers.
 type Local struct {
-	// Runner submits and cancels (an *inmem.Runner).
+	// Runner submits, cancels and signals (an *inmem.Runner).
 	Runner interface {
 		Submitter
 		Canceller
+		Signaller
 	}
 	// Registry holds the handlers the runner runs.
 	Registry *runner.Registry
@@ -31,6 +33,7 @@ type Local struct {
 var (
 	_ Submitter    = Local{}
 	_ Canceller    = Local{}
+	_ Signaller    = Local{}
 	_ ActionLister = Local{}
 	_ WorkerLister = Local{}
 )
@@ -43,6 +46,11 @@ func (l Local) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 // Cancel cancels through the runner.
 func (l Local) Cancel(ctx context.Context, id job.ID, reason string) error {
 	return l.Runner.Cancel(ctx, id, reason)
+}
+
+// Signal signals through the runner.
+func (l Local) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
+	return l.Runner.Signal(ctx, id, name, sigID, payload)
 }
 
 // Actions returns the registry's action names.

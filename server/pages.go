@@ -51,6 +51,8 @@ var pageTable = []page{
 		Doc: "the job page's tree as SVG, with the groups of expand opened (the page's script swaps it in)"}, (*srv).treePage, nil},
 	{Route{Method: "POST", Pattern: "/jobs/{id}/cancel", Scope: ScopeWrite, Body: true,
 		Doc: "the job page's cancel form (reason): cancels, then back to the job page"}, (*srv).cancelPage, func(s *srv) bool { return s.canceller != nil }},
+	{Route{Method: "POST", Pattern: "/jobs/{id}/signals/{name}", Scope: ScopeWrite, Body: true,
+		Doc: "the signal form of a running wait's panel (id, payload): sends the signal, then back to the job page"}, (*srv).signalPage, func(s *srv) bool { return s.signaller != nil }},
 	{Route{Method: "GET", Pattern: "/new", Scope: ScopeRead, Doc: "validate, draw and submit a workflow"}, (*srv).newPage, nil},
 	{Route{Method: "POST", Pattern: "/new", Scope: ScopeRead, Body: true,
 		Doc: "the new page's form: do=check validates and draws; do=submit (write) submits, then to the job's page"}, (*srv).newPost, nil},
@@ -390,6 +392,7 @@ func (s *srv) jobPage(w http.ResponseWriter, r *http.Request, c caller) error {
 		Node: q.Get("node"), Selected: q.Has("node"), StepsFrom: from, LazySteps: !q.Has("steps_from"),
 		Filter: web.StepFilter{Status: q.Get("steps_status"), Action: q.Get("steps_action"), Path: q.Get("steps_path")},
 		Write:  c.scope >= ScopeWrite && s.canceller != nil, Session: c.session, Now: s.now(),
+		Signal: c.scope >= ScopeWrite && s.signaller != nil, SignalID: pageSignalID(),
 	}
 	view := web.JobViewOf(in)
 	view.Session = c.session

@@ -21,6 +21,7 @@ const (
 	CodeBadJobID            Code = "bad_job_id"             // 400: a job ID job.ID.Check refuses
 	CodeBadQuery            Code = "bad_query"              // 400: an unknown query parameter or a bad value
 	CodeBadRequest          Code = "bad_request"            // 400: anything else wrong with the request
+	CodeBadSignal           Code = "bad_signal"             // 400: a signal's name, ID or payload refused
 	CodeUnauthorized        Code = "unauthorized"           // 401: no token, or not a known one
 	CodeForbidden           Code = "forbidden"              // 403: a read token on a write route
 	CodeNotFound            Code = "not_found"              // 404: no such route
@@ -46,7 +47,7 @@ const (
 
 // codes lists every code, for the docs' test.
 var codes = []Code{
-	CodeBadJSON, CodeBadJobID, CodeBadQuery, CodeBadRequest, CodeUnauthorized, CodeForbidden,
+	CodeBadJSON, CodeBadJobID, CodeBadQuery, CodeBadRequest, CodeBadSignal, CodeUnauthorized, CodeForbidden,
 	CodeNotFound, CodeJobNotFound, CodeVersionNotFound, CodeNodeNotFound, CodeMethodNotAllowed,
 	CodeJobExists, CodeJobFinished, CodeJobRunning, CodeRequestTooLarge, CodeUnsupportedMedia,
 	CodeInvalidWorkflow, CodeUnknownAction, CodeTooManyJobs, CodeTooManyStreams, CodeTooManyAuthFailures,
@@ -56,7 +57,7 @@ var codes = []Code{
 // Status returns the HTTP status of answers with code c.
 func (c Code) Status() int {
 	switch c {
-	case CodeBadJSON, CodeBadJobID, CodeBadQuery, CodeBadRequest:
+	case CodeBadJSON, CodeBadJobID, CodeBadQuery, CodeBadRequest, CodeBadSignal:
 		return http.StatusBadRequest
 	case CodeUnauthorized:
 		return http.StatusUnauthorized

@@ -31,6 +31,7 @@ type srv struct {
 
 	submitter    Submitter
 	canceller    Canceller
+	signaller    Signaller
 	actionLister ActionLister
 	workerLister WorkerLister
 	readier      Readier
@@ -87,6 +88,7 @@ func New(o Options) (http.Handler, error) {
 	s.deleter, _ = o.Store.(store.Deleter)
 	s.submitter, _ = o.Runner.(Submitter)
 	s.canceller, _ = o.Runner.(Canceller)
+	s.signaller, _ = o.Runner.(Signaller)
 	s.actionLister, _ = o.Runner.(ActionLister)
 	s.workerLister, _ = o.Runner.(WorkerLister)
 	s.readier, _ = o.Runner.(Readier)

@@ -28,6 +28,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -85,11 +86,16 @@ type backend interface {
 	Close() error
 }
 
-// canceller cancels the jobs of a backend.
+// canceller cancels the jobs of a backend, and sends them signals.
 type canceller interface {
 	// cancel cancels job id, seen unfinished, and returns the line that
 	// says so.
 	cancel(ctx context.Context, id job.ID, reason string) (string, error)
+	// signal sends job id, seen unfinished, the signal name with ID sigID
+	// and payload (checked), and returns the line that says what became
+	// of it (signalLine). A job that finished meanwhile wraps
+	// runner.ErrFinished.
+	signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (string, error)
 	close()
 }
 
@@ -231,10 +237,11 @@ func (e plainError) Error() string { return strings.TrimPrefix(e.err.Error(), e.
 func (e plainError) Unwrap() error { return e.err }
 
 // runnerCanceller cancels jobs through a runner (ZooKeeper's, Kafka's),
-// which returns once the cancel is saved.
+// which returns once the cancel is saved, and sends signals through it.
 type runnerCanceller struct {
 	r interface {
 		Cancel(ctx context.Context, id job.ID, reason string) error
+		Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error
 	}
 	st   store.Store
 	stop func()
@@ -252,6 +259,19 @@ func (rc *runnerCanceller) cancel(ctx context.Context, id job.ID, reason string)
 		return fmt.Sprintf("job %s cancelled: %s at v%d", id, j.Status(), j.Version()), nil
 	}
 	return fmt.Sprintf("job %s cancelled at v%d; the workers run its finally blocks, then it ends cancelled", id, j.Version()), nil
+}
+
+// signal sends the signal through the runner, then reads the job to say
+// what became of it (on Kafka it may not be applied yet).
+func (rc *runnerCanceller) signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (string, error) {
+	if err := rc.r.Signal(ctx, id, name, sigID, payload); err != nil {
+		return "", err
+	}
+	j, err := rc.st.Load(ctx, id)
+	if err != nil {
+		return fmt.Sprintf("signal %s (id %s) sent to job %s", name, sigID, id), nil
+	}
+	return signalLine(j, name, sigID), nil
 }
 
 func (rc *runnerCanceller) close() { rc.stop() }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
 	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/store"
@@ -90,6 +92,34 @@ func (b *boltBackend) cancel(ctx context.Context, id job.ID, reason string) (str
 	}
 	return fmt.Sprintf("job %s cancelled at v%d; its finally blocks have still to run: baton resume --store %s %s",
 		j.ID(), tr.Job.Version(), b.path, j.ID()), nil
+}
+
+// signal applies the signal here; the actions it lets start wait for
+// 'baton resume'.
+func (b *boltBackend) signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (string, error) {
+	sg, err := runner.NewSignal(id, name, sigID, payload, time.Now())
+	if err != nil {
+		return "", err
+	}
+	j, err := b.st.Load(ctx, id)
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
+	if j.Done() {
+		return "", fmt.Errorf("job %s: %w (%s)", id, runner.ErrFinished, j.Status())
+	}
+	tr, err := job.Restart(j, []job.Result{job.SignalResult(id, sg)})
+	if err == nil && tr.Changed() {
+		err = store.Commit(ctx, b.st, tr)
+	}
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
+	line := signalLine(tr.Job, name, sigID)
+	if len(tr.Actions) > 0 && !tr.Job.Done() {
+		line += fmt.Sprintf("; its next actions wait for: baton resume --store %s %s", b.path, id)
+	}
+	return line, nil
 }
 
 // serveLocal is the runner of 'baton serve' on the file: it runs the jobs

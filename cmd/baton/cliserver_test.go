@@ -186,6 +186,8 @@ func TestServerGolden(t *testing.T) {
 	same(t, a, url, exitError, "inspect", "--format", "dot", "--version", "99", "ok")
 	same(t, a, url, exitError, "cancel", "ok")
 	same(t, a, url, exitError, "cancel", "nope")
+	same(t, a, url, exitError, "signal", "ok", "approval")
+	same(t, a, url, exitError, "signal", "nope", "approval")
 
 	// Changes: a cancel of the unfinished job, and a delete of a settled
 	// one, the same lines; the same job after the cancel.

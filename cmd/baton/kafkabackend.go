@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -175,6 +176,10 @@ func (d runnerDeleter) close() { d.stop() }
 type noJobs struct{}
 
 func (noJobs) cancel(_ context.Context, id job.ID, _ string) (string, error) {
+	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+}
+
+func (noJobs) signal(_ context.Context, id job.ID, _, _ string, _ json.RawMessage) (string, error) {
 	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 }
 

@@ -104,7 +104,7 @@ type command struct {
 // commands returns every subcommand, in the order baton help lists them.
 // It is a function, not a variable, because help refers back to it.
 func commands() []command {
-	return []command{runCommand(), submitCommand(), workerCommand(), drainCommand(), undrainCommand(), keysCommand(), placementCommand(), resumeCommand(), serveCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), deleteCommand(), helpCommand()}
+	return []command{runCommand(), submitCommand(), workerCommand(), drainCommand(), undrainCommand(), keysCommand(), placementCommand(), resumeCommand(), serveCommand(), statusCommand(), historyCommand(), inspectCommand(), cancelCommand(), signalCommand(), deleteCommand(), helpCommand()}
 }
 
 func lookup(name string) (command, bool) {

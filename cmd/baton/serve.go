@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -430,5 +431,10 @@ func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) erro
 
 func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
 	_, err := r.rs.c.cancel(ctx, id, reason)
+	return err
+}
+
+func (r remoteRunner) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
+	_, err := r.rs.c.signal(ctx, id, name, sigID, payload)
 	return err
 }

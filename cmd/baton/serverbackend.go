@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/client"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/server"
 	"github.com/batonwf/baton/store"
 )
@@ -258,6 +260,25 @@ func (b *serverBackend) cancel(ctx context.Context, id job.ID, reason string) (s
 		return "", b.fail(err, id)
 	}
 	return cancelLine(s), nil
+}
+
+// signal asks the server to send the signal.
+func (b *serverBackend) signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (string, error) {
+	out, err := b.c.Signal(ctx, id, name, sigID, payload)
+	if client.Code(err) == "job_finished" {
+		return "", fmt.Errorf("job %s: %w", id, runner.ErrFinished)
+	}
+	if err != nil {
+		return "", b.fail(err, id)
+	}
+	what := fmt.Sprintf("signal %s (id %s)", out.Name, out.ID)
+	switch {
+	case out.Taken != "":
+		return fmt.Sprintf("%s taken by the wait at %s: job %s at v%d", what, out.Taken, id, out.Summary.Version), nil
+	case out.Kept:
+		return fmt.Sprintf("%s kept by job %s for a wait to come (v%d)", what, id, out.Summary.Version), nil
+	}
+	return fmt.Sprintf("%s sent to job %s", what, id), nil
 }
 
 // cancelLine is the line that says a cancel was saved, the job as it was

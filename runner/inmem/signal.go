@@ -14,7 +14,8 @@ import (
 // (see job.Signal). It is idempotent by name and ID for the job's whole
 // life: sending it again changes nothing. A bad signal (a name that is
 // not a valid name, an empty ID, a payload that is not JSON or is over
-// job.MaxSignalPayload) is an error, and so is a job not in the store,
+// job.MaxSignalPayload) is an error wrapping runner.ErrBadSignal, and so
+// is a job not in the store,
 // or one that has finished (wrapping runner.ErrFinished). Like Deliver,
 // Signal returns once the signal is handed to the job's pending results,
 // which apply it (a job that finishes meanwhile ignores it, reason job
@@ -23,11 +24,11 @@ func (r *Runner) Signal(ctx context.Context, id job.ID, name, sigID string, payl
 	if err := r.usable(); err != nil {
 		return err
 	}
-	s := job.Signal{Name: name, ID: sigID, Payload: payload, At: r.o.Clock.Now().UTC()}
-	if err := s.Check(); err != nil {
-		return fmt.Errorf("inmem: signal job %s: %w", id, err)
+	s, err := runner.NewSignal(id, name, sigID, payload, r.o.Clock.Now())
+	if err != nil {
+		return fmt.Errorf("inmem: signal %w", err)
 	}
-	if err := r.live(ctx, id, "signal"); err != nil {
+	if err := runner.CheckLive(ctx, r.o.Store, id, "inmem: signal"); err != nil {
 		return err
 	}
 	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: job.SignalResult(id, s)})
@@ -44,26 +45,13 @@ func (r *Runner) CancelNode(ctx context.Context, id job.ID, name, reason string)
 	if err := r.usable(); err != nil {
 		return err
 	}
-	if reason == "" {
-		return fmt.Errorf("inmem: cancel node %q of job %s: a reason is required", name, id)
+	res, err := runner.NewCancelNode(id, name, reason, r.o.Clock.Now())
+	if err != nil {
+		return fmt.Errorf("inmem: %w", err)
 	}
-	if err := r.live(ctx, id, "cancel node "+name+" of"); err != nil {
+	if err := runner.CheckLive(ctx, r.o.Store, id, "inmem: cancel node "+name+" of"); err != nil {
 		return err
 	}
-	res := job.CancelNodeResult(id, name, reason)
-	res.At = r.o.Clock.Now().UTC()
 	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: res})
-	return nil
-}
-
-// live returns an error if job id is not in the store or has finished.
-func (r *Runner) live(ctx context.Context, id job.ID, what string) error {
-	j, err := r.o.Store.Load(ctx, id)
-	if err != nil {
-		return fmt.Errorf("inmem: %s job %s: %w", what, id, err)
-	}
-	if j.Done() {
-		return fmt.Errorf("inmem: %s job %s: %w (%s)", what, id, runner.ErrFinished, j.Status())
-	}
 	return nil
 }

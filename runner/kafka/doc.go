@@ -78,7 +78,8 @@
 //	{"v":1,"type":"submit","incarnation":"00ab…(16 hex)","started":TIME,"workflow":WORKFLOW}
 //	{"v":1,"type":"result","incarnation":HEX,"action":"seq[0]#1","output":JSON,
 //	 "error":"…","kind":"…","final":true,"at":TIME,"worker":"NAME"}
-//	{"v":1,"type":"cancel","reason":"…","at":TIME}
+//	{"v":1,"type":"cancel","reason":"…","at":TIME,"node":"NAME"}
+//	{"v":1,"type":"signal","name":"NAME","id":"…","payload":JSON,"at":TIME}
 //	{"v":1,"type":"delete","incarnation":HEX}
 //
 // WORKFLOW is ast.Encode's document. "incarnation" on a result is the
@@ -91,7 +92,14 @@
 // as naming none; a restarter of such a baton refuses a result that has
 // one as an unknown field, so upgrade restarters before workers). A
 // cancel's "at" (optional) moves the job's
-// clock. A delete names the incarnation to delete; without one, it
+// clock; with "node" it cancels that node only (job.CancelNode). A
+// signal (job.Signal: its name, ID and payload, absent for null) is
+// checked where it is read (job.Signal.Check: a bad one is refused as any
+// bad message is) and applied by the restarter with the results of its
+// batch; its ID makes it idempotent, so a signal sent twice, or read
+// twice after a restarter's crash, is applied once. Both are new: a
+// restarter of a baton before them refuses them as unknown, so upgrade
+// restarters before sending them. A delete names the incarnation to delete; without one, it
 // deletes whatever is stored under the ID (a damaged job).
 //
 // Action topics, key JOB/ACTION-ID (an action's partition: see

@@ -22,6 +22,7 @@ const (
 	typeSubmit  = "submit"
 	typeResult  = "result"
 	typeCancel  = "cancel"
+	typeSignal  = "signal"
 	typeDelete  = "delete"
 	typeAction  = "action"
 	typeClaimed = "claimed"
@@ -97,18 +98,23 @@ type restarterMsg struct {
 	Final       bool            `json:"final,omitempty"`
 	At          *time.Time      `json:"at,omitempty"`
 	Reason      string          `json:"reason,omitempty"`
-	Worker      string          `json:"worker,omitempty"` // a result's job.Result.Worker
+	Worker      string          `json:"worker,omitempty"`  // a result's job.Result.Worker
+	Node        string          `json:"node,omitempty"`    // a cancel's: the node cancelled (job.CancelNode)
+	Name        string          `json:"name,omitempty"`    // a signal's name
+	SignalID    string          `json:"id,omitempty"`      // a signal's ID
+	Payload     json.RawMessage `json:"payload,omitempty"` // a signal's payload
 }
 
 // inbound is a decoded restarter message.
 type inbound struct {
 	id   job.ID
-	kind string // typeSubmit, typeResult, typeCancel, typeDelete
+	kind string // typeSubmit, typeResult, typeCancel, typeSignal, typeDelete
 	// submit; delete: the incarnation deleted (0: whichever is stored)
 	inc      uint64
 	started  time.Time
 	workflow ast.Node
-	// result (a cancel is job.CancelResult)
+	// result (a cancel is job.CancelResult, or job.CancelNodeResult with
+	// a node; a signal job.SignalResult)
 	result job.Result
 	hasInc bool // the result names its job's incarnation
 }
@@ -141,6 +147,29 @@ func cancelMessage(id job.ID, reason string, at time.Time) kafka.Message {
 	m := restarterMsg{V: wireFormat, Type: typeCancel, Reason: reason}
 	if !at.IsZero() {
 		at = at.UTC()
+		m.At = &at
+	}
+	v, _ := json.Marshal(m)
+	return kafka.Message{Key: []byte(id), Value: v}
+}
+
+// cancelNodeMessage cancels the node called node in job id (res is
+// job.CancelNodeResult's, stamped).
+func cancelNodeMessage(res job.Result, node string) kafka.Message {
+	m := restarterMsg{V: wireFormat, Type: typeCancel, Reason: res.Error, Node: node}
+	if !res.At.IsZero() {
+		at := res.At.UTC()
+		m.At = &at
+	}
+	v, _ := json.Marshal(m)
+	return kafka.Message{Key: []byte(res.JobID), Value: v}
+}
+
+// signalMessage sends signal s to job id.
+func signalMessage(id job.ID, s job.Signal) kafka.Message {
+	m := restarterMsg{V: wireFormat, Type: typeSignal, Name: s.Name, SignalID: s.ID, Payload: s.Payload}
+	if !s.At.IsZero() {
+		at := s.At.UTC()
 		m.At = &at
 	}
 	v, _ := json.Marshal(m)
@@ -208,9 +237,24 @@ func decodeInbound(key, value []byte) (inbound, error) {
 			return inbound{}, errors.New("cancel: no reason")
 		}
 		in.result = job.CancelResult(id, m.Reason)
+		if m.Node != "" {
+			if msg := ast.CheckSignalName(m.Node); msg != "" {
+				return inbound{}, fmt.Errorf("cancel: node %s", msg)
+			}
+			in.result = job.CancelNodeResult(id, m.Node, m.Reason)
+		}
 		if m.At != nil {
 			in.result.At = *m.At
 		}
+	case typeSignal:
+		s := job.Signal{Name: m.Name, ID: m.SignalID, Payload: m.Payload}
+		if m.At != nil {
+			s.At = *m.At
+		}
+		if err := s.Check(); err != nil {
+			return inbound{}, err
+		}
+		in.result = job.SignalResult(id, s)
 	case typeDelete:
 		if m.Incarnation != "" {
 			inc, err := parseInc(m.Incarnation)

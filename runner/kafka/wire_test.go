@@ -53,6 +53,21 @@ func TestWireRoundTrips(t *testing.T) {
 	if in, err := decodeInbound(c.Key, c.Value); err != nil || !reflect.DeepEqual(in.result, want) {
 		t.Errorf("stamped cancel read back as %+v, %v", in.result, err)
 	}
+	cn := job.CancelNodeResult("j", "slow", "too slow")
+	cn.At = at
+	c = cancelNodeMessage(cn, "slow")
+	if in, err := decodeInbound(c.Key, c.Value); err != nil || in.kind != typeCancel || !reflect.DeepEqual(in.result, cn) {
+		t.Errorf("node cancel read back as %+v, %v", in.result, err)
+	}
+	for _, sg := range []job.Signal{
+		{Name: "approval", ID: "a/1 é", Payload: []byte(`{"ok":true}`), At: at},
+		{Name: "go", ID: "x"},
+	} {
+		m := signalMessage("j", sg)
+		if in, err := decodeInbound(m.Key, m.Value); err != nil || in.kind != typeSignal || !reflect.DeepEqual(in.result, job.SignalResult("j", sg)) {
+			t.Errorf("signal %+v read back as %+v, %v", sg, in.result, err)
+		}
+	}
 	for _, inc := range []uint64{0, 7} {
 		d := deleteMessage("j", inc)
 		if in, err := decodeInbound(d.Key, d.Value); err != nil || in.kind != typeDelete || in.id != "j" || in.inc != inc {
@@ -95,6 +110,10 @@ func TestWireMalformed(t *testing.T) {
 		{"has space", `{"v":1,"type":"cancel","reason":"x"}`, "key"},
 		{"", `{"v":1,"type":"cancel","reason":"x"}`, "key"},
 		{"j", `{"v":1,"type":"cancel"}`, "no reason"},
+		{"j", `{"v":1,"type":"cancel","reason":"x","node":"no good"}`, "cancel: node"},
+		{"j", `{"v":1,"type":"signal","name":"no good","id":"x"}`, "signal"},
+		{"j", `{"v":1,"type":"signal","name":"ok","id":""}`, "ID"},
+		{"j", `{"v":1,"type":"signal","name":"ok","id":"x","payload":"` + strings.Repeat("x", job.MaxSignalPayload) + `"}`, "over the limit of 65536"},
 		{"j", `{"v":1,"type":"submit","incarnation":"00000000000000ab","started":"2026-01-01T00:00:00Z","workflow":{"version":1,"root":{"act":""}}}`, "workflow"},
 		{"j", `{"v":1,"type":"submit","incarnation":"xyz","started":"2026-01-01T00:00:00Z"}`, "incarnation"},
 	} {

@@ -8,6 +8,13 @@
 // finished), and a runner stopped mid-job and started again on the same
 // store, finishing without re-running actions whose results were stored.
 //
+// The signals: a signal that releases a running wait, one sent before its
+// wait starts (kept, then taken), one sent twice with one ID (applied
+// once), one kept across a runner's restart, and what a runner must
+// refuse to a sender (a finished or
+// missing job, a bad name or ID, a payload that is not JSON or is over
+// job.MaxSignalPayload); and a running node cancelled by name.
+//
 // The faults: a runner killed mid-action with no drain, whose job a second
 // runner finishes; two runners on one store at once; a crash after a step
 // is saved and before its actions are dispatched; a crash after an action

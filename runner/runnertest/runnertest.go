@@ -2,6 +2,7 @@ package runnertest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -42,6 +43,20 @@ type Runner interface {
 	// settle. Cancelling a cancelled job is not an error; a finished job
 	// is one wrapping runner.ErrFinished, a missing one store.ErrNotFound.
 	Cancel(ctx context.Context, id job.ID, reason string) error
+	// Signal sends job id the signal name with ID sigID and a JSON
+	// payload (nil for null), as job.Signal: a wait of that name takes
+	// it, or the job keeps it. It may return before the signal is
+	// applied. Sending it again is not an error and changes nothing. A
+	// bad signal (job.Signal.Check) is an error wrapping
+	// runner.ErrBadSignal, naming the job; a finished job is one wrapping
+	// runner.ErrFinished, a missing one store.ErrNotFound.
+	Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error
+	// CancelNode stops the running node called name in job id with a
+	// reason (job.CancelNode); it may return before the cancel is
+	// applied. A node that is not running is left as it is; a finished
+	// job is an error wrapping runner.ErrFinished, a missing one
+	// store.ErrNotFound.
+	CancelNode(ctx context.Context, id job.ID, name, reason string) error
 	// Run resumes the unfinished jobs of the store (unless
 	// Config.NoResume), then runs actions and applies results until ctx
 	// ends or Close is called, and returns nil. If the store fails (an
@@ -132,6 +147,12 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 	t.Run("AtMostOnceAfterCrash", s.atMostOnceAfterCrash)
 	t.Run("DataPassing", s.dataPassing)
 	t.Run("Race", s.race)
+	t.Run("SignalReleasesWait", s.signalWait)
+	t.Run("SignalBeforeWaitKept", s.signalEarly)
+	t.Run("SignalDuplicateAppliedOnce", s.signalDuplicate)
+	t.Run("SignalRefused", s.signalRefused)
+	t.Run("SignalAcrossRestart", s.signalAcrossRestart)
+	t.Run("CancelNode", s.cancelNode)
 }
 
 type suite struct {

@@ -60,6 +60,10 @@
 //	                                   version is what a quarantine checks
 //	/baton/quarantine/ACTION/NAME      ephemeral: worker NAME's quarantine for
 //	                                   ACTION, JSON {until_ms_left, strikes}
+//	/baton/signals/s-LEN-ID-HASH       a signal sent to job ID and not yet
+//	                                   applied; HASH: 128 bits of the SHA-256
+//	                                   of its name and ID, 32 hex digits; data:
+//	                                   JSON {name, id, payload, at}
 //	/baton/dispatching/ID              a transition too large for one request
 //	                                   whose queue entries are still being written
 //	/baton/settled/m-MINUTE/MS-LEN-ID  the index of settled jobs: the minute
@@ -299,6 +303,26 @@
 // applies its firing, then deletes the node. Two runners may fire one
 // timer; the reducer ignores the second firing.
 //
+// # Signals
+//
+// Runner.Signal checks the signal and that the job is stored and
+// unfinished, then writes the signal's node: from then on it is durable,
+// and Signal returns nil. It then applies it at once, in a transition
+// whose multi-op deletes the node (at the version read) with the rest,
+// so that a node is applied once; a transition that loses that delete
+// (another runner applied the node first) changes nothing. A node of one
+// name and ID exists once: the same signal sent again before it was
+// applied finds it there; sent after, it is ignored by the reducer as a
+// duplicate and its node deleted. A sender that dies after writing the
+// node, or whose transition keeps losing the job's record, leaves the
+// node to the workers: every runner watches /signals and applies a node
+// it has seen for a second (signalGrace, on its own clock), the sender's
+// time to apply it. A node of a job that is gone, or that the job
+// ignores (it settled), is deleted; deleting a job deletes its nodes. A
+// node whose data does not parse is logged once and left for an
+// operator. Runner.CancelNode applies the node's cancel as Cancel does
+// the job's, through runner.Engine.CancelNode.
+//
 // # Retention
 //
 // Settled jobs (succeeded, failed, cancelled) are deleted by the workers
@@ -367,6 +391,7 @@
 // the registry a worker watches (registry.go; the nodes' data in
 // nodes.go), registration and the published load (register.go, load.go),
 // drain (drain.go), the settings (settings.go), stored pins (keys.go),
+// signals (signal.go),
 // leftovers of cancelled and deleted jobs (leftovers.go) and the store
 // (store.go) have a file each. There is one commit path: the package's
 // tests crash it through an unexported fault hook on the connection

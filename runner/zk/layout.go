@@ -1,6 +1,8 @@
 package zk
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +24,11 @@ func (l layout) claims() string      { return l.root + "/claims" }
 func (l layout) timers() string      { return l.root + "/timers" }
 func (l layout) workers() string     { return l.root + "/workers" }
 func (l layout) dispatching() string { return l.root + "/dispatching" }
+
+// signals is the parent of the signals sent and not yet applied. It is
+// not one of dirs: a root made by an older baton lacks it until a signal
+// is sent.
+func (l layout) signals() string { return l.root + "/signals" }
 
 // dirs are the persistent parents every runner on the root needs.
 func (l layout) dirs() []string {
@@ -179,6 +186,32 @@ func timerKey(name string) (dueMilli int64, id job.ID, timerID string, ok bool) 
 	}
 	id, timerID, ok = splitKeyName(rest[14:])
 	return due, id, timerID, ok
+}
+
+// signal is the node of signal s sent to job id: "s-LEN-JOB-HASH", HASH
+// the first 128 bits of the SHA-256 of the signal's name and ID (32 hex
+// digits): an ID may hold any printable character, '/' too, which a
+// node's name may not; and one name and ID make one node, so that a
+// signal sent twice before it is applied is one node.
+func (l layout) signal(id job.ID, s job.Signal) string {
+	sum := sha256.Sum256([]byte(s.Name + "\x00" + s.ID))
+	return l.signals() + "/s-" + keyName(id, hex.EncodeToString(sum[:16]))
+}
+
+// signalKey reads a signal node's name: the job it was sent to.
+func signalKey(name string) (job.ID, bool) {
+	rest, ok := strings.CutPrefix(name, "s-")
+	if !ok {
+		return "", false
+	}
+	id, hash, ok := splitKeyName(rest)
+	if !ok || len(hash) != 32 {
+		return "", false
+	}
+	if _, err := hex.DecodeString(hash); err != nil {
+		return "", false
+	}
+	return id, true
 }
 
 // worker is a worker's registration: persistent, its admin state (see

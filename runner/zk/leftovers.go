@@ -18,8 +18,8 @@ import (
 //     entries of those that no worker has claimed (dropStopped); the
 //     claimed ones are released by their worker, whose handler is
 //     stopped;
-//   - deleting a job deletes its entries, timers and dispatching marker
-//     (dropLeftovers).
+//   - deleting a job deletes its entries, timers, signals not applied and
+//     dispatching marker (dropLeftovers).
 // Both list the queue once: what they cost grows with the queue (the
 // actions waiting or running), not with the jobs the root holds.
 
@@ -61,8 +61,8 @@ func (c *conn) dropStopped(ctx context.Context, acts []job.Action) error {
 	return nil
 }
 
-// dropLeftovers deletes the queue entries, timers and dispatching markers
-// of the jobs in gone, which were deleted: every one, claimed or not (a
+// dropLeftovers deletes the queue entries, timers, signal nodes and
+// dispatching markers of the jobs in gone, which were deleted: every one, claimed or not (a
 // claimant finds its job gone, and releases its claim). A job created
 // again under the same ID meanwhile keeps the nodes made since: those
 // younger (by ZooKeeper's transaction ID) than its new node.
@@ -84,6 +84,15 @@ func (c *conn) dropLeftovers(ctx context.Context, gone map[job.ID]bool) error {
 	for _, name := range names {
 		if _, id, _, ok := timerKey(name); ok && gone[id] {
 			nodes, of = append(nodes, c.l.timers()+"/"+name), append(of, id)
+		}
+	}
+	names, err = c.children(ctx, c.l.signals())
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("list the signals: %w", err)
+	}
+	for _, name := range names {
+		if id, ok := signalKey(name); ok && gone[id] {
+			nodes, of = append(nodes, c.l.signals()+"/"+name), append(of, id)
 		}
 	}
 	for id := range gone {

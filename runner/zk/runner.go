@@ -404,6 +404,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		defer r.endQuarantines()
 	}
 	wg.Go(func() { r.timerLoop(ctx) })
+	wg.Go(func() { r.signalLoop(ctx) })
 	wg.Go(func() { r.retentionLoop(ctx) })
 	// Claims are renewed (and others' watched) until the results of the
 	// actions the drain waits for are applied.

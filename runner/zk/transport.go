@@ -24,7 +24,8 @@ var errClaimLost = errors.New("zk: the claim on this action was lost (session ex
 // consumed is what applying a worker's result deletes in the same
 // multi-op: the action's queue entry, at the version the worker claimed it
 // at, and the worker's claim. The results of one Engine.ApplyWith hand
-// theirs to transport.Commit as its argument (runner.Transport's R).
+// theirs to transport.Commit as its argument (runner.Transport's R). A
+// signal's consumes its signal node (entry) and no claim (claim empty).
 type consumed struct {
 	entry string
 	ver   int32
@@ -41,10 +42,26 @@ func (c consumed) ops() []any {
 	if c.checkClaim {
 		cv = c.claimVer
 	}
+	if c.claim == "" {
+		return []any{&zk.DeleteRequest{Path: c.entry, Version: c.ver}}
+	}
 	return []any{
 		&zk.DeleteRequest{Path: c.entry, Version: c.ver},
 		&zk.DeleteRequest{Path: c.claim, Version: cv},
 	}
+}
+
+// consumedAt returns the index in cons of the one whose ops hold the op
+// at index op of all their ops, in order.
+func consumedAt(cons []consumed, op int) int {
+	for i, c := range cons {
+		n := len(c.ops())
+		if op < n {
+			return i
+		}
+		op -= n
+	}
+	return len(cons)
 }
 
 // claimLost is the error of a commit that failed because the claim of
@@ -240,7 +257,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 			if sv != nil {
 				sv.abandon(ctx)
 			}
-			return fmt.Errorf("job %s: %w", id, &claimLost{i: (failed - consStart) / 2, err: err})
+			return fmt.Errorf("job %s: %w", id, &claimLost{i: consumedAt(cons, failed-consStart), err: err})
 		}
 		if sv != nil {
 			sv.abandon(ctx)

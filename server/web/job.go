@@ -62,6 +62,11 @@ type JobInput struct {
 	LazySteps bool
 	Write     bool
 	Session   bool
+	// Signal says the page may send signals (a write scope, a runner
+	// that sends them); SignalID is the ID its signal form sends, made
+	// once per page so that a form posted twice sends one signal.
+	Signal   bool
+	SignalID string
 	// Now ends the attempts still running on a live page's timeline.
 	Now time.Time
 }
@@ -133,6 +138,11 @@ type Panel struct {
 	FullURL string
 	// Attempts are the node's attempts from the timeline.
 	Attempts []Bar
+	// SignalURL is where the signal form of a running wait posts, with
+	// Signal its signal's name and SignalID the ID it sends; empty unless
+	// the node is a running wait of the job as it is now and the page
+	// may send signals (JobInput.Signal).
+	SignalURL, Signal, SignalID string
 }
 
 // StepView is one step of the history.
@@ -258,6 +268,18 @@ func panelOf(in JobInput, tl Timeline) *Panel {
 	for _, b := range tl.Bars {
 		if b.Path == in.Node {
 			p.Attempts = append(p.Attempts, b)
+		}
+	}
+	if in.Signal && !in.Past && !in.Job.Done() && p.Node.Kind == ast.KindWait.String() && p.Node.Status == job.StatusRunning.String() {
+		ast.Walk(in.Job.Workflow(), func(path string, n *ast.Node) bool {
+			if path == in.Node && n.Kind == ast.KindWait {
+				p.Signal = n.Signal
+			}
+			return p.Signal == ""
+		})
+		if p.Signal != "" {
+			p.SignalURL = "/jobs/" + url.PathEscape(in.Summary.ID) + "/signals/" + url.PathEscape(p.Signal)
+			p.SignalID = in.SignalID
 		}
 	}
 	return p

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/store/bolt"
+)
+
+// TestSignal: baton signal on a store file. A running wait takes the
+// signal, and the actions after it wait for resume; a signal sent before
+// its wait is kept; a signal sent again changes nothing; a finished job,
+// a missing one, a bad name, ID or payload are errors that say what and
+// where, with exit status 2.
+func TestSignal(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	storeJobs(t, db, map[job.ID]ast.Node{
+		"approve": ast.Seq(ast.Wait("approval").Named("answer"), ast.Act("log", "after")),
+		"early":   ast.Seq(ast.Act("log", "first"), ast.Wait("approval")),
+	})
+	r := baton(t, "signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":true}`, "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "signal approval (id a1) taken by the wait at seq[0]: job approve at v2; its next actions wait for: baton resume --store "+db+" approve\n")
+	r = baton(t, "signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":false}`, "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "signal approval (id a1) taken by the wait at seq[0]: job approve at v2")
+	r = baton(t, "resume", "approve", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "job approve succeeded")
+	st, err := bolt.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := st.Load(context.Background(), "approve")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := j.Output("answer"); string(out) != `{"ok":true}` {
+		t.Errorf("the wait's output is %s, want the first signal's payload", out)
+	}
+
+	payload := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(payload, []byte(`["from", "a file"]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = baton(t, "signal", "--payload", "@"+payload, "early", "approval", "--store", db).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "signal approval (id cli-", ") kept by job early for a wait to come (v2)\n")
+
+	r = baton(t, "signal", "approve", "approval", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "job approve in "+db+" has finished (succeeded): no wait takes a signal")
+	r = baton(t, "signal", "nosuch", "approval", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "job nosuch not found in "+db)
+
+	big := filepath.Join(t.TempDir(), "big.json")
+	if err := os.WriteFile(big, []byte(`"`+strings.Repeat("x", job.MaxSignalPayload)+`"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"early"}, "want a job ID and a signal name, got 1 arguments"},
+		{[]string{"early", "no good"}, "signal name"},
+		{[]string{"early", "approval", "--payload", "{nope"}, "--payload: the value is not JSON"},
+		{[]string{"early", "approval", "--payload", "@" + big}, "--payload: " + big + " holds more than 65536 bytes, a signal's payload limit"},
+		{[]string{"early", "approval", "--payload", "@" + filepath.Join(t.TempDir(), "missing.json")}, "--payload: cannot read "},
+		{[]string{"early", "approval", "--payload", "@"}, "--payload: @ names no file"},
+		{[]string{"early", "approval", "--id", "bad\x01id"}, "signal approval: ID"},
+	} {
+		r = baton(t, append(append([]string{"signal"}, c.args...), "--store", db)...).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: signal: "+c.want, "usage: baton signal")
+	}
+}
