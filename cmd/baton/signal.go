@@ -20,14 +20,14 @@ func signalCommand() command {
 	return command{
 		name:    "signal",
 		summary: "send a signal to a job's wait",
-		usage:   "baton signal [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--id ID] [--payload JSON|@FILE] JOB NAME",
+		usage:   "baton signal [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--id ID] [--data JSON|@FILE] JOB NAME",
 		about: `
 Sends the signal NAME to JOB: a wait node of that name ({"wait": NAME})
 that runs takes it and succeeds with the payload as its output; with none
 running, the job keeps the signal (at most 100) for the first wait of
-that name to start. The payload is JSON (--payload '{"ok": true}'), read
+that name to start. The payload is JSON (--data '{"ok": true}'), read
 from a file with @FILE (@- reads standard input), null without
---payload; at most 65536 bytes. The ID makes the signal idempotent: a
+--data; at most 65536 bytes. The ID makes the signal idempotent: a
 signal of the same name and ID sent again changes nothing, for the job's
 whole life. Without --id, a random one is made and printed: send again
 with it to retry safely.
@@ -56,7 +56,7 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	k := c.addKafkaFlags(fset, z, true)
 	srv := c.addServerFlags(fset)
 	sigID := fset.String("id", "", "the signal's `ID`, which makes it idempotent (default: a random one, printed)")
-	payloadArg := fset.String("payload", "", "the signal's payload: `JSON`, or @FILE to read it from FILE (@- standard input); null if not given")
+	payloadArg := fset.String("data", "", "the signal's payload: `JSON`, or @FILE to read it from FILE (@- standard input); null if not given")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -76,7 +76,7 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	}
 	payload, err := c.readPayload(*payloadArg)
 	if err != nil {
-		return c.usageError(cmd, "--payload: %v", err)
+		return c.usageError(cmd, "--data: %v", err)
 	}
 	if *sigID == "" {
 		*sigID = randomSignalID()
@@ -117,7 +117,7 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	return nil
 }
 
-// readPayload reads --payload: "" is null (nil), @FILE the file's
+// readPayload reads --data: "" is null (nil), @FILE the file's
 // content (@- standard input), anything else the JSON itself. It must be
 // JSON of at most job.MaxSignalPayload bytes.
 func (c *cli) readPayload(arg string) (json.RawMessage, error) {

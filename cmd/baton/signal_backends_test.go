@@ -26,7 +26,7 @@ func TestZKSignal(t *testing.T) {
 	args := func(a ...string) []string { return append(a, "--zk", srv.ConnString(), "--root", root) }
 	w := startWorker(t, srv, root, "w1")
 	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
-	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--payload", `"yes"`)...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `"yes"`)...).want(t, exitOK)
 	// The worker may have run the action after the wait by the time the
 	// command reads the job back: v2 or later.
 	if !regexp.MustCompile(`^signal approval \(id a1\) taken by the wait at seq\[0\]: job approve at v\d+\n$`).MatchString(r.stdout) {
@@ -50,7 +50,7 @@ func TestKafkaSignal(t *testing.T) {
 	args := func(a ...string) []string { return append(a, "--kafka", addr, "--prefix", "sg") }
 	w := startInProcess(t, "baton worker w1: serving ", args("worker", "--name", "w1")...)
 	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
-	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":true}`)...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `{"ok":true}`)...).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "signal approval (id a1) ")
 	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
 		r := baton(t, args("status", "approve")...)
@@ -74,7 +74,7 @@ func TestServerSignal(t *testing.T) {
 		r := baton(t, "status", "--server", url, "approve")
 		return strings.Contains(r.stdout, "wait seq[0] @answer: running"), r.stdout + r.stderr
 	})
-	r := baton(t, "signal", "approve", "approval", "--server", url, "--id", "a1", "--payload", `"yes"`).want(t, exitOK)
+	r := baton(t, "signal", "approve", "approval", "--server", url, "--id", "a1", "--data", `"yes"`).want(t, exitOK)
 	// The runner may have run the action after the wait by the time the
 	// server reads the job back: v2 or later.
 	if !regexp.MustCompile(`^signal approval \(id a1\) taken by the wait at seq\[0\]: job approve at v\d+\n$`).MatchString(r.stdout) {
@@ -84,8 +84,8 @@ func TestServerSignal(t *testing.T) {
 		r := baton(t, "status", "--server", url, "approve")
 		return jobSucceeded.MatchString(r.stdout), r.stdout + r.stderr
 	})
-	r = baton(t, "signal", "approve", "approval", "--server", url, "--payload", "{").want(t, exitError)
-	contains(t, "stderr", r.stderr, "baton: signal: --payload: the value is not JSON")
+	r = baton(t, "signal", "approve", "approval", "--server", url, "--data", "{").want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: signal: --data: the value is not JSON")
 	r = baton(t, "signal", "approve", "approval", "--server", url).want(t, exitError)
 	contains(t, "stderr", r.stderr, "has finished (succeeded): no wait takes a signal")
 	if code := p.stop(t); code != exitOK {

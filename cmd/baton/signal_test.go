@@ -23,9 +23,9 @@ func TestSignal(t *testing.T) {
 		"approve": ast.Seq(ast.Wait("approval").Named("answer"), ast.Act("log", "after")),
 		"early":   ast.Seq(ast.Act("log", "first"), ast.Wait("approval")),
 	})
-	r := baton(t, "signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":true}`, "--store", db).want(t, exitOK)
+	r := baton(t, "signal", "approve", "approval", "--id", "a1", "--data", `{"ok":true}`, "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "signal approval (id a1) taken by the wait at seq[0]: job approve at v2; its next actions wait for: baton resume --store "+db+" approve\n")
-	r = baton(t, "signal", "approve", "approval", "--id", "a1", "--payload", `{"ok":false}`, "--store", db).want(t, exitOK)
+	r = baton(t, "signal", "approve", "approval", "--id", "a1", "--data", `{"ok":false}`, "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "signal approval (id a1) taken by the wait at seq[0]: job approve at v2")
 	r = baton(t, "resume", "approve", "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "job approve succeeded")
@@ -46,7 +46,7 @@ func TestSignal(t *testing.T) {
 	if err := os.WriteFile(payload, []byte(`["from", "a file"]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = baton(t, "signal", "--payload", "@"+payload, "early", "approval", "--store", db).want(t, exitOK)
+	r = baton(t, "signal", "--data", "@"+payload, "early", "approval", "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "signal approval (id cli-", ") kept by job early for a wait to come (v2)\n")
 
 	r = baton(t, "signal", "approve", "approval", "--store", db).want(t, exitError)
@@ -64,10 +64,10 @@ func TestSignal(t *testing.T) {
 	}{
 		{[]string{"early"}, "want a job ID and a signal name, got 1 arguments"},
 		{[]string{"early", "no good"}, "signal name"},
-		{[]string{"early", "approval", "--payload", "{nope"}, "--payload: the value is not JSON"},
-		{[]string{"early", "approval", "--payload", "@" + big}, "--payload: " + big + " holds more than 65536 bytes, a signal's payload limit"},
-		{[]string{"early", "approval", "--payload", "@" + filepath.Join(t.TempDir(), "missing.json")}, "--payload: cannot read "},
-		{[]string{"early", "approval", "--payload", "@"}, "--payload: @ names no file"},
+		{[]string{"early", "approval", "--data", "{nope"}, "--data: the value is not JSON"},
+		{[]string{"early", "approval", "--data", "@" + big}, "--data: " + big + " holds more than 65536 bytes, a signal's payload limit"},
+		{[]string{"early", "approval", "--data", "@" + filepath.Join(t.TempDir(), "missing.json")}, "--data: cannot read "},
+		{[]string{"early", "approval", "--data", "@"}, "--data: @ names no file"},
 		{[]string{"early", "approval", "--id", "bad\x01id"}, "signal approval: ID"},
 	} {
 		r = baton(t, append(append([]string{"signal"}, c.args...), "--store", db)...).want(t, exitError)
