@@ -43,7 +43,8 @@ type registry struct {
 	armed   map[wkey]bool    // nodes with a watch set and not fired yet
 	garbled map[string]int64 // path -> the mzxid of its garbled data, logged and counted once
 
-	unreadable atomic.Int64 // garbled nodes seen (each version once)
+	unreadable atomic.Int64  // garbled nodes seen (each version once)
+	hooks      *runner.Hooks // told of each garbled node (Placed, PlacementUnreadable); set before start
 
 	changes notifier        // changed()'s readers, and others' (subscribe)
 	first   <-chan struct{} // changed()'s channel
@@ -672,6 +673,7 @@ func (g *registry) garbledLocked(p string, st *zk.Stat, err error, msg string) {
 	}
 	g.garbled[p] = st.Mzxid
 	g.unreadable.Add(1)
+	g.hooks.Placed(runner.PlacementUnreadable, "")
 	g.log.Error(msg, "node", p, "err", err)
 }
 

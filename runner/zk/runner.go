@@ -135,9 +135,10 @@ func New(o Options) (*Runner, error) {
 	r.quar.wake = make(chan struct{}, 1)
 	if o.Registry != nil {
 		r.reg = newRegistry(r.c, o.Clock, r.log, true)
+		r.reg.hooks = o.Hooks
 	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
+		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, hooks: o.Hooks, draining: &r.draining,
 		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }, now: o.Clock.Now,
 		quarantined: r.quarantinedFor}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})

@@ -68,12 +68,13 @@ type slots struct {
 	tokens chan struct{} // one token per action claimed or running here
 	freed  chan struct{} // signalled when a slot frees
 
-	reg  *runner.Registry // nil: this runner runs no actions
-	self string           // this worker's name
-	l    layout
-	log  *slog.Logger
-	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
-	took *atomic.Int64                                                                     // counts the actions claimed in transitions
+	reg   *runner.Registry // nil: this runner runs no actions
+	self  string           // this worker's name
+	l     layout
+	log   *slog.Logger
+	run   func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	took  *atomic.Int64                                                                     // counts the actions claimed in transitions
+	hooks *runner.Hooks                                                                     // told of them (PlacementClaimedInTransition)
 	// draining is the runner's: while set, a transition claims nothing
 	// for this worker (it is draining: see drain.go).
 	draining *atomic.Bool
@@ -325,6 +326,7 @@ func (s *slots) start(rv *reservation, stops uint64) {
 		}
 		a := rv.acts[i]
 		s.took.Add(1)
+		s.hooks.Placed(runner.PlacementClaimedInTransition, a.Name)
 		runner.LogClaimed(ctx, s.log, a, slog.String("entry", c.entry), slog.Bool("in_transition", true))
 		go func() {
 			defer s.wg.Done()
