@@ -68,12 +68,13 @@ func sleepHandle(ctx context.Context, in Req) (Resp, error) {
 	}
 }
 
-// placeCluster is n in-process workers on a fresh root, each a Runner on
-// a Store of its own connection.
+// placeCluster is in-process workers on a fresh root, each a Runner on a
+// Store of its own connection.
 type placeCluster struct {
 	servers []string
 	root    string
 	admin   *zkConn
+	reg     *runner.Registry
 	names   []string
 	runners []*zkrunner.Runner
 	stores  []*zkrunner.Store
@@ -84,7 +85,7 @@ type placeCluster struct {
 // base, named w0, w1, ..., with hooks(i) as worker i's hooks (hooks may
 // be nil), and returns once every worker's live node is there.
 func startPlace(ctx context.Context, servers []string, base, name string, n, slots int, hooks func(i int) *runner.Hooks) (_ *placeCluster, err error) {
-	c := &placeCluster{servers: servers, root: fmt.Sprintf("%s/place-%s-%d", base, name, time.Now().UnixNano())}
+	c := &placeCluster{servers: servers, root: fmt.Sprintf("%s/place-%s-%d", base, name, time.Now().UnixNano()), reg: runner.NewRegistry()}
 	if c.admin, err = dialZK(ctx, servers); err != nil {
 		return nil, err
 	}
@@ -96,53 +97,74 @@ func startPlace(ctx context.Context, servers []string, base, name string, n, slo
 	if err := c.admin.ensure(base); err != nil {
 		return nil, err
 	}
-	reg := runner.NewRegistry()
-	if err := runner.Handle(reg, actionName, handle); err != nil {
+	if err := runner.Handle(c.reg, actionName, handle); err != nil {
 		return nil, err
 	}
-	if err := runner.Handle(reg, sleepName, sleepHandle); err != nil {
+	if err := runner.Handle(c.reg, sleepName, sleepHandle); err != nil {
 		return nil, err
 	}
-	quiet := slog.New(slog.DiscardHandler)
 	for i := range n {
-		st, err := zkrunner.Open(ctx, zkrunner.Config{Servers: servers, Root: c.root, SessionTimeout: zkSession, Logger: quiet})
-		if err != nil {
-			return nil, err
-		}
-		c.stores = append(c.stores, st)
-		wo := runner.WorkerOptions{Name: fmt.Sprintf("w%d", i), Registry: reg, Workers: slots, Logger: quiet}
+		var h *runner.Hooks
 		if hooks != nil {
-			wo.Hooks = hooks(i)
+			h = hooks(i)
 		}
-		r, err := zkrunner.New(zkrunner.Options{WorkerOptions: wo, Store: st})
-		if err != nil {
+		if err := c.add(ctx, fmt.Sprintf("w%d", i), slots, h); err != nil {
 			return nil, err
 		}
-		c.names = append(c.names, wo.Name)
-		c.runners = append(c.runners, r)
-		c.wg.Go(func() { _ = r.Run(ctx) })
 	}
+	if n > 0 {
+		return c, c.waitLive(ctx, c.names...)
+	}
+	return c, nil
+}
+
+// add starts a worker called name of capacity slots (none: a runner
+// without handlers, which submits and waits), with hooks (may be nil).
+func (c *placeCluster) add(ctx context.Context, name string, slots int, hooks *runner.Hooks) error {
+	quiet := slog.New(slog.DiscardHandler)
+	st, err := zkrunner.Open(ctx, zkrunner.Config{Servers: c.servers, Root: c.root, SessionTimeout: zkSession, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	c.stores = append(c.stores, st)
+	wo := runner.WorkerOptions{Name: name, Workers: max(slots, 1), Logger: quiet, Hooks: hooks}
+	if slots > 0 {
+		wo.Registry = c.reg
+	}
+	r, err := zkrunner.New(zkrunner.Options{WorkerOptions: wo, Store: st})
+	if err != nil {
+		return err
+	}
+	c.names = append(c.names, name)
+	c.runners = append(c.runners, r)
+	c.wg.Go(func() { _ = r.Run(ctx) })
+	return nil
+}
+
+// waitLive returns once the workers called names are live (then 50 ms
+// more: every worker's registry has seen them).
+func (c *placeCluster) waitLive(ctx context.Context, names ...string) error {
 	for {
 		ws, err := c.stores[0].Workers(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		live := 0
 		for _, w := range ws {
-			if w.Live {
+			if w.Live && slices.Contains(names, w.Name) {
 				live++
 			}
 		}
-		if live == n {
+		if live == len(names) {
 			break
 		}
 		if ctx.Err() != nil {
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond) // every worker's registry has seen the others
-	return c, nil
+	time.Sleep(50 * time.Millisecond)
+	return nil
 }
 
 // close stops the workers, closes their stores and deletes the root.
@@ -440,29 +462,39 @@ func replicaFigure(ctx context.Context, cfg config, po placeOptions, out io.Writ
 		return err
 	}
 	defer func() { err = errors.Join(err, c.close()) }()
-	seqRun := func(name string, wf ast.Node) (time.Duration, error) {
+	var txns [2]int64 // the server's transactions: one copy, 3 copies
+	seqRun := func(name string, wf ast.Node, copies int) (time.Duration, error) {
+		z0, err := srvr(c.servers)
+		if err != nil {
+			return 0, err
+		}
 		begin := time.Now()
 		for i := range jobs {
 			if err := submitWait(ctx, c.runners[i%workers], job.ID(fmt.Sprintf("%s-%d", name, i)), wf); err != nil {
 				return 0, err
 			}
 		}
-		return time.Since(begin), nil
+		took := time.Since(begin)
+		z1, err := settledSrvr(c.servers)
+		if copies > 0 {
+			txns[copies/3] += z1.Zxid - z0.Zxid
+		}
+		return took, err
 	}
 	one := ast.Act(sleepName, Req{ID: "one", N: ms})
 	three := ast.Act(sleepName, Req{ID: "three", N: ms}).WithReplicas(3)
-	if _, err := seqRun("warm", three); err != nil { // the workers' caches and connections warm
+	if _, err := seqRun("warm", three, 0); err != nil { // the workers' caches and connections warm
 		return err
 	}
 	var ones, threes []float64
 	err = pairedRounds(po.Rounds, func(i int) error {
 		progress("replicas: round %d, one copy", i+1)
-		d, err := seqRun(fmt.Sprintf("one%d", i), one)
+		d, err := seqRun(fmt.Sprintf("one%d", i), one, 1)
 		ones = append(ones, d.Seconds())
 		return err
 	}, func(i int) error {
 		progress("replicas: round %d, 3 copies", i+1)
-		d, err := seqRun(fmt.Sprintf("three%d", i), three)
+		d, err := seqRun(fmt.Sprintf("three%d", i), three, 3)
 		threes = append(threes, d.Seconds())
 		return err
 	})
@@ -472,6 +504,8 @@ func replicaFigure(ctx context.Context, cfg config, po placeOptions, out io.Writ
 	r := compare(threes, ones)
 	fmt.Fprintf(out, "replicas (%d jobs of one %d ms action, one after another, %d workers of capacity %d), 3 copies against one:\n", jobs, ms, workers, slots)
 	placeFigure(out, ptr(r.Paired <= 1.5), "wall time", fmt.Sprintf("%.1f ms a job against %.1f, ratio %s", median(threes)*1000/jobs, median(ones)*1000/jobs, placeRatio(r)), "ratio at most 1.5")
+	n := float64(jobs * po.Rounds)
+	placeFigure(out, nil, "ZooKeeper transactions per job", fmt.Sprintf("%.1f against %.1f", float64(txns[1])/n, float64(txns[0])/n), "")
 	return nil
 }
 
