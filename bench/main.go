@@ -375,6 +375,9 @@ func main() {
 	if spec := os.Getenv(serveChildEnv); spec != "" {
 		os.Exit(serveChildMain(spec, os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(placeChildEnv); spec != "" {
+		os.Exit(placeChildMain(spec, os.Stdout, os.Stderr))
+	}
 	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -30,7 +30,9 @@ package main
 //   - drain to last new claim (printed, no target): 3 workers of capacity
 //     4 under load, one drained (Store.Drain) while it runs actions; from
 //     the drain's write to the last claim that worker made after it (its
-//     runner.Hooks' Placement events), p50 and p99 over -zkdrains trials.
+//     runner.Hooks' Placement events), p50 and p99 over -zkdrains trials;
+//   - SIGKILL to pins moved (printed, no target), beside the session
+//     timeout plus the grace (zkplacekill.go).
 
 import (
 	"context"
@@ -316,7 +318,7 @@ type placeOptions struct {
 }
 
 // placeFigures are the figures of -zkplace, in the order it measures them.
-var placeFigures = []string{"soft", "pins", "replicas", "scaling", "decide", "drain"}
+var placeFigures = []string{"soft", "pins", "replicas", "scaling", "decide", "drain", "kill"}
 
 func placeFiguresOK(s string) bool {
 	for f := range strings.SplitSeq(s, ",") {
@@ -350,7 +352,7 @@ func zkPlaceMain(cfg config, zkAddr string, po placeOptions, out io.Writer) erro
 	figs := []struct {
 		name string
 		f    func(context.Context, config, placeOptions, io.Writer, func(string, ...any)) error
-	}{{"soft", softFigure}, {"pins", pinFigure}, {"replicas", replicaFigure}, {"scaling", scalingFigure}, {"decide", decideFigure}, {"drain", drainFigure}}
+	}{{"soft", softFigure}, {"pins", pinFigure}, {"replicas", replicaFigure}, {"scaling", scalingFigure}, {"decide", decideFigure}, {"drain", drainFigure}, {"kill", killFigure}}
 	for _, f := range figs {
 		if !po.wants(f.name) {
 			continue
