@@ -22,6 +22,12 @@ import (
 // which costs a comparison per worker: a runner checks it once per view,
 // not per entry); Decide checks only their number.
 //
+// A key's list is first ordered only as far as its head (the first 16
+// workers, what a decision without reasons nearly always reads): when the
+// workers have at most four distinct capacities, by selecting each
+// capacity's best by hash (no logarithm) and scoring those alone; else by
+// an approximate score of every worker. Either gives Rank's order.
+//
 // A Ranks holds at most maxRankCells list elements (64 MiB); past that it
 // forgets every list and starts again. It is not safe for concurrent use
 // (a decision may extend a list): one goroutine decides with it at a
