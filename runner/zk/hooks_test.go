@@ -1,8 +1,14 @@
 package zk_test
 
 import (
+	"context"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/batonwf/baton/ast"
+	"github.com/batonwf/baton/internal/zktest"
+	"github.com/batonwf/baton/job"
 
 	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
@@ -61,5 +67,66 @@ func (p *placementTally) check(t testing.TB, name string, s zkrunner.Stats) {
 		} else if got > 0 && testing.Verbose() {
 			t.Logf("runner %s: %d %v events, told and counted", name, got, c.kind)
 		}
+	}
+}
+
+// TestPlacementHookDrain: a worker running an action is told when it is
+// drained (PlacementDraining) and when it is undrained before it left
+// (PlacementUndrained), once each.
+func TestPlacementHookDrain(t *testing.T) {
+	srv := zktest.Start(t)
+	st := openStore(t, srv, zkrunner.Config{})
+	sub := submitter(t, st)
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	events := make(chan runner.PlacementKind, 100)
+	reg := registry(t, map[string]runner.Handler{"block": func(ctx context.Context, a job.Action) ([]byte, error) {
+		started <- struct{}{}
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil, nil
+	}})
+	hooks := &runner.Hooks{Placement: func(e runner.PlacementEvent) {
+		if e.Kind == runner.PlacementDraining || e.Kind == runner.PlacementUndrained {
+			events <- e.Kind
+		}
+	}}
+	startRunner(t, zkrunner.Options{WorkerOptions: runner.WorkerOptions{Name: "w1", Registry: reg, Hooks: hooks}, Store: openOn(t, srv.Addrs(), st.Root(), zkrunner.Config{})})
+	ctx := context.Background()
+	if err := sub.Submit(ctx, "b", ast.Act("block", nil)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+	case <-time.After(zktest.Patience(t)):
+		t.Fatal("w1 never started the action")
+	}
+	want := func(k runner.PlacementKind) {
+		t.Helper()
+		select {
+		case got := <-events:
+			if got != k {
+				t.Fatalf("told %v, want %v", got, k)
+			}
+		case <-time.After(zktest.Patience(t)):
+			t.Fatalf("never told %v", k)
+		}
+	}
+	// Force: no other worker runs block.
+	if _, err := st.Drain(ctx, "w1", zkrunner.DrainOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	want(runner.PlacementDraining)
+	if _, err := st.Undrain(ctx, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	want(runner.PlacementUndrained)
+	close(release)
+	select {
+	case k := <-events:
+		t.Fatalf("told %v more", k)
+	case <-time.After(100 * time.Millisecond):
 	}
 }

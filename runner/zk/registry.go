@@ -43,8 +43,10 @@ type registry struct {
 	armed   map[wkey]bool    // nodes with a watch set and not fired yet
 	garbled map[string]int64 // path -> the mzxid of its garbled data, logged and counted once
 
-	unreadable atomic.Int64  // garbled nodes seen (each version once)
-	hooks      *runner.Hooks // told of each garbled node (Placed, PlacementUnreadable); set before start
+	unreadable atomic.Int64 // garbled nodes seen (each version once)
+	// hooks are told of each garbled node (PlacementUnreadable); set
+	// before the registry starts.
+	hooks *runner.Hooks
 
 	changes notifier        // changed()'s readers, and others' (subscribe)
 	first   <-chan struct{} // changed()'s channel

@@ -68,16 +68,18 @@ type slots struct {
 	tokens chan struct{} // one token per action claimed or running here
 	freed  chan struct{} // signalled when a slot frees
 
-	reg   *runner.Registry // nil: this runner runs no actions
-	self  string           // this worker's name
-	l     layout
-	log   *slog.Logger
-	run   func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
-	took  *atomic.Int64                                                                     // counts the actions claimed in transitions
-	hooks *runner.Hooks                                                                     // told of them (PlacementClaimedInTransition)
+	reg  *runner.Registry // nil: this runner runs no actions
+	self string           // this worker's name
+	l    layout
+	log  *slog.Logger
+	run  func(ctx context.Context, c consumed, a job.Action, stops uint64, handled func()) // runs a claimed action and applies its result (see Runner.perform)
+	took *atomic.Int64                                                                     // counts the actions claimed in transitions
 	// draining is the runner's: while set, a transition claims nothing
 	// for this worker (it is draining: see drain.go).
 	draining *atomic.Bool
+	// hooks are the runner's, told of each action claimed in a
+	// transition (PlacementClaimedInTransition).
+	hooks *runner.Hooks
 	// limits bounds, per action name, the actions of that name claimed
 	// or running here (Options.Limits); read-only.
 	limits map[string]int
