@@ -64,7 +64,7 @@ func sleepHandle(ctx context.Context, in Req) (Resp, error) {
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return Resp{ID: in.ID, N: in.N}, nil
+		return Resp(in), nil
 	case <-ctx.Done():
 		return Resp{}, ctx.Err()
 	}
