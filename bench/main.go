@@ -376,6 +376,9 @@ func main() {
 	if spec := os.Getenv(serveChildEnv); spec != "" {
 		os.Exit(serveChildMain(spec, os.Stdout, os.Stderr))
 	}
+	if spec := os.Getenv(placeChildEnv); spec != "" {
+		os.Exit(placeChildMain(spec, os.Stdout, os.Stderr))
+	}
 	if err := mainErr(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -401,6 +404,8 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	zkSlots := fs.Int("zkslots", 8, "the zk engines' concurrency per connection: runner/zk's Workers per Runner, the zkfloor and zkraw goroutines per connection")
 	zkRounds := fs.Int("zkrounds", 3, "rounds for the zk engines (they are slow)")
 	zkWarm := fs.Int("zkwarm", 2, "warm runs per process for the zk engines")
+	zkDrains := fs.Int("zkdrains", 20, "trials of -zkplace's drain figure")
+	zkFigs := fs.String("zkfigs", strings.Join(placeFigures, ","), "the figures -zkplace measures, comma-separated")
 	zkMax := fs.Int("zkmax", 10_000, "the zk engines skip scenarios of more actions than this (d has 100,000)")
 	kafkaAddr := fs.String("kafka", "", "host:port[,host:port] of a Kafka broker for the Kafka engines; empty starts an in-process one (kfake) in the driver")
 	kafkaPrefix := fs.String("kafkaprefix", kafkaBenchPrefix, "the start of the topic prefix each run of the Kafka engines makes its topics under (deleted after it)")
@@ -436,6 +441,10 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-zkrounds %d: want at least 1", *zkRounds)
 	case *zkWarm < 1:
 		return fmt.Errorf("-zkwarm %d: want at least 1", *zkWarm)
+	case !placeFiguresOK(*zkFigs):
+		return fmt.Errorf("-zkfigs %q: want some of %s", *zkFigs, strings.Join(placeFigures, ","))
+	case *zkDrains < 1:
+		return fmt.Errorf("-zkdrains %d: want at least 1", *zkDrains)
 	case *zkMax < 1:
 		return fmt.Errorf("-zkmax %d: want at least 1", *zkMax)
 	case !strings.HasPrefix(*zkRoot, "/") || strings.HasSuffix(*zkRoot, "/"):
@@ -459,7 +468,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		if !*quiet {
 			progress = stderr
 		}
-		return zkPlaceMain(config{Dir: *dir, Progress: progress, ZKRoot: *zkRoot}, *zkAddr, stdout)
+		return zkPlaceMain(config{Dir: *dir, Progress: progress, ZKRoot: *zkRoot}, *zkAddr, placeOptions{Rounds: *zkRounds, Drains: *zkDrains, Figures: *zkFigs}, stdout)
 	}
 	if *rebalance {
 		roundsGiven := false

@@ -97,6 +97,12 @@ func (m *Metrics) Hooks(next *runner.Hooks) *runner.Hooks {
 				next.Ignored(id, ig)
 			}
 		},
+		Placement: func(e runner.PlacementEvent) {
+			m.placed(e)
+			if next.Placement != nil {
+				next.Placement(e)
+			}
+		},
 		JobDone: func(j job.Job) {
 			m.jobsFinished.WithLabelValues(statusLabel(j.Status())).Inc()
 			m.running.set(j, false, m.jobsRunning)

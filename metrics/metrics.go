@@ -52,6 +52,8 @@ type Metrics struct {
 	httpStreams      prometheus.Gauge
 	httpAuthFailures prometheus.Counter
 
+	place placementMetrics // the Placement hook's (placement.go)
+
 	running  runningJobs
 	waits    dispatchTimes
 	panicked sync.Map // actionKey -> struct{}: ActionPanicked, until ActionFinished
@@ -116,16 +118,18 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	m.httpStreams = prometheus.NewGauge(prometheus.GaugeOpts{Name: "baton_http_streams", Help: "Open event streams."})
 	m.httpAuthFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "baton_http_auth_failures_total", Help: "Requests refused for a missing or wrong token."})
 
+	m.place = newPlacementMetrics()
+
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "baton_build_info", Help: "What runs: baton's module version and VCS revision, and the Go version; always 1."}, []string{"version", "revision", "goversion"})
 	build.WithLabelValues(buildInfo()).Set(1)
 
-	for _, c := range []prometheus.Collector{
+	for _, c := range append([]prometheus.Collector{
 		m.jobsSubmitted, m.jobsFinished, m.jobsRunning, m.steps, m.stepDuration, m.stepResults, m.ignored,
 		m.actionsDispatched, m.actionsFinished, m.actionDuration, m.actionWait, m.actionsInFlight,
 		m.storeDuration, m.storeConflicts,
 		m.httpRequests, m.httpDuration, m.httpStreams, m.httpAuthFailures,
 		build,
-	} {
+	}, m.place.collectors()...) {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("metrics: register: %w", err)
 		}
@@ -149,6 +153,7 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 	for _, op := range storeOps {
 		m.storeDuration.WithLabelValues(op)
 	}
+	m.place.init()
 	m.initAction(otherAction)
 	return m, nil
 }
@@ -222,6 +227,7 @@ func (m *Metrics) initAction(name string) {
 	m.actionDuration.WithLabelValues(name)
 	m.actionWait.WithLabelValues(name)
 	m.actionsInFlight.WithLabelValues(name)
+	m.place.initAction(name)
 }
 
 // actionLabel returns the action label of the action called name.

@@ -114,3 +114,47 @@ func TestScores4IsScore(t *testing.T) {
 		}
 	})
 }
+
+// headByHash gives the first headLen of the exact order, whatever the
+// pair hashes: hashes drawn close together (equal after unit's shift,
+// or within its margin of each other) and capacities of up to maxGroups
+// values, zero and negative among them.
+func TestHeadByHashIsExact(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		n := rapid.IntRange(2*headLen+1, 220).Draw(t, "workers")
+		capsOf := rapid.SliceOfNDistinct(rapid.IntRange(1, 64), 1, maxGroups, rapid.ID[int]).Draw(t, "capacities")
+		ws := make([]Worker, n)
+		for i := range ws {
+			c := rapid.SampledFrom(capsOf).Draw(t, "capacity")
+			if rapid.IntRange(0, 9).Draw(t, "idle") == 0 {
+				c = rapid.IntRange(-1, 0).Draw(t, "no capacity")
+			}
+			ws[i] = Worker{Name: fmt.Sprintf("w%03d", i), Capacity: c}
+		}
+		r := NewRanks(ws)
+		if r.group == nil {
+			t.Skip("fewer than headLen workers with capacity")
+		}
+		base := rapid.Uint64().Draw(t, "base")
+		spreadBits := rapid.SampledFrom([]int{0, 8, 12, 13, 14, 20, 40, 64}).Draw(t, "spread")
+		hs := make([]uint64, n)
+		for i := range hs {
+			off := uint64(0)
+			if spreadBits > 0 {
+				off = rapid.Uint64Range(0, 1<<min(spreadBits, 63)-1).Draw(t, "offset")
+			}
+			hs[i] = base + off
+		}
+		all := make([]int32, n)
+		for i := range all {
+			all[i] = int32(i)
+		}
+		want := r.exactOrderOf(hs, all)[:headLen]
+		got := r.headByHash(hs)
+		for p := range want {
+			if got[p] != want[p] {
+				t.Fatalf("place %d: %s, the exact order has %s (got %v, want %v)", p, ws[got[p]].Name, ws[want[p]].Name, got, want)
+			}
+		}
+	})
+}

@@ -22,6 +22,12 @@ import (
 // which costs a comparison per worker: a runner checks it once per view,
 // not per entry); Decide checks only their number.
 //
+// A key's list is first ordered only as far as its head (the first 16
+// workers, what a decision without reasons nearly always reads): when the
+// workers have at most four distinct capacities, by selecting each
+// capacity's best by hash (no logarithm) and scoring those alone; else by
+// an approximate score of every worker. Either gives Rank's order.
+//
 // A Ranks holds at most maxRankCells list elements (64 MiB); past that it
 // forgets every list and starts again. It is not safe for concurrent use
 // (a decision may extend a list): one goroutine decides with it at a
@@ -32,6 +38,14 @@ type Ranks struct {
 	hashes []uint64 // NameHash of each name
 	index  map[string]int32
 	usable bool // the names are distinct
+
+	// group numbers each worker's capacity among the distinct positive
+	// ones (-1 for a capacity of zero or less), when there are at most
+	// maxGroups of them and at least headLen workers have one; else
+	// group is nil and head scores every worker approximately.
+	group   []int8
+	ngroups int
+	scratch []uint64 // head's pair hashes, one per worker (a Ranks is not safe for concurrent use)
 
 	lists map[uint64]*rankList
 	cells int // the elements lists hold
@@ -52,7 +66,40 @@ func NewRanks(workers []Worker) *Ranks {
 		r.index[w.Name] = int32(i)
 	}
 	r.usable = len(r.index) == len(workers)
+	r.groupCapacities()
 	return r
+}
+
+// maxGroups bounds the distinct capacities head selects by hash within
+// (headLen candidates each at least): past it, scoring every worker
+// approximately costs less.
+const maxGroups = 4
+
+// groupCapacities sets group and ngroups (see Ranks).
+func (r *Ranks) groupCapacities() {
+	var caps []int
+	group := make([]int8, len(r.caps))
+	positive := 0
+	for i, c := range r.caps {
+		if c <= 0 {
+			group[i] = -1
+			continue
+		}
+		positive++
+		g := slices.Index(caps, c)
+		if g < 0 {
+			if len(caps) == maxGroups {
+				return
+			}
+			g = len(caps)
+			caps = append(caps, c)
+		}
+		group[i] = int8(g)
+	}
+	if positive < headLen {
+		return
+	}
+	r.group, r.ngroups, r.scratch = group, len(caps), make([]uint64, len(r.caps))
 }
 
 // Fits reports whether r was made from workers of the same names and
@@ -78,9 +125,15 @@ func (r *Ranks) list(key uint64) *rankList {
 		return l
 	}
 	l := &rankList{key: key, n: len(r.names)}
-	if l.n <= 2*headLen {
+	switch {
+	case l.n <= 2*headLen:
 		l.head, l.whole = r.exactOrder(key, nil), true
-	} else {
+	case r.group != nil:
+		for i, h := range r.hashes {
+			r.scratch[i] = pairHash(key, h)
+		}
+		l.head = r.headByHash(r.scratch)
+	default:
 		l.head = r.head(key)
 	}
 	if r.cells+len(l.head) > maxRankCells {
@@ -96,6 +149,59 @@ func (r *Ranks) list(key uint64) *rankList {
 // reasons rarely reads further (the holder, and MaxDelay / StepDelay
 // workers with room after it).
 const headLen = 16
+
+// headByHash returns the first headLen workers of a key's preference
+// list, in order, given hs, the pair hash of the key and each worker;
+// r.group must be set. Among workers of one capacity, score orders as
+// unit(h) does, since -ln is decreasing: so the first headLen of the list
+// are among the first headLen of each capacity by hash, found with
+// integer compares and no logarithm, and only those are scored exactly.
+// A margin keeps the workers whose hashes come within 2^-39 of a group's
+// headLen-th (in unit): ln's rounding (about 1e-15 relative, so under
+// 4e-14 for any unit(h)) could order those against it otherwise than
+// their hashes do, while any worker past the margin scores below it by
+// a gap of at least 2^-39 in -ln, which no rounding closes.
+func (r *Ranks) headByHash(hs []uint64) []int32 {
+	var best [maxGroups][headLen]uint64 // each group's largest hashes >> 12, largest first
+	var nb [maxGroups]int
+	for i, h := range hs {
+		g := r.group[i]
+		if g < 0 {
+			continue
+		}
+		u := h >> 12 // what unit reads
+		b, n := &best[g], nb[g]
+		if n == headLen && u <= b[headLen-1] {
+			continue
+		}
+		j := n
+		if n < headLen {
+			nb[g]++
+		} else {
+			j = headLen - 1
+		}
+		for j > 0 && b[j-1] < u {
+			b[j] = b[j-1]
+			j--
+		}
+		b[j] = u
+	}
+	const margin = 1 << 13 // 2^-39 in unit
+	var cut [maxGroups]uint64
+	for g := range r.ngroups {
+		if nb[g] == headLen {
+			cut[g] = best[g][headLen-1] - min(best[g][headLen-1], margin)
+		}
+	}
+	cands := make([]int32, 0, headLen*r.ngroups+8)
+	for i, h := range hs {
+		if g := r.group[i]; g >= 0 && h>>12 >= cut[g] {
+			cands = append(cands, int32(i))
+		}
+	}
+	order := r.exactOrderOf(hs, cands)
+	return order[:headLen:headLen]
+}
 
 // head returns the first headLen workers of key's preference list, in
 // order, scoring exactly only those that may be among them: every worker
@@ -142,6 +248,18 @@ func (r *Ranks) head(key uint64) []int32 {
 // exactOrder orders the workers of the given indices (nil: every worker)
 // by their exact scores for key, as Rank does.
 func (r *Ranks) exactOrder(key uint64, idx []int32) []int32 {
+	return r.order4(func(i int32) uint64 { return pairHash(key, r.hashes[i]) }, idx)
+}
+
+// exactOrderOf is exactOrder given the pair hashes hs of the key and
+// every worker.
+func (r *Ranks) exactOrderOf(hs []uint64, idx []int32) []int32 {
+	return r.order4(func(i int32) uint64 { return hs[i] }, idx)
+}
+
+// order4 orders the workers of the given indices (nil: every worker) by
+// their exact scores, hash(i) being worker i's pair hash.
+func (r *Ranks) order4(hash func(int32) uint64, idx []int32) []int32 {
 	n := len(idx)
 	if idx == nil {
 		n = len(r.names)
@@ -161,7 +279,7 @@ func (r *Ranks) exactOrder(key uint64, idx []int32) []int32 {
 		var hs [4]uint64
 		for l := range 4 {
 			i := at(p + l)
-			caps[l], hs[l] = r.caps[i], pairHash(key, r.hashes[i])
+			caps[l], hs[l] = r.caps[i], hash(i)
 		}
 		sc := scores4(&caps, &hs)
 		for l := range 4 {
@@ -170,7 +288,7 @@ func (r *Ranks) exactOrder(key uint64, idx []int32) []int32 {
 	}
 	for ; p < n; p++ {
 		i := at(p)
-		keys[p] = rankKey{^math.Float64bits(score(r.caps[i], pairHash(key, r.hashes[i]))), i}
+		keys[p] = rankKey{^math.Float64bits(score(r.caps[i], hash(i))), i}
 	}
 	slices.SortFunc(keys, func(a, b rankKey) int {
 		if a.bits != b.bits {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,84 @@ type Hooks struct {
 	// ActionPanicked is called when an action's handler panicked, before
 	// ActionFinished reports the failure the panic became.
 	ActionPanicked func(a job.Action)
+	// Placement is called when a worker's placement did something: a
+	// claim, a spill, a pin, a broken lease, a quarantine, a drain (see
+	// PlacementKind for which runner tells which). Runners call it through
+	// Hooks.Placed.
+	Placement func(e PlacementEvent)
+}
+
+// PlacementEvent is what a worker's placement did once.
+type PlacementEvent struct {
+	Kind PlacementKind
+	// Action is the name of the action the event is about (a claim, a
+	// spill, a pin's allocation or move, a quarantine), or "".
+	Action string
+}
+
+// PlacementKind says what a PlacementEvent is.
+type PlacementKind uint8
+
+// The placement events. ZooKeeper's runner tells every kind but
+// PlacementWedged; Kafka's tells PlacementQuarantined, PlacementWedged,
+// PlacementDraining and PlacementUnreadable (a control record or a
+// member's user data that did not parse).
+const (
+	// PlacementClaimed: the worker claimed an action from the queue, with
+	// a request of its own.
+	PlacementClaimed PlacementKind = iota + 1
+	// PlacementClaimedInTransition: the transition that made the action
+	// claimed it for this worker (no request of its own).
+	PlacementClaimedInTransition
+	// PlacementClaimLost: another worker claimed the action first.
+	PlacementClaimLost
+	// PlacementSpilled: the worker claimed a soft key's action whose
+	// holder is another worker, busy past the key's wait.
+	PlacementSpilled
+	// PlacementPinAllocated: a claim allocated a pin to this worker;
+	// PlacementPinMoved: and the pin was another worker's (each move also
+	// tells PlacementPinAllocated).
+	PlacementPinAllocated
+	PlacementPinMoved
+	// PlacementLeaseRenewed: the worker renewed one of its claims' lease;
+	// PlacementLeaseBroken: it broke another worker's claim, whose lease
+	// had expired.
+	PlacementLeaseRenewed
+	PlacementLeaseBroken
+	// PlacementQuarantined: the worker quarantined itself for an action.
+	PlacementQuarantined
+	// PlacementWedged: the worker left its group for making no progress
+	// for a claim lease (Kafka).
+	PlacementWedged
+	// PlacementDraining: the worker saw itself marked draining;
+	// PlacementUndrained: and then no longer (ZooKeeper).
+	PlacementDraining
+	PlacementUndrained
+	// PlacementUnreadable: the worker found a placement record garbled (a
+	// registration, live node, settings or quarantine node; a control
+	// record or a member's user data), and skipped it.
+	PlacementUnreadable
+)
+
+var placementKinds = [...]string{"", "claimed", "claimed_in_transition", "claim_lost", "spilled", "pin_allocated", "pin_moved",
+	"lease_renewed", "lease_broken", "quarantined", "wedged", "draining", "undrained", "unreadable"}
+
+// String returns the kind's name in snake case ("pin_moved"), or
+// "PlacementKind(N)" for a kind unknown to this version.
+func (k PlacementKind) String() string {
+	if k > 0 && int(k) < len(placementKinds) {
+		return placementKinds[k]
+	}
+	return fmt.Sprintf("PlacementKind(%d)", k)
+}
+
+// Placed calls the Placement hook with an event of kind k about the
+// action called action ("" for none), if h and the hook are not nil: the
+// way runners tell of their placement.
+func (h *Hooks) Placed(k PlacementKind, action string) {
+	if h != nil && h.Placement != nil {
+		h.Placement(PlacementEvent{Kind: k, Action: action})
+	}
 }
 
 func (h *Hooks) actionStarted(a job.Action) {
@@ -92,6 +171,12 @@ func (h *Hooks) actionPanicked(a job.Action) {
 	}
 }
 
+func (h *Hooks) placement(e PlacementEvent) {
+	if h != nil && h.Placement != nil {
+		h.Placement(e)
+	}
+}
+
 // Counters counts what a runner did. Its Hooks method returns hooks that
 // feed it; read it with Snapshot. Safe for concurrent use.
 type Counters struct {
@@ -144,6 +229,7 @@ func (c *Counters) Hooks(next *Hooks) *Hooks {
 		Committed:      next.committed,
 		Dispatched:     next.dispatched,
 		ActionPanicked: next.actionPanicked,
+		Placement:      next.placement,
 	}
 }
 

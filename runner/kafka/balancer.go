@@ -13,6 +13,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/batonwf/baton/placement"
+	"github.com/batonwf/baton/runner"
 )
 
 // memberData is what a member of a runner's consumer groups (the
@@ -111,6 +112,7 @@ type groupBalancer struct {
 	group string
 	log   *slog.Logger
 	bad   *atomic.Int64 // members whose user data did not parse, counted when this member leads
+	hooks *runner.Hooks // told of each of them (PlacementUnreadable); may be nil
 
 	// draining, if set and true, makes the member announce draining
 	// (the control topic said so).
@@ -177,6 +179,7 @@ func (b *groupBalancer) AssignGroups(members []kafka.GroupMember, partitions []k
 		m := placement.Member{ID: gm.ID, Name: gm.ID, Capacity: 1}
 		if d, err := decodeMemberData(gm.UserData); err != nil {
 			b.bad.Add(1)
+			b.hooks.Placed(runner.PlacementUnreadable, "")
 			b.log.Warn("a group member's user data does not parse: it owns nothing and weighs 1",
 				"group", b.group, "member", gm.ID, "err", err)
 		} else {

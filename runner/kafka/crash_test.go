@@ -47,13 +47,18 @@ type running struct {
 
 func start(t testing.TB, o kafkarunner.Options) *running {
 	t.Helper()
+	var tally *placementTally
+	o.Hooks, tally = tallyPlacement(o.Hooks)
 	r, err := kafkarunner.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rr := &running{Runner: r, done: make(chan error, 1)}
 	go func() { rr.done <- r.Run(context.Background()) }()
-	t.Cleanup(func() { rr.stop(t) })
+	t.Cleanup(func() {
+		rr.stop(t)
+		tally.check(t, o.Name, r.Stats())
+	})
 	return rr
 }
 

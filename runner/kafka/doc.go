@@ -334,6 +334,10 @@
 // the others; when the back-off ends it joins again with it. Each costs
 // two rebalances of the group (kafka-go cannot change a member's topics
 // in place). Stats.Quarantines counts them; its load record shows them.
+// The runner.Hooks' Placement hook is told of each quarantine, each
+// wedge, the drain's start and each control record or member's user data
+// that did not parse (runner.PlacementQuarantined, PlacementWedged,
+// PlacementDraining, PlacementUnreadable).
 //
 // # Transitions: write order, commit order
 //

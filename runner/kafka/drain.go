@@ -8,6 +8,7 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/batonwf/baton/placement"
+	"github.com/batonwf/baton/runner"
 )
 
 // errDrained is the cause of a runner's work ending because the control
@@ -57,10 +58,12 @@ func (r *Runner) watchControl(ctx context.Context, drain context.CancelCauseFunc
 		r.mu.Unlock()
 		if err != nil {
 			r.stats.badControl.Add(1)
+			r.o.Hooks.Placed(runner.PlacementUnreadable, "")
 			r.log.Warn("malformed record on the control topic: skipped", "topic", spec.name, "offset", m.Offset, "err", err)
 			continue
 		}
 		if name == r.o.Name && cs.State == placement.StateDraining && !r.draining.Swap(true) {
+			r.o.Hooks.Placed(runner.PlacementDraining, "")
 			r.log.Info("draining: taking no more actions, finishing those that run, then leaving the groups", "worker", r.o.Name)
 			drain(errDrained)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/placement"
+	"github.com/batonwf/baton/runner"
 )
 
 // Why a worker leaves the workers' group and joins it again.
@@ -175,6 +176,7 @@ func (w *worker) observe(a job.Action, res job.Result, err error, stopped bool) 
 		return
 	}
 	w.r.stats.quarantines.Add(1)
+	w.r.o.Hooks.Placed(runner.PlacementQuarantined, a.Name)
 	w.place.load(a.Name).Quarantined = &s.Until
 	w.log.Warn("quarantined: leaving the action's topic for a while", "action", a.Name, "until", s.Until, "reason", s.Reason)
 	if w.place.leave != nil {
@@ -256,6 +258,7 @@ func (w *worker) wedged() {
 		return
 	}
 	w.r.stats.wedged.Add(1)
+	w.r.o.Hooks.Placed(runner.PlacementWedged, "")
 	w.log.Warn("no progress for a claim lease while actions wait for a slot: leaving the workers' group until a handler returns",
 		"lease", w.r.o.ClaimLease, "running", len(w.running))
 	close(w.place.abandon)

@@ -252,6 +252,7 @@ func (r *Runner) balancer(group string) *groupBalancer {
 	me := memberData{Name: r.o.Name, Capacity: r.o.Capacity, Since: r.o.Clock.Now().UTC(), Draining: r.o.Draining}
 	b := newGroupBalancer(group, me, r.log, &r.stats.badMembers)
 	b.draining = &r.draining
+	b.hooks = r.o.Hooks
 	return b
 }
 

@@ -119,6 +119,7 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 			r.log.Warn("claiming a queue entry", "entry", name, "err", err)
 		} else {
 			r.stats.claimsLost.Add(1)
+			r.o.Hooks.Placed(runner.PlacementClaimLost, ed.Action)
 		}
 		if h.pin != nil {
 			r.pins.forget(pinKey) // another worker allocated it, or it moved: read again
@@ -126,6 +127,7 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 		return consumed{}, job.Action{}, 0, false
 	}
 	r.stats.claims.Add(1)
+	r.o.Hooks.Placed(runner.PlacementClaimed, ed.Action)
 	if h.pin != nil {
 		ver := int32(0)
 		if h.pin.prev.found {
@@ -133,8 +135,10 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 		}
 		r.pins.set(pinKey, pinState{found: true, holder: r.o.Name, ver: ver})
 		r.stats.pinsAllocated.Add(1)
+		r.o.Hooks.Placed(runner.PlacementPinAllocated, ed.Action)
 		if p := h.pin.prev.holder; p != "" && p != r.o.Name {
 			r.stats.pinMoves.Add(1)
+			r.o.Hooks.Placed(runner.PlacementPinMoved, ed.Action)
 			r.log.Info("pin moved here", "entry", name, "from", p)
 		}
 	}
@@ -250,11 +254,13 @@ func (r *Runner) claimBlind(ctx context.Context, name string, id job.ID, actionI
 	switch {
 	case err == nil:
 		r.stats.claims.Add(1)
+		r.o.Hooks.Placed(runner.PlacementClaimed, a.Name)
 		return c, a, 0, true, true
 	case errors.Is(err, zk.ErrBadVersion):
 		return consumed{}, job.Action{}, 0, false, false // claimed before: read it
 	case errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 		r.stats.claimsLost.Add(1)
+		r.o.Hooks.Placed(runner.PlacementClaimLost, a.Name)
 	case ctx.Err() == nil:
 		r.log.Warn("claiming a queue entry", "entry", name, "err", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -42,6 +43,9 @@ type client struct {
 	// faults, set only by the package's tests (export_test.go) before
 	// the connection is used, injects faults (see fault).
 	faults func(faultPoint, *job.Transition) error
+	// multis and multiOps count the multi-ops the server applied and the
+	// operations inside them (Stats.Multis, Stats.MultiOps).
+	multis, multiOps atomic.Int64
 }
 
 // retryable reports whether err is the connection's, not the request's.
@@ -133,6 +137,8 @@ func (c *client) multi(ctx context.Context, what string, ops []any) (rs []zk.Mul
 		return err
 	})
 	if err == nil {
+		c.multis.Add(1)
+		c.multiOps.Add(int64(len(ops)))
 		return rs, -1, nil
 	}
 	for i, r := range rs {

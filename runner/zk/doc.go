@@ -237,7 +237,9 @@
 // multi-ops that happen anyway (create and delete of the allocation and
 // of its index entry), and no request per action. Stats counts claims,
 // spills (a soft key's action claimed off its holder), pins allocated and
-// pins moved.
+// pins moved, and tells each to the runner.Hooks' Placement hook
+// (runner.PlacementClaimed and the kinds after it), as it does every
+// event it counts below.
 //
 // Store.Settings and Store.UpdateSettings read and write /placement, by
 // compare-and-swap; a missing node, or field, means its default
@@ -270,7 +272,7 @@
 // renewal: it cancels the handler's context (cause: the claim was lost),
 // logs it, and abandons the result; a result it applies anyway finds the
 // claim gone and changes nothing (see Workers). Stats counts renewals
-// and broken leases; runner.Hooks has no hook for either.
+// and broken leases, and the Placement hook is told of each.
 //
 // # Quarantine
 //
@@ -294,8 +296,8 @@
 // the name, from the queue or in a transition, and keeps running the
 // others. The quarantine ends on the worker's clock (Options.Clock): it
 // deletes its node and wakes the work loop at once. An undrain deletes
-// the node, which lifts the quarantine too. Stats counts quarantines;
-// runner.Hooks has no hook for them.
+// the node, which lifts the quarantine too. Stats counts quarantines,
+// and the Placement hook is told of each.
 //
 // # Timers
 //

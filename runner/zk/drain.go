@@ -366,12 +366,14 @@ func (r *Runner) drainLoop(ctx context.Context, stop context.CancelFunc) {
 		rw, ok := r.reg.lookup(r.o.Name)
 		if !ok || rw.w.State != placement.StateDraining {
 			if r.draining.Swap(false) {
+				r.o.Hooks.Placed(runner.PlacementUndrained, "")
 				r.log.Info("undrained: taking work again")
 				since, timedOut = time.Time{}, false
 			}
 		} else {
 			now := r.o.Clock.Now()
 			if !r.draining.Swap(true) {
+				r.o.Hooks.Placed(runner.PlacementDraining, "")
 				since = now
 				_, base = r.load.counts()
 				r.log.Info("draining: claiming nothing new but the actions of the pins it holds; it deregisters once nothing runs and it holds no pin",

@@ -181,6 +181,7 @@ func (r *Runner) renew(ctx context.Context, h *held) {
 	switch {
 	case err == nil:
 		r.stats.leaseRenewals.Add(1)
+		r.o.Hooks.Placed(runner.PlacementLeaseRenewed, h.a.Name)
 		r.leases.mu.Lock()
 		h.ver, h.renewed = ver+1, time.Now()
 		r.leases.mu.Unlock()
@@ -348,6 +349,7 @@ func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, 
 	switch {
 	case err == nil && tr.Changed():
 		r.stats.leasesBroken.Add(1)
+		r.o.Hooks.Placed(runner.PlacementLeaseBroken, a.Name)
 		r.log.Warn("claim lease expired: claim broken, and the at-most-once action reported lost (not run again)",
 			"job", id, "action", actionID, "owner", owner, "unchanged_for", stale.Round(time.Millisecond), "lease", r.o.ClaimLease)
 	case err == nil:
@@ -366,6 +368,7 @@ func (r *Runner) deleteClaimAt(ctx context.Context, claim, owner string, ver int
 	switch {
 	case err == nil:
 		r.stats.leasesBroken.Add(1)
+		r.o.Hooks.Placed(runner.PlacementLeaseBroken, "")
 		r.log.Warn("claim lease expired: claim broken, the action is claimable again",
 			"claim", claim, "owner", owner, "unchanged_for", stale.Round(time.Millisecond), "lease", r.o.ClaimLease)
 	case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNoNode):

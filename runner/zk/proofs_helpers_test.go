@@ -54,12 +54,15 @@ type started struct {
 }
 
 // startRunner makes a runner on o and runs it; when t ends it is closed,
-// and Run must have returned nil within 20 s.
+// Run must have returned nil within 20 s, and its Placement hook must
+// have told what its Stats count (placementTally.check).
 func startRunner(t testing.TB, o zkrunner.Options) *started {
 	t.Helper()
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 2 * time.Second
 	}
+	var tally *placementTally
+	o.Hooks, tally = tallyPlacement(o.Hooks)
 	r, err := zkrunner.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +73,7 @@ func startRunner(t testing.TB, o zkrunner.Options) *started {
 		if err := s.stop(); err != nil {
 			t.Errorf("runner %s: %v", o.Name, err)
 		}
+		tally.check(t, o.Name, r.Stats())
 	})
 	return s
 }

@@ -235,6 +235,7 @@ func (r *Runner) startQuarantine(ctx context.Context, name string, q placement.Q
 			return r.quarantineFailed(name, t, err)
 		}
 		r.stats.quarantines.Add(1)
+		r.o.Hooks.Placed(runner.PlacementQuarantined, name)
 		r.log.Warn("quarantined: this worker takes no action of this name until the back-off ends", "name", name, "for", s.Until.Sub(now), "until", s.Until, "strikes", nt.Strikes, "reason", s.Reason)
 		r.quar.mu.Lock()
 		if r.quar.active == nil {

@@ -44,6 +44,9 @@ type registry struct {
 	garbled map[string]int64 // path -> the mzxid of its garbled data, logged and counted once
 
 	unreadable atomic.Int64 // garbled nodes seen (each version once)
+	// hooks are told of each garbled node (PlacementUnreadable); set
+	// before the registry starts.
+	hooks *runner.Hooks
 
 	changes notifier        // changed()'s readers, and others' (subscribe)
 	first   <-chan struct{} // changed()'s channel
@@ -672,6 +675,7 @@ func (g *registry) garbledLocked(p string, st *zk.Stat, err error, msg string) {
 	}
 	g.garbled[p] = st.Mzxid
 	g.unreadable.Add(1)
+	g.hooks.Placed(runner.PlacementUnreadable, "")
 	g.log.Error(msg, "node", p, "err", err)
 }
 

@@ -135,9 +135,10 @@ func New(o Options) (*Runner, error) {
 	r.quar.wake = make(chan struct{}, 1)
 	if o.Registry != nil {
 		r.reg = newRegistry(r.c, o.Clock, r.log, true)
+		r.reg.hooks = o.Hooks
 	}
 	r.slots = &slots{tokens: make(chan struct{}, o.Workers), freed: make(chan struct{}, 1),
-		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, draining: &r.draining,
+		reg: o.Registry, self: o.Name, l: r.c.l, log: r.log, run: r.perform, took: &r.stats.claimedInTransition, hooks: o.Hooks, draining: &r.draining,
 		limits: o.Limits, decide: r.decide, pinHeld: func(key uint64) bool { return r.pins.held(key, o.Name) }, now: o.Clock.Now,
 		quarantined: r.quarantinedFor}
 	eng, err := runner.NewEngine(runner.EngineOptions[[]consumed]{Store: o.Store, Transport: transport{r, r.slots}, Registry: o.Registry, Logger: r.log, Hooks: o.Hooks, Now: o.Clock.Now})
@@ -179,13 +180,20 @@ type Stats struct {
 	// the settings, quarantines) this worker found garbled, each version
 	// of each once; each was logged once too.
 	Unreadable int64
+	// Multis counts the multi-ops the server applied for this runner's
+	// connection, which it shares with its Store (transitions, claims,
+	// renewals, quarantines: every multi-op of either), and MultiOps the
+	// operations inside them (creates, sets, deletes, version checks).
+	// Multi-ops that failed whole are not counted.
+	Multis, MultiOps int64
 }
 
 // Stats returns the runner's counters.
 func (r *Runner) Stats() Stats {
 	s := Stats{Claims: r.stats.claims.Load(), ClaimsLost: r.stats.claimsLost.Load(), ClaimedInTransition: r.stats.claimedInTransition.Load(),
 		Spills: r.stats.spills.Load(), PinsAllocated: r.stats.pinsAllocated.Load(), PinMoves: r.stats.pinMoves.Load(),
-		LeaseRenewals: r.stats.leaseRenewals.Load(), LeasesBroken: r.stats.leasesBroken.Load(), Quarantines: r.stats.quarantines.Load()}
+		LeaseRenewals: r.stats.leaseRenewals.Load(), LeasesBroken: r.stats.leasesBroken.Load(), Quarantines: r.stats.quarantines.Load(),
+		Multis: r.c.multis.Load(), MultiOps: r.c.multiOps.Load()}
 	if r.reg != nil {
 		s.Unreadable = r.reg.unreadable.Load()
 	}

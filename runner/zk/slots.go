@@ -77,6 +77,9 @@ type slots struct {
 	// draining is the runner's: while set, a transition claims nothing
 	// for this worker (it is draining: see drain.go).
 	draining *atomic.Bool
+	// hooks are the runner's, told of each action claimed in a
+	// transition (PlacementClaimedInTransition).
+	hooks *runner.Hooks
 	// limits bounds, per action name, the actions of that name claimed
 	// or running here (Options.Limits); read-only.
 	limits map[string]int
@@ -325,6 +328,7 @@ func (s *slots) start(rv *reservation, stops uint64) {
 		}
 		a := rv.acts[i]
 		s.took.Add(1)
+		s.hooks.Placed(runner.PlacementClaimedInTransition, a.Name)
 		runner.LogClaimed(ctx, s.log, a, slog.String("entry", c.entry), slog.Bool("in_transition", true))
 		go func() {
 			defer s.wg.Done()

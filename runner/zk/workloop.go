@@ -302,6 +302,7 @@ func (l *loop) claimListed(ctx context.Context) int {
 			if ok {
 				if spill {
 					r.stats.spills.Add(1)
+					r.o.Hooks.Placed(runner.PlacementSpilled, a.Name)
 				}
 				l.r.perform(l.handlerCtx, c, a, stops, free)
 			}
