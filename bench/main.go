@@ -13,6 +13,8 @@
 //	go run ./bench -serve               the HTTP API against its baselines (see below)
 //	go run ./bench -page                the job page in chromium: load and live latency (see below)
 //	go run ./bench -zkplace             runner/zk's placement against its baselines (zkplace.go)
+//	go run ./bench -signals             a signal's round trip against a result's on each runner
+//	                                    (bench/signals.go)
 //	go run ./bench -rebalance           partitions moved and the pause when a Kafka worker joins,
 //	                                    sticky against range (bench/rebalance.go)
 //
@@ -417,6 +419,10 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	page := fs.Bool("page", false, "measure the job page in chromium (page load and live latency) instead of the engines (see the package doc)")
 	zkPlace := fs.Bool("zkplace", false, "measure runner/zk's placement (soft affinity and pins against none, placement.Decide against a listing) instead of the engines (see zkplace.go)")
 	rebalance := fs.Bool("rebalance", false, "measure what a Kafka worker's join moves and pauses, sticky against range, instead of the engines (-rounds rounds, default 5)")
+	signals := fs.Bool("signals", false, "measure a signal's round trip against a result's on each runner instead of the engines (see signals.go)")
+	sigRunnerList := fs.String("sigrunners", strings.Join(sigRunners, ","), "the runners -signals measures, comma-separated")
+	sigTrialCount := fs.Int("sigtrials", 0, "-signals' timed trials per runner (0: 200 on memory and bolt, 50 on zk and kafka)")
+	sigWarm := fs.Int("sigwarm", 5, "-signals' untimed trials per runner before the timed ones")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -469,6 +475,23 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 			progress = stderr
 		}
 		return zkPlaceMain(config{Dir: *dir, Progress: progress, ZKRoot: *zkRoot}, *zkAddr, placeOptions{Rounds: *zkRounds, Drains: *zkDrains, Figures: *zkFigs}, stdout)
+	}
+	if *signals {
+		var progress io.Writer
+		if !*quiet {
+			progress = stderr
+		}
+		names := strings.Split(*sigRunnerList, ",")
+		for _, n := range names {
+			if !slices.Contains(sigRunners, n) {
+				return fmt.Errorf("-sigrunners: no runner %q (have %s)", n, strings.Join(sigRunners, ","))
+			}
+		}
+		if *sigTrialCount < 0 || *sigWarm < 0 {
+			return errors.New("-sigtrials and -sigwarm: want at least 0")
+		}
+		return signalsMain(sigOptions{Runners: names, Trials: *sigTrialCount, Warm: *sigWarm, Dir: *dir,
+			ZK: *zkAddr, Kafka: *kafkaAddr, ZKRoot: *zkRoot, Prefix: *kafkaPrefix}, stdout, progress)
 	}
 	if *rebalance {
 		roundsGiven := false
