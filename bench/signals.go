@@ -54,10 +54,15 @@ import (
 // engines, the mode runs in the driver's own process (the broker
 // included), which falls on both figures alike. Each runner first runs
 // -sigwarm untimed pairs, then -sigtrials timed ones (default 200 on
-// memory and bolt, 50 on zk and kafka).
+// memory and bolt, 50 on zk and kafka). kafka sends its signals through
+// the restarter, which owns the job's partition and applies the signal
+// at once (the message is written to the restarter topic as well); kafkaw
+// sends them through the worker Runner, as a process that does not own
+// the job's partition would: the restarter applies them once it reads
+// the message.
 
 // sigRunners are the runners -signals measures, in order.
-var sigRunners = []string{"memory", "bolt", "zk", "kafka"}
+var sigRunners = []string{"memory", "bolt", "zk", "kafka", "kafkaw"}
 
 // sigOptions are -signals' settings.
 type sigOptions struct {
@@ -73,7 +78,7 @@ type sigOptions struct {
 
 // sigTrials is the default count of timed pairs on runner name.
 func sigTrials(name string) int {
-	if name == "zk" || name == "kafka" {
+	if name == "zk" || strings.HasPrefix(name, "kafka") {
 		return 50
 	}
 	return 200
@@ -82,6 +87,11 @@ func sigTrials(name string) int {
 // sigRunner is what the mode needs of a runner.
 type sigRunner interface {
 	submitWaiter
+	signaller
+}
+
+// signaller sends signals: a runner, or for kafkaw a worker Runner.
+type signaller interface {
 	Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error
 }
 
@@ -90,6 +100,7 @@ type sigRunner interface {
 type sigSetup struct {
 	About string
 	R     sigRunner
+	Sig   signaller // where signals are sent: R, or another Runner
 	Load  func(context.Context, job.ID) (job.Job, error)
 	Close func() error
 }
@@ -131,7 +142,7 @@ func signalsMain(o sigOptions, stdout, progress io.Writer) error {
 		defer stop()
 		servers = cfg.ZK
 	}
-	if slices.Contains(o.Runners, "kafka") {
+	if slices.Contains(o.Runners, "kafka") || slices.Contains(o.Runners, "kafkaw") {
 		stop, err := cfg.startKafka(o.Kafka, "")
 		if err != nil {
 			return err
@@ -174,9 +185,9 @@ func sigRun(name string, trials int, o sigOptions, zk, kafka []string) (_ sigRes
 	case "memory", "bolt":
 		s, err = sigInmem(ctx, name, reg, filepath.Join(o.Dir, "baton-bench-"+tag+".db"))
 	case "zk":
-		s, err = sigZK(ctx, reg, zk, o.ZKRoot+"/"+tag)
-	case "kafka":
-		s, err = sigKafka(ctx, reg, kafka, o.Prefix+"."+tag)
+		s, err = sigZK(ctx, reg, zk, o.ZKRoot, o.ZKRoot+"/"+tag)
+	case "kafka", "kafkaw":
+		s, err = sigKafka(ctx, reg, kafka, o.Prefix+"."+tag, name == "kafkaw")
 	default:
 		err = fmt.Errorf("no runner %q (have %s)", name, strings.Join(sigRunners, ", "))
 	}
@@ -184,6 +195,9 @@ func sigRun(name string, trials int, o sigOptions, zk, kafka []string) (_ sigRes
 		return sigResult{}, err
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
+	if s.Sig == nil {
+		s.Sig = s.R
+	}
 	out := sigResult{Runner: name, About: s.About}
 	for i := range o.Warm + trials {
 		a, b, err := sigPair(ctx, s, g, fmt.Sprintf("%s-%d", tag, i))
@@ -217,7 +231,7 @@ func sigPair(ctx context.Context, s sigSetup, g gate, id string) (sig, res time.
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
-	if err := s.R.Signal(ctx, a, "go", "s1", []byte(`{"ok":true}`)); err != nil {
+	if err := s.Sig.Signal(ctx, a, "go", "s1", []byte(`{"ok":true}`)); err != nil {
 		return 0, 0, err
 	}
 	if err := waitSucceeded(ctx, s.R, a); err != nil {
@@ -293,13 +307,17 @@ func sigInmem(ctx context.Context, name string, reg *runner.Registry, path strin
 	}}, nil
 }
 
-// sigZK is one runner/zk Runner under root on servers.
-func sigZK(ctx context.Context, reg *runner.Registry, servers []string, root string) (_ sigSetup, err error) {
+// sigZK is one runner/zk Runner under root (a child of parent, made if
+// missing) on servers.
+func sigZK(ctx context.Context, reg *runner.Registry, servers []string, parent, root string) (_ sigSetup, err error) {
 	admin, err := dialZK(ctx, servers)
 	if err != nil {
 		return sigSetup{}, err
 	}
-	cleanup := func() error { return errors.Join(admin.cleanup(root)) }
+	cleanup := func() error { return admin.cleanup(root) }
+	if err := admin.ensure(parent); err != nil {
+		return sigSetup{}, errors.Join(err, cleanup())
+	}
 	st, err := zkrunner.Open(ctx, zkrunner.Config{Servers: servers, Root: root, SessionTimeout: zkSession})
 	if err != nil {
 		return sigSetup{}, errors.Join(err, cleanup())
@@ -330,8 +348,10 @@ func sigZK(ctx context.Context, reg *runner.Registry, servers []string, root str
 }
 
 // sigKafka is a runner/kafka restarter and one worker under prefix on
-// brokers, their groups stable and the state partitions claimed.
-func sigKafka(ctx context.Context, reg *runner.Registry, brokers []string, prefix string) (_ sigSetup, err error) {
+// brokers, their groups stable and the state partitions claimed. Jobs
+// are submitted and awaited through the restarter; signals are sent
+// through it too, or through the worker with viaWorker.
+func sigKafka(ctx context.Context, reg *runner.Registry, brokers []string, prefix string, viaWorker bool) (_ sigSetup, err error) {
 	adm := newKafkaAdmin(brokers)
 	cfg := kafkarunner.Config{Brokers: brokers, Prefix: prefix, Logger: slog.New(slog.DiscardHandler)}
 	var stores []*kafkarunner.Store
@@ -375,8 +395,13 @@ func sigKafka(ctx context.Context, reg *runner.Registry, brokers []string, prefi
 	if err := adm.waitClaims(ctx, prefix+".state", stores[0].Partitions()); err != nil {
 		return sigSetup{}, err
 	}
-	return sigSetup{About: "runner/kafka: a restarter and one worker Runner", R: runners[0],
-		Load: stores[0].Load, Close: closeAll}, nil
+	s := sigSetup{About: "runner/kafka: a restarter and one worker Runner; signals sent through the restarter, which owns the job's partition and applies them itself",
+		R: runners[0], Load: stores[0].Load, Close: closeAll}
+	if viaWorker {
+		s.Sig = runners[1]
+		s.About = "runner/kafka as kafka, but signals sent through the worker Runner: a message on the restarter topic, read and applied by the restarter"
+	}
+	return s, nil
 }
 
 // medianDur is the median of ds.
@@ -390,7 +415,6 @@ func p90Dur(ds []time.Duration) time.Duration {
 	i := (len(s)*9+9)/10 - 1
 	return s[max(i, 0)]
 }
-
 
 // sigTarget is issue 19's: a signal round trip within 1.5x of a result
 // round trip on the same runner.
@@ -409,7 +433,7 @@ func sigReport(w io.Writer, res []sigResult, zkServer, broker string) {
 		ratio := float64(sm) / float64(rm)
 		verdict := "met"
 		if ratio > sigTarget {
-			verdict = "NOT-MET"
+			verdict = "NOT met"
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%.2fx\t%.2fx\t%s\t\n", r.Runner, len(r.Signal),
 			fmtDur(sm), fmtDur(p90Dur(r.Signal)), fmtDur(rm), fmtDur(p90Dur(r.Result)), ratio, paired, verdict)
