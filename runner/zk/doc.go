@@ -228,10 +228,12 @@
 // index entry: two workers racing for a pin, one multi-op fails whole and
 // that worker reads the allocation again. A transition claims its own new
 // actions only when Decide says Claim at once for those with a key, a pin
-// (only one its worker holds already) or a group; an action routed
-// anywhere is claimed whenever Decide does not pass, so that a job's next
-// action runs where its last one did (the strategy's order among workers
-// with room decides what waits in the queue). A job's final transition
+// (only one its worker holds already) or a group its worker runs a copy
+// of already; an action routed anywhere, and one copy of a group its
+// worker runs none of, is claimed whenever Decide does not pass, so that
+// a job's next action runs where its last one did, and a race's first
+// replica copy where the race started (the strategy's order among
+// workers with room decides what waits in the queue). A job's final transition
 // deletes its job-scoped pins' allocations and their index entries
 // (job.Pins) in its own multi-op: a pin costs four operations in
 // multi-ops that happen anyway (create and delete of the allocation and

@@ -617,3 +617,70 @@ func TestOlderEntryNames(t *testing.T) {
 		t.Errorf("%d actions ran, at most %d slow at once: want 3, one at a time (the limit)", len(c.log.starts), c.log.mostName["o1"]["slow"])
 	}
 }
+
+// TestReplicaClaimedInTransition: the worker whose transition makes a
+// race's replica copies claims one of them in that transition when it
+// has a free slot and runs no copy of the group, even when the spread
+// strategy ranks idle workers ahead of it: the copy then starts with no
+// queue round trip, as a single action does, and the others go to the
+// other workers from the queue. (Before, the copies all waited in the
+// queue for the strategy's delay whenever the submitter was busier than
+// its peers' published loads.)
+func TestReplicaClaimedInTransition(t *testing.T) {
+	srv := zktest.Start(t)
+	st := openStore(t, srv, zkrunner.Config{})
+	release := make(chan struct{})
+	defer close(release)
+	held := make(chan struct{}, 1)
+	wait := func(ctx context.Context, _ job.Action) ([]byte, error) {
+		<-ctx.Done()
+		return nil, context.Cause(ctx)
+	}
+	for _, name := range []string{"idle1", "idle2"} {
+		startRunner(t, zkrunner.Options{Store: openOn(t, srv.Addrs(), st.Root(), zkrunner.Config{}),
+			WorkerOptions: runner.WorkerOptions{Name: name, Workers: 4, Registry: registry(t, map[string]runner.Handler{"copy": wait})}})
+	}
+	poll(t, 20*time.Second, "idle1 and idle2 live", func() bool {
+		ws, err := st.Workers(context.Background())
+		return err == nil && len(ws) == 2 && ws[0].Live && ws[1].Live
+	})
+	var mu sync.Mutex
+	count := map[string]int{} // action name -> claims in transitions, as sub's hook tells them
+	hooks := &runner.Hooks{Placement: func(e runner.PlacementEvent) {
+		if e.Kind == runner.PlacementClaimedInTransition {
+			mu.Lock()
+			count[e.Action]++
+			mu.Unlock()
+		}
+	}}
+	sub := startRunner(t, zkrunner.Options{Store: openOn(t, srv.Addrs(), st.Root(), zkrunner.Config{}),
+		WorkerOptions: runner.WorkerOptions{Name: "sub", Workers: 4, Hooks: hooks, Registry: registry(t, map[string]runner.Handler{
+			"hold": func(ctx context.Context, _ job.Action) ([]byte, error) {
+				held <- struct{}{}
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, nil
+			},
+			"copy": func(context.Context, job.Action) ([]byte, error) { return nil, nil },
+		})}})
+	ctx := context.Background()
+	// sub runs one action: by its exact load (1 of 4) against the idle
+	// workers' published 0 of 4, spread ranks it last for every copy.
+	if err := sub.Submit(ctx, "busy", ast.Act("hold", nil)); err != nil {
+		t.Fatal(err)
+	}
+	<-held
+	if err := sub.Submit(ctx, "rep", ast.Act("copy", nil).WithReplicas(3)); err != nil {
+		t.Fatal(err)
+	}
+	if j := waitJob(t, sub.Runner, "rep", time.Minute); j.Status() != job.StatusSucceeded {
+		t.Fatalf("job rep: %s\n%s", j.Status(), job.Describe(j))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if count["copy"] != 1 {
+		t.Errorf("sub claimed %d copies in the transition that made them; want 1 (one copy, with no queue round trip)", count["copy"])
+	}
+}

@@ -225,14 +225,17 @@ func (s *slots) setBest(best int) {
 // transition's own multi-op: the ones it has a handler for, at least as
 // urgent as any entry that waits unclaimed, that placement lets it claim
 // (decide), as many as its free slots and limits allow, most urgent
-// first. An action with a key, a pin or a replica group is claimed only
-// when placement.Decide says Claim at once: a key another worker holds
-// is left in the queue for it, and a pin is never allocated here (the
-// claim from the queue writes the allocation; a pin this worker holds
-// already is claimed). An action without one is claimed whenever
+// first. An action with a key or a pin, or a replica copy of a group
+// this worker runs a copy of already, is claimed only when
+// placement.Decide says Claim at once: a key another worker holds is
+// left in the queue for it, a pin is never allocated here (the claim
+// from the queue writes the allocation; a pin this worker holds already
+// is claimed), and a second copy waits as Decide says. An action
+// without one, and the first copy of a group here, is claimed whenever
 // Decide does not pass (the strategy's order among workers with room
 // decides only what waits in the queue): a job's next action then runs
-// where its last one did, with no request of its own.
+// where its last one did, and a race's first copy where the race
+// started, with no request of their own.
 func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 	if s.reg == nil || len(acts) == 0 {
 		return nil
@@ -271,7 +274,12 @@ func (s *slots) reserve(acts []job.Action, queuedMs int64) *reservation {
 			}
 			load, groups := s.loadLocked()
 			d := s.decide(e, load, groups, now)
-			if d.Verdict == placement.Pass || d.Persist || d.Verdict == placement.Wait && route.Kind != placement.RouteNone {
+			// A replica copy of a group this worker runs none of is
+			// claimed as an action routed anywhere: one copy starts here
+			// with no queue round trip, and the next copies, which
+			// Decide then has this worker wait for, go to others.
+			anywhere := route.Kind == placement.RouteNone || route.Kind == placement.RouteGroup && groups[route.Key] == 0
+			if d.Verdict == placement.Pass || d.Persist || d.Verdict == placement.Wait && !anywhere {
 				continue
 			}
 		}
