@@ -237,14 +237,16 @@ type CancelRequest struct {
 // under it has settled, which a try around it may rescue (Status stays
 // running until then, and on a runner that applies the cancel after
 // answering). Not sent: the node was not running (idle, or settled:
-// Status says which) and is left as it is.
+// Status says which) and is left as it is. Failure is why the node
+// failed, when it has (kind cancelled: by this cancel or an earlier one).
 type NodeCancelled struct {
-	Job     string  `json:"job"`
-	Node    string  `json:"node"`
-	Path    string  `json:"path"`
-	Status  string  `json:"status"`
-	Sent    bool    `json:"sent"`
-	Summary Summary `json:"summary"`
+	Job     string   `json:"job"`
+	Node    string   `json:"node"`
+	Path    string   `json:"path"`
+	Status  string   `json:"status"`
+	Failure *Failure `json:"failure,omitempty"`
+	Sent    bool     `json:"sent"`
+	Summary Summary  `json:"summary"`
 }
 
 // SignalRequest is the body of the signal route; both fields may be

@@ -71,6 +71,9 @@ func (s *srv) cancelNode(w http.ResponseWriter, r *http.Request) error {
 		n, _ = namedNode(j, name)
 	}
 	out.Status = n.Status.String()
+	if n.Failure != nil {
+		out.Failure = api.FailureOf(*n.Failure)
+	}
 	out.Summary = s.stored(ctx, api.SummaryOf(j))
 	writeJSON(w, http.StatusAccepted, out)
 	return nil

@@ -51,7 +51,7 @@ func TestCancelNode(t *testing.T) {
 		{[]string{"--node", "", "gated"}, "--node: name is empty"},
 		{[]string{"--node", "gate", "gated", "other"}, "--node cancels a node of one job: want one job ID, got 2"},
 	} {
-		r = baton(t, append(append([]string{"cancel", "--store", db}, c.args...))...).want(t, exitError)
+		r = baton(t, append([]string{"cancel", "--store", db}, c.args...)...).want(t, exitError)
 		contains(t, "stderr", r.stderr, "baton: cancel: "+c.want, "usage: baton cancel")
 	}
 }

@@ -290,7 +290,7 @@ func (b *serverBackend) cancelNode(ctx context.Context, id job.ID, name, reason 
 	if err != nil {
 		return "", b.fail(err, id)
 	}
-	n := api.Node{Name: out.Node, Path: out.Path, Status: out.Status}
+	n := api.Node{Name: out.Node, Path: out.Path, Status: out.Status, Failure: out.Failure}
 	if !out.Sent {
 		return notRunningLine(id, n), nil
 	}
