@@ -68,14 +68,16 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "want at least one job ID")
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
-	case *node != "" && len(pos) != 1:
-		return c.usageError(cmd, "--node cancels a node of one job: want one job ID, got %d", len(pos))
 	}
+	// --node given, even empty: one node of one job.
 	nodeSet := false
 	fset.Visit(func(f *flag.Flag) { nodeSet = nodeSet || f.Name == "node" })
 	if nodeSet {
 		if msg := ast.CheckSignalName(*node); msg != "" {
 			return c.usageError(cmd, "--node: %s", msg)
+		}
+		if len(pos) != 1 {
+			return c.usageError(cmd, "--node cancels a node of one job: want one job ID, got %d", len(pos))
 		}
 	}
 	if err := checkBackendFlags(srv, z, k); err != nil {
