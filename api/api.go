@@ -230,6 +230,25 @@ type CancelRequest struct {
 	Reason string `json:"reason"`
 }
 
+// NodeCancelled is the node cancel route's answer (its body is a
+// CancelRequest): the node called Node, at Path, its status as stored
+// after the cancel, and the job's summary. Sent says the cancel was sent:
+// the node was running, and it fails with kind cancelled once what runs
+// under it has settled, which a try around it may rescue (Status stays
+// running until then, and on a runner that applies the cancel after
+// answering). Not sent: the node was not running (idle, or settled:
+// Status says which) and is left as it is. Failure is why the node
+// failed, when it has (kind cancelled: by this cancel or an earlier one).
+type NodeCancelled struct {
+	Job     string   `json:"job"`
+	Node    string   `json:"node"`
+	Path    string   `json:"path"`
+	Status  string   `json:"status"`
+	Failure *Failure `json:"failure,omitempty"`
+	Sent    bool     `json:"sent"`
+	Summary Summary  `json:"summary"`
+}
+
 // SignalRequest is the body of the signal route; both fields may be
 // left out: the server then makes an ID, and the payload is null.
 type SignalRequest struct {

@@ -228,6 +228,20 @@ func (c *Client) Cancel(ctx context.Context, id job.ID, reason string) (api.Summ
 	return out, err
 }
 
+// CancelNode cancels the running node called name in job id with reason
+// ("" lets the server say why): it fails with kind cancelled, which a try
+// around it may rescue. A node that is not running is left as it is (the
+// answer's Sent is false).
+func (c *Client) CancelNode(ctx context.Context, id job.ID, name, reason string) (api.NodeCancelled, error) {
+	body, err := json.Marshal(api.CancelRequest{Reason: reason})
+	if err != nil {
+		return api.NodeCancelled{}, err
+	}
+	var out api.NodeCancelled
+	_, err = c.do(ctx, "POST", jobPath(id, "/nodes/"+url.PathEscape(name)+"/cancel"), nil, body, &out)
+	return out, err
+}
+
 // Signal sends job id the signal name with an ID ("": the server makes
 // one, returned) and a JSON payload (nil for null).
 func (c *Client) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (api.SignalSent, error) {

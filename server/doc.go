@@ -18,7 +18,8 @@
 // What the server can do beyond reading depends on what it is given, found
 // the io/fs way: the store's optional capabilities (store.Lister,
 // store.Historian, store.Deleter) and the runner's (Submitter, Canceller,
-// ActionLister, WorkerLister, Readier), each checked by a type assertion.
+// Signaller, NodeCanceller, ActionLister, WorkerLister, Readier), each
+// checked by a type assertion.
 // A server given only a store is read-only: its write routes answer 405.
 //
 // Check first, keep after: a submitted workflow is decoded, validated and

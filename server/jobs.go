@@ -243,26 +243,9 @@ func (s *srv) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	body, err := s.readBody(r)
+	req, err := s.cancelRequest(r, id)
 	if err != nil {
 		return err
-	}
-	req := api.CancelRequest{}
-	if len(body) > 0 {
-		if !utf8.Valid(body) {
-			return newProblem(CodeBadRequest, "the body is not valid UTF-8").forJob(string(id))
-		}
-		dec := json.NewDecoder(strings.NewReader(string(body)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&req); err != nil {
-			return newProblem(CodeBadJSON, `the body: want {"reason": "..."}: `+err.Error()).forJob(string(id))
-		}
-		if dec.More() {
-			return newProblem(CodeBadJSON, `the body: data after {"reason": "..."}`).forJob(string(id))
-		}
-	}
-	if len(req.Reason) > MaxCancelReason {
-		return newProblem(CodeBadRequest, fmt.Sprintf("the reason is %d bytes; at most %d", len(req.Reason), MaxCancelReason)).forJob(string(id))
 	}
 	if req.Reason == "" {
 		req.Reason = "cancelled through the API"
@@ -273,6 +256,34 @@ func (s *srv) cancel(w http.ResponseWriter, r *http.Request) error {
 	}
 	writeJSON(w, http.StatusAccepted, s.stored(r.Context(), api.SummaryOf(j)))
 	return nil
+}
+
+// cancelRequest reads the body of a cancel route (a job's, a node's):
+// {"reason": "..."}, optional, the reason at most MaxCancelReason bytes
+// ("" when not given).
+func (s *srv) cancelRequest(r *http.Request, id job.ID) (api.CancelRequest, error) {
+	body, err := s.readBody(r)
+	if err != nil {
+		return api.CancelRequest{}, err
+	}
+	req := api.CancelRequest{}
+	if len(body) > 0 {
+		if !utf8.Valid(body) {
+			return req, newProblem(CodeBadRequest, "the body is not valid UTF-8").forJob(string(id))
+		}
+		dec := json.NewDecoder(strings.NewReader(string(body)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return req, newProblem(CodeBadJSON, `the body: want {"reason": "..."}: `+err.Error()).forJob(string(id))
+		}
+		if dec.More() {
+			return req, newProblem(CodeBadJSON, `the body: data after {"reason": "..."}`).forJob(string(id))
+		}
+	}
+	if len(req.Reason) > MaxCancelReason {
+		return req, newProblem(CodeBadRequest, fmt.Sprintf("the reason is %d bytes; at most %d", len(req.Reason), MaxCancelReason)).forJob(string(id))
+	}
+	return req, nil
 }
 
 // cancelJob cancels job id for reason, unless it is cancelled already

@@ -15,11 +15,12 @@ import (
 // process (runner/inmem): it submits and cancels through the runner and
 // tells its registry's actions and its one pool of workers.
 type Local struct {
-	// Runner submits, cancels and signals (an *inmem.Runner).
+	// Runner submits, cancels, signals and cancels nodes (an *inmem.Runner).
 	Runner interface {
 		Submitter
 		Canceller
 		Signaller
+		NodeCanceller
 	}
 	// Registry holds the handlers the runner runs.
 	Registry *runner.Registry
@@ -31,11 +32,12 @@ type Local struct {
 }
 
 var (
-	_ Submitter    = Local{}
-	_ Canceller    = Local{}
-	_ Signaller    = Local{}
-	_ ActionLister = Local{}
-	_ WorkerLister = Local{}
+	_ Submitter     = Local{}
+	_ Canceller     = Local{}
+	_ Signaller     = Local{}
+	_ NodeCanceller = Local{}
+	_ ActionLister  = Local{}
+	_ WorkerLister  = Local{}
 )
 
 // Submit submits through the runner.
@@ -51,6 +53,11 @@ func (l Local) Cancel(ctx context.Context, id job.ID, reason string) error {
 // Signal signals through the runner.
 func (l Local) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
 	return l.Runner.Signal(ctx, id, name, sigID, payload)
+}
+
+// CancelNode cancels a node through the runner.
+func (l Local) CancelNode(ctx context.Context, id job.ID, name, reason string) error {
+	return l.Runner.CancelNode(ctx, id, name, reason)
 }
 
 // Actions returns the registry's action names.

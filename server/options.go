@@ -34,7 +34,7 @@ type Options struct {
 	// past versions, store.Deleter deletion.
 	Store store.Store
 	// Runner runs the jobs; nil for a read-only server. Its abilities are
-	// found by type assertion: Submitter, Canceller, Signaller, ActionLister,
+	// found by type assertion: Submitter, Canceller, Signaller, NodeCanceller, ActionLister,
 	// WorkerLister, Readier.
 	Runner any
 	// Tokens are the bearer tokens the API takes; nil means no

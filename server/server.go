@@ -29,14 +29,15 @@ type srv struct {
 	historian store.Historian
 	deleter   store.Deleter
 
-	submitter    Submitter
-	canceller    Canceller
-	signaller    Signaller
-	actionLister ActionLister
-	workerLister WorkerLister
-	readier      Readier
-	hub          *live.Hub // nil without a Historian
-	closing      <-chan struct{}
+	submitter     Submitter
+	canceller     Canceller
+	signaller     Signaller
+	nodeCanceller NodeCanceller
+	actionLister  ActionLister
+	workerLister  WorkerLister
+	readier       Readier
+	hub           *live.Hub // nil without a Historian
+	closing       <-chan struct{}
 
 	tokens        *Tokens
 	sessions      *sessions
@@ -89,6 +90,7 @@ func New(o Options) (http.Handler, error) {
 	s.submitter, _ = o.Runner.(Submitter)
 	s.canceller, _ = o.Runner.(Canceller)
 	s.signaller, _ = o.Runner.(Signaller)
+	s.nodeCanceller, _ = o.Runner.(NodeCanceller)
 	s.actionLister, _ = o.Runner.(ActionLister)
 	s.workerLister, _ = o.Runner.(WorkerLister)
 	s.readier, _ = o.Runner.(Readier)

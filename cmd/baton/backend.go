@@ -86,7 +86,8 @@ type backend interface {
 	Close() error
 }
 
-// canceller cancels the jobs of a backend, and sends them signals.
+// canceller cancels the jobs of a backend and their nodes, and sends
+// them signals.
 type canceller interface {
 	// cancel cancels job id, seen unfinished, and returns the line that
 	// says so.
@@ -96,6 +97,11 @@ type canceller interface {
 	// of it (signalLine). A job that finished meanwhile wraps
 	// runner.ErrFinished.
 	signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) (string, error)
+	// cancelNode cancels the node called name in job id, both seen
+	// running, with reason (job.CancelNode), and returns the line that
+	// says what was done (nodeCancelLine). A job that finished meanwhile
+	// wraps runner.ErrFinished.
+	cancelNode(ctx context.Context, id job.ID, name, reason string) (string, error)
 	close()
 }
 
@@ -242,9 +248,14 @@ type runnerCanceller struct {
 	r interface {
 		Cancel(ctx context.Context, id job.ID, reason string) error
 		Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error
+		CancelNode(ctx context.Context, id job.ID, name, reason string) error
 	}
-	st   store.Store
-	stop func()
+	st store.Store
+	// saves says that the runner's Cancel and CancelNode return once the
+	// cancel is applied and saved (ZooKeeper's); else once it is on its
+	// way (Kafka's restarter topic).
+	saves bool
+	stop  func()
 }
 
 func (rc *runnerCanceller) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
@@ -272,6 +283,20 @@ func (rc *runnerCanceller) signal(ctx context.Context, id job.ID, name, sigID st
 		return fmt.Sprintf("signal %s (id %s) sent to job %s", name, sigID, id), nil
 	}
 	return signalLine(j, name, sigID), nil
+}
+
+// cancelNode cancels the node through the runner, then reads the job to
+// say what became of it (on Kafka the cancel may not be applied yet).
+func (rc *runnerCanceller) cancelNode(ctx context.Context, id job.ID, name, reason string) (string, error) {
+	if err := rc.r.CancelNode(ctx, id, name, reason); err != nil {
+		return "", err
+	}
+	j, err := rc.st.Load(ctx, id)
+	if err != nil {
+		return fmt.Sprintf("cancel of node %s sent to job %s", name, id), nil
+	}
+	n, _ := findNode(api.JobOf(j, true), name)
+	return nodeCancelLine(id, n, j.Version(), rc.saves), nil
 }
 
 func (rc *runnerCanceller) close() { rc.stop() }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
@@ -116,6 +118,43 @@ func (b *boltBackend) signal(ctx context.Context, id job.ID, name, sigID string,
 		return "", withCode(storeExit(err), err)
 	}
 	line := signalLine(tr.Job, name, sigID)
+	if len(tr.Actions) > 0 && !tr.Job.Done() {
+		line += fmt.Sprintf("; its next actions wait for: baton resume --store %s %s", b.path, id)
+	}
+	return line, nil
+}
+
+// cancelNode commits the node's cancel; the actions it lets start (a
+// rescue, finally blocks) wait for 'baton resume'.
+func (b *boltBackend) cancelNode(ctx context.Context, id job.ID, name, reason string) (string, error) {
+	res, err := runner.NewCancelNode(id, name, reason, time.Now())
+	if err != nil {
+		return "", err
+	}
+	j, err := b.st.Load(ctx, id)
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
+	if j.Done() {
+		return "", fmt.Errorf("job %s: %w (%s)", id, runner.ErrFinished, j.Status())
+	}
+	tr, err := job.Restart(j, []job.Result{res})
+	if err == nil && tr.Changed() {
+		err = store.Commit(ctx, b.st, tr)
+	}
+	if err != nil {
+		return "", withCode(storeExit(err), err)
+	}
+	n, _ := findNode(api.JobOf(tr.Job, true), name)
+	if !tr.Changed() {
+		for _, ig := range tr.Ignored {
+			if ig.Detail != "" {
+				return fmt.Sprintf("node %s at %s of job %s left as it is: %s", name, ast.ShowPath(n.Path), id, ig.Detail), nil
+			}
+		}
+		return notRunningLine(id, n), nil
+	}
+	line := nodeCancelLine(id, n, tr.Job.Version(), true)
 	if len(tr.Actions) > 0 && !tr.Job.Done() {
 		line += fmt.Sprintf("; its next actions wait for: baton resume --store %s %s", b.path, id)
 	}

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 )
 
@@ -11,7 +13,7 @@ func cancelCommand() command {
 	return command{
 		name:    "cancel",
 		summary: "cancel unfinished jobs",
-		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--reason TEXT] JOB...",
+		usage:   "baton cancel [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--reason TEXT] JOB... | [--node NAME] [--reason TEXT] JOB",
 		about: `
 Cancels each JOB: nothing new starts in it, the actions it was running are
 abandoned (their results, if they come, change nothing), and it ends
@@ -32,9 +34,19 @@ its finally blocks. With --server URL, the cancel goes to 'baton serve',
 which runs the finally blocks (the token: a write one, from $BATON_TOKEN
 or --token-file).
 
+With --node NAME, only the node called NAME in JOB is cancelled, as its
+deadline would stop it: nothing new starts under it, its actions in
+flight are abandoned, the finally blocks under it that had started run,
+and it fails with kind cancelled and the reason, which a try around it
+may rescue; the job goes on. A node that is not running (idle, or
+settled) is left as it is, and the line says so. With --store, what the
+cancel lets start (a rescue, finally blocks) waits for 'baton resume';
+elsewhere the workers (or the server) run it.
+
 Prints a line per job. Exit status: 0 if every job is cancelled (a job
-cancelled before included), 2 if a job was not found or had finished, or
-for bad usage, 3 if the store is damaged, fails, or is in use.`,
+cancelled before included; with --node, a node not running left as it
+is), 2 if a job was not found or had finished, or had no node called
+NAME, or for bad usage, 3 if the store is damaged, fails, or is in use.`,
 		run: (*cli).cancel,
 	}
 }
@@ -46,7 +58,8 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	srv := c.addServerFlags(fset)
-	reason := fset.String("reason", "cancelled with baton cancel", "why the job is cancelled: `TEXT` kept with the job")
+	reason := fset.String("reason", "cancelled with baton cancel", "why the job (or the node) is cancelled: `TEXT` kept with the job")
+	node := fset.String("node", "", "cancel only the running node called `NAME` in JOB")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:
@@ -55,6 +68,17 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "want at least one job ID")
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
+	}
+	// --node given, even empty: one node of one job.
+	nodeSet := false
+	fset.Visit(func(f *flag.Flag) { nodeSet = nodeSet || f.Name == "node" })
+	if nodeSet {
+		if msg := ast.CheckSignalName(*node); msg != "" {
+			return c.usageError(cmd, "--node: %s", msg)
+		}
+		if len(pos) != 1 {
+			return c.usageError(cmd, "--node cancels a node of one job: want one job ID, got %d", len(pos))
+		}
 	}
 	if err := checkBackendFlags(srv, z, k); err != nil {
 		return c.usageError(cmd, "%v", err)
@@ -69,6 +93,9 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 		return err
 	}
 	defer b.Close()
+	if nodeSet {
+		return c.cancelNode(ctx, b, job.ID(pos[0]), *node, *reason)
+	}
 	// A store file takes the cancel itself; with --zk, a runner that runs
 	// nothing saves it and queues the finally blocks for the workers; with
 	// --kafka, one hands it to the restarter that owns the job.

@@ -188,6 +188,9 @@ func TestServerGolden(t *testing.T) {
 	same(t, a, url, exitError, "cancel", "nope")
 	same(t, a, url, exitError, "signal", "ok", "approval")
 	same(t, a, url, exitError, "signal", "nope", "approval")
+	same(t, a, url, exitError, "cancel", "--node", "gate", "ok")
+	same(t, a, url, exitError, "cancel", "--node", "gate", "nope")
+	same(t, a, url, exitError, "cancel", "--node", "gate", "c")
 
 	// Changes: a cancel of the unfinished job, and a delete of a settled
 	// one, the same lines; the same job after the cancel.

@@ -183,6 +183,10 @@ func (noJobs) signal(_ context.Context, id job.ID, _, _ string, _ json.RawMessag
 	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 }
 
+func (noJobs) cancelNode(_ context.Context, id job.ID, _, _ string) (string, error) {
+	return "", fmt.Errorf("job %s: %w", id, store.ErrNotFound)
+}
+
 func (noJobs) close() {}
 
 // resume is not for Kafka (the command refuses --kafka first): a

@@ -434,6 +434,11 @@ func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) erro
 	return err
 }
 
+func (r remoteRunner) CancelNode(ctx context.Context, id job.ID, name, reason string) error {
+	_, err := r.rs.c.cancelNode(ctx, id, name, reason)
+	return err
+}
+
 func (r remoteRunner) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
 	_, err := r.rs.c.signal(ctx, id, name, sigID, payload)
 	return err

@@ -281,6 +281,22 @@ func (b *serverBackend) signal(ctx context.Context, id job.ID, name, sigID strin
 	return fmt.Sprintf("%s sent to job %s", what, id), nil
 }
 
+// cancelNode asks the server to cancel the node.
+func (b *serverBackend) cancelNode(ctx context.Context, id job.ID, name, reason string) (string, error) {
+	out, err := b.c.CancelNode(ctx, id, name, reason)
+	if client.Code(err) == "job_finished" {
+		return "", fmt.Errorf("job %s: %w", id, runner.ErrFinished)
+	}
+	if err != nil {
+		return "", b.fail(err, id)
+	}
+	n := api.Node{Name: out.Node, Path: out.Path, Status: out.Status, Failure: out.Failure}
+	if !out.Sent {
+		return notRunningLine(id, n), nil
+	}
+	return nodeCancelLine(id, n, out.Summary.Version, false), nil
+}
+
 // cancelLine is the line that says a cancel was saved, the job as it was
 // then: done, or with finally blocks that the runner runs.
 func cancelLine(s api.Summary) string {

@@ -60,7 +60,7 @@ func (b *zkBackend) canceller(context.Context) (canceller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runnerCanceller{r: r, st: b.st, stop: func() { r.Close() }}, nil
+	return &runnerCanceller{r: r, st: b.st, saves: true, stop: func() { r.Close() }}, nil
 }
 
 func (b *zkBackend) deleter(context.Context) (deleter, error) { return storeDeleter{b.st}, nil }

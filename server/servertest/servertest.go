@@ -277,6 +277,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("Resubmit", func(t *testing.T) { testResubmit(t, cfg) })
 	t.Run("Cancel", func(t *testing.T) { testCancel(t, cfg) })
 	t.Run("Signal", func(t *testing.T) { testSignal(t, cfg) })
+	t.Run("CancelNode", func(t *testing.T) { testCancelNode(t, cfg) })
 	t.Run("Times", func(t *testing.T) { testTimes(t, cfg) })
 	t.Run("Delete", func(t *testing.T) { testDelete(t, cfg) })
 	t.Run("Versions", func(t *testing.T) { testVersions(t, cfg) })
