@@ -14,6 +14,7 @@ import (
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/runner/runnertest"
 
 	kafkarunner "github.com/batonwf/baton/runner/kafka"
 )
@@ -47,8 +48,8 @@ type running struct {
 
 func start(t testing.TB, o kafkarunner.Options) *running {
 	t.Helper()
-	var tally *placementTally
-	o.Hooks, tally = tallyPlacement(o.Hooks)
+	var tally *runnertest.PlacementTally
+	o.Hooks, tally = runnertest.TallyPlacement(o.Hooks)
 	r, err := kafkarunner.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +58,7 @@ func start(t testing.TB, o kafkarunner.Options) *running {
 	go func() { rr.done <- r.Run(context.Background()) }()
 	t.Cleanup(func() {
 		rr.stop(t)
-		tally.check(t, o.Name, r.Stats())
+		checkPlacement(tally, t, o.Name, r.Stats())
 	})
 	return rr
 }

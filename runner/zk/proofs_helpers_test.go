@@ -19,6 +19,7 @@ import (
 
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
+	"github.com/batonwf/baton/runner/runnertest"
 	zkrunner "github.com/batonwf/baton/runner/zk"
 	"github.com/batonwf/baton/store"
 )
@@ -55,14 +56,14 @@ type started struct {
 
 // startRunner makes a runner on o and runs it; when t ends it is closed,
 // Run must have returned nil within 20 s, and its Placement hook must
-// have told what its Stats count (placementTally.check).
+// have told what its Stats count (checkPlacement).
 func startRunner(t testing.TB, o zkrunner.Options) *started {
 	t.Helper()
 	if o.DrainTimeout == 0 {
 		o.DrainTimeout = 2 * time.Second
 	}
-	var tally *placementTally
-	o.Hooks, tally = tallyPlacement(o.Hooks)
+	var tally *runnertest.PlacementTally
+	o.Hooks, tally = runnertest.TallyPlacement(o.Hooks)
 	r, err := zkrunner.New(o)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func startRunner(t testing.TB, o zkrunner.Options) *started {
 		if err := s.stop(); err != nil {
 			t.Errorf("runner %s: %v", o.Name, err)
 		}
-		tally.check(t, o.Name, r.Stats())
+		checkPlacement(tally, t, o.Name, r.Stats())
 	})
 	return s
 }
