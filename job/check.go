@@ -205,7 +205,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		case StatusCancelled:
 			// Stopped in flight by an expired node above it, or never
 			// dispatched; a stopped action may have failed attempts before.
-			stopped := s.attempt > 0 && (j.expiredAbove(id) || j.wonAbove(id) >= 0)
+			stopped := s.attempt > 0 && (j.expiredAbove(id) || j.wonAbove(id) >= 0 || j.wonMapAbove(id))
 			if !stopped && (s.attempt != 0 || res != nil) || stopped && res != nil && res.err == "" {
 				return fmt.Errorf("cancelled action was dispatched (attempt %d) with no expired node above it", s.attempt)
 			}

@@ -458,7 +458,8 @@ func (e *engine) mapChild(p int32, tp *tnode, cs nstate) {
 
 // mapOutput returns the output of the map m, which succeeded: the array
 // of its copies' outputs, in index order, when its template is a leaf or
-// a wait (null for a copy without one); nil otherwise. O(results).
+// a wait (null for a copy without one, or with one that is not JSON);
+// nil otherwise. O(results).
 func (j *Job) mapOutput(m int32) []byte {
 	tn := &j.t.nodes[m]
 	if k := j.t.nodes[tn.x.tmpl].kind; k != ast.KindAct && k != ast.KindWait {
@@ -493,8 +494,8 @@ func (j *Job) mapOutput(m int32) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if len(o) == 0 {
-			b.WriteString("null")
+		if len(o) == 0 || !json.Valid(o) {
+			b.WriteString("null") // none, or not JSON: no element of an array
 		} else {
 			b.Write(o)
 		}
@@ -873,4 +874,24 @@ func compactRaw(v json.RawMessage) json.RawMessage {
 		return v
 	}
 	return b.Bytes()
+}
+
+// wonMapAbove reports whether a map above id, reached without climbing
+// out of a finally block, met its need (and so stopped id).
+func (j Job) wonMapAbove(id int32) bool {
+	for c := id; ; {
+		tc := &j.t.nodes[c]
+		p := tc.parent
+		if p < 0 {
+			return false
+		}
+		tp := &j.t.nodes[p]
+		if tp.kind == ast.KindTry && tc.edge == partFinally {
+			return false
+		}
+		if tp.kind == ast.KindMap && j.st.get(p).flags&flagWon != 0 {
+			return true
+		}
+		c = p
+	}
 }
