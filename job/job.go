@@ -488,7 +488,7 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf
 			continue
 		}
 		if tn.kind == ast.KindLoop {
-			i = int(tn.x.iter)
+			i = int(tn.iter)
 		}
 		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, resOf) {
