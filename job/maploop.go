@@ -597,6 +597,11 @@ func (e *engine) nextIteration(l int32) {
 		e.removeTimer(id, timerRetry)
 		e.removeTimer(id, timerSleep)
 	}
+	for id := range e.dagReq {
+		if e.j.under(id, l) {
+			delete(e.dagReq, id) // requested in the iteration just finished
+		}
+	}
 	nt := e.j.t.advanced(l)
 	e.j.t = nt
 	e.j.st.t = nt

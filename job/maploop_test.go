@@ -3,6 +3,7 @@ package job_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,24 @@ func TestMapChangedOrder(t *testing.T) {
 	}
 	if got, want := strings.Join(paths, " "), "seq[1].par[0].map[1] seq[1].par[1]"; got != want {
 		t.Errorf("Changed: %s, want %s", got, want)
+	}
+}
+
+// TestMapLoopNodeInfo: Walk tells a loop's iteration and a map's number
+// of copies.
+func TestMapLoopNodeInfo(t *testing.T) {
+	j := mlCases(t)["loop-map"]
+	got := map[string]string{}
+	j.Walk(func(n job.NodeInfo) bool {
+		switch n.Kind {
+		case ast.KindLoop:
+			got[n.Path] = fmt.Sprintf("iteration %d", n.Iteration)
+		case ast.KindMap:
+			got[n.Path] = fmt.Sprintf("%d copies", n.Copies)
+		}
+		return true
+	})
+	if got[""] != "iteration 1" || got["loop[1].seq[1]"] != "1 copies" || len(got) != 2 {
+		t.Errorf("Walk: %v", got)
 	}
 }
