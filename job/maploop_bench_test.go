@@ -172,3 +172,28 @@ func BenchmarkLoopVsSeq(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkChoiceStep compares the transition that starts a choice (its
+// selected case a leaf) with one that starts a leaf in its place: one
+// op is New and the first result.
+func BenchmarkChoiceStep(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		w    ast.Node
+	}{
+		{"choice", ast.Seq(ast.Act("a", nil).Named("a"), ast.Choice("a", ast.When("x", ast.Act("b", nil)), ast.Else(ast.Act("c", nil))))},
+		{"leaf", ast.Seq(ast.Act("a", nil).Named("a"), ast.Act("b", nil))},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				tr, err := job.New("c", c.w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte(`"x"`))}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

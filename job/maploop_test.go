@@ -345,3 +345,18 @@ func TestMapLoopNodeInfo(t *testing.T) {
 		t.Errorf("Walk: %v", got)
 	}
 }
+
+// TestChoiceOneStep: a choice adds no transition of its own: the result
+// that starts it dispatches its selected case's first action in the
+// same step (one version more), as a seq's next leaf would.
+func TestChoiceOneStep(t *testing.T) {
+	w := ast.Seq(ast.Act("a", nil).Named("a"), ast.Choice("a", ast.When("x", ast.Seq(ast.Act("b", nil), ast.Act("c", nil)))))
+	tr, err := job.New("c", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := mlStep(t, tr.Job, mlOK(t, tr.Job, "seq[0]#1", `"x"`))
+	if next.Job.Version() != tr.Job.Version()+1 || len(next.Actions) != 1 || next.Actions[0].ID != "seq[1].choice[0].seq[0]#1" {
+		t.Errorf("v%d -> v%d, actions %v: want one step dispatching the case's first action", tr.Job.Version(), next.Job.Version(), next.Actions)
+	}
+}
