@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 
