@@ -19,7 +19,9 @@
 // the io/fs way: the store's optional capabilities (store.Lister,
 // store.Historian, store.Deleter) and the runner's (Submitter, Canceller,
 // Signaller, NodeCanceller, ActionLister, WorkerLister, Readier), each
-// checked by a type assertion.
+// checked by a type assertion. A JobSubmitter returns the job it made,
+// which the submit's answer is made from; of another Submitter the
+// server makes the job again (job.New) to answer.
 // A server given only a store is read-only: its write routes answer 405.
 //
 // Check first, keep after: a submitted workflow is decoded, validated and

@@ -30,6 +30,7 @@ type srv struct {
 	deleter   store.Deleter
 
 	submitter     Submitter
+	jobSubmitter  JobSubmitter // submitter, when it returns the job it made
 	canceller     Canceller
 	signaller     Signaller
 	nodeCanceller NodeCanceller
@@ -88,6 +89,7 @@ func New(o Options) (http.Handler, error) {
 	s.historian, _ = o.Store.(store.Historian)
 	s.deleter, _ = o.Store.(store.Deleter)
 	s.submitter, _ = o.Runner.(Submitter)
+	s.jobSubmitter, _ = o.Runner.(JobSubmitter)
 	s.canceller, _ = o.Runner.(Canceller)
 	s.signaller, _ = o.Runner.(Signaller)
 	s.nodeCanceller, _ = o.Runner.(NodeCanceller)
