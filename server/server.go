@@ -53,6 +53,10 @@ type srv struct {
 	streams      Gauge
 	authFailures Counter
 
+	// routes serves the routes; mux serves them too, and a catch-all
+	// ("/", noRoute) for every request none takes, so that a request is
+	// matched to its route once (routes alone tells 404 from 405).
+	routes  *http.ServeMux
 	mux     *http.ServeMux
 	handler http.Handler // dispatch, in Options.Middleware
 	fails   *failures
@@ -112,17 +116,23 @@ func New(o Options) (http.Handler, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.cop = http.NewCrossOriginProtection()
-	s.mux = http.NewServeMux()
-	for _, rt := range table {
-		if rt.on == nil || rt.on(s) {
-			s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+	s.routes, s.mux = http.NewServeMux(), http.NewServeMux()
+	for _, mux := range []*http.ServeMux{s.routes, s.mux} {
+		for _, rt := range table {
+			if rt.on == nil || rt.on(s) {
+				mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+			}
+		}
+		for _, p := range pageTable {
+			if p.on == nil || p.on(s) {
+				mux.Handle(p.Method+" "+p.Pattern, s.wrapPage(p))
+			}
 		}
 	}
-	for _, p := range pageTable {
-		if p.on == nil || p.on(s) {
-			s.mux.Handle(p.Method+" "+p.Pattern, s.wrapPage(p))
-		}
-	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		r.Pattern = "" // no route: the log line and Options.Middleware see none
+		s.noRoute(w, r)
+	})
 	s.handler = http.HandlerFunc(s.dispatch)
 	if o.Middleware != nil {
 		s.handler = o.Middleware(s.handler)
@@ -220,17 +230,26 @@ func (s *srv) dispatch(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	if r.Method != http.MethodConnect && strings.HasPrefix(r.URL.Path, "/") {
+		// A clean path (uncleanPath passed it), which ServeMux neither
+		// cleans nor redirects: s.mux matches it once, to its route or
+		// to its catch-all, noRoute.
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// Anything else (CONNECT, "*") as ServeMux alone would have it, but
+	// that its own answers to what no route takes are JSON.
+	if _, pattern := s.routes.Handler(r); pattern == "" {
 		s.noRoute(w, r)
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.routes.ServeHTTP(w, r)
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path
 // has routes for other methods, else 404.
 func (s *srv) noRoute(w http.ResponseWriter, r *http.Request) {
-	h, _ := s.mux.Handler(r)
+	h, _ := s.routes.Handler(r)
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
