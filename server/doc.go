@@ -68,7 +68,9 @@
 //
 // Each request is logged in one line: method, route pattern, status,
 // duration, bytes, request ID (X-Request-Id if the client sent a sane one),
-// job ID where there is one and remote address. A handler that panics is
+// job ID where there is one and remote address. LogWriter, under the
+// logger's handler, writes them to a file without a request waiting for
+// the write ('baton serve' logs through one). A handler that panics is
 // answered 500 internal with the request ID; the stack goes to the log
 // only, and the server goes on.
 //
