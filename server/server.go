@@ -217,7 +217,8 @@ func (s *srv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeProblem(rec, newProblem(CodeInternal, fmt.Sprintf("internal error answering %s %s (request %s); the server goes on", r.Method, r.URL.Path, rec.requestID)))
 			}
 		}
-		s.logRequest(r, rec, time.Since(start))
+		end := time.Now()
+		s.logRequest(r, rec, end, end.Sub(start))
 	}()
 	s.handler.ServeHTTP(rec, r)
 }
@@ -313,8 +314,9 @@ func (s *srv) requestID(given string) string {
 	return hex.EncodeToString(b[:])
 }
 
-// logRequest writes the request's one log line: no bodies, no tokens.
-func (s *srv) logRequest(r *http.Request, rec *recorder, took time.Duration) {
+// logRequest writes the request's one log line, at end, when the request
+// was answered after took: no bodies, no tokens.
+func (s *srv) logRequest(r *http.Request, rec *recorder, end time.Time, took time.Duration) {
 	level := slog.LevelInfo
 	if rec.status >= 500 {
 		level = slog.LevelError
@@ -327,7 +329,7 @@ func (s *srv) logRequest(r *http.Request, rec *recorder, took time.Duration) {
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	line := slog.NewRecord(time.Now(), level, "http request", 0)
+	line := slog.NewRecord(end, level, "http request", 0)
 	line.AddAttrs(slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Int("status", rec.status),
 		slog.Duration("duration", took), slog.Int64("bytes", rec.bytes))
 	line.AddAttrs(slog.String("request_id", rec.requestID), slog.String("remote", r.RemoteAddr))
