@@ -72,9 +72,13 @@ func (l *LogWriter) run() {
 	for {
 		<-l.wake
 		l.mu.Lock()
-		b, closed := l.next, l.closed
-		l.next, l.spare = l.spare[:0], nil
-		l.cond.Broadcast()
+		var b []byte
+		closed := l.closed
+		if len(l.next) > 0 { // else woken for lines taken already: the buffers stay
+			b = l.next
+			l.next, l.spare = l.spare[:0], nil
+			l.cond.Broadcast()
+		}
 		l.mu.Unlock()
 		if len(b) > 0 {
 			_, err := l.w.Write(b)

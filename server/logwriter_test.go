@@ -3,6 +3,9 @@ package server_test
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -107,3 +110,44 @@ func TestLogWriterConcurrent(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// A LogWriter reuses its two buffers: once they have grown to the lines
+// that pile up, lines cost no allocation. (A buffer was dropped whenever
+// the goroutine woke to find the lines taken already.) Counted over
+// 40,000 lines to a file from 4 goroutines, all the process allocates.
+func TestLogWriterReusesBuffers(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector; scripts/test.sh runs this test without it")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "requests.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l := server.NewLogWriter(f)
+	defer l.Close()
+	line := []byte(`{"time":"2026-11-26T15:30:00Z","level":"INFO","msg":"http request","method":"GET"}` + "\n")
+	burst := func(lines int) {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range lines / 4 {
+					l.Write(line)
+					runtime.Gosched() // the lines come apart, as requests' do
+				}
+			})
+		}
+		wg.Wait()
+	}
+	burst(40000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	burst(40000)
+	runtime.ReadMemStats(&after)
+	// What remains is the goroutines' and the buffers' growth to a
+	// larger pile of lines: 20 to 100 here, against 350 to 700 when a
+	// buffer was dropped.
+	if n := after.Mallocs - before.Mallocs; n > 200 {
+		t.Errorf("%d allocations for 40,000 lines, want at most 200", n)
+	}
+}
