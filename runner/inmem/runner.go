@@ -224,8 +224,8 @@ func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 
 // SubmitJob is Submit, returning the job as it was created (version 1,
 // its first actions dispatched) when it returns nil: what a caller
-// answering the submit would otherwise make again with job.New. The job
-// is the caller's; the runner goes on with its own copy.
+// answering the submit would otherwise make again with job.New. A job
+// is an immutable value: the runner's later steps leave it as it is.
 func (r *Runner) SubmitJob(ctx context.Context, id job.ID, root ast.Node) (job.Job, error) {
 	if err := r.usable(); err != nil {
 		return job.Job{}, err
