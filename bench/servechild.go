@@ -96,13 +96,16 @@ func runServeChild(ctx context.Context, sp serveSpec) (res serveResult, err erro
 	if err != nil {
 		return res, err
 	}
-	defer func() { err = errors.Join(err, closeAll()) }()
 	if bs, ok := st.(*bolt.Store); ok && f.Kind == kindSubmit {
+		// Read once everything is closed (deferred first, it runs last):
+		// a job is seen done as soon as its last Save's transaction
+		// commits, a moment before the store counts that commit.
 		defer func() {
 			s := bs.Stats()
 			res.Commits = &commitStats{Ops: f.Ops * (1 + sp.Warm), WriteTxs: s.WriteTxs, GroupCommits: s.GroupCommits, GroupWrites: s.GroupWrites}
 		}()
 	}
+	defer func() { err = errors.Join(err, closeAll()) }()
 	for i := range 1 + sp.Warm {
 		runtime.GC()
 		cpu0, cpuOK := cpuTime()
