@@ -201,7 +201,11 @@ func (s *suite) mapNeed(t *testing.T) {
 	// The first need copies return at once, the others run until they
 	// are stopped.
 	must(t, rec.reg.Register("copy", func(ctx context.Context, a job.Action) ([]byte, error) {
-		if _, index, err := itemIndex(ctx); err != nil || index >= need {
+		_, index, err := itemIndex(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if index >= need {
 			return w.handler(ctx, a)
 		}
 		return c.handler(ctx, a)
