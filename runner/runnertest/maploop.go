@@ -312,10 +312,6 @@ func (s *suite) mapNotArray(t *testing.T) {
 	checkHistory(t, ctx, st, j)
 }
 
-// kindLoopLimit is the kind of a loop's failure after its last
-// iteration without a match.
-const kindLoopLimit = "loop_limit"
-
 // poller is the handler of a loop's body leaf: it counts its calls per
 // job and returns "done" on the call its payload numbers (a number),
 // "more" before. With block set, its call number block waits until its
@@ -358,17 +354,19 @@ func (p *poller) count(id job.ID) int {
 	return p.calls[id]
 }
 
-// iterations returns how many leaves of action in j succeeded: a loop's
-// iterations whose body is that leaf.
-func iterations(j job.Job, action string) int {
-	n := 0
-	j.Walk(func(nd job.NodeInfo) bool {
-		if nd.Kind == ast.KindAct && nd.Action == action && nd.Status == job.StatusSucceeded {
-			n++
-		}
-		return true
-	})
-	return n
+// iterations returns how many iterations the loop around the leaf of j
+// called name ran, from the leaf's path: a finished loop keeps its last
+// iteration, i, at "loop[i]" in the paths under it.
+func iterations(t *testing.T, j job.Job, name string) int {
+	t.Helper()
+	p := nodeNamed(t, j, name).Path
+	i := strings.LastIndex(p, "loop[")
+	if i < 0 {
+		t.Fatalf("the path %q of %s is not in a loop", p, name)
+	}
+	n, err := strconv.Atoi(p[i+len("loop[") : i+strings.IndexByte(p[i:], ']')])
+	must(t, err)
+	return n + 1
 }
 
 // loop: a loop whose body leaf says "done" on its 5th call runs 5
@@ -386,11 +384,17 @@ func (s *suite) loop(t *testing.T) {
 	if n := p.count("loop"); n != 5 {
 		t.Errorf("the body ran %d times, want 5", n)
 	}
-	if n := iterations(j, "poll"); n != 5 {
-		t.Errorf("%d iterations succeeded, want 5\n%s", n, job.Describe(j))
+	if n := iterations(t, j, "poll"); n != 5 {
+		t.Errorf("%d iterations ran, want 5\n%s", n, job.Describe(j))
 	}
 	wantJSON(t, "the loop's output", nodeNamed(t, j, "again").Output, "done")
 	wantLogged(t, rec, "after")
+	if ids := resultIDs(t, ctx, st, "loop"); ids != nil {
+		want := []string{"seq[0].loop[0]#1", "seq[0].loop[1]#1", "seq[0].loop[2]#1", "seq[0].loop[3]#1", "seq[0].loop[4]#1", "seq[1]#1"}
+		if strings.Join(ids, " ") != strings.Join(want, " ") {
+			t.Errorf("history %v, want %v", ids, want)
+		}
+	}
 	checkHistory(t, ctx, st, j)
 }
 
@@ -406,8 +410,8 @@ func (s *suite) loopLimit(t *testing.T) {
 	)
 	ctx, _, st, j := s.runMapJob(t, rec, "looplimit", root, nil)
 	wantStatus(t, j, job.StatusFailed)
-	if f, ok := j.Failure(); !ok || f.Kind != kindLoopLimit {
-		t.Errorf("job failure %+v (ok %v), want kind %s\n%s", f, ok, kindLoopLimit, job.Describe(j))
+	if f, ok := j.Failure(); !ok || f.Kind != job.KindLoopLimit {
+		t.Errorf("job failure %+v (ok %v), want kind %s\n%s", f, ok, job.KindLoopLimit, job.Describe(j))
 	}
 	if n := p.count("looplimit"); n != 3 {
 		t.Errorf("the body ran %d times, want 3", n)
@@ -484,8 +488,8 @@ func (s *suite) mapLoopAcrossRestart(t *testing.T) {
 	if calls := p.count("restart"); calls != 5 {
 		t.Errorf("the loop's body ran %d times, want 5", calls)
 	}
-	if it := iterations(j, "poll"); it != 4 {
-		t.Errorf("%d iterations succeeded, want 4 (the third run twice)\n%s", it, job.Describe(j))
+	if it := iterations(t, j, "poll"); it != 4 {
+		t.Errorf("%d iterations ran, want 4 (the third run twice)\n%s", it, job.Describe(j))
 	}
 	checkHistory(t, ctx, st, j)
 }
