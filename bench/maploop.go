@@ -226,8 +226,10 @@ func mapLoopReport(cells []*cell, o mapLoopOptions) mapLoopRep {
 		parts = append(parts, fmt.Sprintf("%s %sx", name, fmtRatio(r.Paired)))
 		met = met && r.Paired <= flatTarget
 	}
-	rep.Targets = append(rep.Targets, fmt.Sprintf("cost per copy against map1k's (%s), warm, paired by round: %s (target %gx; map100k is nested maps, 10 x 10,000, as a map has at most %s copies) %s",
-		fmtDur(dur(median(base))), strings.Join(parts, ", "), flatTarget, fmtCount(ast.MaxCopies), verdict(met)))
+	nested := by["map100k"].Scenario
+	rep.Targets = append(rep.Targets, fmt.Sprintf("cost per copy against map1k's (%s), warm, paired by round: %s (target %gx; map100k is nested maps, %s x %s, as a map has at most %s copies) %s",
+		fmtDur(dur(median(base))), strings.Join(parts, ", "), flatTarget, fmtCount(int64(nested.Width/nested.Inner)), fmtCount(int64(nested.Inner)),
+		fmtCount(ast.MaxCopies), verdict(met)))
 	return rep
 }
 
