@@ -3,6 +3,7 @@ package job_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -323,5 +324,39 @@ func TestMapChangedOrder(t *testing.T) {
 	}
 	if got, want := strings.Join(paths, " "), "seq[1].par[0].map[1] seq[1].par[1]"; got != want {
 		t.Errorf("Changed: %s, want %s", got, want)
+	}
+}
+
+// TestMapLoopNodeInfo: Walk tells a loop's iteration and a map's number
+// of copies.
+func TestMapLoopNodeInfo(t *testing.T) {
+	j := mlCases(t)["loop-map"]
+	got := map[string]string{}
+	j.Walk(func(n job.NodeInfo) bool {
+		switch n.Kind {
+		case ast.KindLoop:
+			got[n.Path] = fmt.Sprintf("iteration %d", n.Iteration)
+		case ast.KindMap:
+			got[n.Path] = fmt.Sprintf("%d copies", n.Copies)
+		}
+		return true
+	})
+	if got[""] != "iteration 1" || got["loop[1].seq[1]"] != "1 copies" || len(got) != 2 {
+		t.Errorf("Walk: %v", got)
+	}
+}
+
+// TestChoiceOneStep: a choice adds no transition of its own: the result
+// that starts it dispatches its selected case's first action in the
+// same step (one version more), as a seq's next leaf would.
+func TestChoiceOneStep(t *testing.T) {
+	w := ast.Seq(ast.Act("a", nil).Named("a"), ast.Choice("a", ast.When("x", ast.Seq(ast.Act("b", nil), ast.Act("c", nil)))))
+	tr, err := job.New("c", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := mlStep(t, tr.Job, mlOK(t, tr.Job, "seq[0]#1", `"x"`))
+	if next.Job.Version() != tr.Job.Version()+1 || len(next.Actions) != 1 || next.Actions[0].ID != "seq[1].choice[0].seq[0]#1" {
+		t.Errorf("v%d -> v%d, actions %v: want one step dispatching the case's first action", tr.Job.Version(), next.Job.Version(), next.Actions)
 	}
 }
