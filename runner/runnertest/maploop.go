@@ -181,7 +181,11 @@ func (s *suite) mapLimit(t *testing.T) {
 		t.Errorf("%d of the map's copies ran at once, want at most its limit %d", most, limit)
 	}
 	t.Logf("at most %d of the map's copies ran at once (limit %d)", most, limit)
-	wantJSON(t, "the map's output", nodeNamed(t, j, "each").Output, doneList(n))
+	each := nodeNamed(t, j, "each")
+	if each.Copies != n {
+		t.Errorf("the map has %d copies, want %d", each.Copies, n)
+	}
+	wantJSON(t, "the map's output", each.Output, doneList(n))
 	if settled, total := j.Progress(); settled != total {
 		t.Errorf("progress %d/%d of a finished job", settled, total)
 	}
@@ -354,19 +358,11 @@ func (p *poller) count(id job.ID) int {
 	return p.calls[id]
 }
 
-// iterations returns how many iterations the loop around the leaf of j
-// called name ran, from the leaf's path: a finished loop keeps its last
-// iteration, i, at "loop[i]" in the paths under it.
+// iterations returns how many iterations the loop of j called name ran
+// (job.NodeInfo.Iteration is the last one's, from 0).
 func iterations(t *testing.T, j job.Job, name string) int {
 	t.Helper()
-	p := nodeNamed(t, j, name).Path
-	i := strings.LastIndex(p, "loop[")
-	if i < 0 {
-		t.Fatalf("the path %q of %s is not in a loop", p, name)
-	}
-	n, err := strconv.Atoi(p[i+len("loop[") : i+strings.IndexByte(p[i:], ']')])
-	must(t, err)
-	return n + 1
+	return nodeNamed(t, j, name).Iteration + 1
 }
 
 // loop: a loop whose body leaf says "done" on its 5th call runs 5
@@ -384,7 +380,7 @@ func (s *suite) loop(t *testing.T) {
 	if n := p.count("loop"); n != 5 {
 		t.Errorf("the body ran %d times, want 5", n)
 	}
-	if n := iterations(t, j, "poll"); n != 5 {
+	if n := iterations(t, j, "again"); n != 5 {
 		t.Errorf("%d iterations ran, want 5\n%s", n, job.Describe(j))
 	}
 	wantJSON(t, "the loop's output", nodeNamed(t, j, "again").Output, "done")
@@ -488,7 +484,7 @@ func (s *suite) mapLoopAcrossRestart(t *testing.T) {
 	if calls := p.count("restart"); calls != 5 {
 		t.Errorf("the loop's body ran %d times, want 5", calls)
 	}
-	if it := iterations(t, j, "poll"); it != 4 {
+	if it := iterations(t, j, "again"); it != 4 {
 		t.Errorf("%d iterations ran, want 4 (the third run twice)\n%s", it, job.Describe(j))
 	}
 	checkHistory(t, ctx, st, j)
