@@ -56,7 +56,7 @@ func TestMapLoop(t *testing.T) {
 			t.Errorf("%s: ratio %v says %q, want %q", m[1], x, m[3], wantV)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^cost per copy against map1k's .*: map10k [0-9.]+x, map100k [0-9.]+x \(target 2x; map100k is nested maps.*\) (met|NOT met)$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`(?m)^cost per copy against map1k's .*: map10k [0-9.]+x, map100k [0-9.]+x \(CPU time map10k [0-9.]+x, map100k [0-9.]+x\) \(target 2x; map100k is nested maps.*\) (met|NOT met)$`).MatchString(out.String()) {
 		t.Errorf("no per-copy target line in:\n%s", out.String())
 	}
 }
@@ -72,7 +72,7 @@ func TestMapLoopReport(t *testing.T) {
 	fig := func(sc scenario, ms ...float64) *cell {
 		c := &cell{Scenario: sc, Engine: e}
 		for _, m := range ms {
-			s := sample{Wall: time.Duration(m * 1e6)}
+			s := sample{Wall: time.Duration(m * 1e6), CPU: time.Duration(m * 1e6)}
 			c.Rounds = append(c.Rounds, childResult{Cold: s, Warm: []sample{s}})
 		}
 		return c
@@ -90,9 +90,9 @@ func TestMapLoopReport(t *testing.T) {
 	var b bytes.Buffer
 	rep.text(&b)
 	for _, want := range []string{
-		"map10k/par10k 1.50x warm, paired by round (min-max 1.50-1.50, of medians 1.50) (target 1.5x) met",
-		"loop1k/seq1k 1.50x warm, paired by round (min-max 1.40-1.60, of medians 1.50) (target 1.5x) met",
-		"map10k 1.50x, map100k 2.00x (target 2x;",
+		"map10k/par10k 1.50x warm, paired by round (min-max 1.50-1.50, of medians 1.50; CPU time 1.50x) (target 1.5x) met",
+		"loop1k/seq1k 1.50x warm, paired by round (min-max 1.40-1.60, of medians 1.50; CPU time 1.50x) (target 1.5x) met",
+		"map10k 1.50x, map100k 2.00x (CPU time map10k 1.50x, map100k 2.00x) (target 2x;",
 		"NOT met",
 	} {
 		if !strings.Contains(b.String(), want) {
