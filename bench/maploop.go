@@ -15,9 +15,11 @@ package main
 //     map10k's cost per copy within flatTarget (2x, the bench's target
 //     for a par of 100,000 against one of 1,000) of map1k's.
 //   - loop1k: a loop of 1,000 iterations of one leaf (the leaf says
-//     "done" on its 1,000th call, which ends the loop) against seq1k: a
-//     seq of 1,000 of the same leaf written out. Target: the loop within
-//     1.5x of the seq.
+//     "done" on its 1,000th call, which ends the loop, "more" before)
+//     against seq1k: a seq of 1,000 of the same leaf written out; and
+//     loop1kt, the same loop with the leaf saying false, then true,
+//     until true (the reducer compares the literals true, false and null
+//     without decoding them). Target: the loop within 1.5x of the seq.
 //
 // Every copy and iteration runs the engines' typed handler (handle, its
 // payload {"id":"o","n":1}); the list leaves run a handler that makes
@@ -25,13 +27,14 @@ package main
 // engines' scenarios do: each in a fresh child process per round (a cold
 // run, then warm runs whose median is the round's figure), the figures
 // interleaved within a round (par10k, map10k, map1k, map100k, seq1k,
-// loop1k, then the next round), and the report gives the medians over
+// loop1k, loop1kt, then the next round), and the report gives the medians over
 // rounds and the ratios paired by round. -rounds (default 5), -warm
 // (default: 3, and 1 for map100k) and -scale (every size, for quick
 // checks) apply.
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -46,7 +49,7 @@ import (
 // The names of the actions of the -maploop scenarios besides actionName.
 const (
 	listName = "list" // outputs the list [0, 1, ..., n-1] for its payload n
-	tickName = "tick" // handle, then "done" on its job's Width-th call, else "more"
+	tickName = "tick" // handle, then "done" (true) on its job's Width-th call, else "more" (false)
 )
 
 // Targets of -maploop: a map within this factor of the par written out,
@@ -63,6 +66,7 @@ func mapLoopScenarios() []scenario {
 		{Name: "map100k", Shape: shapeMapNested, Jobs: 1, Width: 100_000, Inner: 10_000, Warm: 1},
 		{Name: "seq1k", Shape: shapeSeqTick, Jobs: 1, Width: 1_000, Warm: 3},
 		{Name: "loop1k", Shape: shapeLoop, Jobs: 1, Width: 1_000, Warm: 3},
+		{Name: "loop1kt", Shape: shapeLoopTrue, Jobs: 1, Width: 1_000, Warm: 3},
 	}
 }
 
@@ -91,6 +95,8 @@ func growingWorkflow(sc scenario) ast.Node {
 			kids[i] = ast.Act(tickName, Req{ID: "o", N: 1})
 		}
 		return ast.Seq(kids...)
+	case shapeLoopTrue:
+		return ast.Loop(ast.Act(tickName, Req{ID: "o", N: 1}).Named("tick"), "tick", true, sc.Width)
 	default: // shapeLoop
 		return ast.Loop(ast.Act(tickName, Req{ID: "o", N: 1}).Named("tick"), "tick", "done", sc.Width)
 	}
@@ -110,9 +116,13 @@ func registerGrowing(reg *runner.Registry, sc scenario) error {
 	}
 	var mu sync.Mutex
 	calls := map[string]int{}
-	return runner.Handle(reg, tickName, func(ctx context.Context, in Req) (string, error) {
+	done, more := json.RawMessage(`"done"`), json.RawMessage(`"more"`)
+	if sc.Shape == shapeLoopTrue {
+		done, more = json.RawMessage(`true`), json.RawMessage(`false`)
+	}
+	return runner.Handle(reg, tickName, func(ctx context.Context, in Req) (json.RawMessage, error) {
 		if _, err := handle(ctx, in); err != nil {
-			return "", err
+			return nil, err
 		}
 		a, _ := runner.ActionFrom(ctx)
 		mu.Lock()
@@ -120,9 +130,9 @@ func registerGrowing(reg *runner.Registry, sc scenario) error {
 		n := calls[string(a.JobID)]
 		mu.Unlock()
 		if n == sc.Width {
-			return "done", nil
+			return done, nil
 		}
-		return "more", nil
+		return more, nil
 	})
 }
 
@@ -215,7 +225,8 @@ func mapLoopReport(cells []*cell, o mapLoopOptions) mapLoopRep {
 			what, num, den, fmtRatio(r.Paired), fmtRatio(r.Lo), fmtRatio(r.Hi), fmtRatio(r.OfMedian), fmtRatio(cpu.Paired), target, verdict(r.Paired <= target)))
 	}
 	pair("map against a par written out", "map10k", "par10k", growTarget)
-	pair("loop against a seq written out", "loop1k", "seq1k", growTarget)
+	pair("loop (until \"done\") against a seq written out", "loop1k", "seq1k", growTarget)
+	pair("loop (until true) against a seq written out", "loop1kt", "seq1k", growTarget)
 	perCopy := func(c *cell, f func(sample) float64) []float64 {
 		w := c.warm(f)
 		for i := range w {

@@ -29,7 +29,7 @@ func TestMapLoop(t *testing.T) {
 	if head < 0 {
 		t.Fatalf("no table in:\n%s", out.String())
 	}
-	want := map[string]string{"par10k": "100", "map10k": "100", "map1k": "10", "map100k": "1,000", "seq1k": "10", "loop1k": "10"}
+	want := map[string]string{"par10k": "100", "map10k": "100", "map1k": "10", "map100k": "1,000", "seq1k": "10", "loop1k": "10", "loop1kt": "10"}
 	for i, sc := range mapLoopScenarios() {
 		row := lines[head+1+i]
 		if !strings.HasPrefix(row, sc.Name+" ") || !strings.Contains(row, " "+want[sc.Name]+" ") {
@@ -42,10 +42,10 @@ func TestMapLoop(t *testing.T) {
 			}
 		}
 	}
-	verdicts := regexp.MustCompile(`(?m)^(map against a par written out: map10k/par10k|loop against a seq written out: loop1k/seq1k) ([0-9.]+)x .*\(target 1.5x\) (met|NOT met)$`)
+	verdicts := regexp.MustCompile(`(?m)^(map against a par written out: map10k/par10k|loop \(until "done"\) against a seq written out: loop1k/seq1k|loop \(until true\) against a seq written out: loop1kt/seq1k) ([0-9.]+)x .*\(target 1.5x\) (met|NOT met)$`)
 	ms := verdicts.FindAllStringSubmatch(out.String(), -1)
-	if len(ms) != 2 {
-		t.Fatalf("want two paired targets' lines, got %q in:\n%s", ms, out.String())
+	if len(ms) != 3 {
+		t.Fatalf("want three paired targets' lines, got %q in:\n%s", ms, out.String())
 	}
 	for _, m := range ms {
 		x, err := strconv.ParseFloat(m[2], 64)
@@ -85,6 +85,7 @@ func TestMapLoopReport(t *testing.T) {
 		fig(scs[3], 201, 400), // map100k: 2.01x and 2x per copy: median 2.005x, not met
 		fig(scs[4], 10, 10),   // seq1k
 		fig(scs[5], 16, 14),   // loop1k: 1.6x and 1.4x: median 1.5x, met
+		fig(scs[6], 16, 16),   // loop1kt: 1.6x: not met
 	}
 	rep := mapLoopReport(cells, mapLoopOptions{Rounds: 2, Workers: 4})
 	var b bytes.Buffer
@@ -93,6 +94,7 @@ func TestMapLoopReport(t *testing.T) {
 		"map10k/par10k 1.50x warm, paired by round (min-max 1.50-1.50, of medians 1.50; CPU time 1.50x) (target 1.5x) met",
 		"loop1k/seq1k 1.50x warm, paired by round (min-max 1.40-1.60, of medians 1.50; CPU time 1.50x) (target 1.5x) met",
 		"map10k 1.50x, map100k 2.00x (CPU time map10k 1.50x, map100k 2.00x) (target 2x;",
+		"loop1kt/seq1k 1.60x warm, paired by round (min-max 1.60-1.60, of medians 1.60; CPU time 1.60x) (target 1.5x) NOT met",
 		"NOT met",
 	} {
 		if !strings.Contains(b.String(), want) {

@@ -70,7 +70,8 @@ const (
 	shapeMap       // seq(a list of Width, a map over it of one action)
 	shapeMapNested // seq(a list of Width/Inner, a list of Inner, a map over the first of a map over the second)
 	shapeSeqTick   // seq(Width tick actions)
-	shapeLoop      // a loop of Width iterations of one tick action
+	shapeLoop      // a loop of Width iterations of one tick action, until it outputs "done"
+	shapeLoopTrue  // the same, the tick's outputs false and true, until true
 )
 
 // scenario is one workload: Jobs jobs of the same shape, submitted at once
@@ -134,7 +135,9 @@ func (s scenario) Desc() string {
 	case shapeSeqTick:
 		return "seq of " + fmtCount(int64(s.Width)) + " ticks"
 	case shapeLoop:
-		return "loop of " + fmtCount(int64(s.Width)) + " ticks"
+		return "loop of " + fmtCount(int64(s.Width)) + " ticks, until \"done\""
+	case shapeLoopTrue:
+		return "loop of " + fmtCount(int64(s.Width)) + " ticks, until true"
 	default:
 		return "par of " + fmtCount(int64(s.Width))
 	}
