@@ -58,6 +58,9 @@ func boltEngine() engine {
 // workflow returns the tree of one job of sc, with the payloads of
 // sc.Payloads in tree order.
 func workflow(sc scenario) ast.Node {
+	if sc.growing() {
+		return growingWorkflow(sc)
+	}
 	pay := sc.Payloads()
 	acts := make([]ast.Node, len(pay))
 	for i, p := range pay {
@@ -80,6 +83,11 @@ func runBaton(ctx context.Context, sc scenario, run, workers int, st store.Store
 	reg := runner.NewRegistry()
 	if err := runner.Handle(reg, actionName, handle); err != nil {
 		return sample{}, err
+	}
+	if sc.growing() {
+		if err := registerGrowing(reg, sc); err != nil {
+			return sample{}, err
+		}
 	}
 	var c runner.Counters
 	r, err := inmem.New(inmem.Options{WorkerOptions: runner.WorkerOptions{Registry: reg, Workers: workers, Hooks: c.Hooks(nil)}, Store: st})

@@ -15,6 +15,8 @@
 //	go run ./bench -zkplace             runner/zk's placement against its baselines (zkplace.go)
 //	go run ./bench -signals             a signal's round trip against a result's on each runner
 //	                                    (bench/signals.go)
+//	go run ./bench -maploop             maps and loops against the trees written out, and the
+//	                                    cost per copy of maps of 1,000 to 100,000 (bench/maploop.go)
 //	go run ./bench -rebalance           partitions moved and the pause when a Kafka worker joins,
 //	                                    sticky against range (bench/rebalance.go)
 //
@@ -423,6 +425,7 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 	sigRunnerList := fs.String("sigrunners", strings.Join(sigRunners, ","), "the runners -signals measures, comma-separated")
 	sigTrialCount := fs.Int("sigtrials", 0, "-signals' timed trials per runner (0: 200 on memory and bolt, 50 on zk and kafka)")
 	sigWarm := fs.Int("sigwarm", 5, "-signals' untimed trials per runner before the timed ones")
+	mapLoop := fs.Bool("maploop", false, "measure maps and loops against the trees written out on the memory engine instead of the engines (see maploop.go; -rounds, -warm, -scale, -workers, -format apply)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -492,6 +495,18 @@ func mainErr(args []string, stdout, stderr io.Writer) error {
 		}
 		return signalsMain(sigOptions{Runners: names, Trials: *sigTrialCount, Warm: *sigWarm, Dir: *dir,
 			ZK: *zkAddr, Kafka: *kafkaAddr, ZKRoot: *zkRoot, Prefix: *kafkaPrefix}, stdout, progress)
+	}
+	if *mapLoop {
+		var progress io.Writer
+		if !*quiet {
+			progress = stderr
+		}
+		exe, err := mapLoopExe()
+		if err != nil {
+			return err
+		}
+		return mapLoopMain(context.Background(), mapLoopOptions{Exe: exe, Rounds: *rounds, Warm: *warm, Scale: *scale,
+			Workers: *workers, Dir: *dir}, *format, stdout, progress)
 	}
 	if *rebalance {
 		roundsGiven := false

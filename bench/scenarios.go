@@ -62,6 +62,16 @@ const (
 	shapeFanIn shape = iota // seq(par(Width actions), one action)
 	shapeSeq                // seq(Width actions)
 	shapePar                // par(Width actions)
+
+	// -maploop's shapes (maploop.go), on the memory engine only. Their
+	// copies and iterations are the actions counted; the list leaves
+	// are not.
+	shapeListPar   // seq(a list of Width, par(Width actions)), the par written out
+	shapeMap       // seq(a list of Width, a map over it of one action)
+	shapeMapNested // seq(a list of Width/Inner, a list of Inner, a map over the first of a map over the second)
+	shapeSeqTick   // seq(Width tick actions)
+	shapeLoop      // a loop of Width iterations of one tick action, until it outputs "done"
+	shapeLoopTrue  // the same, the tick's outputs false and true, until true
 )
 
 // scenario is one workload: Jobs jobs of the same shape, submitted at once
@@ -76,6 +86,8 @@ type scenario struct {
 	// a): the curve of cost per action against size, which must stay
 	// flat. Only the engines on the curve (engine.Curve) run them.
 	Of string `json:"of,omitempty"`
+	// Inner is, for shapeMapNested, the copies of each inner map.
+	Inner int `json:"inner,omitempty"`
 }
 
 // defaultScenarios returns the scenarios the program measures.
@@ -94,9 +106,14 @@ func defaultScenarios() []scenario {
 // by f, at least 1.
 func (s scenario) scaled(f float64) scenario {
 	n := func(x int) int { return max(1, int(math.Round(float64(x)*f))) }
-	if s.Shape == shapeFanIn {
+	switch s.Shape {
+	case shapeFanIn:
 		s.Jobs = n(s.Jobs)
-	} else {
+	case shapeMapNested:
+		outer := s.Width / s.Inner
+		s.Inner = n(s.Inner)
+		s.Width = outer * s.Inner
+	default:
 		s.Width = n(s.Width)
 	}
 	return s
@@ -109,6 +126,18 @@ func (s scenario) Desc() string {
 		return fmt.Sprintf("%s jobs of seq(par(%s), 1)", fmtCount(int64(s.Jobs)), fmtCount(int64(s.Width)))
 	case shapeSeq:
 		return "seq of " + fmtCount(int64(s.Width))
+	case shapeListPar:
+		return "seq(list, par of " + fmtCount(int64(s.Width)) + ")"
+	case shapeMap:
+		return "seq(list, map of " + fmtCount(int64(s.Width)) + ")"
+	case shapeMapNested:
+		return fmt.Sprintf("seq(2 lists, map of %s x map of %s)", fmtCount(int64(s.Width/s.Inner)), fmtCount(int64(s.Inner)))
+	case shapeSeqTick:
+		return "seq of " + fmtCount(int64(s.Width)) + " ticks"
+	case shapeLoop:
+		return "loop of " + fmtCount(int64(s.Width)) + " ticks, until \"done\""
+	case shapeLoopTrue:
+		return "loop of " + fmtCount(int64(s.Width)) + " ticks, until true"
 	default:
 		return "par of " + fmtCount(int64(s.Width))
 	}
@@ -162,6 +191,9 @@ func (s scenario) Payloads() [][]byte {
 // WantSum is what handlerSum gains over one run: the sum of the payloads'
 // N over every action.
 func (s scenario) WantSum() int64 {
+	if s.growing() {
+		return int64(s.Actions()) // every payload's N is 1
+	}
 	k := int64(s.ActionsPerJob())
 	return int64(s.Jobs) * k * (k - 1) / 2
 }

@@ -15,6 +15,15 @@
 // missing job, a bad name or ID, a payload that is not JSON or is over
 // job.MaxSignalPayload); and a running node cancelled by name.
 //
+// The maps and loops: a map of 1,000 copies with a limit of 10 (each
+// copy's handler called once with its element and index, never more than
+// 10 running at once, the copies' outputs in index order), a map that
+// needs 3 of its 10 copies (the rest stopped, their late results
+// ignored), a map over an empty array and over something that is not an
+// array, a loop that runs until its leaf says so and one that reaches
+// its limit, a map and a loop carried across a runner's restart, and a
+// running map cancelled by name.
+//
 // The faults: a runner killed mid-action with no drain, whose job a second
 // runner finishes; two runners on one store at once; a crash after a step
 // is saved and before its actions are dispatched; a crash after an action

@@ -153,6 +153,14 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store, newRunner Factor
 	t.Run("SignalRefused", s.signalRefused)
 	t.Run("SignalAcrossRestart", s.signalAcrossRestart)
 	t.Run("CancelNode", s.cancelNode)
+	t.Run("MapLimit", s.mapLimit)
+	t.Run("MapNeed", s.mapNeed)
+	t.Run("MapEmpty", s.mapEmpty)
+	t.Run("MapNotArray", s.mapNotArray)
+	t.Run("Loop", s.loop)
+	t.Run("LoopLimit", s.loopLimit)
+	t.Run("MapLoopAcrossRestart", s.mapLoopAcrossRestart)
+	t.Run("CancelMapNode", s.cancelMapNode)
 }
 
 type suite struct {
