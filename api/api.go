@@ -144,6 +144,10 @@ type Step struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// Waits are the timers the step armed (retries, deadlines).
 	Waits []Timer `json:"waits,omitempty"`
+	// Taken are the signals kept before this step (a signal sent before
+	// its wait started) that a wait took in it, in the order taken. A
+	// signal this step applied itself says where it went in its Result.
+	Taken []TakenSignal `json:"taken,omitempty"`
 	// Ignored are the results the reducer did not apply while the job
 	// was at this version: those of the batch that made it, and of later
 	// batches that applied nothing, oldest first. Only from a store that
@@ -152,15 +156,47 @@ type Step struct {
 	Ignored []IgnoredResult `json:"ignored,omitempty"`
 }
 
+// TakenSignal is a signal a wait took.
+type TakenSignal struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	// Path is the path of the wait that took it ("" is the root).
+	Path string `json:"path"`
+}
+
+// SignalApplied tells what a result that is a signal (job.Signal,
+// job.Result.AsSignal) carried, and where it went: Taken by the wait at
+// its result's Path, or Kept by the job for a wait to come. An ignored
+// signal (IgnoredResult) has neither.
+type SignalApplied struct {
+	Name  string `json:"name"`
+	ID    string `json:"id"`
+	Taken bool   `json:"taken,omitempty"`
+	Kept  bool   `json:"kept,omitempty"`
+}
+
+// NodeCancelApplied tells what a result that is a node's cancel
+// (job.CancelNode) named: the node's name and the reason. The node's
+// path is its result's Path.
+type NodeCancelApplied struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
 // IgnoredResult is a result the reducer did not apply, and why.
 type IgnoredResult struct {
 	ActionID string `json:"action_id"`
-	// Path and Action name the node, when the result is an action's or a
-	// timer's; Timer marks a timer's firing, Cancel a cancel.
-	Path   string `json:"path"`
-	Action string `json:"action,omitempty"`
-	Timer  bool   `json:"timer,omitempty"`
-	Cancel bool   `json:"cancel,omitempty"`
+	// Path and Action name the node, when the result is an action's, a
+	// timer's or a node cancel's; Timer marks a timer's firing, Cancel a
+	// job's cancel, Signal a signal (its name and ID), NodeCancel a
+	// node's cancel (its name and reason; Path is "" when the job has no
+	// node of that name).
+	Path       string             `json:"path"`
+	Action     string             `json:"action,omitempty"`
+	Timer      bool               `json:"timer,omitempty"`
+	Cancel     bool               `json:"cancel,omitempty"`
+	Signal     *SignalApplied     `json:"signal,omitempty"`
+	NodeCancel *NodeCancelApplied `json:"node_cancel,omitempty"`
 	// Reason is why it was ignored: duplicate, stale_attempt, stopped,
 	// job_done, not_dispatched, timer_not_pending or unknown_action;
 	// Detail says more (for unknown_action).
@@ -173,19 +209,30 @@ type IgnoredResult struct {
 	At    *time.Time `json:"at,omitempty"`
 }
 
-// Result is one result a step applied.
+// Result is one result a step applied: an action's, a timer's firing
+// (Timer), a signal (Signal) or a node's cancel (NodeCancel).
 type Result struct {
 	ActionID string `json:"action_id"`
-	// Path and Action name the node, when the result is an action's.
-	Path    string     `json:"path"`
-	Action  string     `json:"action,omitempty"`
-	OK      bool       `json:"ok"`
-	Output  string     `json:"output,omitempty"`
-	Error   string     `json:"error,omitempty"`
-	Kind    string     `json:"kind,omitempty"`
-	At      *time.Time `json:"at,omitempty"`
-	Timer   bool       `json:"timer,omitempty"`
-	Clipped bool       `json:"clipped,omitempty"`
+	// Path and Action name the node, when the result is an action's; Path
+	// is the node of a timer, of a node's cancel, and the wait that took
+	// a signal ("" for a signal kept).
+	Path   string `json:"path"`
+	Action string `json:"action,omitempty"`
+	OK     bool   `json:"ok"`
+	// Output is an action's output, or a signal's payload.
+	Output string     `json:"output,omitempty"`
+	Error  string     `json:"error,omitempty"`
+	Kind   string     `json:"kind,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
+	// Timer marks a retry's, deadline's or sleep's timer firing.
+	Timer bool `json:"timer,omitempty"`
+	// Signal is set for a signal: its name and ID, and whether a wait
+	// took it (at Path) or the job kept it.
+	Signal *SignalApplied `json:"signal,omitempty"`
+	// NodeCancel is set for a node's cancel: the node's name (at Path)
+	// and the reason.
+	NodeCancel *NodeCancelApplied `json:"node_cancel,omitempty"`
+	Clipped    bool               `json:"clipped,omitempty"`
 	// Worker names the worker that ran the attempt (job.Result.Worker);
 	// omitted for a result no worker made (a timer's firing, a lost
 	// attempt) and for one journaled before results named their worker.

@@ -17,15 +17,19 @@ import (
 func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 	out := History{ID: string(h.Origin.ID()), Steps: []Step{}}
 	names := map[string]string{} // node path -> action name
+	named := map[string]string{} // node name -> path
 	h.Origin.Walk(func(n job.NodeInfo) bool {
 		if n.Kind == ast.KindAct {
 			names[n.Path] = n.Action
+		}
+		if n.Name != "" {
+			named[n.Name] = n.Path
 		}
 		return true
 	})
 	ignored := map[uint64][]IgnoredResult{}
 	for _, x := range h.Ignored {
-		ignored[x.Version] = append(ignored[x.Version], ignoredOf(x, names))
+		ignored[x.Version] = append(ignored[x.Version], ignoredOf(x, names, named))
 	}
 	full := func() bool { return limit > 0 && len(out.Steps) >= limit }
 	j := h.Origin
@@ -56,6 +60,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		out.Steps = append(out.Steps, st)
 	}
 	cancelID := job.CancelResult(j.ID(), "-").ActionID
+	sig := newSignalTrack(j)
 	for i, s := range h.Steps {
 		if full() {
 			// The rest only brings the job to its latest version.
@@ -79,6 +84,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		}
 		j = tr.Job
 		w := waits(j)
+		took := sig.step(j, s.Results)
 		if s.Version <= from {
 			continue
 		}
@@ -99,8 +105,20 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 				}
 				continue
 			}
-			st.Results = append(st.Results, resultOf(r, names))
+			res := resultOf(r, names)
+			switch {
+			case res.Signal != nil:
+				if wait, ok := took.arrived[res.Signal.Name+"/"+res.Signal.ID]; ok {
+					res.Signal.Taken, res.Path = true, wait
+				} else {
+					res.Signal.Kept = true
+				}
+			case res.NodeCancel != nil:
+				res.Path = pathOfName(j, named, res.NodeCancel.Node)
+			}
+			st.Results = append(st.Results, res)
 		}
+		st.Taken = took.earlier
 		if !last.IsZero() {
 			last = last.UTC()
 			st.Time = &last
@@ -127,6 +145,16 @@ func resultOf(r job.Result, names map[string]string) Result {
 		at := r.At.UTC()
 		out.At = &at
 	}
+	if sg, ok := r.AsSignal(); ok {
+		out.Signal = &SignalApplied{Name: sg.Name, ID: sg.ID}
+		out.Output, out.Clipped = Clip(string(sg.Payload), ClipBytes)
+		return out
+	}
+	if name, ok := nodeCancelName(r.ActionID); ok {
+		out.NodeCancel = &NodeCancelApplied{Node: name, Reason: r.Error}
+		out.Kind = "" // a cancel's result carries no kind of its own
+		return out
+	}
 	if strings.Contains(r.ActionID, "@") {
 		out.Timer = true
 		if out.Path = r.ActionID[:strings.IndexByte(r.ActionID, '@')]; out.Path == ast.RootPath {
@@ -145,7 +173,7 @@ func resultOf(r job.Result, names map[string]string) Result {
 }
 
 // ignoredOf returns what the history shows of an ignored result.
-func ignoredOf(x store.Ignored, names map[string]string) IgnoredResult {
+func ignoredOf(x store.Ignored, names, named map[string]string) IgnoredResult {
 	out := IgnoredResult{ActionID: x.ActionID, Reason: strings.ReplaceAll(x.Reason.String(), " ", "_"), Detail: x.Detail, OK: !x.Failed}
 	if at, ok := utc(x.At); ok {
 		out.At = at
@@ -154,6 +182,15 @@ func ignoredOf(x store.Ignored, names map[string]string) IgnoredResult {
 	case x.ActionID == cancelActionID:
 		out.Cancel = true
 		out.Error = x.Error // the cancel's reason
+		return out
+	case isSignal(x.ActionID):
+		sg, _ := job.Result{ActionID: x.ActionID}.AsSignal()
+		out.Signal = &SignalApplied{Name: sg.Name, ID: sg.ID}
+		return out
+	case isNodeCancel(x.ActionID):
+		name, _ := nodeCancelName(x.ActionID)
+		out.NodeCancel = &NodeCancelApplied{Node: name, Reason: x.Error}
+		out.Path = named[name]
 		return out
 	case strings.Contains(x.ActionID, "@"):
 		out.Timer = true
