@@ -198,7 +198,8 @@ type IgnoredResult struct {
 	Signal     *SignalApplied     `json:"signal,omitempty"`
 	NodeCancel *NodeCancelApplied `json:"node_cancel,omitempty"`
 	// Reason is why it was ignored: duplicate, stale_attempt, stopped,
-	// job_done, not_dispatched, timer_not_pending or unknown_action;
+	// job_done, not_dispatched, timer_not_pending, unknown_action,
+	// job_settled or signal_queue_full;
 	// Detail says more (for unknown_action).
 	Reason string `json:"reason"`
 	Detail string `json:"detail,omitempty"`

@@ -157,7 +157,15 @@ func summaryLine(s api.Summary, took time.Duration) string {
 //	v3  succeeded, 2/2 actions settled
 //	      seq[1]#1 fail: failed: boom
 //
-// A step that applied a cancel says so first ("cancelled: REASON").
+// A step that applied a cancel says so first ("cancelled: REASON"). A
+// signal says where it went, a node's cancel which node and why, a timer
+// when it fired:
+//
+//	@signal/approval/a1: signal approval (id a1) taken by the wait at seq[0] -> {"ok":true}
+//	@signal/later/l1: signal later (id l1) kept for a wait to come
+//	@cancel/gate: node gate at par[1] cancelled: no answer
+//	seq[1]@sleep: timer fired at 2026-01-02T03:04:05Z
+//	signal later (id l1), kept before, taken by the wait at seq[2]
 func writeHistory(w io.Writer, h api.History) {
 	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.ID, len(h.Steps), plural(len(h.Steps)), h.Status)
 	for _, st := range h.Steps {
@@ -170,6 +178,10 @@ func writeHistory(w io.Writer, h api.History) {
 			fmt.Fprintf(w, "      cancelled: %s\n", job.Clip(st.Cancel.Reason))
 		}
 		for _, r := range st.Results {
+			if line, ok := specialResult(r); ok {
+				fmt.Fprintf(w, "      %s: %s\n", r.ActionID, line)
+				continue
+			}
 			if r.Timer {
 				var at time.Time
 				if r.At != nil {
@@ -187,10 +199,35 @@ func writeHistory(w io.Writer, h api.History) {
 			}
 			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
 		}
+		for _, t := range st.Taken {
+			fmt.Fprintf(w, "      signal %s (id %s), kept before, taken by the wait at %s\n", t.Name, job.Clip(t.ID), ast.ShowPath(t.Path))
+		}
 		for _, t := range st.Waits {
 			fmt.Fprintf(w, "      waits: %s due %s\n", t.ID, t.Due.UTC().Format(time.RFC3339Nano))
 		}
 	}
+}
+
+// specialResult is the line of a result that is a signal or a node's
+// cancel, and whether r is one.
+func specialResult(r api.Result) (string, bool) {
+	switch {
+	case r.Signal != nil:
+		line := fmt.Sprintf("signal %s (id %s)", r.Signal.Name, job.Clip(r.Signal.ID))
+		switch {
+		case r.Signal.Taken:
+			line += " taken by the wait at " + ast.ShowPath(r.Path)
+		case r.Signal.Kept:
+			line += " kept for a wait to come"
+		}
+		if r.Output != "" {
+			line += " -> " + job.Clip(r.Output)
+		}
+		return line, true
+	case r.NodeCancel != nil:
+		return fmt.Sprintf("node %s at %s cancelled: %s", r.NodeCancel.Node, ast.ShowPath(r.Path), job.Clip(r.NodeCancel.Reason)), true
+	}
+	return "", false
 }
 
 // stateOf is where a job stands: "running, 1/6 actions settled", and why

@@ -171,7 +171,7 @@
     return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   }
 
-  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', skipped: '↷', damaged: '⚠' };
+  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', skipped: '↷', damaged: '⚠', signal: '✉' };
 
   // stateSpan is the pages' <span class="state">: icon and word.
   function stateSpan(status, plain) {
@@ -910,7 +910,8 @@
 
     function resultStatus(r) {
       if (r.timer) return 'timer';
-      if (r.kind === 'cancelled') return 'cancelled';
+      if (r.signal) return 'signal';
+      if (r.node_cancel || r.kind === 'cancelled') return 'cancelled';
       return r.ok ? 'succeeded' : 'failed';
     }
 
@@ -932,15 +933,40 @@
           const status = resultStatus(r);
           const code = el('code', null, r.action_id);
           const q = new URLSearchParams({ version: String(s.version), node: r.path });
+          const linked = !r.timer && (!r.signal || r.signal.taken);
+          const where = () => el('code', { class: 'where' }, showPath(r.path));
+          let what = '';
+          if (r.signal) {
+            what = el('span', { class: 'signal' }, 'signal ', el('code', { class: 'name' }, r.signal.name),
+              ' (id ', el('code', { class: 'id' }, r.signal.id), ') ',
+              r.signal.taken ? 'taken by the wait at ' : r.signal.kept ? 'kept for a wait to come' : '', r.signal.taken ? where() : '');
+          } else if (r.node_cancel) {
+            what = el('span', { class: 'node-cancel' }, 'node ', el('code', { class: 'name' }, r.node_cancel.node),
+              ' at ', where(), ' cancelled: ', el('span', { class: 'reason' }, r.node_cancel.reason));
+          } else if (r.timer) {
+            what = el('span', { class: 'timer' }, 'timer of ', where(), ' fired');
+          }
           ul.append(el('li', { 'data-result-path': r.path, 'data-action': r.action || '', 'data-status': status },
-            r.timer ? code : el('a', { href: jobPath + '?' + q }, code),
+            linked ? el('a', { href: jobPath + '?' + q }, code) : code,
             r.action ? ' ' : '', r.action ? el('code', { class: 'action' }, r.action) : '',
-            ' ', stateSpan(status, true),
+            ' ', stateSpan(status, true), what ? ' ' : '', what,
             r.error ? ': ' : '', r.error ? el('span', { class: 'error' }, r.error) : '',
             r.output ? ' → ' : '', r.output ? el('code', { class: 'output' }, r.output) : ''));
         }
         if (results.length > 20) ul.append(el('li', { class: 'more' }, 'and ' + (results.length - 20) + ' more results'));
         li.append(ul);
+      }
+      const taken = s.taken || [];
+      if (taken.length) {
+        const p = el('p', { class: 'taken' }, 'Signals kept before, taken now: ');
+        taken.forEach((t, i) => {
+          if (i) p.append(', ');
+          const q = new URLSearchParams({ version: String(s.version), node: t.path });
+          p.append(el('span', { class: 'signal', 'data-signal': t.name }, 'signal ', el('code', { class: 'name' }, t.name),
+            ' (id ', el('code', { class: 'id' }, t.id), ') by the wait at ',
+            el('a', { href: jobPath + '?' + q }, el('code', { class: 'where' }, showPath(t.path)))));
+        });
+        li.append(p);
       }
       const disp = s.dispatched || [];
       if (disp.length) {
@@ -1081,7 +1107,7 @@
       if (fv.status === 'cancel') return !!li.querySelector(':scope > p.cancel');
       for (const r of li.querySelectorAll(':scope > ul.results > li[data-result-path]')) {
         const status = r.getAttribute('data-status');
-        if (status === 'timer') continue;
+        if (status === 'timer' || status === 'signal') continue;
         const p = r.getAttribute('data-result-path');
         const want = status === 'failed' || status === 'cancelled' ? 'failed' : 'succeeded';
         if ((!fv.status || fv.status === want) && (!fv.action || (r.getAttribute('data-action') || '').includes(fv.action)) &&
