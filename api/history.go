@@ -46,9 +46,10 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		armed = now
 		return out
 	}
-	if w := waits(j); j.Version() > from {
+	grew := newGrowthTrack(j)
+	if w, g := waits(j), grew.step(job.Job{}, j); j.Version() > from {
 		st := stepState(Step{Version: j.Version(), Created: true}, j)
-		st.Waits = w
+		st.Waits, st.Grew = w, g
 		for _, a := range j.Outstanding() {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}
@@ -82,14 +83,16 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			return History{}, fmt.Errorf("job %s: step v%d does not apply as recorded: %d of %d results ignored (first: %s)",
 				j.ID(), s.Version, len(tr.Ignored), len(s.Results), tr.Ignored[0])
 		}
+		prev := j
 		j = tr.Job
 		w := waits(j)
 		took := sig.step(j, s.Results)
+		g := grew.step(prev, j)
 		if s.Version <= from {
 			continue
 		}
 		st := stepState(Step{Version: s.Version}, j)
-		st.Waits = w
+		st.Waits, st.Grew = w, g
 		for _, a := range tr.Actions {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}

@@ -17,8 +17,9 @@ results it applied (action, the worker that ran it, ok or failed with the
 message, output cut to 60 bytes; a signal with its name, ID and the wait
 that took it or "kept"; a node's cancel with the node and the reason; a
 timer's firing) and the job's state after it, the signals kept before
-that a wait took in it, and the retries, deadlines and sleeps it armed
-(waits). With --server URL, through 'baton serve' (see 'baton status');
+that a wait took in it, the maps it started (with their copies) and the
+loops that began another iteration, and the retries, deadlines and
+sleeps it armed (waits). With --server URL, through 'baton serve' (see 'baton status');
 --json prints the API's history of the job, every step.`,
 		run: (*cli).history,
 	}

@@ -158,7 +158,10 @@ type StepView struct {
 	MoreDisp    int
 	// Took are the signals kept before the step that a wait took in it
 	// (api.Step.Taken), each with a link to its wait.
-	Took    []TakenView
+	Took []TakenView
+	// Grew are the maps the step started and the loops' next
+	// iterations (api.Step.Grew), each with a link to its node.
+	Grew    []GrowthView
 	Current bool
 	// Hidden says the step does not match the filter.
 	Hidden bool
@@ -176,6 +179,29 @@ type ResultView struct {
 	NodeURL string
 	// Where is Path as the CLI shows it ("root" for the root).
 	Where string
+}
+
+// GrowthView is what a step grew: a map's copies, a loop's iteration.
+type GrowthView struct {
+	api.Growth
+	Where, URL string
+	// Text says it after the node: "started 3 copies", "began
+	// iteration 2".
+	Text string
+}
+
+// growthView makes the view of g, in the job id at version v.
+func growthView(id string, v uint64, g api.Growth) GrowthView {
+	gv := GrowthView{Growth: g, Where: ast.ShowPath(g.Path), URL: JobNodeURL(id, v, g.Path)}
+	switch {
+	case g.Kind == ast.KindMap.String() && g.Copies == 1:
+		gv.Text = "started 1 copy"
+	case g.Kind == ast.KindMap.String():
+		gv.Text = "started " + strconv.Itoa(g.Copies) + " copies"
+	default:
+		gv.Text = "began iteration " + strconv.Itoa(g.Iteration)
+	}
+	return gv
 }
 
 // TakenView is a signal kept earlier that a wait took in a step.
@@ -354,6 +380,9 @@ func (v *JobView) steps(in JobInput) {
 				rv.NodeURL = JobNodeURL(in.Summary.ID, st.Version, r.Path)
 			}
 			sv.Results = append(sv.Results, rv)
+		}
+		for _, g := range st.Grew {
+			sv.Grew = append(sv.Grew, growthView(in.Summary.ID, st.Version, g))
 		}
 		for _, tk := range st.Taken {
 			sv.Took = append(sv.Took, TakenView{TakenSignal: tk, Where: ast.ShowPath(tk.Path), URL: JobNodeURL(in.Summary.ID, st.Version, tk.Path)})

@@ -358,8 +358,13 @@
         return (a ? a.textContent : null) === (b ? b.textContent : null);
       };
       const countsOf = (x) => Array.from(x.querySelectorAll('.count'), (c) => c.textContent).join('|');
-      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && countsOf(g) === countsOf(f)) return;
+      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && same('.line') && countsOf(g) === countsOf(f)) return;
       g.setAttribute('data-status', f.getAttribute('data-status'));
+      // A map's second line counts its copies per state, a loop's says
+      // its iteration: they move with the nodes under them.
+      const l0 = g.querySelector('.line');
+      const l1 = f.querySelector('.line');
+      if (l0 && l1) l0.textContent = l1.textContent;
       const a = g.querySelector('.state');
       const b = f.querySelector('.state');
       if (a && b) a.textContent = b.textContent;
@@ -483,10 +488,12 @@
       return p === '' && st.expanded.size ? ',' : p;
     }
 
-    // Groups whose counts changed are brought up to date by a fragment,
-    // at most once a second.
+    // Groups whose counts changed, maps whose copies did, and a tree
+    // that grew (a map's copies, a loop's next iteration: nodes the
+    // drawing lacks) are brought up to date by a fragment, at most once a
+    // second.
     const staleGroups = throttle(async () => {
-      if (st.viewing !== null || !svg || !svg.querySelector('g.node.group')) return;
+      if (st.viewing !== null || !svg) return;
       try {
         const ticket = st.travel;
         const frag = await fragment(null);
@@ -956,6 +963,18 @@
         if (results.length > 20) ul.append(el('li', { class: 'more' }, 'and ' + (results.length - 20) + ' more results'));
         li.append(ul);
       }
+      const grew = s.grew || [];
+      if (grew.length) {
+        const p = el('p', { class: 'grew' });
+        grew.forEach((g, i) => {
+          if (i) p.append('; ');
+          const q = new URLSearchParams({ version: String(s.version), node: g.path });
+          const text = g.kind === 'map' ? 'started ' + (g.copies || 0) + (g.copies === 1 ? ' copy' : ' copies') : 'began iteration ' + g.iteration;
+          p.append(el('span', { class: 'growth', 'data-kind': g.kind }, g.kind + ' ',
+            el('a', { href: jobPath + '?' + q }, el('code', { class: 'where' }, showPath(g.path))), ' ' + text));
+        });
+        li.append(p);
+      }
       const taken = s.taken || [];
       if (taken.length) {
         const p = el('p', { class: 'taken' }, 'Signals kept before, taken now: ');
@@ -1323,11 +1342,13 @@
           const g = nodeEls.get(n.path);
           if (g) paint(g, n); else hidden = true;
         }
-        // A group's counts move with the nodes under it.
+        // A group's counts move with the nodes under it, a map's copies
+        // with the nodes in them.
         for (const n of data.changed || []) {
           const up = parentPath(n.path);
           const a = up === null ? null : drawnAncestor(up);
           if (a && a.classList.contains('group')) hidden = true;
+          if (/(^|\.)map\[\d+\]/.test(n.path)) hidden = true;
         }
         if (hidden) staleGroups();
         if (st.summary) showSummary(st.summary);
