@@ -47,7 +47,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		return out
 	}
 	grew := newGrowthTrack(j)
-	if w, g := waits(j), grew.step(job.Job{}, j); j.Version() > from {
+	if w, g := waits(j), grew.step(job.Job{}, j, actionIDs(j.Outstanding())); j.Version() > from {
 		st := stepState(Step{Version: j.Version(), Created: true}, j)
 		st.Waits, st.Grew = w, g
 		for _, a := range j.Outstanding() {
@@ -87,7 +87,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		j = tr.Job
 		w := waits(j)
 		took := sig.step(j, s.Results)
-		g := grew.step(prev, j)
+		g := grew.step(prev, j, actionIDs(tr.Actions))
 		if s.Version <= from {
 			continue
 		}
@@ -131,6 +131,14 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 	}
 	out.Latest, out.Status = j.Version(), j.Status().String()
 	return out, nil
+}
+
+func actionIDs(as []job.Action) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.ID
+	}
+	return out
 }
 
 func stepState(st Step, j job.Job) Step {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/batonwf/baton/ast"
@@ -27,7 +28,7 @@ type Growth struct {
 // that has neither, which costs nothing.
 type growthTrack struct {
 	started map[string]bool // the maps started, by path
-	iter    map[string]int  // a loop's iteration index, by the loop's path
+	iter    map[string]int  // a loop's newest iteration index seen, by the loop's path
 }
 
 func newGrowthTrack(j job.Job) *growthTrack {
@@ -42,14 +43,20 @@ func newGrowthTrack(j job.Job) *growthTrack {
 	return &growthTrack{started: map[string]bool{}, iter: map[string]int{}}
 }
 
-// step returns what the step from old to new grew; old is the zero Job
-// for the job's creation.
-func (g *growthTrack) step(old, new job.Job) []Growth {
+// step returns what the step from old to new grew, dispatching the
+// actions dispatched; old is the zero Job for the job's creation. A
+// map's start shows in the nodes the step changed (job.Changed: the map
+// and its new copies); a loop's next iteration in the paths of those
+// nodes and of the actions dispatched ("...loop[I]..."), since the body
+// of the next iteration may be in the very state the previous one began
+// in.
+func (g *growthTrack) step(old, new job.Job, dispatched []string) []Growth {
 	if g == nil {
 		return nil
 	}
 	changed := job.Changed(old, new)
 	var out []Growth
+	var loops []Growth
 	for i, n := range changed {
 		switch {
 		case n.Kind == ast.KindMap && n.Status != job.StatusIdle && n.Status != job.StatusSkipped && !g.started[n.Path]:
@@ -67,39 +74,45 @@ func (g *growthTrack) step(old, new job.Job) []Growth {
 		case n.Kind == ast.KindMap && n.Status == job.StatusIdle && g.started[n.Path]:
 			delete(g.started, n.Path) // a map in a loop's body, reset for the next iteration
 		}
-		loop, k, ok := loopBody(n.Path)
-		if !ok {
-			continue
-		}
-		if last, seen := g.iter[loop]; seen && last != k && k > 0 {
-			out = append(out, Growth{Path: loop, Kind: ast.KindLoop.String(), Iteration: k + 1})
-		}
-		g.iter[loop] = k
+		loops = g.iterations(loops, n.Path)
 	}
-	return out
+	for _, id := range dispatched {
+		if p, _, err := job.SplitActionID(id); err == nil {
+			loops = g.iterations(loops, p)
+		}
+	}
+	return append(out, loops...)
 }
 
-// loopBody says whether path is a loop's body ("...loop[K]"), and returns
-// the loop's path and K.
-func loopBody(path string) (loop string, k int, ok bool) {
-	i := strings.LastIndexByte(path, '.')
-	last := path[i+1:]
-	rest, found := strings.CutPrefix(last, ast.KindLoop.String()+"[")
-	if !found || !strings.HasSuffix(rest, "]") {
-		return "", 0, false
-	}
-	n := 0
-	for _, c := range rest[:len(rest)-1] {
-		if c < '0' || c > '9' || n > 1<<20 {
-			return "", 0, false
+// iterations appends to out the loops whose next iteration path shows
+// first ("...loop[I]...", I past the iteration seen so far).
+func (g *growthTrack) iterations(out []Growth, path string) []Growth {
+	edge := ast.KindLoop.String() + "["
+	for off := 0; ; {
+		i := strings.Index(path[off:], edge)
+		if i < 0 {
+			return out
 		}
-		n = n*10 + int(c-'0')
+		i += off
+		off = i + len(edge)
+		if i > 0 && path[i-1] != '.' {
+			continue
+		}
+		end := strings.IndexByte(path[off:], ']')
+		if end <= 0 {
+			return out
+		}
+		k, err := strconv.Atoi(path[off : off+end])
+		if err != nil || k < 0 {
+			continue
+		}
+		loop := ""
+		if i > 0 {
+			loop = path[:i-1]
+		}
+		if k > g.iter[loop] {
+			g.iter[loop] = k
+			out = append(out, Growth{Path: loop, Kind: ast.KindLoop.String(), Iteration: k + 1})
+		}
 	}
-	if len(rest) == 1 {
-		return "", 0, false
-	}
-	if i < 0 {
-		return "", n, true
-	}
-	return path[:i], n, true
 }
