@@ -391,7 +391,10 @@
       const fs = frag.querySelectorAll('g.node[data-path]');
       if (fs.length !== nodeEls.size) return false;
       for (const f of fs) {
-        if (!nodeEls.has(f.getAttribute('data-path'))) return false;
+        const g = nodeEls.get(f.getAttribute('data-path'));
+        // A node that opened or closed as a group (a map whose copies
+        // came) changes the drawing's shape.
+        if (!g || g.getAttribute('data-group') !== f.getAttribute('data-group')) return false;
       }
       for (const f of fs) copyState(nodeEls.get(f.getAttribute('data-path')), f);
       for (const name of ['data-version', 'data-status']) {
@@ -1349,6 +1352,14 @@
           const a = up === null ? null : drawnAncestor(up);
           if (a && a.classList.contains('group')) hidden = true;
           if (/(^|\.)map\[\d+\]/.test(n.path)) hidden = true;
+        }
+        // A loop's next iteration may begin in the very state the last
+        // one began in (no node changed): its actions name its body.
+        for (const s of steps) {
+          for (const id of s.dispatched || []) {
+            const i = id.lastIndexOf('#');
+            if (i >= 0 && !nodeEls.has(id.slice(0, i)) && /(^|\.)loop\[\d+\]/.test(id)) hidden = true;
+          }
         }
         if (hidden) staleGroups();
         if (st.summary) showSummary(st.summary);
