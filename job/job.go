@@ -120,6 +120,9 @@ type Job struct {
 	// cancels are the nodes CancelNode stopped, in the order it did;
 	// nil for none. Appended to a clipped copy: versions share it.
 	cancels []nodeCancel
+	// grown is the log of the changes of the tree by maps and loops,
+	// newest first (see maploop.go); nil for none.
+	grown *growth
 }
 
 // ID returns the job's ID.
@@ -358,6 +361,8 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 		if j.t.nodes[c].kind == ast.KindChoice {
 			// A choice that selected nothing: no action.
 			f.Kind, f.Message = j.choiceFailure(c)
+		} else if k := j.t.nodes[c].kind; k == ast.KindMap || k == ast.KindLoop {
+			f.Kind, f.Message = j.growingFailure(c)
 		} else if isWaitOrSleep(j.t.nodes[c].kind) {
 			f.Kind, f.Message = j.waitFailure(c)
 		} else {
@@ -461,6 +466,11 @@ type NodeInfo struct {
 	// Winner is, for a race that a child won, the path of that child;
 	// "" otherwise.
 	Winner string
+	// Iteration is, for a loop, the iteration that runs or ran last
+	// (from 0; its body's path ends loop[Iteration]). Copies is, for a
+	// map that started, its number of copies (at map[0] to
+	// map[Copies-1]). Both are 0 for other nodes.
+	Iteration, Copies int
 }
 
 // Walk calls f for every node in pre-order (a node before its children, a
@@ -481,6 +491,9 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf
 	for i, k := range tn.kids {
 		if k < 0 {
 			continue
+		}
+		if tn.kind == ast.KindLoop {
+			i = int(tn.iter)
 		}
 		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, resOf) {
@@ -512,10 +525,16 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 			ni.Output = res.output
 		}
 	}
+	switch tn.kind {
+	case ast.KindLoop:
+		ni.Iteration = int(tn.iter)
+	case ast.KindMap:
+		ni.Copies = len(tn.kids)
+	}
 	if tn.kind == ast.KindRace && s.pos > 0 {
 		ni.Winner = ast.ChildPath(path, ast.KindRace, int(s.pos-1))
 	}
-	if tn.kind == ast.KindRace && tn.out >= 0 && s.status == StatusSucceeded {
+	if (tn.kind == ast.KindRace || tn.kind == ast.KindMap || tn.kind == ast.KindLoop) && tn.out >= 0 && s.status == StatusSucceeded {
 		ni.Output = j.outputOf(id)
 	}
 	if s.status == StatusFailed {
