@@ -18,7 +18,8 @@ const takenSummary = `JSON.stringify([...document.querySelectorAll('#steps > li[
 // TestBrowserSignalSteps: the script lists a signal (its name, ID and
 // the wait that took it, or kept), a node's cancel (the node and the
 // reason) and a kept signal taken later exactly as the server lists
-// them, and none as a timer.
+// them, and none as a timer: the steps that come live, while the page is
+// open, as those it reads at once.
 func TestBrowserSignalSteps(t *testing.T) {
 	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", nil, nil)
 	s.submit(t, "s", ast.Seq(
@@ -30,6 +31,10 @@ func TestBrowserSignalSteps(t *testing.T) {
 	))
 	c := s.client()
 	ctx := t.Context()
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/s")
+	p.WaitDrawn()
+	p.Wait(`!document.getElementById('steps').hasAttribute('data-lazy') && document.querySelectorAll('#steps > li[data-version]').length === 1`)
 	if _, err := c.Signal(ctx, "s", "later", "l1", json.RawMessage(`"early"`)); err != nil {
 		t.Fatal(err)
 	}
@@ -50,10 +55,9 @@ func TestBrowserSignalSteps(t *testing.T) {
 		t.Fatalf("the job: %+v, %v", sum, err)
 	}
 
-	p := browsertest.NewPage(t)
-	p.Navigate(s.URL + "/jobs/s")
-	p.WaitDrawn()
-	p.Wait(`!document.getElementById('steps').hasAttribute('data-lazy') && document.querySelectorAll('#steps > li[data-version]').length === 5`)
+	// The live steps, read again from the history route for what a step
+	// event does not say.
+	p.Wait(`document.querySelectorAll('#steps > li[data-version]').length === 5 && !!document.querySelector('#steps p.taken') && document.querySelector('#steps > li#step-3 ul.results').textContent.includes('taken by the wait')`)
 	script, scriptTaken := browsertest.Eval[string](p, stepsSummary), browsertest.Eval[string](p, takenSummary)
 	for _, want := range []string{
 		`signal later (id l1) kept for a wait to come → \"early\"`,

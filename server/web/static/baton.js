@@ -1015,6 +1015,43 @@
       stepsList.setAttribute('data-to', String(last));
     }
 
+    // A step event says what each result was, not where a signal went
+    // (the wait that took it, or kept), which node a cancel named, nor
+    // what the step grew (a map's copies, a loop's next iteration): the
+    // history route says it, read again for those steps, at most once a
+    // second.
+    const unsure = new Set();
+    const reread = throttle(async () => {
+      if (!unsure.size || !stepsList) return;
+      const vs = Array.from(unsure).sort((a, b) => a - b);
+      unsure.clear();
+      const from = vs[0] - 1;
+      const h = await getJSON(apiPath + '/history?from=' + from + '&limit=' + (vs[vs.length - 1] - from));
+      for (const s of h.steps) {
+        const old = document.getElementById('step-' + s.version);
+        if (!old || !vs.includes(s.version) || old.parentNode !== stepsList) continue;
+        const li = stepItem(s);
+        if (old.hasAttribute('aria-current')) li.setAttribute('aria-current', 'step');
+        old.replaceWith(li);
+        filterOne(li);
+      }
+    }, 1000);
+
+    // markUnsure notes the steps of an event whose items the history
+    // route should say again (reread): those with a signal or a node's
+    // cancel, a loop's later iteration, or a map or a wait among the
+    // nodes they changed.
+    function markUnsure(steps, changed) {
+      // A map that started, or a wait that took a signal kept before.
+      const grew = (changed || []).some((n) => n.kind === 'map' || n.kind === 'wait');
+      for (const s of steps) {
+        const special = (s.results || []).some((r) => r.signal || r.node_cancel);
+        const loop = (s.dispatched || []).some((id) => /(^|\.)loop\[[1-9]\d*\]/.test(id));
+        if (special || loop || grew) unsure.add(s.version);
+      }
+      if (unsure.size) reread();
+    }
+
     // lazySteps lists the steps the server left out of the page
     // (data-lazy: the newest, data-from to data-to), read from the
     // history route once the tree and the timeline are drawn, before any
@@ -1326,6 +1363,7 @@
       const lastS = steps[steps.length - 1];
       setLatest(Math.max(st.latest, v || (lastS ? lastS.version : 0)));
       addSteps(steps);
+      markUnsure(steps, data.changed);
       if (lastS) {
         st.status = lastS.status;
         st.summary = Object.assign({}, st.summary || {}, {
