@@ -161,8 +161,11 @@ type StepView struct {
 	Took []TakenView
 	// Grew are the maps the step started and the loops' next
 	// iterations (api.Step.Grew), each with a link to its node.
-	Grew    []GrowthView
-	Current bool
+	Grew []GrowthView
+	// MoreGrew counts those past the first DispatchedShown (the maps in
+	// the copies of a map start together).
+	MoreGrew int
+	Current  bool
 	// Hidden says the step does not match the filter.
 	Hidden bool
 }
@@ -381,7 +384,11 @@ func (v *JobView) steps(in JobInput) {
 			}
 			sv.Results = append(sv.Results, rv)
 		}
-		for _, g := range st.Grew {
+		for i, g := range st.Grew {
+			if i == DispatchedShown {
+				sv.MoreGrew = len(st.Grew) - i
+				break
+			}
 			sv.Grew = append(sv.Grew, growthView(in.Summary.ID, st.Version, g))
 		}
 		for _, tk := range st.Taken {

@@ -969,13 +969,14 @@
       const grew = s.grew || [];
       if (grew.length) {
         const p = el('p', { class: 'grew' });
-        grew.forEach((g, i) => {
+        grew.slice(0, 10).forEach((g, i) => {
           if (i) p.append('; ');
           const q = new URLSearchParams({ version: String(s.version), node: g.path });
           const text = g.kind === 'map' ? 'started ' + (g.copies || 0) + (g.copies === 1 ? ' copy' : ' copies') : 'began iteration ' + g.iteration;
           p.append(el('span', { class: 'growth', 'data-kind': g.kind }, g.kind + ' ',
             el('a', { href: jobPath + '?' + q }, el('code', { class: 'where' }, showPath(g.path))), ' ' + text));
         });
+        if (grew.length > 10) p.append(' and ' + (grew.length - 10) + ' more');
         li.append(p);
       }
       const taken = s.taken || [];
