@@ -85,6 +85,15 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		}
 		prev := j
 		j = tr.Job
+		if grew != nil {
+			// A map's copies and a loop's later iterations have paths the
+			// first version lacks: their actions name them when dispatched.
+			for _, a := range tr.Actions {
+				if p, _, err := job.SplitActionID(a.ID); err == nil && names[p] == "" {
+					names[p] = a.Name
+				}
+			}
+		}
 		w := waits(j)
 		took := sig.step(j, s.Results)
 		g := grew.step(prev, j, actionIDs(tr.Actions))

@@ -93,6 +93,15 @@ func TestMapCopiesAndLoopIterations(t *testing.T) {
 			t.Errorf("v%d grew %s, want %s", st.Version, g, w)
 		}
 	}
+	// The results of the copies and of later iterations name their
+	// actions, though the first version has no node at their paths.
+	for _, st := range got.Steps[2:] {
+		for _, r := range st.Results {
+			if r.Action == "" {
+				t.Errorf("v%d: %s has no action", st.Version, r.ActionID)
+			}
+		}
+	}
 	// A page of the history from a later version knows what came before.
 	page, err := api.HistoryOf(h, 4, 1)
 	if err != nil || len(page.Steps) != 1 || jsonText(page.Steps[0].Grew) != jsonText(want[5]) {
