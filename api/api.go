@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,6 +109,45 @@ type Node struct {
 	// of a deadline that ran out) and how many further failures its
 	// parallel nodes counted.
 	Failure *Failure `json:"failure,omitempty"`
+	// Copies counts a started map's copies (its children, "map[0]" to
+	// "map[N-1]") and how many are in each state; absent for a map not
+	// started and for any other node. Only in node lists (NodesOf).
+	Copies *Copies `json:"copies,omitempty"`
+	// Iteration is a loop's current iteration, 1 for the first: the one
+	// running, or the last one run once the loop has settled; its body
+	// is the child "loop[Iteration-1]". 0 for any other node. Only in
+	// node lists (NodesOf).
+	Iteration int `json:"iteration,omitempty"`
+}
+
+// Copies counts a map's copies per state.
+type Copies struct {
+	Count     int `json:"count"`
+	Idle      int `json:"idle,omitempty"`
+	Running   int `json:"running,omitempty"`
+	Succeeded int `json:"succeeded,omitempty"`
+	Failed    int `json:"failed,omitempty"`
+	Cancelled int `json:"cancelled,omitempty"`
+	Skipped   int `json:"skipped,omitempty"`
+}
+
+// add counts one copy in state status.
+func (c *Copies) add(status string) {
+	c.Count++
+	switch status {
+	case job.StatusIdle.String():
+		c.Idle++
+	case job.StatusRunning.String():
+		c.Running++
+	case job.StatusSucceeded.String():
+		c.Succeeded++
+	case job.StatusFailed.String():
+		c.Failed++
+	case job.StatusCancelled.String():
+		c.Cancelled++
+	case job.StatusSkipped.String():
+		c.Skipped++
+	}
 }
 
 // List is a page of a listing.
@@ -144,6 +185,13 @@ type Step struct {
 	Failure *Failure `json:"failure,omitempty"`
 	// Waits are the timers the step armed (retries, deadlines).
 	Waits []Timer `json:"waits,omitempty"`
+	// Grew are the maps the step started, with their copies, and the
+	// loops that began another iteration in it, in tree order.
+	Grew []Growth `json:"grew,omitempty"`
+	// Taken are the signals kept before this step (a signal sent before
+	// its wait started) that a wait took in it, in the order taken. A
+	// signal this step applied itself says where it went in its Result.
+	Taken []TakenSignal `json:"taken,omitempty"`
 	// Ignored are the results the reducer did not apply while the job
 	// was at this version: those of the batch that made it, and of later
 	// batches that applied nothing, oldest first. Only from a store that
@@ -152,17 +200,50 @@ type Step struct {
 	Ignored []IgnoredResult `json:"ignored,omitempty"`
 }
 
+// TakenSignal is a signal a wait took.
+type TakenSignal struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	// Path is the path of the wait that took it ("" is the root).
+	Path string `json:"path"`
+}
+
+// SignalApplied tells what a result that is a signal (job.Signal,
+// job.Result.AsSignal) carried, and where it went: Taken by the wait at
+// its result's Path, or Kept by the job for a wait to come. An ignored
+// signal (IgnoredResult) has neither.
+type SignalApplied struct {
+	Name  string `json:"name"`
+	ID    string `json:"id"`
+	Taken bool   `json:"taken,omitempty"`
+	Kept  bool   `json:"kept,omitempty"`
+}
+
+// NodeCancelApplied tells what a result that is a node's cancel
+// (job.CancelNode) named: the node's name and the reason. The node's
+// path is its result's Path.
+type NodeCancelApplied struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+}
+
 // IgnoredResult is a result the reducer did not apply, and why.
 type IgnoredResult struct {
 	ActionID string `json:"action_id"`
-	// Path and Action name the node, when the result is an action's or a
-	// timer's; Timer marks a timer's firing, Cancel a cancel.
-	Path   string `json:"path"`
-	Action string `json:"action,omitempty"`
-	Timer  bool   `json:"timer,omitempty"`
-	Cancel bool   `json:"cancel,omitempty"`
+	// Path and Action name the node, when the result is an action's, a
+	// timer's or a node cancel's; Timer marks a timer's firing, Cancel a
+	// job's cancel, Signal a signal (its name and ID), NodeCancel a
+	// node's cancel (its name and reason; Path is "" when the job has no
+	// node of that name).
+	Path       string             `json:"path"`
+	Action     string             `json:"action,omitempty"`
+	Timer      bool               `json:"timer,omitempty"`
+	Cancel     bool               `json:"cancel,omitempty"`
+	Signal     *SignalApplied     `json:"signal,omitempty"`
+	NodeCancel *NodeCancelApplied `json:"node_cancel,omitempty"`
 	// Reason is why it was ignored: duplicate, stale_attempt, stopped,
-	// job_done, not_dispatched, timer_not_pending or unknown_action;
+	// job_done, not_dispatched, timer_not_pending, unknown_action,
+	// job_settled or signal_queue_full;
 	// Detail says more (for unknown_action).
 	Reason string `json:"reason"`
 	Detail string `json:"detail,omitempty"`
@@ -173,19 +254,30 @@ type IgnoredResult struct {
 	At    *time.Time `json:"at,omitempty"`
 }
 
-// Result is one result a step applied.
+// Result is one result a step applied: an action's, a timer's firing
+// (Timer), a signal (Signal) or a node's cancel (NodeCancel).
 type Result struct {
 	ActionID string `json:"action_id"`
-	// Path and Action name the node, when the result is an action's.
-	Path    string     `json:"path"`
-	Action  string     `json:"action,omitempty"`
-	OK      bool       `json:"ok"`
-	Output  string     `json:"output,omitempty"`
-	Error   string     `json:"error,omitempty"`
-	Kind    string     `json:"kind,omitempty"`
-	At      *time.Time `json:"at,omitempty"`
-	Timer   bool       `json:"timer,omitempty"`
-	Clipped bool       `json:"clipped,omitempty"`
+	// Path and Action name the node, when the result is an action's; Path
+	// is the node of a timer, of a node's cancel, and the wait that took
+	// a signal ("" for a signal kept).
+	Path   string `json:"path"`
+	Action string `json:"action,omitempty"`
+	OK     bool   `json:"ok"`
+	// Output is an action's output, or a signal's payload.
+	Output string     `json:"output,omitempty"`
+	Error  string     `json:"error,omitempty"`
+	Kind   string     `json:"kind,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
+	// Timer marks a retry's, deadline's or sleep's timer firing.
+	Timer bool `json:"timer,omitempty"`
+	// Signal is set for a signal: its name and ID, and whether a wait
+	// took it (at Path) or the job kept it.
+	Signal *SignalApplied `json:"signal,omitempty"`
+	// NodeCancel is set for a node's cancel: the node's name (at Path)
+	// and the reason.
+	NodeCancel *NodeCancelApplied `json:"node_cancel,omitempty"`
+	Clipped    bool               `json:"clipped,omitempty"`
 	// Worker names the worker that ran the attempt (job.Result.Worker);
 	// omitted for a result no worker made (a timer's firing, a lost
 	// attempt) and for one journaled before results named their worker.
@@ -370,14 +462,67 @@ func JobOf(j job.Job, nodes bool) Job {
 }
 
 // NodesOf returns every node of j in pre-order, text clipped to limit
-// bytes.
+// bytes, with a started map's copies counted (Node.Copies) and a loop's
+// iteration (Node.Iteration).
 func NodesOf(j job.Job, limit int) []Node {
 	var out []Node
 	j.Walk(func(n job.NodeInfo) bool {
 		out = append(out, NodeOf(n, limit))
 		return true
 	})
+	grown(out)
 	return out
+}
+
+// grown sets Copies on the started maps and Iteration on the loops of
+// nodes, a whole tree's in pre-order (NodesOf), from their children.
+func grown(nodes []Node) {
+	var open []int // the maps and loops above the node at hand, innermost last
+	for i := range nodes {
+		n := &nodes[i]
+		for len(open) > 0 && nodes[open[len(open)-1]].Depth >= n.Depth {
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 {
+			if p := &nodes[open[len(open)-1]]; p.Depth == n.Depth-1 {
+				switch p.Kind {
+				case kindMap:
+					if p.Copies != nil {
+						p.Copies.add(n.Status)
+					}
+				case kindLoop:
+					p.Iteration = iterationOf(n.Path)
+				}
+			}
+		}
+		switch n.Kind {
+		case kindMap:
+			if n.Status != job.StatusIdle.String() && n.Status != job.StatusSkipped.String() {
+				n.Copies = &Copies{}
+			}
+			open = append(open, i)
+		case kindLoop:
+			n.Iteration = 1
+			open = append(open, i)
+		}
+	}
+}
+
+var (
+	kindMap  = ast.KindMap.String()
+	kindLoop = ast.KindLoop.String()
+)
+
+// iterationOf returns the iteration, from 1, of the loop body at path
+// ("...loop[I]"), or 1 when path does not end so.
+func iterationOf(path string) int {
+	rest, ok := strings.CutSuffix(path, "]")
+	if i := strings.LastIndex(rest, kindLoop+"["); ok && i >= 0 && (i == 0 || rest[i-1] == '.') {
+		if k, err := strconv.Atoi(rest[i+len(kindLoop)+1:]); err == nil && k >= 0 {
+			return k + 1
+		}
+	}
+	return 1
 }
 
 // NodeOf returns n with its text clipped to limit bytes.

@@ -17,15 +17,19 @@ import (
 func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 	out := History{ID: string(h.Origin.ID()), Steps: []Step{}}
 	names := map[string]string{} // node path -> action name
+	named := map[string]string{} // node name -> path
 	h.Origin.Walk(func(n job.NodeInfo) bool {
 		if n.Kind == ast.KindAct {
 			names[n.Path] = n.Action
+		}
+		if n.Name != "" {
+			named[n.Name] = n.Path
 		}
 		return true
 	})
 	ignored := map[uint64][]IgnoredResult{}
 	for _, x := range h.Ignored {
-		ignored[x.Version] = append(ignored[x.Version], ignoredOf(x, names))
+		ignored[x.Version] = append(ignored[x.Version], ignoredOf(x, names, named))
 	}
 	full := func() bool { return limit > 0 && len(out.Steps) >= limit }
 	j := h.Origin
@@ -42,9 +46,10 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		armed = now
 		return out
 	}
-	if w := waits(j); j.Version() > from {
+	grew := newGrowthTrack(j)
+	if w, g := waits(j), grew.step(job.Job{}, j, actionIDs(j.Outstanding())); j.Version() > from {
 		st := stepState(Step{Version: j.Version(), Created: true}, j)
-		st.Waits = w
+		st.Waits, st.Grew = w, g
 		for _, a := range j.Outstanding() {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}
@@ -56,6 +61,7 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 		out.Steps = append(out.Steps, st)
 	}
 	cancelID := job.CancelResult(j.ID(), "-").ActionID
+	sig := newSignalTrack(j)
 	for i, s := range h.Steps {
 		if full() {
 			// The rest only brings the job to its latest version.
@@ -77,13 +83,25 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 			return History{}, fmt.Errorf("job %s: step v%d does not apply as recorded: %d of %d results ignored (first: %s)",
 				j.ID(), s.Version, len(tr.Ignored), len(s.Results), tr.Ignored[0])
 		}
+		prev := j
 		j = tr.Job
+		if grew != nil {
+			// A map's copies and a loop's later iterations have paths the
+			// first version lacks: their actions name them when dispatched.
+			for _, a := range tr.Actions {
+				if p, _, err := job.SplitActionID(a.ID); err == nil && names[p] == "" {
+					names[p] = a.Name
+				}
+			}
+		}
 		w := waits(j)
+		took := sig.step(j, s.Results)
+		g := grew.step(prev, j, actionIDs(tr.Actions))
 		if s.Version <= from {
 			continue
 		}
 		st := stepState(Step{Version: s.Version}, j)
-		st.Waits = w
+		st.Waits, st.Grew = w, g
 		for _, a := range tr.Actions {
 			st.Dispatched = append(st.Dispatched, a.ID)
 		}
@@ -99,8 +117,20 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 				}
 				continue
 			}
-			st.Results = append(st.Results, resultOf(r, names))
+			res := resultOf(r, names)
+			switch {
+			case res.Signal != nil:
+				if wait, ok := took.arrived[res.Signal.Name+"/"+res.Signal.ID]; ok {
+					res.Signal.Taken, res.Path = true, wait
+				} else {
+					res.Signal.Kept = true
+				}
+			case res.NodeCancel != nil:
+				res.Path = pathOfName(j, named, res.NodeCancel.Node)
+			}
+			st.Results = append(st.Results, res)
 		}
+		st.Taken = took.earlier
 		if !last.IsZero() {
 			last = last.UTC()
 			st.Time = &last
@@ -110,6 +140,14 @@ func HistoryOf(h store.History, from uint64, limit int) (History, error) {
 	}
 	out.Latest, out.Status = j.Version(), j.Status().String()
 	return out, nil
+}
+
+func actionIDs(as []job.Action) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.ID
+	}
+	return out
 }
 
 func stepState(st Step, j job.Job) Step {
@@ -126,6 +164,16 @@ func resultOf(r job.Result, names map[string]string) Result {
 	if !r.At.IsZero() {
 		at := r.At.UTC()
 		out.At = &at
+	}
+	if sg, ok := r.AsSignal(); ok {
+		out.Signal = &SignalApplied{Name: sg.Name, ID: sg.ID}
+		out.Output, out.Clipped = Clip(string(sg.Payload), ClipBytes)
+		return out
+	}
+	if name, ok := nodeCancelName(r.ActionID); ok {
+		out.NodeCancel = &NodeCancelApplied{Node: name, Reason: r.Error}
+		out.Kind = "" // a cancel's result carries no kind of its own
+		return out
 	}
 	if strings.Contains(r.ActionID, "@") {
 		out.Timer = true
@@ -145,7 +193,7 @@ func resultOf(r job.Result, names map[string]string) Result {
 }
 
 // ignoredOf returns what the history shows of an ignored result.
-func ignoredOf(x store.Ignored, names map[string]string) IgnoredResult {
+func ignoredOf(x store.Ignored, names, named map[string]string) IgnoredResult {
 	out := IgnoredResult{ActionID: x.ActionID, Reason: strings.ReplaceAll(x.Reason.String(), " ", "_"), Detail: x.Detail, OK: !x.Failed}
 	if at, ok := utc(x.At); ok {
 		out.At = at
@@ -154,6 +202,15 @@ func ignoredOf(x store.Ignored, names map[string]string) IgnoredResult {
 	case x.ActionID == cancelActionID:
 		out.Cancel = true
 		out.Error = x.Error // the cancel's reason
+		return out
+	case isSignal(x.ActionID):
+		sg, _ := job.Result{ActionID: x.ActionID}.AsSignal()
+		out.Signal = &SignalApplied{Name: sg.Name, ID: sg.ID}
+		return out
+	case isNodeCancel(x.ActionID):
+		name, _ := nodeCancelName(x.ActionID)
+		out.NodeCancel = &NodeCancelApplied{Node: name, Reason: x.Error}
+		out.Path = named[name]
 		return out
 	case strings.Contains(x.ActionID, "@"):
 		out.Timer = true

@@ -32,17 +32,19 @@
 //
 // Workflow version 3's leaves and options show on a box's second line: a
 // wait's signal ("signal approval"), a sleep's duration, an end's reason,
-// a race's need, a par's limit, a map's array, a loop's until and max; a
-// dag child's guard comes first (`when plan = "audit" · ...`).
+// a race's need, a par's limit, a map's array (once it started, its
+// copies instead, counted per state by icon: "3 copies: 1▶ 2✓"), a
+// loop's iteration ("iteration 3", its body the child loop[2]), until and
+// max; a dag child's guard comes first (`when plan = "audit" · ...`).
 //
 // # Groups and the bound on boxes
 //
-// A seq or par with more than Options.GroupOver children is drawn closed:
-// one group box that counts the nodes under it per state. Options.Expand
-// opens it. At most Options.MaxBoxes boxes are drawn: nodes are opened
-// from the root down, level by level in tree order, and a node whose
-// children would pass the bound stays closed as a group too; the Graph
-// says so (Graph.Truncated). Either way every node is drawn exactly once,
+// A seq, par, race or map (its copies) with more than Options.GroupOver
+// children is drawn closed: one group box that counts the nodes under it
+// per state. Options.Expand opens it. At most Options.MaxBoxes boxes
+// are drawn: nodes are opened from the root down, level by level in tree
+// order, and a node whose children would pass the bound stays closed as a
+// group too; the Graph says so (Graph.Truncated). Either way every node is drawn exactly once,
 // as a box or inside the counts of one group box.
 //
 // # Contracts

@@ -64,8 +64,9 @@ type Box struct {
 	// Detail is what the node's kind and options say, clipped: a wait's
 	// "signal NAME", a sleep's duration, an end's reason, a choice's
 	// "on NAME" and the cases it chose ("on tier → else"), a race's
-	// "need N", a par's "limit K", a map's "over NAME", a loop's "until
-	// NAME = VALUE, max N"; "" if none.
+	// "need N", a par's "limit K", a map's "over NAME" (once started,
+	// its copies per state: "3 copies: 1▶ 2✓"), a loop's "iteration I,
+	// until NAME = VALUE, max N"; "" if none.
 	Detail string
 	// Guard is a dag child's guard ("when NAME = VALUE"), clipped; "" if
 	// none.

@@ -2,6 +2,7 @@ package draw
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -101,7 +102,7 @@ func (l *layout) choose(o Options) {
 		if len(n.kids) == 0 {
 			continue
 		}
-		if k := n.info.Kind; (k == ast.KindSeq || k == ast.KindPar || k == ast.KindRace) && len(n.kids) > o.GroupOver && !o.Expand[n.info.Path] {
+		if k := n.info.Kind; (k == ast.KindSeq || k == ast.KindPar || k == ast.KindRace || k == ast.KindMap) && len(n.kids) > o.GroupOver && !o.Expand[n.info.Path] {
 			continue
 		}
 		if boxes+len(n.kids) > o.MaxBoxes {
@@ -292,6 +293,12 @@ func (l *layout) makeBox(i, x, y int32) Box {
 func (l *layout) detail(i int32) string {
 	n := &l.nodes[i]
 	d := n.info.Detail
+	switch {
+	case n.info.Kind == ast.KindMap && len(n.kids) > 0:
+		return l.copies(i)
+	case n.info.Kind == ast.KindLoop && len(n.kids) == 1:
+		return "iteration " + itoa(iteration(l.nodes[n.kids[0]].info.Path)) + ", " + d
+	}
 	if n.info.Kind != ast.KindChoice || n.info.Status == job.StatusIdle {
 		return d
 	}
@@ -305,6 +312,42 @@ func (l *layout) detail(i int32) string {
 		return d
 	}
 	return d + " → " + strings.Join(chose, "; ")
+}
+
+// copies says how many copies the started map i has, and how many are
+// in each state, by icon: "3 copies: 1▶ 2✓".
+func (l *layout) copies(i int32) string {
+	kids := l.nodes[i].kids
+	var by [256]int
+	for _, k := range kids {
+		by[l.nodes[k].info.Status]++
+	}
+	s := itoa(len(kids)) + " copies"
+	if len(kids) == 1 {
+		s = "1 copy"
+	}
+	sep := ": "
+	for _, st := range []job.Status{job.StatusRunning, job.StatusSucceeded, job.StatusFailed, job.StatusCancelled, job.StatusSkipped, job.StatusIdle} {
+		if by[st] > 0 {
+			s += sep + itoa(by[st]) + styleOf(st).icon
+			sep = " "
+		}
+	}
+	return s
+}
+
+// iteration returns the iteration, from 1, of the loop body at path
+// ("...loop[I]").
+func iteration(path string) int {
+	i := strings.LastIndexByte(path, '[')
+	if i < 0 {
+		return 1
+	}
+	k, err := strconv.Atoi(strings.TrimSuffix(path[i+1:], "]"))
+	if err != nil {
+		return 1
+	}
+	return k + 1
 }
 
 // counts tallies the states of the nodes under node i, which are the

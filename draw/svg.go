@@ -308,6 +308,8 @@ func secondLine(b *Box) string {
 		}
 	case b.Children == 0:
 		l = b.Detail
+	case b.Kind == ast.KindMap || b.Kind == ast.KindLoop: // its copies, its iteration
+		l = b.Detail
 	case b.Kind == ast.KindChoice: // its lanes show its cases
 		l = b.Detail
 		if b.Group != nil {

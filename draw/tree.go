@@ -92,7 +92,13 @@ func linkDags(n *ast.Node, nodes []node, next *int) error {
 				kids = append(kids, p)
 			}
 		}
-	default: // seq, par, dag, race, choice, map, loop; none for a leaf
+	case ast.KindMap:
+		// One copy of its template per element, as many as the state
+		// holds: none before the map starts.
+		for range nodes[i].kids {
+			kids = append(kids, &n.Children[0])
+		}
+	default: // seq, par, dag, race, choice, loop; none for a leaf
 		for k := range n.Children {
 			kids = append(kids, &n.Children[k])
 		}

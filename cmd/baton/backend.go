@@ -288,6 +288,13 @@ func (rc *runnerCanceller) signal(ctx context.Context, id job.ID, name, sigID st
 // cancelNode cancels the node through the runner, then reads the job to
 // say what became of it (on Kafka the cancel may not be applied yet).
 func (rc *runnerCanceller) cancelNode(ctx context.Context, id job.ID, name, reason string) (string, error) {
+	if tc, ok := rc.r.(transitionCanceller); ok {
+		tr, err := tc.CancelNodeTransition(ctx, id, name, reason)
+		if err != nil {
+			return "", err
+		}
+		return cancelNodeOutcome(id, name, tr), nil
+	}
 	if err := rc.r.CancelNode(ctx, id, name, reason); err != nil {
 		return "", err
 	}
@@ -297,6 +304,28 @@ func (rc *runnerCanceller) cancelNode(ctx context.Context, id job.ID, name, reas
 	}
 	n, _ := findNode(api.JobOf(j, true), name)
 	return nodeCancelLine(id, n, j.Version(), rc.saves), nil
+}
+
+// transitionCanceller is a runner whose node cancel returns the
+// transition it saved (ZooKeeper's), so that a cancel the job ignored
+// is told apart from one applied.
+type transitionCanceller interface {
+	CancelNodeTransition(ctx context.Context, id job.ID, name, reason string) (job.Transition, error)
+}
+
+// cancelNodeOutcome is the line of a node's cancel that tr saved, or
+// ignored (the node left as it is, and why).
+func cancelNodeOutcome(id job.ID, name string, tr job.Transition) string {
+	n, _ := findNode(api.JobOf(tr.Job, true), name)
+	if !tr.Changed() {
+		for _, ig := range tr.Ignored {
+			if ig.Detail != "" {
+				return fmt.Sprintf("node %s at %s of job %s left as it is: %s", name, ast.ShowPath(n.Path), id, ig.Detail)
+			}
+		}
+		return notRunningLine(id, n)
+	}
+	return nodeCancelLine(id, n, tr.Job.Version(), true)
 }
 
 func (rc *runnerCanceller) close() { rc.stop() }

@@ -8,8 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/batonwf/baton/api"
-	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/runner/inmem"
@@ -145,17 +143,8 @@ func (b *boltBackend) cancelNode(ctx context.Context, id job.ID, name, reason st
 	if err != nil {
 		return "", withCode(storeExit(err), err)
 	}
-	n, _ := findNode(api.JobOf(tr.Job, true), name)
-	if !tr.Changed() {
-		for _, ig := range tr.Ignored {
-			if ig.Detail != "" {
-				return fmt.Sprintf("node %s at %s of job %s left as it is: %s", name, ast.ShowPath(n.Path), id, ig.Detail), nil
-			}
-		}
-		return notRunningLine(id, n), nil
-	}
-	line := nodeCancelLine(id, n, tr.Job.Version(), true)
-	if len(tr.Actions) > 0 && !tr.Job.Done() {
+	line := cancelNodeOutcome(id, name, tr)
+	if tr.Changed() && len(tr.Actions) > 0 && !tr.Job.Done() {
 		line += fmt.Sprintf("; its next actions wait for: baton resume --store %s %s", b.path, id)
 	}
 	return line, nil

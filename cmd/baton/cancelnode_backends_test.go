@@ -107,3 +107,25 @@ func TestServerCancelNode(t *testing.T) {
 		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
 	}
 }
+
+// TestZKCancelNodeStopping: on --zk, the cancel of a node that is
+// stopping already (cancelled once, its finally block entered before the
+// cancel still to run: no worker runs it yet) is ignored, and the line
+// says so as it does on a store file, instead of claiming a second
+// cancel.
+func TestZKCancelNodeStopping(t *testing.T) {
+	srv := zktest.Start(t)
+	root := srv.Path("cancelstopping")
+	args := func(a ...string) []string { return append(a, "--zk", srv.ConnString(), "--root", root) }
+	wf := `{"version":3,"root":{"seq":[{"try":{"wait":"go"},"finally":{"act":"log","payload":"cleanup"},"name":"slow"},{"act":"log","payload":"after"}]}}`
+	baton(t, args("submit", writeWorkflow(t, "slow.json", wf), "--id", "slow")...).want(t, exitOK)
+	baton(t, args("signal", "slow", "go", "--id", "g1")...).want(t, exitOK) // the finally block starts
+	r := baton(t, args("cancel", "--node", "slow", "--reason", "first", "slow")...).want(t, exitOK)
+	contains(t, "stdout", r.stdout, "node slow at seq[0] of job slow cancelled at v3; it fails with kind cancelled once what runs under it has settled\n")
+	r = baton(t, args("cancel", "--node", "slow", "--reason", "second", "slow")...).want(t, exitOK)
+	if want := "node slow at seq[0] of job slow left as it is: node slow is running, or stopped already\n"; r.stdout != want {
+		t.Errorf("the second cancel printed %q, want %q", r.stdout, want)
+	}
+	r = baton(t, args("history", "slow")...).want(t, exitOK)
+	contains(t, "history", r.stdout, "job slow: 3 versions", "@cancel/slow: node slow at seq[0] cancelled: first\n")
+}

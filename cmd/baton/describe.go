@@ -17,7 +17,10 @@ import (
 // boundaries, so the API's clipped text prints as the whole would.
 
 // describeJob renders v as job.Describe renders the job it is the value
-// of: a header line, one line per node, the deadlines armed.
+// of: a header line, one line per node, the deadlines armed; a started
+// map's line also counts its copies per state, a loop's says its
+// iteration ("map seq[1]: running, 3 copies: 1 running, 2 succeeded";
+// "loop: running, iteration 3"), which job.Describe does not.
 func describeJob(v api.Job) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s v%d: %s", v.ID, v.Version, v.Status)
@@ -59,6 +62,12 @@ func describeNode(b *strings.Builder, n api.Node) {
 		b.WriteString(" @" + n.Name)
 	}
 	b.WriteString(": " + n.Status)
+	if n.Copies != nil {
+		b.WriteString(", " + copiesText(*n.Copies))
+	}
+	if n.Iteration > 0 {
+		fmt.Fprintf(b, ", iteration %d", n.Iteration)
+	}
 	if act && n.Attempt > 0 {
 		fmt.Fprintf(b, " #%d", n.Attempt)
 	}
@@ -87,6 +96,23 @@ func describeNode(b *strings.Builder, n api.Node) {
 		b.WriteString(")")
 	}
 	b.WriteByte('\n')
+}
+
+// copiesText says how many copies a map has, and in which states:
+// "3 copies: 1 running, 2 succeeded".
+func copiesText(c api.Copies) string {
+	s := fmt.Sprintf("%d cop%s", c.Count, map[bool]string{true: "y", false: "ies"}[c.Count == 1])
+	sep := ": "
+	for _, x := range []struct {
+		n    int
+		what string
+	}{{c.Running, "running"}, {c.Succeeded, "succeeded"}, {c.Failed, "failed"}, {c.Cancelled, "cancelled"}, {c.Skipped, "skipped"}, {c.Idle, "idle"}} {
+		if x.n > 0 {
+			s += fmt.Sprintf("%s%d %s", sep, x.n, x.what)
+			sep = ", "
+		}
+	}
+	return s
 }
 
 // failureText is job.Failure's String of f, whose message the API
@@ -157,7 +183,20 @@ func summaryLine(s api.Summary, took time.Duration) string {
 //	v3  succeeded, 2/2 actions settled
 //	      seq[1]#1 fail: failed: boom
 //
-// A step that applied a cancel says so first ("cancelled: REASON").
+// A step that applied a cancel says so first ("cancelled: REASON"). A
+// signal says where it went, a node's cancel which node and why, a timer
+// when it fired:
+//
+//	@signal/approval/a1: signal approval (id a1) taken by the wait at seq[0] -> {"ok":true}
+//	@signal/later/l1: signal later (id l1) kept for a wait to come
+//	@cancel/gate: node gate at par[1] cancelled: no answer
+//	seq[1]@sleep: timer fired at 2026-01-02T03:04:05Z
+//	signal later (id l1), kept before, taken by the wait at seq[2]
+//
+// and a map that started or a loop's next iteration, what it grew:
+//
+//	map seq[1] started 3 copies
+//	loop seq[2] began iteration 2
 func writeHistory(w io.Writer, h api.History) {
 	fmt.Fprintf(w, "job %s: %d version%s, now %s\n", h.ID, len(h.Steps), plural(len(h.Steps)), h.Status)
 	for _, st := range h.Steps {
@@ -170,6 +209,10 @@ func writeHistory(w io.Writer, h api.History) {
 			fmt.Fprintf(w, "      cancelled: %s\n", job.Clip(st.Cancel.Reason))
 		}
 		for _, r := range st.Results {
+			if line, ok := specialResult(r); ok {
+				fmt.Fprintf(w, "      %s: %s\n", r.ActionID, line)
+				continue
+			}
 			if r.Timer {
 				var at time.Time
 				if r.At != nil {
@@ -187,10 +230,47 @@ func writeHistory(w io.Writer, h api.History) {
 			}
 			fmt.Fprintf(w, "      %s %s: %s\n", r.ActionID, name, outcome(r))
 		}
+		for _, t := range st.Taken {
+			fmt.Fprintf(w, "      signal %s (id %s), kept before, taken by the wait at %s\n", t.Name, job.Clip(t.ID), ast.ShowPath(t.Path))
+		}
+		for _, g := range st.Grew {
+			fmt.Fprintf(w, "      %s\n", growthText(g))
+		}
 		for _, t := range st.Waits {
 			fmt.Fprintf(w, "      waits: %s due %s\n", t.ID, t.Due.UTC().Format(time.RFC3339Nano))
 		}
 	}
+}
+
+// specialResult is the line of a result that is a signal or a node's
+// cancel, and whether r is one.
+func specialResult(r api.Result) (string, bool) {
+	switch {
+	case r.Signal != nil:
+		line := fmt.Sprintf("signal %s (id %s)", r.Signal.Name, job.Clip(r.Signal.ID))
+		switch {
+		case r.Signal.Taken:
+			line += " taken by the wait at " + ast.ShowPath(r.Path)
+		case r.Signal.Kept:
+			line += " kept for a wait to come"
+		}
+		if r.Output != "" {
+			line += " -> " + job.Clip(r.Output)
+		}
+		return line, true
+	case r.NodeCancel != nil:
+		return fmt.Sprintf("node %s at %s cancelled: %s", r.NodeCancel.Node, ast.ShowPath(r.Path), job.Clip(r.NodeCancel.Reason)), true
+	}
+	return "", false
+}
+
+// growthText says what a step grew: "map seq[1] started 3 copies",
+// "loop seq[2] began iteration 2".
+func growthText(g api.Growth) string {
+	if g.Kind == ast.KindMap.String() {
+		return fmt.Sprintf("map %s started %s", ast.ShowPath(g.Path), copiesText(api.Copies{Count: g.Copies}))
+	}
+	return fmt.Sprintf("loop %s began iteration %d", ast.ShowPath(g.Path), g.Iteration)
 }
 
 // stateOf is where a job stands: "running, 1/6 actions settled", and why

@@ -14,8 +14,12 @@ func historyCommand() command {
 		about: `
 Shows every version of JOB: how it was created, then for each step the
 results it applied (action, the worker that ran it, ok or failed with the
-message, output cut to 60 bytes) and the job's state after it, and the retries and deadlines it armed
-(waits). With --server URL, through 'baton serve' (see 'baton status');
+message, output cut to 60 bytes; a signal with its name, ID and the wait
+that took it or "kept"; a node's cancel with the node and the reason; a
+timer's firing) and the job's state after it, the signals kept before
+that a wait took in it, the maps it started (with their copies) and the
+loops that began another iteration, and the retries, deadlines and
+sleeps it armed (waits). With --server URL, through 'baton serve' (see 'baton status');
 --json prints the API's history of the job, every step.`,
 		run: (*cli).history,
 	}

@@ -16,14 +16,17 @@ func inspectCommand() command {
 		usage:   "baton inspect [--store PATH | --zk HOST:PORT[,...] [--root PATH] | --kafka HOST:PORT[,...] [--prefix NAME] | --server URL [--token-file FILE]] [--format text|json|dot|mermaid|svg | --json] [--version V] JOB",
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
-  text     the tree with the state of every node, then the worker each
-           attempt ran on, up to V (read from the job's history)
+  text     the tree with the state of every node (a started map's
+           copies counted per state, a loop's iteration), then the
+           worker each attempt ran on, up to V (read from the job's
+           history)
   json     the job's encoding, as stored in snapshots
   dot      a Graphviz digraph, nodes coloured by status:
            baton inspect --format dot JOB | dot -Tsvg > job.svg
   mermaid  a mermaid flowchart, for Markdown
   svg      the job page's drawing, every node a box filled by its state
-           (groups of over 100 children closed, at most 2,000 boxes):
+           (groups of over 100 children or map copies closed, at
+           most 2,000 boxes):
            baton inspect --format svg JOB > job.svg
 --json prints the API's JSON of the job (GET /api/v1/jobs/JOB?version=V).
 With --server URL, through 'baton serve' (see 'baton status'), in every

@@ -139,7 +139,7 @@ func checkEngines(z *zkFlags, k *kafkaFlags, required bool) error {
 	case given(k.fs, "store"):
 		return errors.New("--kafka and --store exclude each other: the jobs are either in Kafka or in a store file")
 	}
-	for _, name := range []string{"root", "auth", "auth-file"} {
+	for _, name := range []string{"root", "auth", "auth-file", "zk-session-timeout"} {
 		if given(k.fs, name) {
 			return fmt.Errorf("--%s needs --zk; it does not go with --kafka", name)
 		}

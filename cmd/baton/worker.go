@@ -25,7 +25,7 @@ func workerCommand() command {
 	return command{
 		name:    "worker",
 		summary: "run the actions of jobs in ZooKeeper or Kafka, until stopped",
-		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--capacity N] [--limit ACTION=N]... [--grace D] [--claim-lease D] [--timeout D] [--retain D] [--verbose]\n" +
+		usage: "baton worker --zk HOST:PORT[,...] [--root PATH] [--auth USER [--auth-file FILE]] [--name NAME] [--capacity N] [--limit ACTION=N]... [--grace D] [--claim-lease D] [--timeout D] [--retain D] [--zk-session-timeout D] [--verbose]\n" +
 			"       baton worker --kafka HOST:PORT[,...] [--prefix NAME] [TLS and SASL flags] [--name NAME] [--capacity N] [--limit ACTION=N]... [--claim-lease D] [--timeout D] [--retain D] [--verbose]",
 		about: `
 Serves the built-in actions (those of 'baton run') to the jobs kept in
@@ -34,7 +34,8 @@ saves their results, and fires the timers of retries and deadlines. Jobs
 are submitted with 'baton submit'. Any number of workers, on any machines,
 may share the servers and root: each action runs on one of them, and the
 actions of a worker that dies go to another once its ZooKeeper session
-expires (10s). On start it also queues again what the unfinished jobs are
+expires (--zk-session-timeout, 10s by default, from 1s to 10m; the server
+may clamp it to 2 to 20 of its ticks: 4s to 40s with its stock tickTime). On start it also queues again what the unfinished jobs are
 missing (as 'baton resume --zk' does). The workers delete the jobs that
 settled longer ago than --retain (a week by default), with their history:
 ZooKeeper keeps all its data in memory. With --auth USER, the password is
@@ -106,6 +107,7 @@ func (c *cli) worker(ctx context.Context, args []string) error {
 	timeout := fset.Duration("timeout", 0, "time limit `D` for each action, like 30s; an action that overruns fails (0: none)")
 	verbose := fset.Bool("verbose", false, "log at debug level: claims, retries, ZooKeeper's or Kafka's client")
 	z.addRetain(fset)
+	z.addSessionTimeout(fset)
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
 	case !ok:

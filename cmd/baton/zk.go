@@ -21,6 +21,13 @@ import (
 const (
 	defaultZKRoot    = "/baton"
 	defaultZKConnect = 10 * time.Second
+	// defaultZKSession is a worker's ZooKeeper session timeout: how long
+	// after it dies its claims are released. The bounds of
+	// --zk-session-timeout are wider than any server's clamp (2 to 20
+	// of its ticks), which a server applies on top.
+	defaultZKSession = 10 * time.Second
+	minZKSession     = time.Second
+	maxZKSession     = 10 * time.Minute
 	// zkPasswordEnv holds the password of --auth's user (never on the
 	// command line, where other users of the machine could read it);
 	// --auth-file names a file that holds it instead.
@@ -40,6 +47,7 @@ type zkFlags struct {
 	authFile *string
 	connect  *time.Duration
 	retain   *time.Duration // --retain, baton worker's only; nil elsewhere
+	session  *time.Duration // --zk-session-timeout, baton worker's only; nil elsewhere
 
 	password string // --auth's, read by check
 }
@@ -69,6 +77,11 @@ func (z *zkFlags) addRetain(fs *flag.FlagSet) {
 	z.retain = fs.Duration("retain", zkrunner.DefaultRetention, "with --zk or --kafka, delete the jobs that settled (succeeded, failed, cancelled) longer ago than `D`, with their history; 0 keeps them until 'baton delete' (the workers of a root should agree: the shortest wins; with --kafka, each restarter applies its own to the partitions it owns)")
 }
 
+// addSessionTimeout adds baton worker's --zk-session-timeout.
+func (z *zkFlags) addSessionTimeout(fs *flag.FlagSet) {
+	z.session = fs.Duration("zk-session-timeout", defaultZKSession, fmt.Sprintf("with --zk, the worker's ZooKeeper session timeout `D`, from %v to %v: how long after the worker dies (or stops answering) its claims go to others; the server may clamp it (to 2 to 20 of its ticks: 4s to 40s with its stock tickTime of 2s)", minZKSession, maxZKSession))
+}
+
 // given reports whether flag name was on the command line.
 func given(fs *flag.FlagSet, name string) bool {
 	found := false
@@ -95,6 +108,9 @@ func (z *zkFlags) check(required bool) error {
 		if given(z.fs, "connect-timeout") {
 			return errors.New("--connect-timeout needs --zk or --kafka")
 		}
+		if given(z.fs, "zk-session-timeout") {
+			return errors.New("--zk-session-timeout needs --zk")
+		}
 		return nil
 	}
 	if given(z.fs, "store") {
@@ -111,6 +127,9 @@ func (z *zkFlags) check(required bool) error {
 	}
 	if *z.connect <= 0 {
 		return fmt.Errorf("--connect-timeout must be positive, got %v", *z.connect)
+	}
+	if z.session != nil && (*z.session < minZKSession || *z.session > maxZKSession) {
+		return fmt.Errorf("--zk-session-timeout must be from %v to %v, got %v", minZKSession, maxZKSession, *z.session)
 	}
 	if z.retain != nil && *z.retain < 0 {
 		return fmt.Errorf("--retain must not be negative, got %v (0 keeps settled jobs)", *z.retain)
@@ -226,6 +245,9 @@ func (z *zkFlags) open(ctx context.Context, log *slog.Logger, mustExist bool) (*
 	cfg := zkrunner.Config{Servers: servers, Root: *z.root, MustExist: mustExist, Logger: slog.New(gate)}
 	if *z.auth != "" {
 		cfg.Auth = *z.auth + ":" + z.password
+	}
+	if z.session != nil {
+		cfg.SessionTimeout = *z.session
 	}
 	if z.retain != nil {
 		cfg.Retention = *z.retain

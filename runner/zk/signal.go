@@ -128,11 +128,19 @@ func (r *Runner) applySignal(ctx context.Context, id job.ID, p string, ver int32
 // runner.ErrFinished), is an error; so are a bad name and an empty
 // reason.
 func (r *Runner) CancelNode(ctx context.Context, id job.ID, name, reason string) error {
-	if err := r.usable(); err != nil {
-		return err
-	}
-	_, err := r.eng.CancelNode(ctx, id, name, reason)
+	_, err := r.CancelNodeTransition(ctx, id, name, reason)
 	return err
+}
+
+// CancelNodeTransition is CancelNode, returning the transition saved: a
+// node left as it is (not running, or stopping already) returns one
+// that changed nothing, with the cancel in its Ignored and why, so that
+// a caller can say so.
+func (r *Runner) CancelNodeTransition(ctx context.Context, id job.ID, name, reason string) (job.Transition, error) {
+	if err := r.usable(); err != nil {
+		return job.Transition{}, err
+	}
+	return r.eng.CancelNode(ctx, id, name, reason)
 }
 
 // signalLoop applies the signals their senders left behind: every node

@@ -156,7 +156,16 @@ type StepView struct {
 	MoreResults int
 	Dispatched  []string
 	MoreDisp    int
-	Current     bool
+	// Took are the signals kept before the step that a wait took in it
+	// (api.Step.Taken), each with a link to its wait.
+	Took []TakenView
+	// Grew are the maps the step started and the loops' next
+	// iterations (api.Step.Grew), each with a link to its node.
+	Grew []GrowthView
+	// MoreGrew counts those past the first DispatchedShown (the maps in
+	// the copies of a map start together).
+	MoreGrew int
+	Current  bool
 	// Hidden says the step does not match the filter.
 	Hidden bool
 }
@@ -164,10 +173,44 @@ type StepView struct {
 // ResultView is one result of a step.
 type ResultView struct {
 	api.Result
-	// Status is succeeded or failed (a result of an action), timer, or
-	// cancelled.
-	Status  string
+	// Status is succeeded or failed (a result of an action), timer,
+	// signal (a signal: taken by the wait at Path, or kept), or
+	// cancelled (an action's cancelled attempt, or a node's cancel).
+	Status string
+	// NodeURL links the node: an action's, the node a cancel named, the
+	// wait that took a signal; "" for a timer and a signal kept.
 	NodeURL string
+	// Where is Path as the CLI shows it ("root" for the root).
+	Where string
+}
+
+// GrowthView is what a step grew: a map's copies, a loop's iteration.
+type GrowthView struct {
+	api.Growth
+	Where, URL string
+	// Text says it after the node: "started 3 copies", "began
+	// iteration 2".
+	Text string
+}
+
+// growthView makes the view of g, in the job id at version v.
+func growthView(id string, v uint64, g api.Growth) GrowthView {
+	gv := GrowthView{Growth: g, Where: ast.ShowPath(g.Path), URL: JobNodeURL(id, v, g.Path)}
+	switch {
+	case g.Kind == ast.KindMap.String() && g.Copies == 1:
+		gv.Text = "started 1 copy"
+	case g.Kind == ast.KindMap.String():
+		gv.Text = "started " + strconv.Itoa(g.Copies) + " copies"
+	default:
+		gv.Text = "began iteration " + strconv.Itoa(g.Iteration)
+	}
+	return gv
+}
+
+// TakenView is a signal kept earlier that a wait took in a step.
+type TakenView struct {
+	api.TakenSignal
+	Where, URL string
 }
 
 // JobViewOf makes a job's page.
@@ -335,19 +378,21 @@ func (v *JobView) steps(in JobInput) {
 				sv.MoreResults = len(st.Results) - i
 				break
 			}
-			rv := ResultView{Result: r, Status: "succeeded"}
-			switch {
-			case r.Timer:
-				rv.Status = "timer"
-			case r.Kind == job.KindCancelled:
-				rv.Status = "cancelled"
-			case !r.OK:
-				rv.Status = "failed"
-			}
-			if !r.Timer {
+			rv := ResultView{Result: r, Status: resultStatus(r), Where: ast.ShowPath(r.Path)}
+			if !r.Timer && (r.Signal == nil || r.Signal.Taken) {
 				rv.NodeURL = JobNodeURL(in.Summary.ID, st.Version, r.Path)
 			}
 			sv.Results = append(sv.Results, rv)
+		}
+		for i, g := range st.Grew {
+			if i == DispatchedShown {
+				sv.MoreGrew = len(st.Grew) - i
+				break
+			}
+			sv.Grew = append(sv.Grew, growthView(in.Summary.ID, st.Version, g))
+		}
+		for _, tk := range st.Taken {
+			sv.Took = append(sv.Took, TakenView{TakenSignal: tk, Where: ast.ShowPath(tk.Path), URL: JobNodeURL(in.Summary.ID, st.Version, tk.Path)})
 		}
 		for i, d := range st.Dispatched {
 			if i == DispatchedShown {
@@ -361,13 +406,29 @@ func (v *JobView) steps(in JobInput) {
 	}
 }
 
+// resultStatus is the word a step's result shows: what became of an
+// action's attempt, timer, signal, or cancelled for a node's cancel.
+func resultStatus(r api.Result) string {
+	switch {
+	case r.Timer:
+		return "timer"
+	case r.Signal != nil:
+		return "signal"
+	case r.NodeCancel != nil, r.Kind == job.KindCancelled:
+		return "cancelled"
+	case !r.OK:
+		return "failed"
+	}
+	return "succeeded"
+}
+
 // matches says whether st matches f.
 func (f StepFilter) matches(st api.Step) bool {
 	if f.Status == "cancel" {
 		return st.Cancel != nil
 	}
 	for _, r := range st.Results {
-		if r.Timer {
+		if r.Timer || r.Signal != nil {
 			continue
 		}
 		status := "succeeded"

@@ -100,7 +100,7 @@ func (s *Site) Error(w io.Writer, v ErrorView) error {
 
 // icons say a state without colour, as the tree's bands do.
 var icons = map[string]string{
-	"idle": "○", "running": "▶", "succeeded": "✓", "failed": "✗", "cancelled": "⊘", "skipped": "↷", "damaged": "⚠",
+	"idle": "○", "running": "▶", "succeeded": "✓", "failed": "✗", "cancelled": "⊘", "skipped": "↷", "damaged": "⚠", "signal": "✉",
 }
 
 var funcs = template.FuncMap{

@@ -171,7 +171,7 @@
     return d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
   }
 
-  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', skipped: '↷', damaged: '⚠' };
+  const ICONS = { idle: '○', running: '▶', succeeded: '✓', failed: '✗', cancelled: '⊘', skipped: '↷', damaged: '⚠', signal: '✉' };
 
   // stateSpan is the pages' <span class="state">: icon and word.
   function stateSpan(status, plain) {
@@ -358,8 +358,13 @@
         return (a ? a.textContent : null) === (b ? b.textContent : null);
       };
       const countsOf = (x) => Array.from(x.querySelectorAll('.count'), (c) => c.textContent).join('|');
-      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && countsOf(g) === countsOf(f)) return;
+      if (g.getAttribute('data-status') === f.getAttribute('data-status') && same('.state') && same('.line') && countsOf(g) === countsOf(f)) return;
       g.setAttribute('data-status', f.getAttribute('data-status'));
+      // A map's second line counts its copies per state, a loop's says
+      // its iteration: they move with the nodes under them.
+      const l0 = g.querySelector('.line');
+      const l1 = f.querySelector('.line');
+      if (l0 && l1) l0.textContent = l1.textContent;
       const a = g.querySelector('.state');
       const b = f.querySelector('.state');
       if (a && b) a.textContent = b.textContent;
@@ -386,7 +391,10 @@
       const fs = frag.querySelectorAll('g.node[data-path]');
       if (fs.length !== nodeEls.size) return false;
       for (const f of fs) {
-        if (!nodeEls.has(f.getAttribute('data-path'))) return false;
+        const g = nodeEls.get(f.getAttribute('data-path'));
+        // A node that opened or closed as a group (a map whose copies
+        // came) changes the drawing's shape.
+        if (!g || g.getAttribute('data-group') !== f.getAttribute('data-group')) return false;
       }
       for (const f of fs) copyState(nodeEls.get(f.getAttribute('data-path')), f);
       for (const name of ['data-version', 'data-status']) {
@@ -483,10 +491,12 @@
       return p === '' && st.expanded.size ? ',' : p;
     }
 
-    // Groups whose counts changed are brought up to date by a fragment,
-    // at most once a second.
+    // Groups whose counts changed, maps whose copies did, and a tree
+    // that grew (a map's copies, a loop's next iteration: nodes the
+    // drawing lacks) are brought up to date by a fragment, at most once a
+    // second.
     const staleGroups = throttle(async () => {
-      if (st.viewing !== null || !svg || !svg.querySelector('g.node.group')) return;
+      if (st.viewing !== null || !svg) return;
       try {
         const ticket = st.travel;
         const frag = await fragment(null);
@@ -910,7 +920,8 @@
 
     function resultStatus(r) {
       if (r.timer) return 'timer';
-      if (r.kind === 'cancelled') return 'cancelled';
+      if (r.signal) return 'signal';
+      if (r.node_cancel || r.kind === 'cancelled') return 'cancelled';
       return r.ok ? 'succeeded' : 'failed';
     }
 
@@ -932,15 +943,53 @@
           const status = resultStatus(r);
           const code = el('code', null, r.action_id);
           const q = new URLSearchParams({ version: String(s.version), node: r.path });
+          const linked = !r.timer && (!r.signal || r.signal.taken);
+          const where = () => el('code', { class: 'where' }, showPath(r.path));
+          let what = '';
+          if (r.signal) {
+            what = el('span', { class: 'signal' }, 'signal ', el('code', { class: 'name' }, r.signal.name),
+              ' (id ', el('code', { class: 'id' }, r.signal.id), ') ',
+              r.signal.taken ? 'taken by the wait at ' : r.signal.kept ? 'kept for a wait to come' : '', r.signal.taken ? where() : '');
+          } else if (r.node_cancel) {
+            what = el('span', { class: 'node-cancel' }, 'node ', el('code', { class: 'name' }, r.node_cancel.node),
+              ' at ', where(), ' cancelled: ', el('span', { class: 'reason' }, r.node_cancel.reason));
+          } else if (r.timer) {
+            what = el('span', { class: 'timer' }, 'timer of ', where(), ' fired');
+          }
           ul.append(el('li', { 'data-result-path': r.path, 'data-action': r.action || '', 'data-status': status },
-            r.timer ? code : el('a', { href: jobPath + '?' + q }, code),
+            linked ? el('a', { href: jobPath + '?' + q }, code) : code,
             r.action ? ' ' : '', r.action ? el('code', { class: 'action' }, r.action) : '',
-            ' ', stateSpan(status, true),
+            ' ', stateSpan(status, true), what ? ' ' : '', what,
             r.error ? ': ' : '', r.error ? el('span', { class: 'error' }, r.error) : '',
             r.output ? ' → ' : '', r.output ? el('code', { class: 'output' }, r.output) : ''));
         }
         if (results.length > 20) ul.append(el('li', { class: 'more' }, 'and ' + (results.length - 20) + ' more results'));
         li.append(ul);
+      }
+      const grew = s.grew || [];
+      if (grew.length) {
+        const p = el('p', { class: 'grew' });
+        grew.slice(0, 10).forEach((g, i) => {
+          if (i) p.append('; ');
+          const q = new URLSearchParams({ version: String(s.version), node: g.path });
+          const text = g.kind === 'map' ? 'started ' + (g.copies || 0) + (g.copies === 1 ? ' copy' : ' copies') : 'began iteration ' + g.iteration;
+          p.append(el('span', { class: 'growth', 'data-kind': g.kind }, g.kind + ' ',
+            el('a', { href: jobPath + '?' + q }, el('code', { class: 'where' }, showPath(g.path))), ' ' + text));
+        });
+        if (grew.length > 10) p.append(' and ' + (grew.length - 10) + ' more');
+        li.append(p);
+      }
+      const taken = s.taken || [];
+      if (taken.length) {
+        const p = el('p', { class: 'taken' }, 'Signals kept before, taken now: ');
+        taken.forEach((t, i) => {
+          if (i) p.append(', ');
+          const q = new URLSearchParams({ version: String(s.version), node: t.path });
+          p.append(el('span', { class: 'signal', 'data-signal': t.name }, 'signal ', el('code', { class: 'name' }, t.name),
+            ' (id ', el('code', { class: 'id' }, t.id), ') by the wait at ',
+            el('a', { href: jobPath + '?' + q }, el('code', { class: 'where' }, showPath(t.path)))));
+        });
+        li.append(p);
       }
       const disp = s.dispatched || [];
       if (disp.length) {
@@ -965,6 +1014,43 @@
         filterOne(li);
       }
       stepsList.setAttribute('data-to', String(last));
+    }
+
+    // A step event says what each result was, not where a signal went
+    // (the wait that took it, or kept), which node a cancel named, nor
+    // what the step grew (a map's copies, a loop's next iteration): the
+    // history route says it, read again for those steps, at most once a
+    // second.
+    const unsure = new Set();
+    const reread = throttle(async () => {
+      if (!unsure.size || !stepsList) return;
+      const vs = Array.from(unsure).sort((a, b) => a - b);
+      unsure.clear();
+      const from = vs[0] - 1;
+      const h = await getJSON(apiPath + '/history?from=' + from + '&limit=' + (vs[vs.length - 1] - from));
+      for (const s of h.steps) {
+        const old = document.getElementById('step-' + s.version);
+        if (!old || !vs.includes(s.version) || old.parentNode !== stepsList) continue;
+        const li = stepItem(s);
+        if (old.hasAttribute('aria-current')) li.setAttribute('aria-current', 'step');
+        old.replaceWith(li);
+        filterOne(li);
+      }
+    }, 1000);
+
+    // markUnsure notes the steps of an event whose items the history
+    // route should say again (reread): those with a signal or a node's
+    // cancel, a loop's later iteration, or a map or a wait among the
+    // nodes they changed.
+    function markUnsure(steps, changed) {
+      // A map that started, or a wait that took a signal kept before.
+      const grew = (changed || []).some((n) => n.kind === 'map' || n.kind === 'wait');
+      for (const s of steps) {
+        const special = (s.results || []).some((r) => r.signal || r.node_cancel);
+        const loop = (s.dispatched || []).some((id) => /(^|\.)loop\[[1-9]\d*\]/.test(id));
+        if (special || loop || grew) unsure.add(s.version);
+      }
+      if (unsure.size) reread();
     }
 
     // lazySteps lists the steps the server left out of the page
@@ -1081,7 +1167,7 @@
       if (fv.status === 'cancel') return !!li.querySelector(':scope > p.cancel');
       for (const r of li.querySelectorAll(':scope > ul.results > li[data-result-path]')) {
         const status = r.getAttribute('data-status');
-        if (status === 'timer') continue;
+        if (status === 'timer' || status === 'signal') continue;
         const p = r.getAttribute('data-result-path');
         const want = status === 'failed' || status === 'cancelled' ? 'failed' : 'succeeded';
         if ((!fv.status || fv.status === want) && (!fv.action || (r.getAttribute('data-action') || '').includes(fv.action)) &&
@@ -1278,6 +1364,7 @@
       const lastS = steps[steps.length - 1];
       setLatest(Math.max(st.latest, v || (lastS ? lastS.version : 0)));
       addSteps(steps);
+      markUnsure(steps, data.changed);
       if (lastS) {
         st.status = lastS.status;
         st.summary = Object.assign({}, st.summary || {}, {
@@ -1297,11 +1384,21 @@
           const g = nodeEls.get(n.path);
           if (g) paint(g, n); else hidden = true;
         }
-        // A group's counts move with the nodes under it.
+        // A group's counts move with the nodes under it, a map's copies
+        // with the nodes in them.
         for (const n of data.changed || []) {
           const up = parentPath(n.path);
           const a = up === null ? null : drawnAncestor(up);
           if (a && a.classList.contains('group')) hidden = true;
+          if (/(^|\.)map\[\d+\]/.test(n.path)) hidden = true;
+        }
+        // A loop's next iteration may begin in the very state the last
+        // one began in (no node changed): its actions name its body.
+        for (const s of steps) {
+          for (const id of s.dispatched || []) {
+            const i = id.lastIndexOf('#');
+            if (i >= 0 && !nodeEls.has(id.slice(0, i)) && /(^|\.)loop\[\d+\]/.test(id)) hidden = true;
+          }
         }
         if (hidden) staleGroups();
         if (st.summary) showSummary(st.summary);
