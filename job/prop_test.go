@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
@@ -97,7 +98,21 @@ type propCase struct {
 	Outcomes map[string]propOutcome
 	Graph    bool // drawn as a graph (propGraph)
 
+	// Dyn, when set, gives the outcome of the leaf at a path instead of
+	// Outcomes: for trees that grow (maps and loops), whose leaves' paths
+	// are known only as they run.
+	Dyn   func(path string) propOutcome
+	Start time.Time // the job's start time (job.StartedAt), for sleeps
+
 	idx *propIndex // made by withIndex
+}
+
+// outcome returns how the leaf at path ends.
+func (c propCase) outcome(path string) propOutcome {
+	if c.Dyn != nil {
+		return c.Dyn(path)
+	}
+	return c.Outcomes[path]
 }
 
 // propIndex is what the checks look up in a case's tree.
@@ -446,7 +461,7 @@ func propDrawAnyCase(t *rapid.T, shape propShape) propCase {
 }
 
 func (c propCase) result(a job.Action) job.Result {
-	o := c.Outcomes[a.Path()]
+	o := c.outcome(a.Path())
 	if o.Fail {
 		return a.Fail(o.Msg)
 	}
