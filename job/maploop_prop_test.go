@@ -279,7 +279,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 		for _, a := range tr.Actions {
 			byID[a.ID] = a
 		}
-		want := slices.Clone(o.queue)
+		want := append([]string(nil), o.queue...)
 		sort.Strings(want)
 		if diff := cmp.Diff(want, propSortedIDs(j.Outstanding())); diff != "" {
 			t.Fatalf("step %d: outstanding actions (-oracle +reducer):\n%s\n%s%s", o.step, diff, growShow(w), job.Describe(j))
@@ -290,7 +290,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 		}
 		var sleeps, timers []string
 		for p, n := range o.sleeping() {
-			sleeps = append(sleeps, p+"@sleep "+n.due.Format(time.RFC3339))
+			sleeps = append(sleeps, ast.ShowPath(p)+"@sleep "+n.due.Format(time.RFC3339))
 		}
 		for _, tm := range j.Timers() {
 			timers = append(timers, tm.ID+" "+tm.Due.Format(time.RFC3339))
@@ -314,6 +314,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 	}
 	compare(tr)
 	var sigIDs []string
+	sent := map[string]oracleSignal{}
 	for steps := 0; !o.root.status().Settled(); steps++ {
 		if steps > 400 {
 			t.Fatalf("no end after 400 steps\n%s%s", growShow(w), job.Describe(j))
@@ -332,12 +333,14 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 		for range rapid.IntRange(0, 2).Draw(t, "signals") {
 			s := oracleSignal{Name: rapid.SampledFrom(append(names, growSignals...)).Draw(t, "signal"), Payload: []byte(rapid.SampledFrom(growPayloads).Draw(t, "payload"))}
 			if len(sigIDs) > 0 && rapid.IntRange(0, 4).Draw(t, "repeat") == 0 {
-				s.ID = rapid.SampledFrom(sigIDs).Draw(t, "old id")
+				// Sent again, as a sender does: the same name, ID and payload.
+				s = sent[rapid.SampledFrom(sigIDs).Draw(t, "old id")]
 			} else {
 				s.ID = strconv.Itoa(len(sigIDs))
 				sigIDs = append(sigIDs, s.ID)
 			}
 			sigs = append(sigs, s)
+			sent[s.ID] = s
 			progress = progress || slices.Contains(names, s.Name)
 		}
 		var fires []string
@@ -361,6 +364,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 				s := oracleSignal{Name: names[0], ID: strconv.Itoa(len(sigIDs))}
 				sigIDs = append(sigIDs, s.ID)
 				sigs = append(sigs, s)
+				sent[s.ID] = s
 			case len(sleeping) > 0:
 				fires = sleeping[:1]
 			default:
@@ -377,7 +381,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 			batch = append(batch, job.SignalResult(j.ID(), job.Signal{Name: s.Name, ID: s.ID, Payload: s.Payload, At: at}))
 		}
 		for _, p := range fires {
-			batch = append(batch, job.Result{JobID: j.ID(), ActionID: p + "@sleep", At: at})
+			batch = append(batch, job.Result{JobID: j.ID(), ActionID: ast.ShowPath(p) + "@sleep", At: at})
 		}
 		batch = rapid.Permutation(batch).Draw(t, "batch order")
 		o.deliverEvents(at, slices.Clone(ids), sigs, fires)

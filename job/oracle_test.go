@@ -139,11 +139,16 @@ func oracleOutcomeIn(c propCase, n *ast.Node, path string, env *oracleEnv) job.S
 		}
 		return out
 	case ast.KindRace:
-		// Succeeds if and only if some child would on its own.
+		// Succeeds if and only if some child would on its own (with need
+		// N: N children).
+		won := 0
 		for i := range kids {
 			if st(i) == job.StatusSucceeded {
-				return job.StatusSucceeded
+				won++
 			}
+		}
+		if won >= max(n.Need, 1) {
+			return job.StatusSucceeded
 		}
 		return job.StatusFailed
 	case ast.KindDag:
@@ -419,6 +424,9 @@ func (n *oracleNode) followed() *job.Failure {
 		f := &job.Failure{Path: leaf.path, Action: leaf.action, Message: propStoredMsg(leaf.out.Msg), Others: others}
 		if leaf.failKind != "" {
 			f.Message, f.Kind = leaf.failMsg, leaf.failKind
+		}
+		if r := from.outermostFailedRace(leaf); r != nil {
+			f.Message, f.Kind = r.raceMessage(), "" // a failed race's message lists its children's
 		}
 		return f
 	}
@@ -704,6 +712,19 @@ func (n *oracleNode) settledAt() int {
 	}
 }
 
+// failedAt is when the failed node n failed, for the node around it:
+// the step it settled in, twice, plus one when the failure it reports is
+// a wait's or a sleep's withdrawal, which comes after the other failures
+// of its step.
+func (n *oracleNode) failedAt() int {
+	leaf, _ := n.failure()
+	at := n.settledAt() / 2 * 2
+	if leaf.gaveUp {
+		at++
+	}
+	return at
+}
+
 // failure returns the failed leaf that n's failure reports and how many
 // other failures it counts. n must have failed.
 func (n *oracleNode) failure() (*oracleNode, int) {
@@ -735,7 +756,7 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 			}
 			_, others := k.failure()
 			total += 1 + others
-			if first == nil || k.settledAt() < first.settledAt() {
+			if first == nil || k.failedAt() < first.failedAt() {
 				first = k
 			}
 		}
@@ -1026,6 +1047,11 @@ func (o *oracle) deliverEvents(at time.Time, ids []string, sigs []oracleSignal, 
 			continue
 		}
 		o.kept = append(o.kept, s)
+	}
+	// The races the results and signals won are decided before the
+	// firings apply: a success from a result beats one that only follows
+	// from a firing of the same batch (doc.go, Races).
+	for o.decideOne() {
 	}
 	for _, p := range fires {
 		n := o.sleeping()[p]
