@@ -1050,8 +1050,20 @@ func (o *oracle) deliverEvents(at time.Time, ids []string, sigs []oracleSignal, 
 	}
 	// The races the results and signals won are decided before the
 	// firings apply: a success from a result beats one that only follows
-	// from a firing of the same batch (doc.go, Races).
-	for o.decideOne() {
+	// from a firing of the same batch (doc.go, Races). What a decision
+	// stops settles with it (a loser's next step is cancelled), which may
+	// decide the race around it.
+	for {
+		if o.decideOne() {
+			continue
+		}
+		var ws []oracleWant
+		o.root.wanted(false, &ws)
+		if i := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen }); i >= 0 {
+			o.enter(ws[i].n, true)
+			continue
+		}
+		break
 	}
 	for _, p := range fires {
 		n := o.sleeping()[p]
