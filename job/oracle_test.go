@@ -426,7 +426,7 @@ func (n *oracleNode) followed() *job.Failure {
 			f.Message, f.Kind = leaf.failMsg, leaf.failKind
 		}
 		if r := from.outermostFailedRace(leaf); r != nil {
-			f.Message, f.Kind = r.raceMessage(), "" // a failed race's message lists its children's
+			f.Message, f.Kind = r.raceMessage(), r.raceKind() // a failed race's message lists its children's
 		}
 		return f
 	}
@@ -1250,6 +1250,29 @@ func (n *oracleNode) raceMessage() string {
 		return fmt.Sprintf("fewer than %d children succeeded: ", n.need()) + strings.Join(parts, "; ")
 	}
 	return "every child failed: " + strings.Join(parts, "; ")
+}
+
+// raceKind is the kind of the failure of the race n, failed because
+// every child did: the kind its children's failures share, if they all
+// failed with the same, else none.
+func (n *oracleNode) raceKind() string {
+	shared := ""
+	for i, k := range n.kids {
+		if k.status() != job.StatusFailed {
+			return ""
+		}
+		leaf, _ := k.failure()
+		kind := leaf.failKind
+		if r := k.outermostFailedRace(leaf); r != nil {
+			kind = r.raceKind()
+		}
+		if i == 0 {
+			shared = kind
+		} else if kind != shared {
+			return ""
+		}
+	}
+	return shared
 }
 
 // outermostFailedRace returns the outermost race from leaf up to n (n
