@@ -131,15 +131,15 @@ func growExamples() []growExample {
 			inputs: map[string]string{"loop[0].seq[1]#1": `p="loop[0].seq[0]"`}},
 		// 20: names per iteration.
 		{name: "loop of a map", tree: ast.Loop(ast.Seq(a("l").Named("xs"), ast.Map("xs", a("x").WithInputs("xs", ast.InputItem)), a("u").Named("u")), "u", true, 2),
-			out: map[string]string{"loop[0].seq[0]": `[1]`, "loop[1].seq[0]": `[2,3]`, "loop[0].seq[2]": `false`, "loop[1].seq[2]": `true`},
-			ran: []string{"loop[0].seq[0]#1", "loop[0].seq[1].map[0]#1", "loop[0].seq[2]#1", "loop[1].seq[0]#1", "loop[1].seq[1].map[0]#1", "loop[1].seq[1].map[1]#1", "loop[1].seq[2]#1"},
+			out:    map[string]string{"loop[0].seq[0]": `[1]`, "loop[1].seq[0]": `[2,3]`, "loop[0].seq[2]": `false`, "loop[1].seq[2]": `true`},
+			ran:    []string{"loop[0].seq[0]#1", "loop[0].seq[1].map[0]#1", "loop[0].seq[2]#1", "loop[1].seq[0]#1", "loop[1].seq[1].map[0]#1", "loop[1].seq[1].map[1]#1", "loop[1].seq[2]#1"},
 			status: job.StatusSucceeded,
 			inputs: map[string]string{"loop[1].seq[1].map[1]#1": `xs=[2,3] item=3`}},
 		// 12: a wait's output is the payload; a sleep's firing succeeds it.
 		{name: "wait and sleep", tree: ast.Seq(ast.Wait("go").Named("w"), ast.Sleep(time.Minute), a("b").WithInputs("w")),
 			script: [][]string{{"sig go 1 {\"a\": 1}"}, {"fire seq[1]"}},
 			ran:    []string{"seq[2]#1"}, status: job.StatusSucceeded,
-			nodes:  map[string]string{"seq[0]": `succeeded {"a":1}`, "seq[1]": "succeeded"}, inputs: map[string]string{"seq[2]#1": `w={"a":1}`}},
+			nodes: map[string]string{"seq[0]": `succeeded {"a":1}`, "seq[1]": "succeeded"}, inputs: map[string]string{"seq[2]#1": `w={"a":1}`}},
 		// 9, 10: a signal before its wait is kept, then taken; in the
 		// batch of the result that starts the wait too.
 		{name: "a signal kept, then taken", tree: ast.Seq(a("a"), ast.Wait("go"), a("b")),

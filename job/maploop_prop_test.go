@@ -471,4 +471,3 @@ func TestOracleGrowSignalLockstep(t *testing.T) {
 		growPlay(t, w, c)
 	})
 }
-
