@@ -239,7 +239,7 @@ func TestBadDecode(t *testing.T) {
 		{"format 0", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":0`, 1), false, "format 0"},
 		{"format negative", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":-1`, 1), false, "format -1"},
 		{"format string", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":"1"`, 1), false, "format"},
-		{"future format", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":10`, 1), true, "format 10 (this baton reads up to 9)"},
+		{"future format", strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":11`, 1), true, "format 11 (this baton reads up to 10)"},
 		{"incarnation in format 1", strings.Replace(badDoc(badRunning, ""), `"id":"j",`, `"id":"j","incarnation":7,`, 1), false, "incarnation 7 in format 1"},
 		{"incarnation 0 in format 2", strings.Replace(strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":2`, 1), `"id":"j",`, `"id":"j","incarnation":0,`, 1), false, "incarnation 0 in format 2"},
 		{"negative incarnation", strings.Replace(strings.Replace(badDoc(badRunning, ""), `"format":1`, `"format":2`, 1), `"id":"j",`, `"id":"j","incarnation":-1,`, 1), false, "incarnation"},

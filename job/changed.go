@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"slices"
 	"sort"
 
@@ -72,7 +73,10 @@ func changedNodes(old, new *Job) ([]int32, int) {
 	compared := old.st.main.diff(&new.st.main, func(slot int32) { add(t.nodeOfSlot(slot)) })
 	main := len(ids)
 	compared += old.st.wide.diff(&new.st.wide, func(slot int32) { add(t.wideIDs[slot]) })
-	if len(ids) > main {
+	if t.rank != nil {
+		// A map's copies come after every node: sort by place.
+		slices.SortFunc(ids, func(a, b int32) int { return cmp.Compare(t.rank[a], t.rank[b]) })
+	} else if len(ids) > main {
 		// Each trie gives its nodes in pre-order; merge the two.
 		slices.Sort(ids)
 	}
@@ -135,13 +139,25 @@ func (j *Job) resultsOf(ids []int32) func(int32) *result {
 	for c := j.results; c != nil && missing > 0; c = c.prev {
 		for i := len(c.entries) - 1; i >= 0; i-- {
 			e := &c.entries[i]
+			if e.node < 0 {
+				if r, ok := want[-e.node-1]; ok && r == nil {
+					want[-e.node-1] = &tombstone
+					missing--
+				}
+				continue
+			}
 			if r, ok := want[e.node]; ok && r == nil {
 				want[e.node] = &e.res
 				missing--
 			}
 		}
 	}
-	return func(id int32) *result { return want[id] }
+	return func(id int32) *result {
+		if r := want[id]; r != &tombstone {
+			return r
+		}
+		return nil
+	}
 }
 
 // sameWorkflow reports whether old and new are versions of one job: the

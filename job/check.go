@@ -13,6 +13,13 @@ import (
 func (j Job) check() error {
 	byRes := j.resultsByNode()
 	for i := range j.t.nodes {
+		if j.t.nodes[i].inert {
+			// A map's template, or copies a loop's iteration left.
+			if j.st.get(int32(i)) != (nstate{}) || byRes[i] != nil {
+				return fmt.Errorf("node %d (%s) is inert, with state %+v, result %v", i, j.t.nodes[i].kind, j.st.get(int32(i)), byRes[i] != nil)
+			}
+			continue
+		}
 		if err := j.checkNode(int32(i), byRes[i]); err != nil {
 			return fmt.Errorf("node %d (%s, %s): %v", i, ast.ShowPath(j.t.path(int32(i))), j.t.nodes[i].kind, err)
 		}
@@ -94,6 +101,8 @@ func (j Job) check() error {
 			want = res.output
 		} else if j.t.nodes[i].kind == ast.KindRace {
 			want = j.raceOutput(int32(i))
+		} else if k := j.t.nodes[i].kind; (k == ast.KindMap || k == ast.KindLoop) && j.st.get(int32(i)).status == StatusSucceeded {
+			want = j.growthOutput(int32(i))
 		}
 		if got := j.outputOf(int32(i)); !bytes.Equal(got, want) {
 			return fmt.Errorf("node %d (%s): output kept %q, result %q", i, ast.ShowPath(j.t.path(int32(i))), got, want)
@@ -129,12 +138,12 @@ func (j Job) checkNode(id int32, res *result) error {
 	}
 	// cause and others: only where a failure is being carried.
 	carries := s.status == StatusFailed ||
-		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag || tn.kind == ast.KindChoice) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
+		(s.status == StatusRunning && ((tn.kind == ast.KindPar || tn.kind == ast.KindDag || tn.kind == ast.KindChoice || tn.kind == ast.KindMap) && s.nfail > 0 || tn.kind == ast.KindTry && s.out == StatusFailed ||
 			tn.kind == ast.KindRace && s.nfail > 0 && s.pos == 0))
 	if carries {
 		c := s.cause - 1
 		if c < 0 || int(c) >= len(j.t.nodes) || j.st.get(c).status != StatusFailed || !j.under(c, id) ||
-			j.t.nodes[c].kind != ast.KindAct && !isWaitOrSleep(j.t.nodes[c].kind) && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) {
+			j.t.nodes[c].kind != ast.KindAct && !isWaitOrSleep(j.t.nodes[c].kind) && j.st.get(c).flags&flagExpired == 0 && !j.choiceFailed(c) && !j.ownFailure(c) {
 			return fmt.Errorf("cause %d is not a failed action or an expired node under it", s.cause)
 		}
 		if s.others < 0 {
@@ -143,7 +152,8 @@ func (j Job) checkNode(id int32, res *result) error {
 	} else if s.cause != 0 || s.others != 0 {
 		return fmt.Errorf("cause %d and others %d without a failure", s.cause, s.others)
 	}
-	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 && !(tn.kind == ast.KindChoice && s.flags&^(flagExpired|flagNotArray) == 0) {
+	if tn.kind != ast.KindAct && s.flags&^flagExpired != 0 && !(tn.kind == ast.KindChoice && s.flags&^(flagExpired|flagNotArray) == 0) &&
+		!(tn.kind == ast.KindMap && s.flags&^(flagExpired|flagNotArray|flagTooLarge|flagWon) == 0) {
 		return fmt.Errorf("%s node with flags %d", tn.kind, s.flags)
 	}
 	if s.flags&flagStopped != 0 {
@@ -195,7 +205,7 @@ func (j Job) checkNode(id int32, res *result) error {
 		case StatusCancelled:
 			// Stopped in flight by an expired node above it, or never
 			// dispatched; a stopped action may have failed attempts before.
-			stopped := s.attempt > 0 && (j.expiredAbove(id) || j.wonAbove(id) >= 0)
+			stopped := s.attempt > 0 && (j.expiredAbove(id) || j.wonAbove(id) >= 0 || j.wonMapAbove(id))
 			if !stopped && (s.attempt != 0 || res != nil) || stopped && res != nil && res.err == "" {
 				return fmt.Errorf("cancelled action was dispatched (attempt %d) with no expired node above it", s.attempt)
 			}
@@ -273,6 +283,14 @@ func (j Job) checkNode(id int32, res *result) error {
 		}
 	case ast.KindChoice:
 		if err := j.checkChoice(id, tn, s, res); err != nil {
+			return err
+		}
+	case ast.KindMap:
+		if err := j.checkMap(id, tn, s, res); err != nil {
+			return err
+		}
+	case ast.KindLoop:
+		if err := j.checkLoop(id, tn, s, res); err != nil {
 			return err
 		}
 	case ast.KindEnd:

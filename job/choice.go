@@ -74,6 +74,9 @@ func (e *engine) settleLate() {
 			e.settle(l.node, StatusFailed, l.node+1, 0)
 		} else {
 			e.settle(l.node, l.status, 0, 0)
+			if tn := e.node(l.node); tn.kind == ast.KindMap && tn.out >= 0 && e.get(l.node).status == StatusSucceeded {
+				e.setOutput(tn.out, e.j.mapOutput(l.node)) // a map over an empty array
+			}
 		}
 	}
 	e.lateQ = e.lateQ[:0]

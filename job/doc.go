@@ -213,11 +213,69 @@
 //     settling in one batch start the next two). A freeze, an expiry, a
 //     cancel or a lost race cancels those not yet started, one slot at a
 //     time, in the same transition. (A dag takes no limit yet.)
-//   - Map and loop. Package ast reads, writes and validates them (see
-//     ast.Map and ast.Loop), but New and Decode refuse a workflow holding
-//     one, naming the node: their trees grow as they run (a copy per
-//     element, one iteration after another), which the compiled tree,
-//     shared by every version of a job, does not yet.
+//
+// # Maps and loops (workflow version 3)
+//
+//   - Copies. A map has one copy of its template per element of its
+//     array, map[0] to map[n-1] in its path, in index order, which is
+//     their tree order; a copy's action and timer IDs carry its index
+//     (seq[1].map[3].seq[0]#1). A deadline on the map is outside its
+//     copies; one inside the template exists once per copy.
+//   - Starting a map. It reads its over when it starts (a leaf sure to
+//     have succeeded then; a retried leaf gives its successful attempt's
+//     output). Not a JSON array (null, no output, not JSON): it fails as
+//     it starts, kind not_an_array (KindNotAnArray); more than
+//     ast.MaxCopies elements: kind map_too_large (KindMapTooLarge); empty:
+//     it succeeds as it starts. These settle as a choice that selects
+//     nothing does, once the round that began the map is over, with no
+//     timer.
+//   - Limit. Copies start in index order, at most Limit running; a copy
+//     that settles frees its slot and the next starts in the same
+//     transition, two settling in one batch starting the next two.
+//   - Failures. A copy's failure freezes the map as a par: copies not
+//     started never start (cancelled), running ones go on (their waits
+//     and sleeps are withdrawn), and the map fails once they settle. A
+//     map blocked from outside (a frozen par or dag, a deadline, a
+//     cancel, a lost race) starts no more copies and ends as a stopped
+//     seq does.
+//   - Need. A map with Need N succeeds the moment N copies have (all of
+//     them when it has fewer elements), unless a copy failed first: the
+//     copies still running are stopped as a won race's losers (their late
+//     results are ignored as stopped), those not started are cancelled.
+//   - Names. Inside a copy, an input, on or over naming a node of the
+//     template names that node of the same copy; else of the nearest
+//     enclosing copy; else the node outside every map. The reserved
+//     inputs item and index give a leaf the element (compact JSON) and
+//     the index of its innermost copy. Nothing inside a map is sure to
+//     have succeeded outside it.
+//   - Map output. When the template is a leaf or a wait, the array of the
+//     copies' outputs in index order (null for a copy stopped, without an
+//     output, or whose output is not JSON, which no array can hold);
+//     otherwise null. A named map keeps it for inputs and Job.Output.
+//   - Iterations. A loop's iteration i runs its body at loop[i] in its
+//     path (loop[2].seq[0]#1): iteration 0 starts with the loop, and
+//     iteration i+1 in the transition that saw iteration i succeed with
+//     an until that does not match (the until leaf is read then, in the
+//     iteration just finished). A result or a firing naming an earlier
+//     iteration is ignored as stale (IgnoredStale, naming the loop and
+//     the iteration it runs). A failed iteration fails the loop, as a
+//     seq's child fails the seq; after Max iterations without a match it
+//     fails with kind loop_limit (KindLoopLimit). Names are per
+//     iteration; a deadline inside the body exists once per iteration.
+//   - Stopped loops. Under a freeze, a deadline, a cancel or a lost race
+//     the next iteration does not start: it is cancelled before it
+//     begins, and the loop ends cancelled, or failed by its deadline.
+//   - Loop output. The last iteration's, when the body is a leaf or a
+//     wait; otherwise null.
+//   - Cost. A map's start makes a new tree with its copies and moves the
+//     node states to tries of the new size: O(nodes of the tree), the
+//     price of compiling a par of that size (a map inside a loop pays it
+//     once per iteration). A loop's next iteration makes a new tree that
+//     differs in its iteration (O(nodes of the tree), one copy of the
+//     node array) and resets the body's states (O(body)). A tree without
+//     maps and loops pays nothing: its node IDs stay in pre-order and no
+//     growth log is kept. See maploop.go for how the tree changes and
+//     how Decode rebuilds it (the growth log of format 10).
 //
 // # Waits, signals and sleeps (workflow version 3)
 //

@@ -43,7 +43,14 @@ import (
 //	   and dag limits); status 5 (skipped); flag 8 on a choice that
 //	   failed because its output was not an array; "end" (the reason of
 //	   the end node that stopped the job, which then ends succeeded)
-const Format = 9
+//	10 workflows with maps or loops; "grown", the log of the changes
+//	   of the tree, oldest first: [MAP,[ELEMENT,...]] for a map that
+//	   started (its copies' elements), [LOOP] for a loop's next
+//	   iteration (see maploop.go); flag 16 on a map that failed because
+//	   its array was too large, flag 32 on a map whose need was met; a
+//	   map's state uses the node fields of a par with a limit (pos the
+//	   copies started), attempt counting the copies that succeeded
+const Format = 10
 
 // Errors returned by Decode, wrapped with details; test with errors.Is.
 var (
@@ -179,6 +186,9 @@ func Encode(j Job) ([]byte, error) {
 	if len(j.cancels) > 0 {
 		b = appendNodeCancels(b, j.cancels)
 	}
+	if j.grown != nil {
+		b = appendGrowth(b, j.grown)
+	}
 	b = append(b, '}')
 	return b, nil
 }
@@ -186,6 +196,8 @@ func Encode(j Job) ([]byte, error) {
 // format returns the oldest format that holds j (see Format).
 func (j Job) format() int {
 	switch {
+	case j.t.grows:
+		return 10
 	case j.t.lang3 || j.sig != nil || len(j.cancels) > 0:
 		return 9
 	case j.t.raced:
@@ -249,6 +261,7 @@ type encoded struct {
 	Timers   [][]int64           `json:"timers"`
 	Signals  *encodedSignals     `json:"signals"`
 	Cancels  [][]json.RawMessage `json:"cancelled_nodes"`
+	Grown    [][]json.RawMessage `json:"grown"`
 	Workflow json.RawMessage     `json:"workflow"`
 	Nodes    [][]int64           `json:"nodes"`
 	Results  []struct {
@@ -322,6 +335,13 @@ func Decode(data []byte) (Job, error) {
 	if t.lang3 && *enc.Format < 9 {
 		return corrupt("a workflow of version 3 (choice, end, guards, need, limit) in format %d (format 9 holds it)", *enc.Format)
 	}
+	if t.grows && *enc.Format < 10 || enc.Grown != nil && !t.grows {
+		return corrupt("a workflow with maps or loops in format %d (format 10 holds them), or a growth log without them", *enc.Format)
+	}
+	grown, t, err := replayGrowth(t, enc.Grown)
+	if err != nil {
+		return corrupt("grown: %v", err)
+	}
 	nfields := 9
 	if *enc.Format >= 4 {
 		nfields = 10
@@ -359,6 +379,9 @@ func Decode(data []byte) (Job, error) {
 			if *enc.Format >= 9 {
 				known |= flagNotArray
 			}
+			if *enc.Format >= 10 {
+				known |= flagTooLarge | flagWon
+			}
 			if f[9]&^known != 0 {
 				return corrupt("node %d has flags %d in format %d", i, f[9], *enc.Format)
 			}
@@ -390,7 +413,7 @@ func Decode(data []byte) (Job, error) {
 		}
 		results.entries = append(results.entries, resEntry{int32(r.Node), result{output: out, err: r.Error, kind: r.Kind}})
 	}
-	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results, inc: inc}
+	j := Job{id: enc.ID, version: enc.Version, t: t, st: newSplitVec(t, states, nil), results: results, inc: inc, grown: grown}
 	if enc.Clock != nil {
 		if *enc.Clock == 0 {
 			return corrupt("clock 0 written")
@@ -467,8 +490,21 @@ func Decode(data []byte) (Job, error) {
 			}
 		}
 	}
+	if t.grows && t.named > 0 {
+		for i := range t.nodes {
+			k := t.nodes[i].kind
+			if o := t.nodes[i].out; o >= 0 && (k == ast.KindMap || k == ast.KindLoop) && !t.nodes[i].inert && states[i].status == StatusSucceeded && j.goodGrowing(int32(i)) {
+				if out := j.growthOutput(int32(i)); out != nil {
+					if j.outs == nil {
+						j.outs = make([][]byte, t.named)
+					}
+					j.outs[o] = out
+				}
+			}
+		}
+	}
 	for i := range states {
-		if t.nodes[i].kind != ast.KindAct {
+		if t.nodes[i].kind != ast.KindAct || t.nodes[i].inert {
 			continue
 		}
 		switch states[i].status {

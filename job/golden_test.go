@@ -46,15 +46,54 @@ var goldenFormats = map[int]struct {
 	opts  []job.Option
 	cases func() []goldenCase
 }{
-	1: {nil, goldenCases},
-	2: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba70)}, goldenCases},
-	3: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
-	4: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
-	5: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
-	6: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
-	7: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba77), job.StartedAt(time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC))}, goldenCancelTimeCases},
-	8: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba78)}, goldenRaceCases},
-	9: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba79)}, goldenLang3Cases},
+	1:  {nil, goldenCases},
+	2:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba70)}, goldenCases},
+	3:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba73)}, goldenGraphCases},
+	4:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba74), job.StartedAt(time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC))}, goldenTimedCases},
+	5:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba75)}, goldenPriorityCases},
+	6:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba76), job.StartedAt(time.Date(2026, 11, 26, 2, 0, 0, 0, time.UTC))}, goldenStoppedCases},
+	7:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba77), job.StartedAt(time.Date(2026, 11, 26, 7, 0, 0, 0, time.UTC))}, goldenCancelTimeCases},
+	8:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba78)}, goldenRaceCases},
+	9:  {[]job.Option{job.WithIncarnation(0x5eed_0f_ba79)}, goldenLang3Cases},
+	10: {[]job.Option{job.WithIncarnation(0x5eed_0f_ba7a)}, goldenGrowingCases},
+}
+
+// goldenGrowingCases are the histories kept at format 10: maps and loops,
+// whose runs change the tree (the growth log).
+func goldenGrowingCases() []goldenCase {
+	return []goldenCase{
+		{
+			name:  "map-running",
+			about: "a map of a seq over three elements with a limit of 2: copy 0 done, copy 1 halfway, copy 2 running; a named map's output read after it",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "resize-19", ast.Seq(
+					ast.Act("list", nil).Named("files"),
+					ast.Map("files", ast.Seq(ast.Act("fetch", nil).WithInputs("item").Named("got"), ast.Act("resize", nil).WithInputs("got", "index"))).WithLimit(2).Named("all"),
+					ast.Act("report", nil).WithInputs("all")),
+					map[string]string{"seq[0]#1": `ok:["a.png","b.png","c.png"]`},
+					map[string]string{"seq[1].map[0].seq[0]#1": `ok:"A"`, "seq[1].map[1].seq[0]#1": `ok:"B"`},
+					map[string]string{"seq[1].map[0].seq[1]#1": "ok"},
+				)
+			},
+		},
+		{
+			name:  "loop-iterating",
+			about: "a loop at its third iteration (the until leaf said false twice), with a map in its body that started again",
+			build: func(opts ...job.Option) (job.Job, error) {
+				return goldenPlay(opts, "poll-19", ast.Loop(ast.Seq(
+					ast.Act("poll", nil).Named("ids"),
+					ast.Map("ids", ast.Act("check", nil).WithInputs("item")),
+					ast.Act("ready", nil).Named("done")), "done", true, 5),
+					map[string]string{"loop[0].seq[0]#1": `ok:[1,2]`},
+					map[string]string{"loop[0].seq[1].map[0]#1": "ok", "loop[0].seq[1].map[1]#1": "ok"},
+					map[string]string{"loop[0].seq[2]#1": "ok:false"},
+					map[string]string{"loop[1].seq[0]#1": `ok:[]`},
+					map[string]string{"loop[1].seq[2]#1": "ok:false"},
+					map[string]string{"loop[2].seq[0]#1": `ok:[7]`},
+				)
+			},
+		},
+	}
 }
 
 // goldenLang3Cases are the histories kept at format 9: workflows of

@@ -120,6 +120,9 @@ type Job struct {
 	// cancels are the nodes CancelNode stopped, in the order it did;
 	// nil for none. Appended to a clipped copy: versions share it.
 	cancels []nodeCancel
+	// grown is the log of the changes of the tree by maps and loops,
+	// newest first (see maploop.go); nil for none.
+	grown *growth
 }
 
 // ID returns the job's ID.
@@ -358,6 +361,8 @@ func (j Job) failure(id int32, resOf func(int32) *result) Failure {
 		if j.t.nodes[c].kind == ast.KindChoice {
 			// A choice that selected nothing: no action.
 			f.Kind, f.Message = j.choiceFailure(c)
+		} else if k := j.t.nodes[c].kind; k == ast.KindMap || k == ast.KindLoop {
+			f.Kind, f.Message = j.growingFailure(c)
 		} else if isWaitOrSleep(j.t.nodes[c].kind) {
 			f.Kind, f.Message = j.waitFailure(c)
 		} else {
@@ -482,6 +487,9 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf
 		if k < 0 {
 			continue
 		}
+		if tn.kind == ast.KindLoop {
+			i = int(tn.x.iter)
+		}
 		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, resOf) {
 			return false
@@ -515,7 +523,7 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 	if tn.kind == ast.KindRace && s.pos > 0 {
 		ni.Winner = ast.ChildPath(path, ast.KindRace, int(s.pos-1))
 	}
-	if tn.kind == ast.KindRace && tn.out >= 0 && s.status == StatusSucceeded {
+	if (tn.kind == ast.KindRace || tn.kind == ast.KindMap || tn.kind == ast.KindLoop) && tn.out >= 0 && s.status == StatusSucceeded {
 		ni.Output = j.outputOf(id)
 	}
 	if s.status == StatusFailed {

@@ -45,7 +45,7 @@ func (e *engine) raceChild(p int32, tp *tnode, tc *tnode, cs nstate) {
 		if ps.nfail == 1 {
 			ps.cause, ps.others = cs.cause, cs.others
 		} else {
-			if cs.cause < ps.cause {
+			if e.j.t.order(cs.cause-1) < e.j.t.order(ps.cause-1) {
 				ps.cause = cs.cause
 			}
 			ps.others += 1 + cs.others

@@ -133,7 +133,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
 			id, why := j.t.lookup(path)
 			if id < 0 {
-				ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: why})
+				ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
 				continue
 			}
 			firings = append(firings, keyed{node: id, attempt: attempt, r: r, timer: kind})
@@ -146,7 +146,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		}
 		id, why := j.t.lookup(path)
 		if id < 0 {
-			ignored = append(ignored, Ignored{Result: *r, Reason: IgnoredUnknown, Detail: why})
+			ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
 			continue
 		}
 		if j.t.nodes[id].kind != ast.KindAct {
@@ -157,10 +157,10 @@ func Restart(j Job, results []Result) (Transition, error) {
 		batch = append(batch, keyed{node: id, attempt: attempt, r: r})
 	}
 	if len(batch) > 1 {
-		slices.SortFunc(batch, compareKeyed)
+		sortKeyed(j.t, batch)
 	}
 	if len(firings) > 1 {
-		slices.SortFunc(firings, compareKeyed)
+		sortKeyed(j.t, firings)
 	}
 
 	// Results first: each is recorded, and what it settles tells its
@@ -321,6 +321,30 @@ func compareKeyed(x, y keyed) int {
 	return compareResults(x.r, y.r)
 }
 
+// sortKeyed sorts a batch (compareKeyed), comparing nodes by their
+// place in pre-order once a map added copies to t.
+func sortKeyed(t *tree, ks []keyed) {
+	if t.rank == nil {
+		slices.SortFunc(ks, compareKeyed)
+		return
+	}
+	slices.SortFunc(ks, func(x, y keyed) int {
+		if c := cmp.Compare(t.order(x.node), t.order(y.node)); c != 0 {
+			return c
+		}
+		return compareKeyed(x, y)
+	})
+}
+
+// lookupReason is why a result whose path tree.lookup did not find
+// (id, -1 or -2) is ignored.
+func lookupReason(id int32) IgnoreReason {
+	if id == -2 {
+		return IgnoredStale
+	}
+	return IgnoredUnknown
+}
+
 // compareResults orders results for the same node by error, output, kind,
 // finality, time and ID.
 func compareResults(x, y *Result) int {
@@ -433,6 +457,9 @@ func (e *engine) finish() Job {
 			if p, ok := e.timer(a.node, a.kind); ok && p == a {
 				e.timers = append(e.timers, Timer{JobID: e.j.id, ID: e.j.t.timerID(p), Due: time.Unix(0, p.due).UTC()})
 			}
+		}
+		if e.j.t.rank != nil && len(e.timers) > 1 {
+			e.timers = e.j.t.sortTimers(e.timers)
 		}
 	}
 	return e.j
@@ -826,6 +853,10 @@ func (e *engine) propagate(c int32) {
 		}
 	case ast.KindTry:
 		e.tryChild(p, tp, tc.edge, cs)
+	case ast.KindMap:
+		e.mapChild(p, tp, cs)
+	case ast.KindLoop:
+		e.loopChild(p, tp, cs)
 	case ast.KindDag:
 		e.dagChild(p, tp, tc, cs)
 	case ast.KindRace:
@@ -928,7 +959,7 @@ func (e *engine) failsBefore(a, b int32) bool {
 	if ga != gb {
 		return gb
 	}
-	return a < b
+	return e.j.t.order(a-1) < e.j.t.order(b-1)
 }
 
 // tryChild moves the try p on after its part settled with state cs.
@@ -1014,6 +1045,10 @@ func (e *engine) begin(id int32) {
 		e.begin(tn.kids[partBody])
 	case ast.KindChoice:
 		e.beginChoice(id, tn)
+	case ast.KindMap:
+		e.beginMap(id)
+	case ast.KindLoop:
+		e.begin(tn.kids[0])
 	case ast.KindWait:
 		e.beginWait(id, tn)
 	case ast.KindSleep:
@@ -1053,7 +1088,8 @@ func (j *Job) frozen(id int32) bool {
 			return false
 		}
 		ps := j.st.get(p)
-		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag || tp.kind == ast.KindChoice) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 {
+		if (tp.kind == ast.KindPar || tp.kind == ast.KindDag || tp.kind == ast.KindChoice || tp.kind == ast.KindMap) && ps.nfail > 0 || ps.flags&flagExpired != 0 || tp.kind == ast.KindRace && ps.pos > 0 ||
+			tp.kind == ast.KindMap && ps.flags&flagWon != 0 {
 			return true
 		}
 		c = p
@@ -1085,7 +1121,13 @@ func actionOf(j *Job, id int32, attempt int) Action {
 	if len(tn.inputs) > 0 {
 		act.Inputs = make([]Input, len(tn.inputs))
 		for k, n := range tn.inputs {
-			act.Inputs[k] = Input{Name: ast.WrittenName(a.Inputs[k]), Output: j.outputOf(n)}
+			var out []byte
+			if n < 0 {
+				out = j.mapInput(id, n) // item or index
+			} else {
+				out = j.outputOf(n)
+			}
+			act.Inputs[k] = Input{Name: ast.WrittenName(a.Inputs[k]), Output: out}
 		}
 	}
 	act.Failure = j.followed(id)

@@ -21,7 +21,9 @@ type result struct {
 }
 
 type resEntry struct {
-	node int32 // the action
+	// node is the action; -node-1 is a tombstone, which a loop's next
+	// iteration leaves for each node of its body that had a result.
+	node int32
 	res  result
 }
 
@@ -56,24 +58,44 @@ func newResChunk(prev *resChunk, n int) *resChunk {
 // indexed by node; nil for the other nodes. It is O(tree + results).
 func (j *Job) resultsByNode() []*result {
 	by := make([]*result, len(j.t.nodes))
+	tombs := false
 	for c := j.results; c != nil; c = c.prev {
 		for i := len(c.entries) - 1; i >= 0; i-- {
 			e := &c.entries[i]
+			if e.node < 0 {
+				// A tombstone: a loop's next iteration reset the node.
+				if n := -e.node - 1; by[n] == nil {
+					by[n], tombs = &tombstone, true
+				}
+				continue
+			}
 			if by[e.node] == nil {
 				by[e.node] = &e.res
+			}
+		}
+	}
+	if tombs {
+		for i, r := range by {
+			if r == &tombstone {
+				by[i] = nil
 			}
 		}
 	}
 	return by
 }
 
+// tombstone marks, in resultsByNode, a node whose results a loop reset.
+var tombstone result
+
 // resultOf returns the result of the action id, or nil if it has none. It
 // is O(results).
 func (j *Job) resultOf(id int32) *result {
 	for c := j.results; c != nil; c = c.prev {
 		for i := len(c.entries) - 1; i >= 0; i-- {
-			if c.entries[i].node == id {
+			if n := c.entries[i].node; n == id {
 				return &c.entries[i].res
+			} else if n == -id-1 {
+				return nil // a tombstone: a loop's next iteration reset it
 			}
 		}
 	}

@@ -113,7 +113,36 @@ func (j Job) Timers() []Timer {
 	for i, p := range j.timers {
 		out[i] = Timer{JobID: j.id, ID: j.t.timerID(p), Due: time.Unix(0, p.due).UTC()}
 	}
+	if j.t.rank != nil {
+		out = j.t.sortTimers(out)
+	}
 	return out
+}
+
+// sortTimers puts ts, timers of a job of t sorted by node ID, in tree
+// order: once a map added copies, IDs are not in pre-order (see order).
+func (t *tree) sortTimers(ts []Timer) []Timer {
+	type ranked struct {
+		r int32
+		k uint8
+		t Timer
+	}
+	rs := make([]ranked, len(ts))
+	for i, tm := range ts {
+		path, kind, _, _ := splitTimerID(tm.ID)
+		id, _ := t.lookup(path)
+		rs[i] = ranked{t.order(id), kind, tm}
+	}
+	slices.SortStableFunc(rs, func(a, b ranked) int {
+		if c := cmp.Compare(a.r, b.r); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.k, b.k)
+	})
+	for i := range rs {
+		ts[i] = rs[i].t
+	}
+	return ts
 }
 
 // Clock returns the job's clock: its start time (StartedAt) or the latest

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,13 @@ type tree struct {
 	// kidsBuf is where takeKids takes the nodes' kids from while the
 	// tree is built.
 	kidsBuf []int32
+	// grows reports whether the workflow has a map or a loop, whose
+	// runs change the tree (see maploop.go): format 10.
+	grows      bool
+	inTemplate int // while compiling: the depth of map templates around
+	// rank is, once a map has added copies, each node's place in
+	// pre-order (order); nil while node IDs are in pre-order.
+	rank []int32
 }
 
 // Try parts, as indexes into tnode.kids of a try.
@@ -60,8 +68,11 @@ const (
 )
 
 type tnode struct {
-	slot   int32 // index in splitVec.wide if wide, else in splitVec.main
-	wide   bool
+	slot int32 // index in splitVec.wide if wide, else in splitVec.main
+	wide bool
+	// inert marks a node that never runs: a map's template, and the
+	// copies a loop's next iteration detached (see maploop.go).
+	inert  bool
 	kind   ast.Kind
 	parent int32   // -1 for the root
 	edge   int32   // index among the parent's children, or the try part
@@ -109,6 +120,19 @@ type tnodeX struct {
 	signal    string
 	transient bool
 	sleep     time.Duration
+	// reads is also, for a map, the leaf its Over names, and for a loop
+	// the leaf its until reads; until is the loop's guard and max its
+	// most iterations.
+	until *ast.Guard
+	max   int32
+	// iter is, for a loop, the iteration that runs (or ran last).
+	iter int32
+	// tmpl and tsize are, for a map, its template's root and its number
+	// of nodes (a template is compiled, inert, in one block of IDs);
+	// elems are the elements of its copies once it started, in order.
+	tmpl, tsize int32
+	elems       []json.RawMessage
+	over        string // a map's Over
 }
 
 // needN is how many children of the race tn must succeed (1 by default).
@@ -151,9 +175,6 @@ func compile(root ast.Node) (*tree, error) {
 		run = &e
 	}
 	t.add(run, -1, 0, make([]byte, 0, 64), ids)
-	if err := t.refuseGrowing(); err != nil {
-		return nil, err
-	}
 	ids.assign(t)
 	t.link()
 	t.linkPins()
@@ -196,7 +217,7 @@ func (f *firstIDs) assign(t *tree) {
 	all := f.buf.String()
 	k, start := 0, 0
 	for i := range t.nodes {
-		if tn := &t.nodes[i]; tn.kind == ast.KindAct {
+		if tn := &t.nodes[i]; tn.kind == ast.KindAct && !tn.inert {
 			tn.id1 = all[start:f.ends[k]]
 			start = f.ends[k]
 			k++
@@ -213,13 +234,16 @@ func (t *tree) link() {
 		if tn.kind == ast.KindChoice {
 			tn.x.reads = t.names[tn.x.choice.On]
 		}
+		if tn.kind == ast.KindMap || tn.kind == ast.KindLoop {
+			t.linkGrowing(tn)
+		}
 		if tn.guardOf() != nil {
 			tn.x.guardOn = t.names[tn.x.guard.Output]
 		}
 		if tn.kind == ast.KindAct && len(tn.act.Inputs) > 0 {
 			tn.inputs = make([]int32, len(tn.act.Inputs))
 			for k, name := range tn.act.Inputs {
-				tn.inputs[k] = t.names[name]
+				tn.inputs[k] = inputNode(t.names, name)
 			}
 		}
 	}
@@ -230,8 +254,8 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity})
-	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.Kind == ast.KindWait || n.Kind == ast.KindSleep || n.When != nil || n.Need != 0 || n.Limit != 0 {
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity, inert: t.inTemplate > 0})
+	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.Kind == ast.KindWait || n.Kind == ast.KindSleep || n.Kind == ast.KindMap || n.Kind == ast.KindLoop || n.When != nil || n.Need != 0 || n.Limit != 0 {
 		t.lang3 = true
 		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason, signal: n.Signal, transient: n.Transient, sleep: n.Sleep}
 	}
@@ -261,7 +285,7 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	// A seq or par with more than wideKids children is updated
 	// from many leaves' paths: keep it in the small trie of such nodes.
 	// Every other node stays in pre-order beside its neighbours.
-	if wide(n.Kind, len(n.Children)) {
+	if wide(n.Kind, len(n.Children)) || n.Kind == ast.KindMap {
 		t.nodes[id].wide = true
 		t.nodes[id].slot = int32(t.wides)
 		t.wides++
@@ -283,8 +307,12 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 	case ast.KindAct:
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
-		ids.add(path) // t.nodes[id].id1, set by ids.assign
-		t.leaves++
+		if !t.nodes[id].inert {
+			ids.add(path) // t.nodes[id].id1, set by ids.assign
+			t.leaves++
+		}
+	case ast.KindMap, ast.KindLoop:
+		t.addGrowing(n, id, path, ids)
 	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
 		if n.Kind == ast.KindChoice {
 			t.nodes[id].x.choice = n
@@ -332,7 +360,7 @@ func (t *tree) addName(id int32, name string) {
 		t.names = map[string]int32{}
 	}
 	t.names[name] = id
-	if k := t.nodes[id].kind; k == ast.KindAct || k == ast.KindRace || k == ast.KindWait {
+	if k := t.nodes[id].kind; k == ast.KindAct || k == ast.KindRace || k == ast.KindWait || k == ast.KindMap || k == ast.KindLoop {
 		t.nodes[id].out = int32(t.named)
 		t.named++
 	}
@@ -363,20 +391,27 @@ func (t *tree) path(id int32) string {
 	if t.nodes[id].parent < 0 {
 		return ""
 	}
-	var edges []int32
-	for n := id; t.nodes[n].parent >= 0; n = t.nodes[n].parent {
-		edges = append(edges, n)
+	return string(t.appendPath(make([]byte, 0, 64), id))
+}
+
+// appendPath appends the path of node id to b (nothing for the root).
+// The edge below a loop is its iteration (tnodeX.iter).
+func (t *tree) appendPath(b []byte, id int32) []byte {
+	n := &t.nodes[id]
+	if n.parent < 0 {
+		return b
 	}
-	b := make([]byte, 0, 12*len(edges)) // "par[12345]." fits
-	for i := len(edges) - 1; i >= 0; i-- {
-		n := &t.nodes[edges[i]]
-		b = ast.AppendEdge(b, t.nodes[n.parent].kind, int(n.edge))
+	b = t.appendPath(b, n.parent)
+	p := &t.nodes[n.parent]
+	if p.kind == ast.KindLoop {
+		return ast.AppendEdge(b, ast.KindLoop, int(p.x.iter))
 	}
-	return string(b)
+	return ast.AppendEdge(b, p.kind, int(n.edge))
 }
 
 // lookup finds the node at path p (as written by path; "" or "root" for the
-// root). It returns -1 and a reason when p names no node.
+// root). It returns -1 and a reason when p names no node, and -2 and a
+// reason when it names a node in an iteration of a loop that is over.
 func (t *tree) lookup(p string) (int32, string) {
 	n := int32(0)
 	if p == "" || p == ast.RootPath {
@@ -399,6 +434,13 @@ func (t *tree) lookup(p string) (int32, string) {
 		case tn.kind != ast.KindTry && (!ok || e.Kind != tn.kind):
 			k := tn.kind.String()
 			return -1, "step " + strconv.Quote(written) + " under a " + k + " (want " + k + "[i])"
+		case tn.kind == ast.KindLoop && e.Index != int(tn.x.iter):
+			if e.Index < int(tn.x.iter) {
+				return -2, "iteration " + strconv.Itoa(e.Index) + " of the loop at " + ast.ShowPath(t.path(n)) + ", which runs iteration " + strconv.Itoa(int(tn.x.iter))
+			}
+			return -1, "step " + strconv.Quote(written) + ": the loop has not reached that iteration"
+		case tn.kind == ast.KindLoop:
+			e.Index = 0
 		case e.Index >= len(tn.kids):
 			return -1, "step " + strconv.Quote(written) + ": no such child"
 		case tn.kids[e.Index] < 0:

@@ -873,16 +873,19 @@ func describeAction(a job.Action) string {
 // nil for a named inner node, which must have succeeded too.
 func checkInputs(a job.Action, j job.Job) error {
 	var leaf *ast.Node
-	named := map[string]job.NodeInfo{}
+	named := map[string][]job.NodeInfo{}
+	// A copy of a map and an iteration of a loop run the node written
+	// at map[0] and loop[0].
+	written := astPath(a.Path())
 	ast.Walk(ast.Expand(j.Workflow()), func(path string, n *ast.Node) bool {
-		if path == a.Path() {
+		if path == written {
 			leaf = n
 		}
 		return true
 	})
 	j.Walk(func(n job.NodeInfo) bool {
 		if n.Name != "" {
-			named[n.Name] = n
+			named[n.Name] = append(named[n.Name], n)
 		}
 		return true
 	})
@@ -895,7 +898,14 @@ func checkInputs(a job.Action, j job.Job) error {
 	for k, in := range a.Inputs {
 		// Inside a replica copy, the leaf's inputs name that copy's nodes
 		// (ast.Expand); the action carries the names as written.
-		n, ok := named[leaf.Inputs[k]]
+		if name := leaf.Inputs[k]; name == ast.InputItem || name == ast.InputIndex {
+			if in.Name != name || !json.Valid(in.Output) || !strings.Contains(a.Path(), "map[") {
+				return fmt.Errorf("action %s: input %q is %q, outside a map or not JSON", a.ID, name, in.Output)
+			}
+			continue
+		}
+		n, ok := nearest(named[leaf.Inputs[k]], a.Path())
+		inMap := strings.Contains(n.Path, "map[")
 		switch {
 		case in.Name != ast.WrittenName(leaf.Inputs[k]):
 			return fmt.Errorf("action %s: input %d is %q, its leaf lists %q", a.ID, k, in.Name, leaf.Inputs[k])
@@ -903,10 +913,13 @@ func checkInputs(a job.Action, j job.Job) error {
 			return fmt.Errorf("action %s: input %q names no node", a.ID, in.Name)
 		case n.Status != job.StatusSucceeded:
 			return fmt.Errorf("action %s dispatched with input %q (%s) %s, not succeeded", a.ID, in.Name, ast.ShowPath(n.Path), n.Status)
-		case n.Kind != ast.KindAct && n.Kind != ast.KindRace && n.Kind != ast.KindWait && in.Output != nil:
+		case n.Kind != ast.KindAct && n.Kind != ast.KindRace && n.Kind != ast.KindWait && n.Kind != ast.KindMap && n.Kind != ast.KindLoop && in.Output != nil:
 			return fmt.Errorf("action %s: input %q is the inner node %s, with output %q", a.ID, in.Name, ast.ShowPath(n.Path), in.Output)
 		}
-		if n.Kind == ast.KindAct || n.Kind == ast.KindRace || n.Kind == ast.KindWait {
+		if inMap && !bytes.Equal(in.Output, n.Output) {
+			return fmt.Errorf("action %s: input %q is %q, the output of %s is %q", a.ID, in.Name, in.Output, n.Path, n.Output)
+		}
+		if !inMap && (n.Kind == ast.KindAct || n.Kind == ast.KindRace || n.Kind == ast.KindWait || n.Kind == ast.KindMap || n.Kind == ast.KindLoop) {
 			out, ok := j.Output(leaf.Inputs[k])
 			if !ok || !bytes.Equal(out, in.Output) || !bytes.Equal(out, n.Output) {
 				return fmt.Errorf("action %s: input %q is %q, the leaf's output %q (Output: %q, %v)", a.ID, in.Name, in.Output, n.Output, out, ok)
@@ -914,6 +927,47 @@ func checkInputs(a job.Action, j job.Job) error {
 		}
 	}
 	return nil
+}
+
+// astPath returns the path, in the workflow as written, of the node at
+// path p of a job: every copy of a map is its template, map[0], and every
+// iteration of a loop its body, loop[0].
+func astPath(p string) string {
+	var b strings.Builder
+	for i, step := range strings.Split(p, ".") {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		if strings.HasPrefix(step, "map[") || strings.HasPrefix(step, "loop[") {
+			step = step[:strings.IndexByte(step, '[')] + "[0]"
+		}
+		b.WriteString(step)
+	}
+	return b.String()
+}
+
+// nearest returns, of the nodes ns of one name, the one a leaf at path
+// names: the one sharing the longest prefix of steps with path (the same
+// copy of a map, else an enclosing one, else outside every map).
+func nearest(ns []job.NodeInfo, path string) (job.NodeInfo, bool) {
+	best, bestLen := -1, -1
+	steps := strings.Split(path, ".")
+	for i, n := range ns {
+		common := 0
+		for k, s := range strings.Split(n.Path, ".") {
+			if k >= len(steps) || steps[k] != s {
+				break
+			}
+			common++
+		}
+		if common > bestLen {
+			best, bestLen = i, common
+		}
+	}
+	if best < 0 {
+		return job.NodeInfo{}, false
+	}
+	return ns[best], true
 }
 
 // status prints the job's status line: the first line of job.Describe.
