@@ -945,9 +945,10 @@ func (e *engine) countFailure(p int32, ps *nstate, cs nstate) {
 		}
 	}
 	ps.nfail++
-	if first && len(e.j.timers) > 0 {
+	if first && (len(e.j.timers) > 0 || e.j.t.waitsOrSleeps) {
 		// p is frozen now: the retries armed under it are new work, given
-		// up when the tree settles (run), after the batch's firings.
+		// up when the tree settles (run), after the batch's firings; a
+		// wait running under it, which has no timer, is withdrawn then.
 		e.abandonQ = append(e.abandonQ, p)
 	}
 }
