@@ -49,16 +49,7 @@ func (n *oracleNode) wantedGrowing(frozen bool, ws *[]oracleWant, in func(k *ora
 		in(last, frozen)
 		return
 	}
-	kf := frozen
-	if n.choice.Need > 0 {
-		kf = kf || n.winner != nil
-	} else {
-		for _, k := range n.kids {
-			if k.status() == job.StatusFailed {
-				kf = true
-			}
-		}
-	}
+	kf := frozen || n.winner != nil || n.anyFailed()
 	running := 0
 	for _, k := range n.kids {
 		if k.entered && !k.status().Settled() {
@@ -76,6 +67,31 @@ func (n *oracleNode) wantedGrowing(frozen bool, ws *[]oracleWant, in func(k *ora
 			in(k, kf)
 		}
 	}
+}
+
+// anyFailed reports whether a child of n has failed.
+func (n *oracleNode) anyFailed() bool {
+	return slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusFailed })
+}
+
+// mapNeedStatus is the status of the map n with need: a copy's failure
+// freezes it as a par's does, and it fails once its running copies have
+// settled; else it is won the moment need copies have succeeded (all of
+// them when it has fewer), and succeeds once the copies it stopped have
+// settled.
+func (n *oracleNode) mapNeedStatus() job.Status {
+	switch {
+	case n.winner != nil:
+		for _, k := range n.kids {
+			if !k.status().Settled() {
+				return job.StatusRunning
+			}
+		}
+		return job.StatusSucceeded
+	case !n.anyFailed() && n.succeeded() >= n.need():
+		return job.StatusRunning // won: about to be decided
+	}
+	return n.parStatus()
 }
 
 // expand builds the copies of the map n as it begins, or marks it to
@@ -135,7 +151,7 @@ func (o *oracle) markLoops(n *oracleNode) {
 	last := n.kids[len(n.kids)-1]
 	if len(n.kids) >= n.choice.Max && last.status() == job.StatusSucceeded && !n.untilMatches(last) {
 		n.failKind = "loop_limit"
-		n.failMsg = fmt.Sprintf("%d iterations without %s = %s", n.choice.Max, n.choice.Until.Output, n.choice.Until.Equals)
+		n.failMsg = fmt.Sprintf("%d iterations, and the output of %s never equalled %s", n.choice.Max, n.choice.Until.Output, n.choice.Until.Equals)
 		n.at = o.step
 	}
 }
@@ -162,9 +178,7 @@ func (o *oracle) withdrawOne(n *oracleNode) bool {
 		case ast.KindPar, ast.KindDag, ast.KindChoice:
 			kf = kf || slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusFailed })
 		case ast.KindMap:
-			if n.choice.Need == 0 {
-				kf = kf || slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return k.status() == job.StatusFailed })
-			}
+			kf = kf || n.anyFailed()
 		}
 		for _, k := range n.children() {
 			if n.kind == ast.KindTry && k == n.finally {
@@ -210,7 +224,7 @@ func (n *oracleNode) output() []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		if k.status() != job.StatusSucceeded || len(k.out.Output) == 0 {
+		if k.status() != job.StatusSucceeded || len(k.out.Output) == 0 || !json.Valid(k.out.Output) {
 			b = append(b, "null"...)
 			continue
 		}

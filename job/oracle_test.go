@@ -48,16 +48,24 @@ import (
 
 // oracleOutcome returns the final status of the node n at path when every
 // leaf ends as c says (every wait is sent a signal, every sleep's timer
-// fires).
+// fires), or StatusIdle when that depends on the schedule: a map with
+// need, some of whose copies fail and enough others succeed, succeeds
+// if they succeed before a failure, and fails otherwise.
 func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
-	return oracleOutcomeIn(c, n, path, &oracleEnv{names: map[string]string{}})
+	undetermined := false
+	st := oracleOutcomeIn(c, n, path, &oracleEnv{names: map[string]string{}, undetermined: &undetermined})
+	if undetermined {
+		return job.StatusIdle
+	}
+	return st
 }
 
 // oracleEnv is where oracleOutcomeIn finds the path of a named node: the
 // names of a map's copy or a loop's iteration first, then those around it.
 type oracleEnv struct {
-	names  map[string]string
-	parent *oracleEnv
+	names        map[string]string
+	parent       *oracleEnv
+	undetermined *bool // set when the outcome depends on the schedule
 }
 
 func (e *oracleEnv) lookup(name string) string {
@@ -95,18 +103,18 @@ func oracleOutcomeIn(c propCase, n *ast.Node, path string, env *oracleEnv) job.S
 		}
 		won, failed := 0, false
 		for i := range elems {
-			k := oracleOutcomeIn(c, &n.Children[0], propJoin(path, fmt.Sprintf("map[%d]", i)), &oracleEnv{names: map[string]string{}, parent: env})
+			k := oracleOutcomeIn(c, &n.Children[0], propJoin(path, fmt.Sprintf("map[%d]", i)), &oracleEnv{names: map[string]string{}, parent: env, undetermined: env.undetermined})
 			if k == job.StatusSucceeded {
 				won++
 			} else {
 				failed = true
 			}
 		}
-		if n.Need > 0 && len(elems) > 0 {
-			if won >= n.Need {
-				return job.StatusSucceeded
+		if n.Need > 0 && len(elems) > 0 && won >= min(n.Need, len(elems)) {
+			if failed {
+				*env.undetermined = true
 			}
-			return job.StatusFailed
+			return job.StatusSucceeded
 		}
 		if failed {
 			return job.StatusFailed
@@ -114,7 +122,7 @@ func oracleOutcomeIn(c propCase, n *ast.Node, path string, env *oracleEnv) job.S
 		return job.StatusSucceeded
 	case ast.KindLoop:
 		for i := range n.Max {
-			it := &oracleEnv{names: map[string]string{}, parent: env}
+			it := &oracleEnv{names: map[string]string{}, parent: env, undetermined: env.undetermined}
 			if oracleOutcomeIn(c, &n.Children[0], propJoin(path, fmt.Sprintf("loop[%d]", i)), it) == job.StatusFailed {
 				return job.StatusFailed
 			}
@@ -496,7 +504,7 @@ func (n *oracleNode) status() job.Status {
 		case n.failKind != "":
 			return job.StatusFailed
 		case n.kind == ast.KindMap && n.choice.Need > 0:
-			return n.needStatus()
+			return n.mapNeedStatus()
 		}
 		return n.parStatus()
 	case ast.KindRace:
@@ -628,8 +636,6 @@ func (n *oracleNode) needStatus() job.Status {
 		return job.StatusFailed
 	case cancelled:
 		return job.StatusCancelled
-	case n.kind == ast.KindMap:
-		return job.StatusFailed
 	}
 	panic("oracle: a race with no child settled")
 }
@@ -731,8 +737,6 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 	switch {
 	case n.failKind != "":
 		return n, 0 // a choice or map failed as it began, a loop at its limit, a wait or sleep withdrawn
-	case n.kind == ast.KindMap && n.choice.Need > 0:
-		return n.needFailure()
 	}
 	switch n.kind {
 	case ast.KindAct:
@@ -797,9 +801,6 @@ func (n *oracleNode) needFailure() (*oracleNode, int) {
 		if first == nil {
 			first = k
 		}
-	}
-	if first == nil {
-		return n, 0 // a map whose copies succeeded, too few for its need
 	}
 	leaf, _ := first.failure()
 	return leaf, total - 1
@@ -1155,7 +1156,7 @@ func (o *oracle) decideOne() bool {
 			for _, k := range n.children() {
 				visit(k)
 			}
-			if (n.kind == ast.KindRace || n.kind == ast.KindMap && n.choice.Need > 0) && n.winner == nil {
+			if (n.kind == ast.KindRace || n.kind == ast.KindMap && n.choice.Need > 0 && !n.anyFailed()) && n.winner == nil {
 				races = append(races, n) // after its descendants: innermost first
 			}
 		}
@@ -1305,8 +1306,8 @@ func (o *oracle) states() []propNodeState {
 		if n.kind == ast.KindRace && n.name != "" && n.winner != nil && n.winner.kind == ast.KindAct && n.status() == job.StatusSucceeded {
 			s.Output = string(n.winner.out.Output) // a named race keeps its winning leaf's output
 		}
-		if n.kind == ast.KindMap || n.kind == ast.KindLoop {
-			s.Output = string(n.output())
+		if (n.kind == ast.KindMap || n.kind == ast.KindLoop) && n.name != "" {
+			s.Output = string(n.output()) // a named map or loop keeps its output
 		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
@@ -1320,7 +1321,11 @@ func (o *oracle) states() []propNodeState {
 			s.Failure = propFailureString(leaf.path, leaf.action, msg, others)
 		}
 		ss = append(ss, s)
-		for _, k := range n.children() {
+		kids := n.children()
+		if n.kind == ast.KindLoop {
+			kids = kids[len(kids)-1:] // a loop shows its last iteration only
+		}
+		for _, k := range kids {
 			visit(k)
 		}
 	}
@@ -1951,8 +1956,14 @@ func (o *oracle) guardHolds(n *oracleNode) bool {
 	return reflect.DeepEqual(v, w)
 }
 
-// need is how many children the race n needs to succeed.
-func (n *oracleNode) need() int { return max(n.choice.Need, 1) }
+// need is how many children the race n needs to succeed (a map with
+// need: copies, all of them when it has fewer).
+func (n *oracleNode) need() int {
+	if n.kind == ast.KindMap {
+		return min(n.choice.Need, len(n.kids))
+	}
+	return max(n.choice.Need, 1)
+}
 
 // succeeded counts the children of n that succeeded.
 func (n *oracleNode) succeeded() int {
