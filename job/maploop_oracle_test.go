@@ -81,6 +81,8 @@ func (n *oracleNode) anyFailed() bool {
 // settled.
 func (n *oracleNode) mapNeedStatus() job.Status {
 	switch {
+	case len(n.kids) == 0:
+		return job.StatusSucceeded // over an empty array
 	case n.winner != nil:
 		for _, k := range n.kids {
 			if !k.status().Settled() {

@@ -360,6 +360,9 @@ func (o *oracle) build(n *ast.Node, path string, sc *oracleScope) *oracleNode {
 		on.sleep = n.Sleep
 	case ast.KindMap, ast.KindLoop:
 		on.choice, on.tmpl = n, &n.Children[0]
+		if n.Kind == ast.KindLoop {
+			o.iterate(on) // iteration 0 is there from the start, idle
+		}
 	case ast.KindAct:
 		o.leaves[propActionID(path)] = on
 	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
@@ -685,6 +688,8 @@ func (n *oracleNode) settledAt() int {
 	switch {
 	case n.kind == ast.KindLoop && !n.cancelled:
 		return n.kids[len(n.kids)-1].settledAt()
+	case n.kind == ast.KindMap && len(n.kids) == 0:
+		return 2 * n.at // over an empty array: once its round was over
 	case n.cancelled || n.kind == ast.KindAct || n.kind == ast.KindWait || n.kind == ast.KindSleep || n.failKind != "":
 		if n.gaveUp {
 			return 2*n.at + 1
@@ -917,8 +922,6 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		o.choose(n)
 	case ast.KindMap:
 		o.expand(n)
-	case ast.KindLoop:
-		o.iterate(n)
 	case ast.KindWait:
 		o.starts++
 		n.began, n.startSeq = o.step, o.starts
@@ -1322,7 +1325,7 @@ func (o *oracle) states() []propNodeState {
 		}
 		ss = append(ss, s)
 		kids := n.children()
-		if n.kind == ast.KindLoop {
+		if n.kind == ast.KindLoop && len(kids) > 0 {
 			kids = kids[len(kids)-1:] // a loop shows its last iteration only
 		}
 		for _, k := range kids {
