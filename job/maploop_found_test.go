@@ -88,3 +88,39 @@ func TestFoundWaitsBegunInOneRoundTreeOrder(t *testing.T) {
 		t.Errorf("taken %+v, want the signal taken by par[0].seq[1], begun in the same round as par[1].seq[1] and before it in tree order\n%s", taken, job.Describe(tr.Job))
 	}
 }
+
+// TestFoundCopiesWaitsInIndexOrder: of the waits two copies of a map begin
+// in one round, the first copy's takes the first signal (the note's rules
+// 10 and 13: tree order among copies is index order).
+//
+// KNOWN BUG, failing (TestFoundWaitsBegunInOneRoundTreeOrder's cause):
+// here each copy's wait follows a race that one batch wins in both
+// copies; the waits begin in the order the races were decided, copy 1's
+// first, and copy 1's wait takes the signal.
+func TestFoundCopiesWaitsInIndexOrder(t *testing.T) {
+	w := ast.Seq(ast.Act("l", nil).Named("xs"),
+		ast.Map("xs", ast.Seq(ast.Race(ast.Act("a", nil), ast.Act("b", nil)), ast.Wait("s"))))
+	tr, err := job.New("j", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr, err = job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte("[1,2]"))}); err != nil {
+		t.Fatal(err)
+	}
+	var rs []job.Result
+	for _, a := range tr.Actions {
+		if a.Name == "a" {
+			rs = append(rs, a.Succeed(nil)) // both copies' races won in one batch
+		}
+	}
+	if tr, err = job.Restart(tr.Job, rs); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err = job.Restart(tr.Job, []job.Result{job.SignalResult("j", job.Signal{Name: "s", ID: "1"})}); err != nil {
+		t.Fatal(err)
+	}
+	_, taken := tr.Job.Signals()
+	if len(taken) != 1 || taken[0].Path != "seq[1].map[0].seq[1]" {
+		t.Errorf("taken %+v, want the signal taken by copy 0's wait, seq[1].map[0].seq[1]\n%s", taken, job.Describe(tr.Job))
+	}
+}
