@@ -204,6 +204,12 @@ func growTemplatePath(path string) string {
 	return growIndexRE.ReplaceAllString(path, "$1[*]")
 }
 
+// growWrittenPath is the path, in the tree as written, of the node at
+// path: every copy and iteration index written 0 (the template's).
+func growWrittenPath(path string) string {
+	return growIndexRE.ReplaceAllString(path, "${1}[0]")
+}
+
 // growIteration is the index of the innermost iteration holding path.
 func growIteration(path string) int {
 	i := strings.LastIndex(path, "loop[")
@@ -432,6 +438,7 @@ func growRestart(t propT, j job.Job, batch []job.Result) job.Transition {
 		t.Fatalf("the job stored and reloaded restarts otherwise:\n%s\n%s", job.Describe(tr.Job), job.Describe(fromStored.Job))
 	}
 	propRoundTrip(t, tr.Job)
+	changedCheck(t, "the step", j, tr.Job)
 	if tr.Job.Running() != len(tr.Job.Outstanding()) {
 		t.Fatalf("Running %d, Outstanding %d", tr.Job.Running(), len(tr.Job.Outstanding()))
 	}
