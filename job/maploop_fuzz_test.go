@@ -189,3 +189,36 @@ func FuzzRestartGrow(f *testing.F) {
 		flush()
 	})
 }
+
+// fuzzGrowSeedJobs returns encodings of jobs that grew, for the seed
+// corpus of FuzzDecodeJob: fuzzGrowTree after each of its first steps,
+// one action answered a step, from fuzzGrowOutputs in turn, and a
+// signal of each name sent, so that maps have copies and loops later iterations.
+func fuzzGrowSeedJobs(f *testing.F) [][]byte {
+	tr, err := job.New("grow", fuzzGrowTree(), job.StartedAt(growStart))
+	if err != nil {
+		f.Fatal(err)
+	}
+	j := tr.Job
+	var out [][]byte
+	for step := 0; step < 12 && !j.Done(); step++ {
+		var rs []job.Result
+		if acts := j.Outstanding(); len(acts) > 0 {
+			rs = append(rs, acts[0].Succeed([]byte(fuzzGrowOutputs[step%len(fuzzGrowOutputs)])))
+		}
+		for _, name := range []string{"go", "ok"} {
+			rs = append(rs, job.SignalResult(j.ID(), job.Signal{Name: name, ID: strings.Repeat("x", step+1), Payload: []byte("1")}))
+		}
+		tr, err := job.Restart(j, rs)
+		if err != nil {
+			f.Fatal(err)
+		}
+		j = tr.Job
+		b, err := job.Encode(j)
+		if err != nil {
+			f.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
