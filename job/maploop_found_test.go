@@ -131,19 +131,27 @@ func TestFoundCopiesWaitsInIndexOrder(t *testing.T) {
 // next iteration changes the path of every node of its body.
 //
 // KNOWN BUG, failing: when iteration 1 starts, Changed leaves out the
-// body's root, loop[0] then loop[1], whose state (a running seq) is the
-// same while its path is not.
+// body's root, loop[0] then loop[1], whose state is the same while its
+// path is not: for a loop of one leaf (running #1 in both), Changed
+// reports nothing at all.
 func TestFoundChangedNextIteration(t *testing.T) {
-	w := ast.Loop(ast.Seq(ast.Act("p", nil), ast.Act("u", nil).Named("u")), "u", true, 3)
-	tr, err := job.New("j", w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 2; i++ {
-		old := tr.Job
-		if tr, err = job.Restart(old, []job.Result{tr.Job.Outstanding()[0].Succeed([]byte("false"))}); err != nil {
+	for _, w := range []ast.Node{
+		ast.Loop(ast.Act("u", nil).Named("u"), "u", true, 3),
+		ast.Loop(ast.Seq(ast.Act("p", nil), ast.Act("u", nil).Named("u")), "u", true, 3),
+	} {
+		tr, err := job.New("j", w)
+		if err != nil {
 			t.Fatal(err)
 		}
-		changedCheck(t, fmt.Sprintf("step %d", i+1), old, tr.Job)
+		for i := 0; i < 2; i++ {
+			old := tr.Job
+			if tr, err = job.Restart(old, []job.Result{tr.Job.Outstanding()[0].Succeed([]byte("false"))}); err != nil {
+				t.Fatal(err)
+			}
+			if len(tr.Actions) == 0 {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s step %d", w.Children[0].Kind, i+1), func(t *testing.T) { changedCheck(t, "the step", old, tr.Job) })
+		}
 	}
 }
