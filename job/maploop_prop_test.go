@@ -258,12 +258,6 @@ func growCase(t *rapid.T, d *growDrawer) (ast.Node, propCase) {
 	return w, c
 }
 
-// growRefused reports whether err is New refusing a map or a loop, which
-// the reducer does until it runs them.
-func growRefused(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "this reducer does not run")
-}
-
 // growPlay plays the case on the reducer and the oracle together, in
 // batches drawn from the outstanding actions, the running waits (and
 // signals no wait takes now: kept, or repeated: ignored) and the sleeps
@@ -271,9 +265,6 @@ func growRefused(err error) bool {
 func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 	o := oracleStart(c)
 	tr, err := job.New("grow", w, job.StartedAt(c.Start))
-	if growRefused(err) {
-		t.Skip("SKIPPED UNTIL THE REDUCER RUNS MAPS AND LOOPS: " + err.Error())
-	}
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
