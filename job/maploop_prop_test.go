@@ -72,7 +72,7 @@ func (d *growDrawer) tree(t *rapid.T, depth int, path string, inMap bool) ast.No
 	d.budget--
 	kinds := []ast.Kind{ast.KindAct, ast.KindSeq, ast.KindPar, ast.KindTry, ast.KindRace}
 	if d.maps {
-		kinds = append(kinds, ast.KindMap, ast.KindLoop, ast.KindMap, ast.KindLoop)
+		kinds = append(kinds, ast.KindMap, ast.KindLoop, ast.KindMap, ast.KindLoop, ast.KindChoice)
 	}
 	if d.signals {
 		kinds = append(kinds, ast.KindWait, ast.KindSleep, ast.KindWait)
@@ -133,6 +133,25 @@ func (d *growDrawer) tree(t *rapid.T, depth int, path string, inMap bool) ast.No
 			opts = append(opts, ast.Finally(d.tree(t, depth+1, ast.PartPath(path, ast.PartFinally), inMap)))
 		}
 		return ast.Try(d.tree(t, depth+1, ast.PartPath(path, ast.PartBody), inMap), opts...)
+	case ast.KindChoice:
+		// seq(the leaf it is on, a choice on it): inside a copy or an
+		// iteration, on names the leaf of the same one.
+		name := d.name("k")
+		d.specs[child(ast.KindSeq, 0)] = growSpec{overs: rapid.SliceOfN(rapid.SampledFrom(choiceValues), 1, 2).Draw(t, "on outputs")}
+		ch := child(ast.KindSeq, 1)
+		var cases []ast.ChoiceCase
+		n := rapid.IntRange(1, 2).Draw(t, "cases")
+		for i := range n {
+			cases = append(cases, ast.When([]byte(rapid.SampledFrom(choiceValues).Draw(t, "when")), d.tree(t, depth+1, ast.ChildPath(ch, ast.KindChoice, i), inMap)))
+		}
+		if rapid.Bool().Draw(t, "else") {
+			cases = append(cases, ast.Else(d.tree(t, depth+1, ast.ChildPath(ch, ast.KindChoice, n), inMap)))
+		}
+		c := ast.Choice(name, cases...)
+		if rapid.IntRange(0, 2).Draw(t, "multi") == 0 {
+			c = c.AllMatching()
+		}
+		return ast.Seq(ast.Act("k", nil).Named(name), c)
 	case ast.KindMap:
 		// seq(the over leaf, map over it)
 		name := d.name("xs")

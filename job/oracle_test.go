@@ -96,6 +96,42 @@ func oracleOutcomeIn(c propCase, n *ast.Node, path string, env *oracleEnv) job.S
 		return job.StatusSucceeded
 	case ast.KindWait, ast.KindSleep:
 		return job.StatusSucceeded
+	case ast.KindChoice:
+		// The cases it selects run as a par; selecting none, it fails.
+		out := c.outcome(env.lookup(n.On)).Output
+		var elems [][]byte
+		if n.Multi {
+			var ok bool
+			if elems, ok = oracleElements(out); !ok {
+				return job.StatusFailed // not_an_array
+			}
+		} else {
+			elems = [][]byte{out}
+		}
+		var chosen []int
+		for i, cs := range n.Cases {
+			if slices.ContainsFunc(cs.Values, func(v json.RawMessage) bool {
+				return slices.ContainsFunc(elems, func(e []byte) bool { return oracleEqualJSON(e, v) })
+			}) {
+				chosen = append(chosen, i)
+				if !n.Multi {
+					break
+				}
+			}
+		}
+		if len(chosen) == 0 && len(n.Children) > len(n.Cases) {
+			chosen = []int{len(n.Cases)} // else
+		}
+		if len(chosen) == 0 {
+			return job.StatusFailed // no_case
+		}
+		out2 := job.StatusSucceeded
+		for _, i := range chosen {
+			if st(i) == job.StatusFailed {
+				out2 = job.StatusFailed
+			}
+		}
+		return out2
 	case ast.KindMap:
 		elems, ok := oracleElements(c.outcome(env.lookup(n.Over)).Output)
 		if !ok {
