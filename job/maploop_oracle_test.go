@@ -198,6 +198,17 @@ func (o *oracle) withdrawOne(n *oracleNode) bool {
 	return true
 }
 
+// stale reports whether n is in an iteration of a loop that has moved on
+// to another.
+func (n *oracleNode) stale() bool {
+	for c := n; c.parent != nil; c = c.parent {
+		if p := c.parent; p.kind == ast.KindLoop && c != p.kids[len(p.kids)-1] {
+			return true
+		}
+	}
+	return false
+}
+
 // withdraw fails the running wait or sleep n: withdrawn, after the other
 // failures of its step.
 func (n *oracleNode) withdraw() {

@@ -330,6 +330,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 	}
 	compare(tr)
 	var sigIDs []string
+	var applied []job.Result
 	sent := map[string]oracleSignal{}
 	for steps := 0; !o.root.status().Settled(); steps++ {
 		if steps > 400 {
@@ -399,9 +400,32 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 		for _, p := range fires {
 			batch = append(batch, job.Result{JobID: j.ID(), ActionID: ast.ShowPath(p) + "@sleep", At: at})
 		}
+		var again *job.Result
+		want := job.IgnoredDuplicate
+		if len(applied) > 0 && rapid.IntRange(0, 3).Draw(t, "again") == 0 {
+			// A result applied before, sent again: a duplicate, or stale
+			// once its loop has moved to another iteration (before this
+			// batch, whose results apply first).
+			r := rapid.SampledFrom(applied).Draw(t, "old result")
+			again = &r
+			batch = append(batch, r)
+			if o.leaves[r.ActionID].stale() {
+				want = job.IgnoredStale
+			}
+		}
 		batch = rapid.Permutation(batch).Draw(t, "batch order")
 		o.deliverEvents(at, slices.Clone(ids), sigs, fires)
 		tr = growRestart(t, j, batch)
+		if again != nil {
+			if !slices.ContainsFunc(tr.Ignored, func(ig job.Ignored) bool { return ig.Result.ActionID == again.ActionID && ig.Reason == want }) {
+				t.Fatalf("step %d: %s sent again, ignored %v, want it ignored as %s\n%s%s", o.step, again.ActionID, tr.Ignored, want, growShow(w), job.Describe(tr.Job))
+			}
+		}
+		for _, r := range batch {
+			if slices.Contains(ids, r.ActionID) {
+				applied = append(applied, r)
+			}
+		}
 		j = tr.Job
 		compare(tr)
 	}
