@@ -289,12 +289,27 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 	}
 	j := tr.Job
 	byID := map[string]job.Action{}
+	var ran []string
+	single := true // the step answered one action and did nothing else
 	compare := func(tr job.Transition) {
 		t.Helper()
 		j := tr.Job
 		for _, a := range tr.Actions {
 			byID[a.ID] = a
 		}
+		// The actions a step dispatches, in order when one result made
+		// them (a batch is a set: the order of what it starts is the
+		// reducer's), and as a set otherwise.
+		wantRan := append([]string(nil), o.ran[len(ran):]...)
+		gotRan := propIDs(tr.Actions)
+		if !single {
+			sort.Strings(wantRan)
+			sort.Strings(gotRan)
+		}
+		if diff := cmp.Diff(wantRan, gotRan); diff != "" {
+			t.Fatalf("step %d: actions dispatched (-oracle +reducer):\n%s\n%s%s", o.step, diff, growShow(w), job.Describe(j))
+		}
+		ran = append(ran[:0:0], o.ran...)
 		want := append([]string(nil), o.queue...)
 		sort.Strings(want)
 		if diff := cmp.Diff(want, propSortedIDs(j.Outstanding())); diff != "" {
@@ -414,6 +429,7 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 			}
 		}
 		batch = rapid.Permutation(batch).Draw(t, "batch order")
+		single = len(ids) == 1 && len(sigs) == 0 && len(fires) == 0 && again == nil
 		o.deliverEvents(at, slices.Clone(ids), sigs, fires)
 		tr = growRestart(t, j, batch)
 		if again != nil {
