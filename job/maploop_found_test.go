@@ -174,3 +174,33 @@ func TestFoundChangedMapStart(t *testing.T) {
 	}
 	changedCheck(t, "the step that starts the map", old, tr.Job)
 }
+
+// TestFoundLateIterationResultJobDone: once the job has ended, every later
+// result is ignored with IgnoredJobDone (doc.go, Semantics), a result of
+// an earlier iteration of a loop too.
+//
+// KNOWN BUG, failing: it is ignored as stale (IgnoredStale).
+func TestFoundLateIterationResultJobDone(t *testing.T) {
+	w := ast.Loop(ast.Act("u", nil).Named("u"), "u", true, 3)
+	tr, err := job.New("j", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u0 := tr.Actions[0].Succeed([]byte("false"))
+	if tr, err = job.Restart(tr.Job, []job.Result{u0}); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err = job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte("true"))}); err != nil {
+		t.Fatal(err)
+	}
+	if !tr.Job.Done() {
+		t.Fatalf("the job did not end:\n%s", job.Describe(tr.Job))
+	}
+	late, err := job.Restart(tr.Job, []job.Result{u0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(late.Ignored) != 1 || late.Ignored[0].Reason != job.IgnoredJobDone {
+		t.Errorf("%s of iteration 0, sent after the job ended: ignored %v, want %q", u0.ActionID, late.Ignored, job.IgnoredJobDone)
+	}
+}
