@@ -66,7 +66,9 @@ func Elements(out []byte) (elems []json.RawMessage, failure string) {
 		return nil, "map_too_large"
 	}
 	for i := range raw {
-		raw[i] = compactJSON(raw[i])
+		if bytes.ContainsAny(raw[i], " \t\r\n") {
+			raw[i] = compactJSON(raw[i]) // else compact already
+		}
 	}
 	return raw, ""
 }

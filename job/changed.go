@@ -26,7 +26,11 @@ import (
 // cancelled action that was in flight (it may hold the result of an
 // earlier failed attempt) makes Changed read all of new's results, once.
 // Versions that share nothing, such as two decoded separately, are
-// compared node by node: O(tree).
+// compared node by node: O(tree). So are two versions either side of a
+// loop's next iteration (whose trees differ in the iteration only), and
+// two versions either side of a map's start, whose trees differ in
+// size: Changed then returns every node of new, as for another workflow
+// (a client redraws the tree, which grew).
 //
 // If old is not a version of new's job (the zero Job, another ID,
 // another incarnation, another workflow), Changed returns every node of

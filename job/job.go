@@ -466,6 +466,11 @@ type NodeInfo struct {
 	// Winner is, for a race that a child won, the path of that child;
 	// "" otherwise.
 	Winner string
+	// Iteration is, for a loop, the iteration that runs or ran last
+	// (from 0; its body's path ends loop[Iteration]). Copies is, for a
+	// map that started, its number of copies (at map[0] to
+	// map[Copies-1]). Both are 0 for other nodes.
+	Iteration, Copies int
 }
 
 // Walk calls f for every node in pre-order (a node before its children, a
@@ -488,7 +493,7 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf
 			continue
 		}
 		if tn.kind == ast.KindLoop {
-			i = int(tn.x.iter)
+			i = int(tn.iter)
 		}
 		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, resOf) {
@@ -519,6 +524,12 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 		if res := resOf(id); res != nil {
 			ni.Output = res.output
 		}
+	}
+	switch tn.kind {
+	case ast.KindLoop:
+		ni.Iteration = int(tn.iter)
+	case ast.KindMap:
+		ni.Copies = len(tn.kids)
 	}
 	if tn.kind == ast.KindRace && s.pos > 0 {
 		ni.Winner = ast.ChildPath(path, ast.KindRace, int(s.pos-1))

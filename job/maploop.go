@@ -29,7 +29,7 @@ import (
 //     already). The node states move to tries of the new size. A map
 //     start costs O(nodes of the tree), like compiling it.
 //   - A loop's body is compiled once. Its current iteration is in the
-//     tree (tnodeX.iter), and the paths (so the action and timer IDs)
+//     tree (tnode.iter), and the paths (so the action and timer IDs)
 //     under it carry it: "loop[i]". When iteration i succeeds without a
 //     match of its until, the next one starts in the same transition: the
 //     new tree differs in the loop's iteration, the loops inside the body
@@ -281,9 +281,7 @@ func (t *tree) assignIDs(from, to int32) {
 func (t *tree) advanced(l int32) *tree {
 	nt := *t
 	nt.nodes = slices.Clone(t.nodes)
-	lx := *t.nodes[l].x
-	lx.iter++
-	nt.nodes[l].x = &lx
+	nt.nodes[l].iter++
 	var walk func(id int32)
 	walk = func(id int32) {
 		tn := &nt.nodes[id]
@@ -300,11 +298,7 @@ func (t *tree) advanced(l int32) *tree {
 			}
 			return
 		case ast.KindLoop:
-			if tn.x.iter != 0 {
-				ix := *tn.x
-				ix.iter = 0
-				tn.x = &ix
-			}
+			tn.iter = 0
 		}
 		for _, k := range tn.kids {
 			if k >= 0 {
@@ -320,11 +314,8 @@ func (t *tree) advanced(l int32) *tree {
 	ids = func(id int32) {
 		tn := &nt.nodes[id]
 		if tn.kind == ast.KindAct {
-			if tn.parent < 0 {
-				tn.id1 = ast.RootPath + "#1"
-			} else {
-				tn.id1 = string(append(nt.appendPath(nil, id), "#1"...))
-			}
+			var buf [80]byte
+			tn.id1 = string(append(nt.appendPath(buf[:0], id), "#1"...)) // a leaf under a loop is not the root
 			return
 		}
 		for _, k := range tn.kids {
@@ -358,12 +349,8 @@ func (t *tree) detach(id int32) {
 // its tree and more, recording g in its growth log.
 func (e *engine) grow(nt *tree, g *growth) {
 	old := e.j.t
-	vals := make([]nstate, len(nt.nodes))
-	for i := range old.nodes {
-		vals[i] = e.j.st.get(int32(i))
-	}
 	e.j.t = nt
-	e.j.st = newSplitVec(nt, vals, e.token())
+	e.j.st = splitVec{t: nt, main: e.j.st.main.grow(e.token(), nt.narrow), wide: e.j.st.wide.grow(e.token(), nt.wides)}
 	if e.j.outs != nil && nt.named > old.named {
 		outs := make([][]byte, nt.named)
 		copy(outs, e.j.outs)
@@ -517,12 +504,12 @@ func (e *engine) loopChild(p int32, tp *tnode, cs nstate) {
 			out = []byte("null")
 		}
 		switch {
-		case ast.EqualJSON(out, tp.x.until.Equals):
+		case equalJSON(out, tp.x.until.Equals):
 			e.settle(p, StatusSucceeded, 0, 0)
 			if tp.out >= 0 && e.get(p).status == StatusSucceeded {
 				e.setOutput(tp.out, e.j.loopOutput(p))
 			}
-		case tp.x.iter+1 >= tp.x.max:
+		case tp.iter+1 >= tp.x.max:
 			e.settle(p, StatusFailed, p+1, 0)
 		default:
 			e.nextIteration(p)
@@ -554,7 +541,10 @@ func (j *Job) loopOutput(l int32) []byte {
 // waits took and the cancels of their nodes are forgotten, and the job
 // moves to the tree with the next iteration (tree.advanced).
 func (e *engine) nextIteration(l int32) {
+	// The nodes reset, kept only when something outside the states may
+	// name them (signals taken, node cancels, timers).
 	var reset []int32
+	keep := e.j.sig != nil && len(e.j.sig.taken) > 0 || len(e.j.cancels) > 0 || len(e.j.timers) > 0
 	var walk func(id int32)
 	walk = func(id int32) {
 		s := e.get(id)
@@ -562,7 +552,9 @@ func (e *engine) nextIteration(l int32) {
 			return // an idle node: everything under it is idle too
 		}
 		tn := e.node(id)
-		reset = append(reset, id)
+		if keep {
+			reset = append(reset, id)
+		}
 		switch tn.kind {
 		case ast.KindAct:
 			if s.status == StatusSucceeded || s.status == StatusFailed {
@@ -604,6 +596,11 @@ func (e *engine) nextIteration(l int32) {
 		e.removeTimer(id, timerDeadline)
 		e.removeTimer(id, timerRetry)
 		e.removeTimer(id, timerSleep)
+	}
+	for id := range e.dagReq {
+		if e.j.under(id, l) {
+			delete(e.dagReq, id) // requested in the iteration just finished
+		}
 	}
 	nt := e.j.t.advanced(l)
 	e.j.t = nt
@@ -750,7 +747,7 @@ func (j Job) checkLoop(id int32, tn *tnode, s nstate, res *result) error {
 	if res != nil || s.pos != 0 || s.done != 0 || s.nfail != 0 || s.attempt != 0 || s.out != 0 || s.flags&^flagExpired != 0 {
 		return fmt.Errorf("loop has foreign state %+v", s)
 	}
-	it := tn.x.iter
+	it := tn.iter
 	if it < 0 || it >= tn.x.max {
 		return fmt.Errorf("at iteration %d of %d", it, tn.x.max)
 	}
@@ -762,7 +759,7 @@ func (j Job) checkLoop(id int32, tn *tnode, s nstate, res *result) error {
 	if len(out) == 0 {
 		out = []byte("null")
 	}
-	matched := body.status == StatusSucceeded && ast.EqualJSON(out, tn.x.until.Equals)
+	matched := body.status == StatusSucceeded && equalJSON(out, tn.x.until.Equals)
 	switch s.status {
 	case StatusRunning:
 		if body.status != StatusRunning {
@@ -844,7 +841,7 @@ func replayGrowth(t *tree, raw [][]json.RawMessage) (*growth, *tree, error) {
 		}
 		switch {
 		case tn.kind == ast.KindLoop && len(e) == 1:
-			if tn.x.iter+1 >= tn.x.max {
+			if tn.iter+1 >= tn.x.max {
 				return nil, nil, fmt.Errorf("[%d]: the loop %d is at its last iteration", k, node)
 			}
 			t = t.advanced(node)
@@ -894,4 +891,20 @@ func (j Job) wonMapAbove(id int32) bool {
 		}
 		c = p
 	}
+}
+
+// equalJSON is ast.EqualJSON, without decoding when both sides are one
+// of the literals true, false and null, as a loop's until mostly is:
+// decoding costs more than an iteration's whole step otherwise.
+func equalJSON(a, b []byte) bool {
+	if literal(a) && literal(b) {
+		return bytes.Equal(a, b)
+	}
+	return ast.EqualJSON(a, b)
+}
+
+// literal reports whether v is exactly true, false or null.
+func literal(v []byte) bool {
+	s := string(v)
+	return s == "true" || s == "false" || s == "null"
 }

@@ -233,3 +233,51 @@ func diffNodes(a, b *pnode, shift, base, n int, f func(slot int32)) int {
 	}
 	return compared
 }
+
+// grow returns v with n slots (n at least v.n), the new ones zero. The
+// nodes of v are shared but for the right edge, which the edit e owns
+// in the result (copied if need be), and the levels added above a root
+// too small for n: O(new slots + depth), not O(n). A vector of at most
+// smallWidth slots, whose lone leaf is laid out apart, is built anew.
+func (v pvec) grow(e *edit, n int) pvec {
+	if n <= v.n {
+		return v
+	}
+	if v.n <= smallWidth {
+		vals := make([]nstate, n)
+		for i := range v.n {
+			vals[i] = v.get(int32(i))
+		}
+		return newPvec(n, vals, e)
+	}
+	// Add levels while the root cannot hold n slots: a root at shift s
+	// holds 1 << (s + pvecBits).
+	for n > 1<<(v.shift+pvecBits) {
+		r := newInner(e)
+		r.kids[0] = v.root
+		v.root = r
+		v.shift += pvecBits
+	}
+	v.root = own(e, v.root)
+	// Make the missing nodes, a leaf at a time.
+	for i := (v.n - 1) &^ leafMask; i < n; i += leafWidth {
+		p := v.root
+		for s := v.shift; s > leafBits; s -= pvecBits {
+			k := (uint(i) >> s) & pvecMask
+			c := p.kids[k]
+			if c == nil {
+				c = newInner(e)
+			} else {
+				c = own(e, c)
+			}
+			p.kids[k] = c
+			p = c
+		}
+		k := (uint(i) >> leafBits) & pvecMask
+		if p.kids[k] == nil {
+			p.kids[k] = newLeaf(e)
+		}
+	}
+	v.n = n
+	return v
+}

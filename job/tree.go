@@ -90,6 +90,9 @@ type tnode struct {
 	// copies is, for the race a node with replicas became (ast.Expand),
 	// its number of copies; 0 elsewhere.
 	copies int32
+	// iter is, for a loop, the iteration that runs (or ran last): the
+	// edge to its body in paths (see maploop.go).
+	iter int32
 	// affinity is the node's own placement hint, or nil.
 	affinity *ast.Affinity
 	// x holds what only the nodes of workflow version 3 use; nil for
@@ -125,8 +128,6 @@ type tnodeX struct {
 	// most iterations.
 	until *ast.Guard
 	max   int32
-	// iter is, for a loop, the iteration that runs (or ran last).
-	iter int32
 	// tmpl and tsize are, for a map, its template's root and its number
 	// of nodes (a template is compiled, inert, in one block of IDs);
 	// elems are the elements of its copies once it started, in order.
@@ -395,7 +396,7 @@ func (t *tree) path(id int32) string {
 }
 
 // appendPath appends the path of node id to b (nothing for the root).
-// The edge below a loop is its iteration (tnodeX.iter).
+// The edge below a loop is its iteration (tnode.iter).
 func (t *tree) appendPath(b []byte, id int32) []byte {
 	n := &t.nodes[id]
 	if n.parent < 0 {
@@ -404,7 +405,7 @@ func (t *tree) appendPath(b []byte, id int32) []byte {
 	b = t.appendPath(b, n.parent)
 	p := &t.nodes[n.parent]
 	if p.kind == ast.KindLoop {
-		return ast.AppendEdge(b, ast.KindLoop, int(p.x.iter))
+		return ast.AppendEdge(b, ast.KindLoop, int(p.iter))
 	}
 	return ast.AppendEdge(b, p.kind, int(n.edge))
 }
@@ -434,9 +435,9 @@ func (t *tree) lookup(p string) (int32, string) {
 		case tn.kind != ast.KindTry && (!ok || e.Kind != tn.kind):
 			k := tn.kind.String()
 			return -1, "step " + strconv.Quote(written) + " under a " + k + " (want " + k + "[i])"
-		case tn.kind == ast.KindLoop && e.Index != int(tn.x.iter):
-			if e.Index < int(tn.x.iter) {
-				return -2, "iteration " + strconv.Itoa(e.Index) + " of the loop at " + ast.ShowPath(t.path(n)) + ", which runs iteration " + strconv.Itoa(int(tn.x.iter))
+		case tn.kind == ast.KindLoop && e.Index != int(tn.iter):
+			if e.Index < int(tn.iter) {
+				return -2, "iteration " + strconv.Itoa(e.Index) + " of the loop at " + ast.ShowPath(t.path(n)) + ", which runs iteration " + strconv.Itoa(int(tn.iter))
 			}
 			return -1, "step " + strconv.Quote(written) + ": the loop has not reached that iteration"
 		case tn.kind == ast.KindLoop:
