@@ -1093,17 +1093,18 @@ func (o *oracle) deliverEvents(at time.Time, ids []string, sigs []oracleSignal, 
 	// from a firing of the same batch (doc.go, Races). What a decision
 	// stops settles with it (a loser's next step is cancelled), which may
 	// decide the race around it.
-	for {
-		if o.decideOne() {
-			continue
-		}
+	// (As advance does: what a freeze or a won race stops from starting
+	// is cancelled first, then the innermost race won is decided.)
+	for len(fires) > 0 {
 		var ws []oracleWant
 		o.root.wanted(false, &ws)
 		if i := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen }); i >= 0 {
 			o.enter(ws[i].n, true)
 			continue
 		}
-		break
+		if !o.decideOne() {
+			break
+		}
 	}
 	for _, p := range fires {
 		n := o.sleeping()[p]
@@ -1347,6 +1348,12 @@ func (o *oracle) states() []propNodeState {
 		}
 		if (n.kind == ast.KindMap || n.kind == ast.KindLoop) && n.name != "" {
 			s.Output = string(n.output()) // a named map or loop keeps its output
+		}
+		switch n.kind {
+		case ast.KindLoop:
+			s.Iteration = len(n.kids) - 1
+		case ast.KindMap:
+			s.Copies = len(n.kids)
 		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()

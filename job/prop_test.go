@@ -1106,6 +1106,8 @@ type propNodeState struct {
 	Output  string
 	Error   string
 	Failure string // "path (action): message +others" for failed nodes
+
+	Iteration, Copies int // a loop's iteration, a map's copies
 }
 
 func propFailureString(path, action, msg string, others int) string {
@@ -1117,7 +1119,7 @@ func propStates(j job.Job) []propNodeState {
 	var ss []propNodeState
 	j.Walk(func(n job.NodeInfo) bool {
 		s := propNodeState{Path: n.Path, Name: n.Name, Kind: n.Kind.String(), Status: n.Status.String(), Attempt: n.Attempt,
-			Output: string(n.Output), Error: n.Error}
+			Output: string(n.Output), Error: n.Error, Iteration: n.Iteration, Copies: n.Copies}
 		if n.Failure != nil {
 			s.Failure = propFailureString(n.Failure.Path, n.Failure.Action, n.Failure.Message, n.Failure.Others)
 		}
