@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"sort"
@@ -40,6 +41,9 @@ func Changed(old, new Job) []NodeInfo {
 		return nil
 	}
 	if !sameWorkflow(old, new) {
+		if grownApart(old, new) {
+			return walkDiff(old, new)
+		}
 		var all []NodeInfo
 		new.Walk(func(n NodeInfo) bool {
 			all = append(all, n)
@@ -164,6 +168,52 @@ func (j *Job) resultsOf(ids []int32) func(int32) *result {
 	}
 }
 
+// grownApart reports whether old and new are versions of one job whose
+// trees a map's start or a loop's iteration made differ: the same ID,
+// incarnation and workflow as written.
+func grownApart(old, new Job) bool {
+	if old.t == nil || old.id != new.id || old.inc != new.inc || !old.t.grows || !new.t.grows {
+		return false
+	}
+	return ast.Equal(old.t.root, new.t.root)
+}
+
+// walkDiff returns the nodes of new's Walk whose NodeInfo differs from
+// the one at the same place in old's Walk (every node past the end of
+// old's): O(tree).
+func walkDiff(old, new Job) []NodeInfo {
+	var was []NodeInfo
+	old.Walk(func(n NodeInfo) bool {
+		was = append(was, n)
+		return true
+	})
+	var diff []NodeInfo
+	i := 0
+	new.Walk(func(n NodeInfo) bool {
+		if i >= len(was) || !sameInfo(&was[i], &n) {
+			diff = append(diff, n)
+		}
+		i++
+		return true
+	})
+	return diff
+}
+
+// sameInfo reports whether a and b show the same (an empty output or
+// payload is none).
+func sameInfo(a, b *NodeInfo) bool {
+	if a.Path != b.Path || a.Name != b.Name || a.Depth != b.Depth || a.Kind != b.Kind || a.Action != b.Action ||
+		a.Status != b.Status || a.Attempt != b.Attempt || !a.Retry.Equal(b.Retry) || a.Error != b.Error ||
+		a.Index != b.Index || a.Winner != b.Winner || a.Iteration != b.Iteration || a.Copies != b.Copies ||
+		!bytes.Equal(a.Payload, b.Payload) || !bytes.Equal(a.Output, b.Output) {
+		return false
+	}
+	if a.Failure == nil || b.Failure == nil {
+		return a.Failure == b.Failure
+	}
+	return *a.Failure == *b.Failure
+}
+
 // sameWorkflow reports whether old and new are versions of one job: the
 // same ID, incarnation and workflow (the same compiled tree, or, for
 // versions decoded apart, trees of the same shape).
@@ -175,7 +225,7 @@ func sameWorkflow(old, new Job) bool {
 	if a == b {
 		return true
 	}
-	if len(a.nodes) != len(b.nodes) || a.narrow != b.narrow || a.wides != b.wides {
+	if len(a.nodes) != len(b.nodes) || a.narrow != b.narrow || a.wides != b.wides || !slices.Equal(a.iters, b.iters) {
 		return false
 	}
 	for i := range a.nodes {
