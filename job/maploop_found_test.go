@@ -130,10 +130,10 @@ func TestFoundCopiesWaitsInIndexOrder(t *testing.T) {
 // whose NodeInfo differs between the two Walks (changed.go), and a loop's
 // next iteration changes the path of every node of its body.
 //
-// KNOWN BUG, failing: when iteration 1 starts, Changed leaves out the
-// body's root, loop[0] then loop[1], whose state is the same while its
-// path is not: for a loop of one leaf (running #1 in both), Changed
-// reports nothing at all.
+// Before the fix (this test failed): when iteration 1 starts, Changed
+// leaves out the body's root, loop[0] then loop[1], whose state is the
+// same while its path is not: for a loop of one leaf (running #1 in
+// both), Changed reports nothing at all.
 func TestFoundChangedNextIteration(t *testing.T) {
 	for _, w := range []ast.Node{
 		ast.Loop(ast.Act("u", nil).Named("u"), "u", true, 3),
@@ -159,9 +159,9 @@ func TestFoundChangedNextIteration(t *testing.T) {
 // TestFoundChangedMapStart: as TestFoundChangedNextIteration, when a map
 // starts and its copies are made.
 //
-// KNOWN BUG, failing: Changed also lists nodes above the map whose
-// NodeInfo is the same in both Walks (here the root par and the seq
-// holding the map).
+// Before the fix (this test failed): Changed also lists nodes above the
+// map whose NodeInfo is the same in both Walks (here the root par and
+// the seq holding the map).
 func TestFoundChangedMapStart(t *testing.T) {
 	w := ast.Par(ast.Seq(ast.Act("l", nil).Named("xs"), ast.Map("xs", ast.Act("x", nil))), ast.Act("b", nil))
 	tr, err := job.New("j", w)
@@ -179,7 +179,8 @@ func TestFoundChangedMapStart(t *testing.T) {
 // result is ignored with IgnoredJobDone (doc.go, Semantics), a result of
 // an earlier iteration of a loop too.
 //
-// KNOWN BUG, failing: it is ignored as stale (IgnoredStale).
+// Before the fix (this test failed): it is ignored as stale
+// (IgnoredStale).
 func TestFoundLateIterationResultJobDone(t *testing.T) {
 	w := ast.Loop(ast.Act("u", nil).Named("u"), "u", true, 3)
 	tr, err := job.New("j", w)

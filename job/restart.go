@@ -93,6 +93,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 	}
 
 	e := newEngine(j)
+	done := j.Done()
 	var ignored []Ignored
 	var firings []keyed
 	var signals []keyedSignal
@@ -133,7 +134,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
 			id, why := j.t.lookup(path)
 			if id < 0 {
-				ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
+				ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id, done), Detail: why})
 				continue
 			}
 			firings = append(firings, keyed{node: id, attempt: attempt, r: r, timer: kind})
@@ -146,7 +147,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		}
 		id, why := j.t.lookup(path)
 		if id < 0 {
-			ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
+			ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id, done), Detail: why})
 			continue
 		}
 		if j.t.nodes[id].kind != ast.KindAct {
@@ -167,7 +168,6 @@ func Restart(j Job, results []Result) (Transition, error) {
 	// parents (a seq whose last child succeeded succeeds, a par hit by a
 	// failure freezes), but nothing starts yet.
 	var applied []Result
-	done := j.Done()
 	for _, k := range batch {
 		s := e.j.st.get(k.node)
 		var reason IgnoreReason
@@ -337,8 +337,13 @@ func sortKeyed(t *tree, ks []keyed) {
 }
 
 // lookupReason is why a result whose path tree.lookup did not find
-// (id, -1 or -2) is ignored.
-func lookupReason(id int32) IgnoreReason {
+// (id, -1 or -2) is ignored: a path of an earlier iteration of a loop
+// (-2) is stale, or the job's, done, which ignores every later result of
+// its own.
+func lookupReason(id int32, done bool) IgnoreReason {
+	if id == -2 && done {
+		return IgnoredJobDone
+	}
 	if id == -2 {
 		return IgnoredStale
 	}
