@@ -17,11 +17,11 @@ import (
 // freezes is withdrawn and fails (the note's rule 12; doc.go, Withdrawn),
 // whether or not the job has a timer pending.
 //
-// KNOWN BUG, failing: countFailure queues the freeze's give-ups
-// (abandonQ, whose abandon calls withdrawUnder) only when the job has a
+// Fixed (it failed before): countFailure queued the freeze's give-ups
+// (abandonQ, whose abandon calls withdrawUnder) only when the job had a
 // timer pending (len(e.j.timers) > 0), so with no sleep and no retry
-// armed the wait goes on running under the frozen par, and the par does
-// not fail until a signal comes.
+// armed the wait went on running under the frozen par, and the par did
+// not fail until a signal came.
 func TestFoundFreezeWithdrawsWait(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -59,12 +59,13 @@ func TestFoundFreezeWithdrawsWait(t *testing.T) {
 // begun in the same round, the first in tree order takes it (the note's
 // rule 10; doc.go: "started in the same round, in tree order").
 //
-// KNOWN BUG, failing: a wait's place is the order in which it began
-// (beginWait counts starts), and one round begins its nodes in the
-// order their starts were requested, not in tree order: here the wait
-// of par[1] is requested as the batch's result applies, the wait of
-// par[0] only as its firing does, so the later wait in tree order takes
-// the signal.
+// Before the fix (this test failed): a wait's place is the order in
+// which it began (beginWait counts starts), and one round begins its
+// nodes in the order their starts were requested, not in tree order:
+// here the wait of par[1] is requested as the batch's result applies,
+// the wait of par[0] only as its firing does, so the later wait in tree
+// order takes the signal. Now the waits begun in one round take their
+// places in tree order (placeWaits).
 func TestFoundWaitsBegunInOneRoundTreeOrder(t *testing.T) {
 	w := ast.Par(
 		ast.Seq(ast.Sleep(time.Hour), ast.Wait("s")),
@@ -94,10 +95,12 @@ func TestFoundWaitsBegunInOneRoundTreeOrder(t *testing.T) {
 // in one round, the first copy's takes the first signal (the note's rules
 // 10 and 13: tree order among copies is index order).
 //
-// KNOWN BUG, failing (TestFoundWaitsBegunInOneRoundTreeOrder's cause):
-// here each copy's wait follows a race that one batch wins in both
-// copies; the waits begin in the order the races were decided, copy 1's
-// first, and copy 1's wait takes the signal.
+// Before the fix (this test failed)
+// (TestFoundWaitsBegunInOneRoundTreeOrder's cause): here each copy's
+// wait follows a race that one batch wins in both copies; the waits
+// begin in the order the races were decided, copy 1's first, and copy
+// 1's wait takes the signal. Now the waits begun in one round take their
+// places in tree order (placeWaits).
 func TestFoundCopiesWaitsInIndexOrder(t *testing.T) {
 	w := ast.Seq(ast.Act("l", nil).Named("xs"),
 		ast.Map("xs", ast.Seq(ast.Race(ast.Act("a", nil), ast.Act("b", nil)), ast.Wait("s"))))

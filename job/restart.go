@@ -36,6 +36,7 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	// The trie belongs to this edit, so starting the job writes into it.
 	e.j.st = newSplitVec(t, nil, e.token())
 	e.begin(0)
+	e.endRound()
 	e.run()
 	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
 }
@@ -406,6 +407,10 @@ type engine struct {
 	abandonQ []int32
 	startQ   smallQ[start]
 	actions  []Action
+	// roundWaits holds the waits begun in the current round of run, in
+	// the order they began: placeWaits gives them their places in tree
+	// order once the round is over.
+	roundWaits []int32
 }
 
 // start is 8 bytes: the queue is on every Restart's path. A wait's time
@@ -696,6 +701,7 @@ func (e *engine) run() {
 			}
 		}
 		e.startQ.truncate(0)
+		e.endRound()
 	}
 }
 
