@@ -129,19 +129,41 @@ func (j *Job) visible(id int32) visibleState {
 }
 
 // resultsOf returns a lookup of the newest results that nodeInfo reads
-// for the nodes ids: those of the actions among them that show one, and
-// those of the actions that caused the failed ones. It reads the results
+// for the nodes ids: those of the actions among them that show one (and
+// of the waits that took a signal), and
+// those of the actions that caused the failed ones (and, for a failure
+// that a race's failure holds, those that caused its children's). It reads the results
 // from the newest back and stops once it has found them all.
 func (j *Job) resultsOf(ids []int32) func(int32) *result {
 	want := map[int32]*result{}
-	for _, id := range ids {
+	var causes func(id int32)
+	causes = func(id int32) {
 		s := j.st.get(id)
-		if j.t.nodes[id].kind == ast.KindAct && s.attempt > 0 && (s.status.Settled() || s.flags&flagWaiting != 0) {
-			want[id] = nil
+		c := s.cause - 1
+		if s.status != StatusFailed || c < 0 {
+			return
 		}
-		if c := s.cause - 1; s.status == StatusFailed && c >= 0 && j.t.nodes[c].kind == ast.KindAct {
+		if j.t.nodes[c].kind == ast.KindAct {
 			want[c] = nil
 		}
+		if !j.t.raced {
+			return
+		}
+		if r := j.failedRaceOn(c, id); r >= 0 {
+			// Its failure names each child's (raceFailure).
+			for _, k := range j.t.nodes[r].kids {
+				causes(k)
+			}
+		}
+	}
+	for _, id := range ids {
+		s := j.st.get(id)
+		switch k := j.t.nodes[id].kind; {
+		case k == ast.KindAct && s.attempt > 0 && (s.status.Settled() || s.flags&flagWaiting != 0),
+			k == ast.KindWait && s.status == StatusSucceeded: // the signal's payload
+			want[id] = nil
+		}
+		causes(id)
 	}
 	missing := len(want)
 	for c := j.results; c != nil && missing > 0; c = c.prev {

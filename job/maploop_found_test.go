@@ -252,3 +252,46 @@ func TestFoundGuardUnderFreezingDag(t *testing.T) {
 		return true
 	})
 }
+
+// TestFoundChangedFailedRace: the failure of a race every child of which
+// failed names each child's failure, in Changed as in Walk.
+//
+// Before the fix (this test failed): Changed read the result of the
+// race's cause only, so the other children's messages were empty.
+func TestFoundChangedFailedRace(t *testing.T) {
+	w := ast.Par(ast.Race(ast.Act("a", nil), ast.Act("b", nil)), ast.Act("c", nil))
+	tr, err := job.New("j", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		old := tr.Job
+		var rs []job.Result
+		for _, a := range old.Outstanding() {
+			if a.Name == name {
+				rs = append(rs, a.Fail("no "+name))
+			}
+		}
+		if tr, err = job.Restart(old, rs); err != nil {
+			t.Fatal(err)
+		}
+		changedCheck(t, "the failure of "+name, old, tr.Job)
+	}
+}
+
+// TestFoundChangedWaitOutput: a wait that took a signal shows its payload
+// as its output, in Changed as in Walk.
+//
+// Before the fix (this test failed): Changed read the results of actions
+// only, so the wait's output was empty.
+func TestFoundChangedWaitOutput(t *testing.T) {
+	tr, err := job.New("j", ast.Race(ast.Wait("s"), ast.Sleep(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := tr.Job
+	if tr, err = job.Restart(old, []job.Result{job.SignalResult("j", job.Signal{Name: "s", ID: "1", Payload: []byte("1")})}); err != nil {
+		t.Fatal(err)
+	}
+	changedCheck(t, "the signal", old, tr.Job)
+}
