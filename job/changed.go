@@ -111,6 +111,7 @@ type visibleState struct {
 	waiting       bool   // actions
 	retry         int64  // actions: the due time of the retry waited for
 	cause, others int32  // failed nodes
+	winner        int32  // races: the edge of the winner, plus 1
 }
 
 func (j *Job) visible(id int32) visibleState {
@@ -124,6 +125,9 @@ func (j *Job) visible(id int32) visibleState {
 	}
 	if s.status == StatusFailed {
 		v.cause, v.others = s.cause, s.others
+	}
+	if j.t.nodes[id].kind == ast.KindRace {
+		v.winner = int32(s.pos) // a race won goes on while its losers' finally blocks run
 	}
 	return v
 }

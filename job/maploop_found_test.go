@@ -295,3 +295,30 @@ func TestFoundChangedWaitOutput(t *testing.T) {
 	}
 	changedCheck(t, "the signal", old, tr.Job)
 }
+
+// TestFoundChangedRaceWinner: a race that a child won while another runs
+// its finally block is still running, and shows its winner, in Changed as
+// in Walk.
+//
+// Before the fix (this test failed): Changed compared a race's status
+// only, not its winner, and left the race out.
+func TestFoundChangedRaceWinner(t *testing.T) {
+	w := ast.Race(ast.Try(ast.Act("a", nil), ast.Finally(ast.Act("f", nil))), ast.Act("b", nil))
+	tr, err := job.New("j", w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"a", "b"} {
+		old := tr.Job
+		var rs []job.Result
+		for _, a := range old.Outstanding() {
+			if a.Name == name {
+				rs = append(rs, a.Succeed(nil))
+			}
+		}
+		if tr, err = job.Restart(old, rs); err != nil {
+			t.Fatal(err)
+		}
+		changedCheck(t, "the success of "+name, old, tr.Job)
+	}
+}
