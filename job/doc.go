@@ -272,9 +272,12 @@
 //     price of compiling a par of that size (a map inside a loop pays it
 //     once per iteration, and nested maps once per inner map: a map of
 //     100 copies each mapping 1,000 costs several times per copy what a
-//     map of 10,000 does; BenchmarkMapFlatness). A loop's next iteration makes a new tree that
-//     differs in its iteration (O(nodes of the tree), one copy of the
-//     node array) and resets the body's states (O(body)). A tree without
+//     map of 10,000 does; BenchmarkMapFlatness). A loop's next
+//     iteration makes a new tree that differs in its table of iterations
+//     (O(loops)) and resets the body's states (O(body)); only when a map
+//     inside the body has copies does it copy the node array (O(tree))
+//     to leave them behind. A leaf under a loop has its action ID made
+//     at dispatch, since its path holds the iteration. A tree without
 //     maps and loops pays nothing: its node IDs stay in pre-order and no
 //     growth log is kept. See maploop.go for how the tree changes and
 //     how Decode rebuilds it (the growth log of format 10).

@@ -493,7 +493,7 @@ func (j Job) walk(id int32, depth int, path string, f func(NodeInfo) bool, resOf
 			continue
 		}
 		if tn.kind == ast.KindLoop {
-			i = int(tn.iter)
+			i = int(j.t.iters[tn.loopIx])
 		}
 		p := ast.ChildPath(path, tn.kind, i)
 		if !j.walk(k, depth+1, p, f, resOf) {
@@ -527,7 +527,7 @@ func (j *Job) nodeInfo(id int32, depth int, path string, resOf func(int32) *resu
 	}
 	switch tn.kind {
 	case ast.KindLoop:
-		ni.Iteration = int(tn.iter)
+		ni.Iteration = int(j.t.iters[tn.loopIx])
 	case ast.KindMap:
 		ni.Copies = len(tn.kids)
 	}

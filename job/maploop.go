@@ -29,16 +29,18 @@ import (
 //     already). The node states move to tries of the new size. A map
 //     start costs O(nodes of the tree), like compiling it.
 //   - A loop's body is compiled once. Its current iteration is in the
-//     tree (tnode.iter), and the paths (so the action and timer IDs)
-//     under it carry it: "loop[i]". When iteration i succeeds without a
-//     match of its until, the next one starts in the same transition: the
-//     new tree differs in the loop's iteration, the loops inside the body
-//     back at 0, and the maps inside it without copies (the old copies
-//     stay in the node array, inert and idle); the body's node states,
-//     outputs and results are reset (a result is reset by a tombstone in
-//     the results chain: see resultOf). It costs O(tree) for the new tree
-//     and O(body) for the states. A result or firing that names an
-//     earlier iteration is ignored as stale.
+//     tree's table of iterations (tree.iters, a copy per change), and the
+//     paths (so the action and timer IDs) under it carry it: "loop[i]"
+//     (a leaf under a loop has its action IDs made at dispatch). When
+//     iteration i succeeds without a match of its until, the next one
+//     starts in the same transition: the new tree differs in the loop's
+//     iteration and the loops inside the body back at 0, O(loops); a map
+//     inside the body that has copies loses them (a copy of the node
+//     array, O(tree): the old copies stay in it, inert and idle). The
+//     body's node states, outputs and results are reset, O(body) (a
+//     result is reset by a tombstone in the results chain: see
+//     resultOf). A result or firing that names an earlier iteration is
+//     ignored as stale.
 //
 // Copies are appended after every node, so node IDs are no longer in
 // pre-order once a map started: tree.rank holds each node's place, and
@@ -96,8 +98,12 @@ func (t *tree) addGrowing(n *ast.Node, id int32, path []byte, ids *firstIDs) {
 			x.until = n.Until
 		}
 		x.max = int32(n.Max)
+		t.nodes[id].loopIx = int32(len(t.iters))
+		t.iters = append(t.iters, 0)
 		kids := t.takeKids(1)
+		t.inLoop++
 		kids[0] = t.add(&n.Children[0], id, 0, ast.AppendEdge(path, ast.KindLoop, 0), ids)
+		t.inLoop--
 		t.nodes[id].kids = kids
 		return
 	}
@@ -171,7 +177,8 @@ func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
 	mx.elems = elems
 	nt.nodes[m].x = &mx
 	kids := make([]int32, len(elems))
-	copiedWaits := false
+	copiedWaits, copiedIters := false, false
+	looped := t.nodes[m].looped
 	for i := range elems {
 		base := int32(len(nt.nodes))
 		kids[i] = base
@@ -218,6 +225,14 @@ func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
 				c.x = &cx
 			}
 			c.id1 = ""
+			c.looped = c.looped || looped
+			if c.kind == ast.KindLoop && !c.inert {
+				if !copiedIters {
+					nt.iters, copiedIters = slices.Clone(t.iters), true
+				}
+				c.loopIx = int32(len(nt.iters))
+				nt.iters = append(nt.iters, 0)
+			}
 			if c.wide {
 				c.slot = int32(nt.wides)
 				nt.wides++
@@ -258,7 +273,7 @@ func (t *tree) assignIDs(from, to int32) {
 	var b, scratch []byte
 	var ends []int
 	for id := from; id < to; id++ {
-		if tn := &t.nodes[id]; tn.kind == ast.KindAct && !tn.inert {
+		if tn := &t.nodes[id]; tn.kind == ast.KindAct && !tn.inert && !tn.looped {
 			scratch = t.appendPath(scratch[:0], id)
 			b = append(b, scratch...)
 			b = append(b, "#1"...)
@@ -268,7 +283,7 @@ func (t *tree) assignIDs(from, to int32) {
 	all := string(b)
 	k, start := 0, 0
 	for id := from; id < to; id++ {
-		if tn := &t.nodes[id]; tn.kind == ast.KindAct && !tn.inert {
+		if tn := &t.nodes[id]; tn.kind == ast.KindAct && !tn.inert && !tn.looped {
 			tn.id1 = all[start:ends[k]]
 			start = ends[k]
 			k++
@@ -277,28 +292,26 @@ func (t *tree) assignIDs(from, to int32) {
 }
 
 // advanced returns the tree t with the loop l at its next iteration (see
-// the top of this file). t is not modified.
+// the top of this file): a copy of the iterations, the loops inside the
+// body back at 0, O(loops + body); and, when a map inside the body has
+// copies, a copy of the nodes with those copies detached, O(tree). t is
+// not modified.
 func (t *tree) advanced(l int32) *tree {
 	nt := *t
-	nt.nodes = slices.Clone(t.nodes)
-	nt.nodes[l].iter++
+	nt.iters = slices.Clone(t.iters)
+	nt.iters[t.nodes[l].loopIx]++
+	var started []int32 // maps with copies
 	var walk func(id int32)
 	walk = func(id int32) {
-		tn := &nt.nodes[id]
+		tn := &t.nodes[id]
 		switch tn.kind {
 		case ast.KindMap:
 			if len(tn.kids) > 0 {
-				for _, k := range tn.kids {
-					nt.detach(k)
-				}
-				tn.kids = nil
-				mx := *tn.x
-				mx.elems = nil
-				tn.x = &mx
+				started = append(started, id)
 			}
 			return
 		case ast.KindLoop:
-			tn.iter = 0
+			nt.iters[tn.loopIx] = 0
 		}
 		for _, k := range tn.kids {
 			if k >= 0 {
@@ -306,25 +319,21 @@ func (t *tree) advanced(l int32) *tree {
 			}
 		}
 	}
-	body := nt.nodes[l].kids[0]
-	walk(body)
-	// The body's leaves are one block of IDs only when no map inside it
-	// ran: set them from their paths, one by one.
-	var ids func(id int32)
-	ids = func(id int32) {
-		tn := &nt.nodes[id]
-		if tn.kind == ast.KindAct {
-			var buf [80]byte
-			tn.id1 = string(append(nt.appendPath(buf[:0], id), "#1"...)) // a leaf under a loop is not the root
-			return
-		}
-		for _, k := range tn.kids {
-			if k >= 0 {
-				ids(k)
-			}
-		}
+	walk(t.nodes[l].kids[0])
+	if len(started) == 0 {
+		return &nt
 	}
-	ids(body)
+	nt.nodes = slices.Clone(t.nodes)
+	for _, m := range started {
+		tn := &nt.nodes[m]
+		for _, k := range tn.kids {
+			nt.detach(k)
+		}
+		tn.kids = nil
+		mx := *tn.x
+		mx.elems = nil
+		tn.x = &mx
+	}
 	return &nt
 }
 
@@ -509,7 +518,7 @@ func (e *engine) loopChild(p int32, tp *tnode, cs nstate) {
 			if tp.out >= 0 && e.get(p).status == StatusSucceeded {
 				e.setOutput(tp.out, e.j.loopOutput(p))
 			}
-		case tp.iter+1 >= tp.x.max:
+		case e.j.t.iters[tp.loopIx]+1 >= tp.x.max:
 			e.settle(p, StatusFailed, p+1, 0)
 		default:
 			e.nextIteration(p)
@@ -747,7 +756,7 @@ func (j Job) checkLoop(id int32, tn *tnode, s nstate, res *result) error {
 	if res != nil || s.pos != 0 || s.done != 0 || s.nfail != 0 || s.attempt != 0 || s.out != 0 || s.flags&^flagExpired != 0 {
 		return fmt.Errorf("loop has foreign state %+v", s)
 	}
-	it := tn.iter
+	it := j.t.iters[tn.loopIx]
 	if it < 0 || it >= tn.x.max {
 		return fmt.Errorf("at iteration %d of %d", it, tn.x.max)
 	}
@@ -841,7 +850,7 @@ func replayGrowth(t *tree, raw [][]json.RawMessage) (*growth, *tree, error) {
 		}
 		switch {
 		case tn.kind == ast.KindLoop && len(e) == 1:
-			if tn.iter+1 >= tn.x.max {
+			if t.iters[tn.loopIx]+1 >= tn.x.max {
 				return nil, nil, fmt.Errorf("[%d]: the loop %d is at its last iteration", k, node)
 			}
 			t = t.advanced(node)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -358,5 +359,41 @@ func TestChoiceOneStep(t *testing.T) {
 	next := mlStep(t, tr.Job, mlOK(t, tr.Job, "seq[0]#1", `"x"`))
 	if next.Job.Version() != tr.Job.Version()+1 || len(next.Actions) != 1 || next.Actions[0].ID != "seq[1].choice[0].seq[0]#1" {
 		t.Errorf("v%d -> v%d, actions %v: want one step dispatching the case's first action", tr.Job.Version(), next.Job.Version(), next.Actions)
+	}
+}
+
+// TestLoopIterationBytes: a loop's next iteration costs O(body), not
+// O(tree): in a par of 10,000 leaves beside a loop of one leaf, a result
+// that starts the next iteration allocates a few kilobytes, not a copy
+// of the tree's 10,000 nodes (about 2 MB).
+func TestLoopIterationBytes(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocations differ under the race detector")
+	}
+	kids := []ast.Node{ast.Loop(ast.Act("poll", nil).Named("p"), "p", true, 1000)}
+	for range 10000 {
+		kids = append(kids, ast.Act("task", nil))
+	}
+	tr, err := job.New("big", ast.Par(kids...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, a := tr.Job, tr.Actions[0]
+	var before, after runtime.MemStats
+	const runs = 20
+	runtime.ReadMemStats(&before)
+	for range runs {
+		tr, err := job.Restart(j, []job.Result{a.Succeed([]byte("false"))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, a = tr.Job, tr.Actions[0]
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / runs; per > 20000 {
+		t.Errorf("an iteration allocates %d bytes, want at most 20,000", per)
+	}
+	if a.ID != "par[0].loop[20]#1" {
+		t.Errorf("dispatched %s, want par[0].loop[20]#1", a.ID)
 	}
 }

@@ -1104,7 +1104,7 @@ func (e *engine) action(id int32, attempt int) Action {
 func actionOf(j *Job, id int32, attempt int) Action {
 	tn := &j.t.nodes[id]
 	aid := tn.id1
-	if attempt != 1 {
+	if attempt != 1 || tn.looped {
 		aid = ActionID(j.t.path(id), attempt)
 	}
 	a := tn.act

@@ -55,6 +55,11 @@ type tree struct {
 	// runs change the tree (see maploop.go): format 10.
 	grows      bool
 	inTemplate int // while compiling: the depth of map templates around
+	inLoop     int // while compiling: the depth of loops around
+	// iters holds each loop's iteration (tnode.loopIx): the edge to its
+	// body in paths. A loop's next iteration makes a tree with a copy of
+	// it, not of the nodes.
+	iters []int32
 	// rank is, once a map has added copies, each node's place in
 	// pre-order (order); nil while node IDs are in pre-order.
 	rank []int32
@@ -72,7 +77,10 @@ type tnode struct {
 	wide bool
 	// inert marks a node that never runs: a map's template, and the
 	// copies a loop's next iteration detached (see maploop.go).
-	inert  bool
+	inert bool
+	// looped marks a node under a loop: a leaf's action IDs carry the
+	// iteration, so they are made at dispatch (no id1).
+	looped bool
 	kind   ast.Kind
 	parent int32   // -1 for the root
 	edge   int32   // index among the parent's children, or the try part
@@ -90,9 +98,8 @@ type tnode struct {
 	// copies is, for the race a node with replicas became (ast.Expand),
 	// its number of copies; 0 elsewhere.
 	copies int32
-	// iter is, for a loop, the iteration that runs (or ran last): the
-	// edge to its body in paths (see maploop.go).
-	iter int32
+	// loopIx is, for a loop, where its iteration is in tree.iters.
+	loopIx int32
 	// affinity is the node's own placement hint, or nil.
 	affinity *ast.Affinity
 	// x holds what only the nodes of workflow version 3 use; nil for
@@ -218,7 +225,7 @@ func (f *firstIDs) assign(t *tree) {
 	all := f.buf.String()
 	k, start := 0, 0
 	for i := range t.nodes {
-		if tn := &t.nodes[i]; tn.kind == ast.KindAct && !tn.inert {
+		if tn := &t.nodes[i]; tn.kind == ast.KindAct && !tn.inert && !tn.looped {
 			tn.id1 = all[start:f.ends[k]]
 			start = f.ends[k]
 			k++
@@ -255,7 +262,7 @@ func (t *tree) link() {
 // are built in path's spare capacity, which each child reuses in turn.
 func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) int32 {
 	id := int32(len(t.nodes))
-	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity, inert: t.inTemplate > 0})
+	t.nodes = append(t.nodes, tnode{kind: n.Kind, parent: parent, edge: edge, out: -1, name: n.Name, deadline: n.Deadline, affinity: n.Affinity, inert: t.inTemplate > 0, looped: t.inLoop > 0})
 	if n.Kind == ast.KindChoice || n.Kind == ast.KindEnd || n.Kind == ast.KindWait || n.Kind == ast.KindSleep || n.Kind == ast.KindMap || n.Kind == ast.KindLoop || n.When != nil || n.Need != 0 || n.Limit != 0 {
 		t.lang3 = true
 		t.nodes[id].x = &tnodeX{reads: -1, guardOn: -1, guard: n.When, endReason: n.Reason, signal: n.Signal, transient: n.Transient, sleep: n.Sleep}
@@ -309,7 +316,9 @@ func (t *tree) add(n *ast.Node, parent, edge int32, path []byte, ids *firstIDs) 
 		t.nodes[id].act = n
 		t.nodes[id].retry = n.Retry
 		if !t.nodes[id].inert {
-			ids.add(path) // t.nodes[id].id1, set by ids.assign
+			if !t.nodes[id].looped {
+				ids.add(path) // t.nodes[id].id1, set by ids.assign
+			}
 			t.leaves++
 		}
 	case ast.KindMap, ast.KindLoop:
@@ -396,7 +405,7 @@ func (t *tree) path(id int32) string {
 }
 
 // appendPath appends the path of node id to b (nothing for the root).
-// The edge below a loop is its iteration (tnode.iter).
+// The edge below a loop is its iteration (tree.iters).
 func (t *tree) appendPath(b []byte, id int32) []byte {
 	n := &t.nodes[id]
 	if n.parent < 0 {
@@ -405,7 +414,7 @@ func (t *tree) appendPath(b []byte, id int32) []byte {
 	b = t.appendPath(b, n.parent)
 	p := &t.nodes[n.parent]
 	if p.kind == ast.KindLoop {
-		return ast.AppendEdge(b, ast.KindLoop, int(p.iter))
+		return ast.AppendEdge(b, ast.KindLoop, int(t.iters[p.loopIx]))
 	}
 	return ast.AppendEdge(b, p.kind, int(n.edge))
 }
@@ -435,9 +444,9 @@ func (t *tree) lookup(p string) (int32, string) {
 		case tn.kind != ast.KindTry && (!ok || e.Kind != tn.kind):
 			k := tn.kind.String()
 			return -1, "step " + strconv.Quote(written) + " under a " + k + " (want " + k + "[i])"
-		case tn.kind == ast.KindLoop && e.Index != int(tn.iter):
-			if e.Index < int(tn.iter) {
-				return -2, "iteration " + strconv.Itoa(e.Index) + " of the loop at " + ast.ShowPath(t.path(n)) + ", which runs iteration " + strconv.Itoa(int(tn.iter))
+		case tn.kind == ast.KindLoop && e.Index != int(t.iters[tn.loopIx]):
+			if it := int(t.iters[tn.loopIx]); e.Index < it {
+				return -2, "iteration " + strconv.Itoa(e.Index) + " of the loop at " + ast.ShowPath(t.path(n)) + ", which runs iteration " + strconv.Itoa(it)
 			}
 			return -1, "step " + strconv.Quote(written) + ": the loop has not reached that iteration"
 		case tn.kind == ast.KindLoop:
