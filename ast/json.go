@@ -272,7 +272,12 @@ func writeString(b *bytes.Buffer, s string) {
 // reported, each with its node path; a JSON syntax error is reported with
 // its line and column. The returned tree has passed Validate.
 func Decode(data []byte) (Node, error) {
-	if err := syntaxError(data); err != nil {
+	return decodeDocument(data, &decoder{})
+}
+
+// decodeDocument is Decode, with d the decoder of the document.
+func decodeDocument(data []byte, d *decoder) (Node, error) {
+	if err := d.syntax(data); err != nil {
 		return Node{}, err
 	}
 	// The envelope is read field by field, like the nodes, so that a field
@@ -284,17 +289,23 @@ func Decode(data []byte) (Node, error) {
 	if len(dups) > 0 {
 		return Node{}, fmt.Errorf("workflow: %s in the document (%s)", duplicate(dups[0]), onceOnly)
 	}
-	for _, k := range sortedKeys(env) {
-		if k != "version" && k != "root" {
-			return Node{}, fmt.Errorf("workflow: unknown field %q (allowed: version, root)", k)
+	for k := range env {
+		if k == "version" || k == "root" {
+			continue
+		}
+		// The first unknown field in sorted order is the one named.
+		for _, k := range sortedKeys(env) {
+			if k != "version" && k != "root" {
+				return Node{}, fmt.Errorf("workflow: unknown field %q (allowed: version, root)", k)
+			}
 		}
 	}
 	rawVersion, ok := env["version"]
 	if !ok || string(rawVersion) == "null" {
 		return Node{}, fmt.Errorf(`workflow: missing "version" (this baton reads version %d)`, Version)
 	}
-	var version int
-	if err := json.Unmarshal(rawVersion, &version); err != nil {
+	version, err := readInt(rawVersion)
+	if err != nil {
 		got := DescribeJSON(rawVersion)
 		if got == "a number" && len(rawVersion) <= 20 {
 			got = string(rawVersion)
@@ -310,8 +321,9 @@ func Decode(data []byte) (Node, error) {
 	case root == nil || string(root) == "null":
 		return Node{}, errors.New(`workflow: missing "root" (the tree is empty)`)
 	}
+	d.version = version
 	var n Node
-	if err := n.unmarshal(root, version); err != nil {
+	if err := n.unmarshal(root, d); err != nil {
 		return Node{}, err
 	}
 	return n, nil
@@ -320,10 +332,11 @@ func Decode(data []byte) (Node, error) {
 // UnmarshalJSON reads the node form (no version envelope). Problems are
 // returned as an *Error listing each with its path.
 func (n *Node) UnmarshalJSON(data []byte) error {
-	if err := syntaxError(data); err != nil {
+	d := decoder{version: Version}
+	if err := d.syntax(data); err != nil {
 		return err
 	}
-	return n.unmarshal(data, Version)
+	return n.unmarshal(data, &d)
 }
 
 // decoder holds what decoding one document found, and the version the
@@ -331,15 +344,21 @@ func (n *Node) UnmarshalJSON(data []byte) error {
 type decoder struct {
 	ps      []Problem
 	version int
+	checks  int // syntax checks of the document made (syntax): one
 }
 
-// unmarshal reads the node form of a document of the given version.
-func (n *Node) unmarshal(data []byte, version int) error {
-	if err := syntaxError(data); err != nil {
-		return err
-	}
-	d := decoder{version: version}
-	out := decodeNode(data, "", 1, &d)
+// syntax checks that data, the whole document, is JSON: the one check of
+// its syntax. Everything then read out of it (readObject, readArray,
+// valueEnd) is a slice of valid JSON, and is not checked again.
+func (d *decoder) syntax(data []byte) error {
+	d.checks++
+	return syntaxError(data)
+}
+
+// unmarshal reads the node form from data, valid JSON (d.syntax checked
+// the document data is part of), of a document of d.version.
+func (n *Node) unmarshal(data []byte, d *decoder) error {
+	out := decodeNode(data, "", 1, d)
 	ps := d.ps
 	// Structural problems first, then what Validate finds in the parts that
 	// did decode (nodes that could not be read are marked and skipped).
@@ -492,7 +511,7 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 		add("%s in %s node (%s)", duplicate(k), n.Kind, onceOnly)
 	}
 	allowed := nodeKeys[n.Kind]
-	for _, k := range sortedKeys(fields) {
+	for _, k := range keysToReport(fields, allowed, d.version) {
 		if v := keyVersion[k]; v > d.version {
 			add("%q needs workflow version %d (this document is version %d)", k, v, d.version)
 		}
@@ -558,11 +577,8 @@ func decodeNode(data []byte, path string, depth int, d *decoder) Node {
 			add(`"act" must be a string (the action name), got %s`, DescribeJSON(fields["act"]))
 			n.err = errReported
 		}
-		if p, ok := fields["payload"]; ok {
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, p); err == nil && buf.String() != "null" {
-				n.Payload = buf.Bytes()
-			}
+		if p, ok := fields["payload"]; ok && string(p) != "null" {
+			n.Payload = compactValid(p)
 		}
 		if raw, ok := fields["inputs"]; ok {
 			n.Inputs = decodeNames(raw, "inputs", "node names", add)
@@ -720,6 +736,64 @@ const onceOnly = "a field may appear once"
 // like {"act":"log","act":"fail"} has no meaning its writer can be sure of.
 func duplicate(key string) string {
 	return fmt.Sprintf("duplicate field %s", quoteShort(key))
+}
+
+// keysToReport returns the keys of a node's fields that the node's loop
+// over its keys reports a problem of (of a newer version than the
+// document's, not allowed, or misplaced): all of them, sorted, when one
+// is; none when none is (a node as it should be costs no sorted copy of
+// its keys).
+func keysToReport(fields map[string]json.RawMessage, allowed []string, version int) []string {
+	for k := range fields {
+		if keyVersion[k] > version || !slices.Contains(allowed, k) && k != "replicas" && k != "affinity" {
+			return sortedKeys(fields)
+		}
+	}
+	return nil
+}
+
+// readInt reads the JSON number raw as an int, as json.Unmarshal into an
+// int does (the same error for a fraction, an exponent, an overflow or
+// another type), without its reflection for a plain whole number.
+func readInt(raw []byte) (int, error) {
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	plain := len(digits) > 0 && len(digits) <= 18
+	for _, c := range digits {
+		plain = plain && '0' <= c && c <= '9'
+	}
+	if plain {
+		if v, err := strconv.Atoi(string(raw)); err == nil {
+			return v, nil
+		}
+	}
+	var v int
+	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// compactValid returns the valid JSON value p without the space between
+// its tokens, as json.Compact writes it, in a slice of its own: p is part
+// of a document whose syntax was checked, so it is not checked again.
+func compactValid(p []byte) []byte {
+	out := make([]byte, 0, len(p))
+	inString, escaped := false, false
+	for _, c := range p {
+		switch {
+		case escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

@@ -360,13 +360,15 @@ func startShipped(ctx context.Context, st store.Store, dir string) (*shipped, er
 	if err != nil {
 		return nil, errors.Join(err, e.close())
 	}
-	e.stop = append(e.stop, logs.Close)
+	// As 'baton serve' writes its request log: through a LogWriter.
+	lw := server.NewLogWriter(logs)
+	e.stop = append(e.stop, lw.Close, logs.Close)
 	tokens, err := server.ParseTokens([]byte("write " + benchToken + "\n"))
 	if err != nil {
 		return nil, errors.Join(err, e.close())
 	}
 	h, err := server.New(server.Options{Store: mst, Runner: server.Local{Runner: e.runner, Registry: reg, Capacity: serveWorkers, Since: time.Now()},
-		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(logs, nil)), Hub: hub,
+		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(lw, nil)), Hub: hub,
 		Metrics: m.Handler(), Middleware: m.Middleware, Streams: m.Streams(), AuthFailures: m.AuthFailures()})
 	if err != nil {
 		return nil, errors.Join(err, e.close())

@@ -456,7 +456,8 @@ func growPlay(t *rapid.T, w ast.Node, c propCase) job.Job {
 
 // growRestart restarts j with batch and checks the contracts of one step:
 // Restart leaves its input alone, gives the same bytes and actions again,
-// and the same from j stored and reloaded; the job made passes Check and
+// with the batch reversed (a batch is a set), and from j stored and
+// reloaded; the job made passes Check and
 // survives Encode/Decode unchanged.
 func growRestart(t propT, j job.Job, batch []job.Result) job.Transition {
 	t.Helper()
@@ -475,6 +476,15 @@ func growRestart(t propT, j job.Job, batch []job.Result) job.Transition {
 	enc := propEnc(t, tr.Job)
 	if !bytes.Equal(enc, propEnc(t, again.Job)) || fmt.Sprint(tr.Actions, tr.Stops, tr.Timers, tr.Ignored) != fmt.Sprint(again.Actions, again.Stops, again.Timers, again.Ignored) {
 		t.Fatalf("Restart is not deterministic")
+	}
+	rev := slices.Clone(batch)
+	slices.Reverse(rev)
+	permuted, err := job.Restart(j, rev)
+	if err != nil {
+		t.Fatalf("Restart of the batch reversed: %v", err)
+	}
+	if !bytes.Equal(enc, propEnc(t, permuted.Job)) || fmt.Sprint(tr.Actions, tr.Stops, tr.Timers) != fmt.Sprint(permuted.Actions, permuted.Stops, permuted.Timers) {
+		t.Fatalf("the batch reversed gives another transition:\n%s\n%s", job.Describe(tr.Job), job.Describe(permuted.Job))
 	}
 	stored, err := job.Decode(before)
 	if err != nil {

@@ -761,13 +761,14 @@ func (n *oracleNode) settledAt() int {
 
 // failedAt is when the failed node n failed, for the node around it:
 // the step it settled in, twice, plus one when the failure it reports is
-// a wait's or a sleep's withdrawal, which comes after the other failures
-// of its step.
+// a wait's or a sleep's withdrawal in that step, which comes after the
+// other failures of its step (doc.go: "fails after the failures of its
+// batch").
 func (n *oracleNode) failedAt() int {
 	leaf, _ := n.failure()
 	at := n.settledAt() / 2 * 2
-	if leaf.gaveUp {
-		at++
+	if leaf.gaveUp && 2*leaf.at == at {
+		at++ // withdrawn in the step n settled in: after that step's other failures
 	}
 	return at
 }

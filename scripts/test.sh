@@ -115,7 +115,7 @@ done
 step "exact allocation counts, without -race (the race detector makes values escape)"
 # The allocation guards skip under -race; here they run and must pass: a
 # skip is a failure.
-for guard in job:TestReducerAllocations job:TestRestartBytes runner:TestApplierBacklogArray placement:TestRanksDecideAllocs; do
+for guard in job:TestReducerAllocations job:TestRestartBytes runner:TestApplierBacklogArray placement:TestRanksDecideAllocs server:TestSubmitMakesTheJobOnce server:TestLogWriterReusesBuffers; do
 	pkg=${guard%%:*} name=${guard#*:}
 	out=$(go test -count=1 -run "^$name\$" -v "./$pkg") || { echo "$out"; exit 1; }
 	echo "$out" | grep -E '^(--- |ok|FAIL)'

@@ -19,7 +19,9 @@
 // the io/fs way: the store's optional capabilities (store.Lister,
 // store.Historian, store.Deleter) and the runner's (Submitter, Canceller,
 // Signaller, NodeCanceller, ActionLister, WorkerLister, Readier), each
-// checked by a type assertion.
+// checked by a type assertion. A JobSubmitter returns the job it made,
+// which the submit's answer is made from; of another Submitter the
+// server makes the job again (job.New) to answer.
 // A server given only a store is read-only: its write routes answer 405.
 //
 // Check first, keep after: a submitted workflow is decoded, validated and
@@ -66,7 +68,9 @@
 //
 // Each request is logged in one line: method, route pattern, status,
 // duration, bytes, request ID (X-Request-Id if the client sent a sane one),
-// job ID where there is one and remote address. A handler that panics is
+// job ID where there is one and remote address. LogWriter, under the
+// logger's handler, writes them to a file without a request waiting for
+// the write ('baton serve' logs through one). A handler that panics is
 // answered 500 internal with the request ID; the stack goes to the log
 // only, and the server goes on.
 //

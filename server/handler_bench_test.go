@@ -25,8 +25,8 @@ const benchToken = "bench-write-token-0123456789abcdef"
 
 // benchServer returns the server of the benchmarks: on the memory store
 // with runner/inmem running the jobs, a write token and a JSON log line
-// per request to a file, as 'baton serve' has them; the handler is called
-// in this process (no connection).
+// per request to a file through a LogWriter, as 'baton serve' has them;
+// the handler is called in this process (no connection).
 func benchServer(b *testing.B) (http.Handler, store.Store) {
 	st := store.NewMemory()
 	b.Cleanup(func() { st.Close() })
@@ -52,12 +52,14 @@ func benchServer(b *testing.B) (http.Handler, store.Store) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { logs.Close() })
+	lw := server.NewLogWriter(logs)
+	b.Cleanup(func() { lw.Close() })
 	tokens, err := server.ParseTokens([]byte("write " + benchToken + "\n"))
 	if err != nil {
 		b.Fatal(err)
 	}
 	h, err := server.New(server.Options{Store: st, Runner: server.Local{Runner: r, Registry: reg, Capacity: 4},
-		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+		Tokens: tokens, Logger: slog.New(slog.NewJSONHandler(lw, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

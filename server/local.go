@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/batonwf/baton/api"
@@ -33,6 +34,7 @@ type Local struct {
 
 var (
 	_ Submitter     = Local{}
+	_ JobSubmitter  = Local{}
 	_ Canceller     = Local{}
 	_ Signaller     = Local{}
 	_ NodeCanceller = Local{}
@@ -43,6 +45,24 @@ var (
 // Submit submits through the runner.
 func (l Local) Submit(ctx context.Context, id job.ID, root ast.Node) error {
 	return l.Runner.Submit(ctx, id, root)
+}
+
+// SubmitJob submits through the runner and returns the job it created:
+// its own, when the runner is a JobSubmitter (runner/inmem's is), else
+// the job as job.New makes it (the same version and first actions: the
+// reducer is deterministic).
+func (l Local) SubmitJob(ctx context.Context, id job.ID, root ast.Node) (job.Job, error) {
+	if js, ok := l.Runner.(JobSubmitter); ok {
+		return js.SubmitJob(ctx, id, root)
+	}
+	if err := l.Runner.Submit(ctx, id, root); err != nil {
+		return job.Job{}, err
+	}
+	tr, err := job.New(id, root)
+	if err != nil {
+		return job.Job{}, fmt.Errorf("job %s: submitted, but: %w", id, err)
+	}
+	return tr.Job, nil
 }
 
 // Cancel cancels through the runner.

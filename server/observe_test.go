@@ -52,6 +52,9 @@ func TestObservers(t *testing.T) {
 	e.Submit(t, "o", `{"version":1,"root":{"act":"block"}}`)
 	e.Do(t, "GET", "/api/v1/jobs/o?nodes=false", nil, "")
 	e.Do(t, "GET", "/api/v1/nothing", nil, "")
+	if a := e.Do(t, "PUT", "/api/v1/jobs/o", nil, ""); a.Status != http.StatusMethodNotAllowed {
+		t.Errorf("PUT of a job: %d %s", a.Status, a.Body)
+	}
 	if a := e.Do(t, "GET", "/metrics", map[string]string{"Authorization": ""}, ""); a.Status != http.StatusUnauthorized {
 		t.Errorf("/metrics without a token: %d", a.Status)
 	}
@@ -59,7 +62,7 @@ func TestObservers(t *testing.T) {
 		t.Errorf("/metrics: %d %s", a.Status, a.Body)
 	}
 	mu.Lock()
-	want := []string{"POST /api/v1/jobs", "GET /api/v1/jobs/{id}", "", "GET /metrics", "GET /metrics"}
+	want := []string{"POST /api/v1/jobs", "GET /api/v1/jobs/{id}", "", "", "GET /metrics", "GET /metrics"}
 	if len(patterns) < len(want) || !slices.Equal(patterns[len(patterns)-len(want):], want) {
 		t.Errorf("patterns the middleware saw: %q, want %q at the end", patterns, want)
 	}

@@ -33,9 +33,10 @@ type Options struct {
 	// routes: store.Lister the listing, store.Historian the history and
 	// past versions, store.Deleter deletion.
 	Store store.Store
-	// Runner runs the jobs; nil for a read-only server. Its abilities are
-	// found by type assertion: Submitter, Canceller, Signaller, NodeCanceller, ActionLister,
-	// WorkerLister, Readier.
+	// Runner runs the jobs; nil for a read-only server. Its abilities
+	// are found by type assertion: Submitter (or JobSubmitter),
+	// Canceller, Signaller, NodeCanceller, ActionLister, WorkerLister,
+	// Readier.
 	Runner any
 	// Tokens are the bearer tokens the API takes; nil means no
 	// authentication (for a server on a loopback address only: 'baton
@@ -107,6 +108,15 @@ type Options struct {
 // its first actions.
 type Submitter interface {
 	Submit(ctx context.Context, id job.ID, root ast.Node) error
+}
+
+// JobSubmitter is a Submitter that returns the job it created (version 1,
+// as job.New made it), so that the answer to a submit is made from it
+// and not from a job.New of the server's own. runner/inmem's Runner is
+// one, and so is Local over it.
+type JobSubmitter interface {
+	Submitter
+	SubmitJob(ctx context.Context, id job.ID, root ast.Node) (job.Job, error)
 }
 
 // Canceller is a runner that cancels jobs (job.Cancel), returning once

@@ -145,7 +145,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	buf := answers.Get().(*bytes.Buffer)
 	defer putAnswer(buf)
 	buf.Reset()
-	if err := json.NewEncoder(buf).Encode(v); err != nil {
+	if err := encodeAnswer(buf, v); err != nil {
 		writeProblem(w, newProblem(CodeInternal, "encode the answer: "+err.Error()))
 		return
 	}
@@ -154,6 +154,30 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
 	w.WriteHeader(status)
 	_, _ = w.Write(buf.Bytes())
+}
+
+// encodeAnswer writes v to buf as json.Encoder does (with its newline):
+// a summary, and a job without its nodes (a status read), through
+// api.Summary.AppendJSON, which writes the same bytes without reflection.
+func encodeAnswer(buf *bytes.Buffer, v any) error {
+	var sum *api.Summary
+	switch v := v.(type) {
+	case api.Summary:
+		sum = &v
+	case api.Job:
+		if len(v.Nodes) == 0 && len(v.Timers) == 0 {
+			sum = &v.Summary
+		}
+	}
+	if sum == nil {
+		return json.NewEncoder(buf).Encode(v)
+	}
+	b, err := sum.AppendJSON(buf.AvailableBuffer())
+	if err != nil {
+		return err
+	}
+	buf.Write(b)
+	return buf.WriteByte('\n')
 }
 
 var jsonType = []string{"application/json"}

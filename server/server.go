@@ -30,6 +30,7 @@ type srv struct {
 	deleter   store.Deleter
 
 	submitter     Submitter
+	jobSubmitter  JobSubmitter // submitter, when it returns the job it made
 	canceller     Canceller
 	signaller     Signaller
 	nodeCanceller NodeCanceller
@@ -52,6 +53,10 @@ type srv struct {
 	streams      Gauge
 	authFailures Counter
 
+	// routes serves the routes; mux serves them too, and a catch-all
+	// ("/", noRoute) for every request none takes, so that a request is
+	// matched to its route once (routes alone tells 404 from 405).
+	routes  *http.ServeMux
 	mux     *http.ServeMux
 	handler http.Handler // dispatch, in Options.Middleware
 	fails   *failures
@@ -88,6 +93,7 @@ func New(o Options) (http.Handler, error) {
 	s.historian, _ = o.Store.(store.Historian)
 	s.deleter, _ = o.Store.(store.Deleter)
 	s.submitter, _ = o.Runner.(Submitter)
+	s.jobSubmitter, _ = o.Runner.(JobSubmitter)
 	s.canceller, _ = o.Runner.(Canceller)
 	s.signaller, _ = o.Runner.(Signaller)
 	s.nodeCanceller, _ = o.Runner.(NodeCanceller)
@@ -110,17 +116,23 @@ func New(o Options) (http.Handler, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	s.cop = http.NewCrossOriginProtection()
-	s.mux = http.NewServeMux()
-	for _, rt := range table {
-		if rt.on == nil || rt.on(s) {
-			s.mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+	s.routes, s.mux = http.NewServeMux(), http.NewServeMux()
+	for _, mux := range []*http.ServeMux{s.routes, s.mux} {
+		for _, rt := range table {
+			if rt.on == nil || rt.on(s) {
+				mux.Handle(rt.Method+" "+rt.Pattern, s.wrap(rt))
+			}
+		}
+		for _, p := range pageTable {
+			if p.on == nil || p.on(s) {
+				mux.Handle(p.Method+" "+p.Pattern, s.wrapPage(p))
+			}
 		}
 	}
-	for _, p := range pageTable {
-		if p.on == nil || p.on(s) {
-			s.mux.Handle(p.Method+" "+p.Pattern, s.wrapPage(p))
-		}
-	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		r.Pattern = "" // no route: the log line and Options.Middleware see none
+		s.noRoute(w, r)
+	})
 	s.handler = http.HandlerFunc(s.dispatch)
 	if o.Middleware != nil {
 		s.handler = o.Middleware(s.handler)
@@ -205,7 +217,8 @@ func (s *srv) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				writeProblem(rec, newProblem(CodeInternal, fmt.Sprintf("internal error answering %s %s (request %s); the server goes on", r.Method, r.URL.Path, rec.requestID)))
 			}
 		}
-		s.logRequest(r, rec, time.Since(start))
+		end := time.Now()
+		s.logRequest(r, rec, end, end.Sub(start))
 	}()
 	s.handler.ServeHTTP(rec, r)
 }
@@ -218,17 +231,26 @@ func (s *srv) dispatch(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, p)
 		return
 	}
-	if _, pattern := s.mux.Handler(r); pattern == "" {
+	if r.Method != http.MethodConnect && strings.HasPrefix(r.URL.Path, "/") {
+		// A clean path (uncleanPath passed it), which ServeMux neither
+		// cleans nor redirects: s.mux matches it once, to its route or
+		// to its catch-all, noRoute.
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// Anything else (CONNECT, "*") as ServeMux alone would have it, but
+	// that its own answers to what no route takes are JSON.
+	if _, pattern := s.routes.Handler(r); pattern == "" {
 		s.noRoute(w, r)
 		return
 	}
-	s.mux.ServeHTTP(w, r)
+	s.routes.ServeHTTP(w, r)
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path
 // has routes for other methods, else 404.
 func (s *srv) noRoute(w http.ResponseWriter, r *http.Request) {
-	h, _ := s.mux.Handler(r)
+	h, _ := s.routes.Handler(r)
 	probe := &headerProbe{header: http.Header{}}
 	h.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
@@ -292,8 +314,9 @@ func (s *srv) requestID(given string) string {
 	return hex.EncodeToString(b[:])
 }
 
-// logRequest writes the request's one log line: no bodies, no tokens.
-func (s *srv) logRequest(r *http.Request, rec *recorder, took time.Duration) {
+// logRequest writes the request's one log line, at end, when the request
+// was answered after took: no bodies, no tokens.
+func (s *srv) logRequest(r *http.Request, rec *recorder, end time.Time, took time.Duration) {
 	level := slog.LevelInfo
 	if rec.status >= 500 {
 		level = slog.LevelError
@@ -306,7 +329,7 @@ func (s *srv) logRequest(r *http.Request, rec *recorder, took time.Duration) {
 	if !h.Enabled(ctx, level) {
 		return
 	}
-	line := slog.NewRecord(time.Now(), level, "http request", 0)
+	line := slog.NewRecord(end, level, "http request", 0)
 	line.AddAttrs(slog.String("method", r.Method), slog.String("route", r.Pattern), slog.Int("status", rec.status),
 		slog.Duration("duration", took), slog.Int64("bytes", rec.bytes))
 	line.AddAttrs(slog.String("request_id", rec.requestID), slog.String("remote", r.RemoteAddr))

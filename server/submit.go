@@ -65,7 +65,13 @@ func (s *srv) submitJob(ctx context.Context, id job.ID, root ast.Node) (j job.Jo
 		}
 		return job.Job{}, false, err
 	}
-	if err := s.submitter.Submit(ctx, id, root); err != nil {
+	made := s.jobSubmitter != nil
+	if made {
+		j, err = s.jobSubmitter.SubmitJob(ctx, id, root)
+	} else {
+		err = s.submitter.Submit(ctx, id, root)
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, store.ErrExists):
 			j, err := s.existing(ctx, id, root)
@@ -76,14 +82,19 @@ func (s *srv) submitJob(ctx context.Context, id job.ID, root ast.Node) (j job.Jo
 		return job.Job{}, false, s.storeProblem(err, id, "submit")
 	}
 	s.unfinished.added()
-	// The answer is the job as created (job.New: the version and the
-	// actions it dispatched), with the times the store tells (store.Stat,
-	// one job's record, in the caller's stored): the job is not read back.
-	tr, err := job.New(id, root)
-	if err != nil {
-		return job.Job{}, false, s.storeProblem(err, id, "summarise the submitted")
+	// The answer is the job as created (the version and the actions it
+	// dispatched), with the times the store tells (store.Stat, one job's
+	// record, in the caller's stored): the job is not read back. A runner
+	// that does not return it has it made again here (job.New is
+	// deterministic: the same version and first actions).
+	if !made {
+		tr, err := job.New(id, root)
+		if err != nil {
+			return job.Job{}, false, s.storeProblem(err, id, "summarise the submitted")
+		}
+		j = tr.Job
 	}
-	return tr.Job, true, nil
+	return j, true, nil
 }
 
 // existing returns job id if it runs root's workflow, and 409 job_exists

@@ -195,7 +195,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
-	log := runnerLoggerAt(c.stderr, slog.LevelInfo)
+	// The request log (and the server's other lines) through a
+	// LogWriter: no request waits for stderr's write.
+	logs := server.NewLogWriter(c.stderr)
+	defer logs.Close()
+	log := runnerLoggerAt(logs, slog.LevelInfo)
 	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
 	if err != nil {
 		return err

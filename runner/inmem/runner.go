@@ -218,13 +218,25 @@ func (r *Runner) Store() store.Store { return r.o.Store }
 // action with no handler, or the ID is taken, and with ErrClosed after
 // Close or once Run has returned.
 func (r *Runner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	_, err := r.SubmitJob(ctx, id, root)
+	return err
+}
+
+// SubmitJob is Submit, returning the job as it was created (version 1,
+// its first actions dispatched) when it returns nil: what a caller
+// answering the submit would otherwise make again with job.New. A job
+// is an immutable value: the runner's later steps leave it as it is.
+func (r *Runner) SubmitJob(ctx context.Context, id job.ID, root ast.Node) (job.Job, error) {
 	if err := r.usable(); err != nil {
-		return err
+		return job.Job{}, err
 	}
 	r.dispatchMu.RLock()
 	defer r.dispatchMu.RUnlock()
-	_, err := r.eng.Submit(ctx, id, root)
-	return err
+	tr, err := r.eng.Submit(ctx, id, root)
+	if err != nil {
+		return job.Job{}, err
+	}
+	return tr.Job, nil
 }
 
 // Resume dispatches the outstanding actions of the jobs named, as Run does
