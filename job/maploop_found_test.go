@@ -216,10 +216,11 @@ func TestFoundLateIterationResultJobDone(t *testing.T) {
 // settles in turn, before anything starts). Found by
 // TestOracleChoiceLockstep (not maps or loops: on main too).
 //
-// KNOWN BUG, failing: the freeze here comes one cascade later (the
-// limited par's next child is cancelled, then the par fails, then the
-// dag freezes), and the reducer has already read d4's guard in the same
-// pass over its queued starts and skipped d4.
+// Before the fix (this test failed): the freeze here comes one cascade
+// later (the limited par's next child is cancelled, then the par fails,
+// then the dag freezes), and the reducer had already read d4's guard in
+// the same pass over its queued starts and skipped d4. Guards are now
+// read only once no queued start is frozen.
 func TestFoundGuardUnderFreezingDag(t *testing.T) {
 	a := func(name string) ast.Node { return ast.Act(name, nil) }
 	w := ast.Seq(a("k").Named("k"), ast.Dag(

@@ -634,7 +634,9 @@ func (e *engine) propagateAll() {
 // Starting is two-phased. First every queued start that a frozen par
 // forbids is cancelled, and the tree settles again; a cancellation can fail
 // a par and so freeze starts that were allowed a moment ago, so this
-// repeats until no queued start is frozen. Only then do the remaining
+// repeats until no queued start is frozen. Then the guards of the queued
+// dag children are read (a false one skips its child, and the tree
+// settles again, as for a cancellation). Only then do the remaining
 // starts begin. Beginning never settles anything, so nothing begun can be
 // invalidated afterwards: what a batch starts does not depend on the order
 // of the start queue, nor on the shape of the tree around it.
@@ -674,6 +676,23 @@ func (e *engine) run() {
 				cancelled = true
 				continue
 			}
+			e.startQ.set(kept, st)
+			kept++
+		}
+		e.startQ.truncate(kept)
+		if cancelled {
+			continue
+		}
+		// Guards are read only once no queued start is frozen: a
+		// cancellation above may yet freeze a guarded child's dag, and
+		// then it is cancelled, not skipped. (Only workflow version 3
+		// has guards.)
+		kept, n = 0, e.startQ.len()
+		if !e.j.t.lang3 {
+			kept, n = n, 0
+		}
+		for i := range n {
+			st := e.startQ.at(i)
 			if st.kind == startBegin && e.node(st.node).guardOf() != nil && !e.guardHolds(st.node) {
 				// A dag child whose guard is false is skipped instead of
 				// begun: a settling, so the tree settles again first.
