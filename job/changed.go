@@ -28,10 +28,12 @@ import (
 // earlier failed attempt) makes Changed read all of new's results, once.
 // Versions that share nothing, such as two decoded separately, are
 // compared node by node: O(tree). So are two versions either side of a
-// loop's next iteration (whose trees differ in the iteration only), and
-// two versions either side of a map's start, whose trees differ in
-// size: Changed then returns every node of new, as for another workflow
-// (a client redraws the tree, which grew).
+// loop's next iteration (whose trees differ in the iteration: the path
+// of every node of the body changed) or of a map's start (whose trees
+// differ in size): their Walks are compared place by place, and Changed
+// returns new's node at every place where they differ, and every node
+// past the end of old's Walk (for a map's start: the map, its copies,
+// and every node after them in pre-order).
 //
 // If old is not a version of new's job (the zero Job, another ID,
 // another incarnation, another workflow), Changed returns every node of
