@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"sort"
@@ -27,10 +28,12 @@ import (
 // earlier failed attempt) makes Changed read all of new's results, once.
 // Versions that share nothing, such as two decoded separately, are
 // compared node by node: O(tree). So are two versions either side of a
-// loop's next iteration (whose trees differ in the iteration only), and
-// two versions either side of a map's start, whose trees differ in
-// size: Changed then returns every node of new, as for another workflow
-// (a client redraws the tree, which grew).
+// loop's next iteration (whose trees differ in the iteration: the path
+// of every node of the body changed) or of a map's start (whose trees
+// differ in size): their Walks are compared place by place, and Changed
+// returns new's node at every place where they differ, and every node
+// past the end of old's Walk (for a map's start: the map, its copies,
+// and every node after them in pre-order).
 //
 // If old is not a version of new's job (the zero Job, another ID,
 // another incarnation, another workflow), Changed returns every node of
@@ -40,6 +43,9 @@ func Changed(old, new Job) []NodeInfo {
 		return nil
 	}
 	if !sameWorkflow(old, new) {
+		if grownApart(old, new) {
+			return walkDiff(old, new)
+		}
 		var all []NodeInfo
 		new.Walk(func(n NodeInfo) bool {
 			all = append(all, n)
@@ -107,6 +113,7 @@ type visibleState struct {
 	waiting       bool   // actions
 	retry         int64  // actions: the due time of the retry waited for
 	cause, others int32  // failed nodes
+	winner        int32  // races: the edge of the winner, plus 1
 }
 
 func (j *Job) visible(id int32) visibleState {
@@ -121,23 +128,48 @@ func (j *Job) visible(id int32) visibleState {
 	if s.status == StatusFailed {
 		v.cause, v.others = s.cause, s.others
 	}
+	if j.t.nodes[id].kind == ast.KindRace {
+		v.winner = int32(s.pos) // a race won goes on while its losers' finally blocks run
+	}
 	return v
 }
 
 // resultsOf returns a lookup of the newest results that nodeInfo reads
-// for the nodes ids: those of the actions among them that show one, and
-// those of the actions that caused the failed ones. It reads the results
+// for the nodes ids: those of the actions among them that show one (and
+// of the waits that took a signal), and
+// those of the actions that caused the failed ones (and, for a failure
+// that a race's failure holds, those that caused its children's). It reads the results
 // from the newest back and stops once it has found them all.
 func (j *Job) resultsOf(ids []int32) func(int32) *result {
 	want := map[int32]*result{}
-	for _, id := range ids {
+	var causes func(id int32)
+	causes = func(id int32) {
 		s := j.st.get(id)
-		if j.t.nodes[id].kind == ast.KindAct && s.attempt > 0 && (s.status.Settled() || s.flags&flagWaiting != 0) {
-			want[id] = nil
+		c := s.cause - 1
+		if s.status != StatusFailed || c < 0 {
+			return
 		}
-		if c := s.cause - 1; s.status == StatusFailed && c >= 0 && j.t.nodes[c].kind == ast.KindAct {
+		if j.t.nodes[c].kind == ast.KindAct {
 			want[c] = nil
 		}
+		if !j.t.raced {
+			return
+		}
+		if r := j.failedRaceOn(c, id); r >= 0 {
+			// Its failure names each child's (raceFailure).
+			for _, k := range j.t.nodes[r].kids {
+				causes(k)
+			}
+		}
+	}
+	for _, id := range ids {
+		s := j.st.get(id)
+		switch k := j.t.nodes[id].kind; {
+		case k == ast.KindAct && s.attempt > 0 && (s.status.Settled() || s.flags&flagWaiting != 0),
+			k == ast.KindWait && s.status == StatusSucceeded: // the signal's payload
+			want[id] = nil
+		}
+		causes(id)
 	}
 	missing := len(want)
 	for c := j.results; c != nil && missing > 0; c = c.prev {
@@ -164,6 +196,52 @@ func (j *Job) resultsOf(ids []int32) func(int32) *result {
 	}
 }
 
+// grownApart reports whether old and new are versions of one job whose
+// trees a map's start or a loop's iteration made differ: the same ID,
+// incarnation and workflow as written.
+func grownApart(old, new Job) bool {
+	if old.t == nil || old.id != new.id || old.inc != new.inc || !old.t.grows || !new.t.grows {
+		return false
+	}
+	return ast.Equal(old.t.root, new.t.root)
+}
+
+// walkDiff returns the nodes of new's Walk whose NodeInfo differs from
+// the one at the same place in old's Walk (every node past the end of
+// old's): O(tree).
+func walkDiff(old, new Job) []NodeInfo {
+	var was []NodeInfo
+	old.Walk(func(n NodeInfo) bool {
+		was = append(was, n)
+		return true
+	})
+	var diff []NodeInfo
+	i := 0
+	new.Walk(func(n NodeInfo) bool {
+		if i >= len(was) || !sameInfo(&was[i], &n) {
+			diff = append(diff, n)
+		}
+		i++
+		return true
+	})
+	return diff
+}
+
+// sameInfo reports whether a and b show the same (an empty output or
+// payload is none).
+func sameInfo(a, b *NodeInfo) bool {
+	if a.Path != b.Path || a.Name != b.Name || a.Depth != b.Depth || a.Kind != b.Kind || a.Action != b.Action ||
+		a.Status != b.Status || a.Attempt != b.Attempt || !a.Retry.Equal(b.Retry) || a.Error != b.Error ||
+		a.Index != b.Index || a.Winner != b.Winner || a.Iteration != b.Iteration || a.Copies != b.Copies ||
+		!bytes.Equal(a.Payload, b.Payload) || !bytes.Equal(a.Output, b.Output) {
+		return false
+	}
+	if a.Failure == nil || b.Failure == nil {
+		return a.Failure == b.Failure
+	}
+	return *a.Failure == *b.Failure
+}
+
 // sameWorkflow reports whether old and new are versions of one job: the
 // same ID, incarnation and workflow (the same compiled tree, or, for
 // versions decoded apart, trees of the same shape).
@@ -175,7 +253,7 @@ func sameWorkflow(old, new Job) bool {
 	if a == b {
 		return true
 	}
-	if len(a.nodes) != len(b.nodes) || a.narrow != b.narrow || a.wides != b.wides {
+	if len(a.nodes) != len(b.nodes) || a.narrow != b.narrow || a.wides != b.wides || !slices.Equal(a.iters, b.iters) {
 		return false
 	}
 	for i := range a.nodes {

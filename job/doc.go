@@ -258,7 +258,8 @@
 //     an until that does not match (the until leaf is read then, in the
 //     iteration just finished). A result or a firing naming an earlier
 //     iteration is ignored as stale (IgnoredStale, naming the loop and
-//     the iteration it runs). A failed iteration fails the loop, as a
+//     the iteration it runs; once the job ended, IgnoredJobDone, as any
+//     later result). A failed iteration fails the loop, as a
 //     seq's child fails the seq; after Max iterations without a match it
 //     fails with kind loop_limit (KindLoopLimit). Names are per
 //     iteration; a deadline inside the body exists once per iteration.

@@ -42,7 +42,7 @@ func fuzzSeedJobs(f *testing.F) [][]byte {
 // re-emits its outstanding actions, and running it on does not panic and
 // keeps every invariant.
 func FuzzDecodeJob(f *testing.F) {
-	for _, b := range fuzzSeedJobs(f) {
+	for _, b := range append(fuzzSeedJobs(f), fuzzGrowSeedJobs(f)...) {
 		f.Add(b)
 	}
 	f.Add([]byte(`{"format":1,"id":"j","version":1,"workflow":{"act":"a"},"nodes":[[0,1,0,1,0,0,0,0,0]],"results":[]}`))

@@ -38,6 +38,11 @@ var fuzzTimedWorkflows = map[string]string{
 		`{"name":"a","do":{"act":"a","retry":{"attempts":3,"initial":"1s"}}},` +
 		`{"name":"b","do":{"act":"b","deadline":"2s"}},` +
 		`{"name":"c","after":["a","b"],"do":{"act":"c","inputs":["a"]}}]}}`,
+	"map": `{"version":3,"root":{"seq":[{"act":"l","name":"xs"},` +
+		`{"map":{"over":"xs","do":{"seq":[{"act":"a","inputs":["item"],"retry":{"attempts":3,"initial":"1s"},"timeout":"2s"},` +
+		`{"race":[{"wait":"go"},{"sleep":"5s"}]}],"deadline":"10s"},"limit":2}}]}}`,
+	"loop": `{"version":3,"root":{"try":{"loop":{"do":{"seq":[{"act":"p","delivery":"at-most-once","retry":{"attempts":2,"initial":"1s"}},` +
+		`{"act":"u","name":"u","deadline":"3s"}]},"until":{"output":"u","equals":1},"max":3},"deadline":"1m"},"finally":{"act":"f"}}}`,
 }
 
 // The operations of a FuzzTimed schedule, one byte each (mod 10), with
@@ -405,7 +410,7 @@ func (r *ftRunner) take(prev job.Job, tr job.Transition, applied []job.Result) {
 		delete(r.out, res.ActionID)
 	}
 	for _, a := range tr.Actions {
-		leaf := r.leaves[a.Path()]
+		leaf := r.leaves[growWrittenPath(a.Path())] // a map's copy or a loop's iteration: its template's
 		if leaf == nil || a.JobID != "fz" || a.Timeout != leaf.Timeout || a.AtMostOnce != (leaf.Delivery == ast.AtMostOnce) || a.Name != leaf.Action {
 			t.Fatalf("bad action %+v", a)
 		}

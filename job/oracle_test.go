@@ -28,13 +28,16 @@ package job_test
 // any that has not succeeded by then.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
@@ -44,16 +47,126 @@ import (
 )
 
 // oracleOutcome returns the final status of the node n at path when every
-// leaf ends as c says.
+// leaf ends as c says (every wait is sent a signal, every sleep's timer
+// fires), or StatusIdle when that depends on the schedule: a map with
+// need, some of whose copies fail and enough others succeed, succeeds
+// if they succeed before a failure, and fails otherwise.
 func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
+	undetermined := false
+	st := oracleOutcomeIn(c, n, path, &oracleEnv{names: map[string]string{}, undetermined: &undetermined})
+	if undetermined {
+		return job.StatusIdle
+	}
+	return st
+}
+
+// oracleEnv is where oracleOutcomeIn finds the path of a named node: the
+// names of a map's copy or a loop's iteration first, then those around it.
+type oracleEnv struct {
+	names        map[string]string
+	parent       *oracleEnv
+	undetermined *bool // set when the outcome depends on the schedule
+}
+
+func (e *oracleEnv) lookup(name string) string {
+	for ; e != nil; e = e.parent {
+		if p, ok := e.names[name]; ok {
+			return p
+		}
+	}
+	panic("oracle: no node named " + name)
+}
+
+// oracleOutcomeIn is oracleOutcome with the names seen so far: a map
+// reads its over leaf's output (which has succeeded, being sure) and runs
+// a copy per element, as a par, or, with need N, succeeds when N copies
+// would; a loop runs iterations until its until leaf matches, failing at
+// the first failed iteration or after max.
+func oracleOutcomeIn(c propCase, n *ast.Node, path string, env *oracleEnv) job.Status {
+	if n.Name != "" {
+		env.names[n.Name] = path
+	}
 	kids, edges := propEdges(n)
-	st := func(i int) job.Status { return oracleOutcome(c, kids[i], propJoin(path, edges[i])) }
+	st := func(i int) job.Status { return oracleOutcomeIn(c, kids[i], propJoin(path, edges[i]), env) }
 	switch n.Kind {
 	case ast.KindAct:
-		if c.Outcomes[path].Fail {
+		if c.outcome(path).Fail {
 			return job.StatusFailed
 		}
 		return job.StatusSucceeded
+	case ast.KindWait, ast.KindSleep:
+		return job.StatusSucceeded
+	case ast.KindChoice:
+		// The cases it selects run as a par; selecting none, it fails.
+		out := c.outcome(env.lookup(n.On)).Output
+		var elems [][]byte
+		if n.Multi {
+			var ok bool
+			if elems, ok = oracleElements(out); !ok {
+				return job.StatusFailed // not_an_array
+			}
+		} else {
+			elems = [][]byte{out}
+		}
+		var chosen []int
+		for i, cs := range n.Cases {
+			if slices.ContainsFunc(cs.Values, func(v json.RawMessage) bool {
+				return slices.ContainsFunc(elems, func(e []byte) bool { return oracleEqualJSON(e, v) })
+			}) {
+				chosen = append(chosen, i)
+				if !n.Multi {
+					break
+				}
+			}
+		}
+		if len(chosen) == 0 && len(n.Children) > len(n.Cases) {
+			chosen = []int{len(n.Cases)} // else
+		}
+		if len(chosen) == 0 {
+			return job.StatusFailed // no_case
+		}
+		out2 := job.StatusSucceeded
+		for _, i := range chosen {
+			if st(i) == job.StatusFailed {
+				out2 = job.StatusFailed
+			}
+		}
+		return out2
+	case ast.KindMap:
+		elems, ok := oracleElements(c.outcome(env.lookup(n.Over)).Output)
+		if !ok {
+			return job.StatusFailed
+		}
+		won, failed := 0, false
+		for i := range elems {
+			k := oracleOutcomeIn(c, &n.Children[0], propJoin(path, fmt.Sprintf("map[%d]", i)), &oracleEnv{names: map[string]string{}, parent: env, undetermined: env.undetermined})
+			if k == job.StatusSucceeded {
+				won++
+			} else {
+				failed = true
+			}
+		}
+		if n.Need > 0 && len(elems) > 0 && won >= min(n.Need, len(elems)) {
+			if failed {
+				*env.undetermined = true
+			}
+			return job.StatusSucceeded
+		}
+		if failed {
+			return job.StatusFailed
+		}
+		return job.StatusSucceeded
+	case ast.KindLoop:
+		for i := range n.Max {
+			it := &oracleEnv{names: map[string]string{}, parent: env, undetermined: env.undetermined}
+			if oracleOutcomeIn(c, &n.Children[0], propJoin(path, fmt.Sprintf("loop[%d]", i)), it) == job.StatusFailed {
+				return job.StatusFailed
+			}
+			if oracleEqualJSON(c.outcome(it.lookup(n.Until.Output)).Output, n.Until.Equals) {
+				return job.StatusSucceeded
+			}
+		}
+		return job.StatusFailed
 	case ast.KindSeq:
 		for i := range kids {
 			if st(i) == job.StatusFailed {
@@ -70,11 +183,16 @@ func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
 		}
 		return out
 	case ast.KindRace:
-		// Succeeds if and only if some child would on its own.
+		// Succeeds if and only if some child would on its own (with need
+		// N: N children).
+		won := 0
 		for i := range kids {
 			if st(i) == job.StatusSucceeded {
-				return job.StatusSucceeded
+				won++
 			}
+		}
+		if won >= max(n.Need, 1) {
+			return job.StatusSucceeded
 		}
 		return job.StatusFailed
 	case ast.KindDag:
@@ -87,7 +205,7 @@ func oracleOutcome(c propCase, n *ast.Node, path string) job.Status {
 		// No child that runs fails, so every child runs.
 		return job.StatusSucceeded
 	case ast.KindTry:
-		part := func(p *ast.Node, edge string) job.Status { return oracleOutcome(c, p, propJoin(path, edge)) }
+		part := func(p *ast.Node, edge string) job.Status { return oracleOutcomeIn(c, p, propJoin(path, edge), env) }
 		out := part(n.Body, "body")
 		if out == job.StatusFailed && n.Rescue != nil {
 			out = part(n.Rescue, "rescue")
@@ -195,8 +313,46 @@ type oracleNode struct {
 	late     bool       // choice: selected nothing; fails once the round that entered it is over
 	began    int        // act: the step that dispatched it
 	lateDone bool       // dag: every child was skipped, and the round that began it is over
-	failKind string     // choice: selected nothing: no_case or not_an_array
-	failMsg  string     // choice: the message of that failure
+	failKind string     // choice: selected nothing: no_case or not_an_array; map: not_an_array or map_too_large; loop: loop_limit; wait, sleep: withdrawn
+	failMsg  string     // choice, map, loop, wait, sleep: the message of that failure
+
+	o         *oracle
+	scope     *oracleScope  // where the names it reads are found first
+	tmpl      *ast.Node     // map: its template; loop: its body
+	signal    string        // wait: the name of the signal it waits for
+	transient bool          // wait: takes only signals that arrive while it runs
+	sleep     time.Duration // sleep: how long
+	due       time.Time     // sleep: when its timer is due
+	startSeq  int           // wait: its place among the waits begun (1 for the first)
+	takeKept  bool          // wait: began while a signal of its name was kept: takes the oldest once its round is over
+	gaveUp    bool          // wait or sleep: withdrawn, which fails it after the other failures of its step
+}
+
+// oracleScope holds the names of one map copy or loop iteration (or,
+// without a parent, of the tree outside every map and loop): a name read
+// inside is the node of the same copy, else of the enclosing ones, else
+// outside (the note's rule 17).
+type oracleScope struct {
+	names  map[string]*oracleNode
+	parent *oracleScope
+	copy   bool   // a map's copy, whose element and index item and index read
+	item   []byte // the element, compact JSON
+	index  int
+}
+
+func (s *oracleScope) lookup(name string) *oracleNode {
+	for ; s != nil; s = s.parent {
+		if n, ok := s.names[name]; ok {
+			return n
+		}
+	}
+	panic("oracle: no node named " + name)
+}
+
+// oracleSignal is a signal sent to the oracle's job.
+type oracleSignal struct {
+	Name, ID string
+	Payload  []byte
 }
 
 // oracle runs one workflow for a propCase.
@@ -204,8 +360,12 @@ type oracle struct {
 	c      propCase
 	root   *oracleNode
 	leaves map[string]*oracleNode // by action ID
-	names  map[string]*oracleNode
+	global *oracleScope           // the names outside every map and loop
 	step   int
+	starts int                    // waits begun so far
+	clock  time.Time              // the latest time of a batch
+	kept   []oracleSignal         // signals no wait took, oldest first
+	seen   map[string]bool        // every signal applied, by name/ID
 	queue  []string               // outstanding action IDs, in dispatch order
 	ran    []string               // every dispatched action ID, in dispatch order
 	inputs map[string][]job.Input // the inputs of every dispatched action, by ID
@@ -216,20 +376,29 @@ type oracle struct {
 	follows map[string]*job.Failure
 }
 
-func (o *oracle) build(n *ast.Node, path string) *oracleNode {
-	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs, guard: n.When}
+func (o *oracle) build(n *ast.Node, path string, sc *oracleScope) *oracleNode {
+	on := &oracleNode{kind: n.Kind, path: path, name: n.Name, action: n.Action, inputs: n.Inputs, guard: n.When, o: o, scope: sc}
 	if n.Name != "" {
-		o.names[n.Name] = on
+		sc.names[n.Name] = on
 	}
 	part := func(p *ast.Node, edge string) *oracleNode {
 		if p == nil {
 			return nil
 		}
-		k := o.build(p, propJoin(path, edge))
+		k := o.build(p, propJoin(path, edge), sc)
 		k.parent = on
 		return k
 	}
 	switch n.Kind {
+	case ast.KindWait:
+		on.signal, on.transient = n.Signal, n.Transient
+	case ast.KindSleep:
+		on.sleep = n.Sleep
+	case ast.KindMap, ast.KindLoop:
+		on.choice, on.tmpl = n, &n.Children[0]
+		if n.Kind == ast.KindLoop {
+			o.iterate(on) // iteration 0 is there from the start, idle
+		}
 	case ast.KindAct:
 		o.leaves[propActionID(path)] = on
 	case ast.KindSeq, ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
@@ -256,8 +425,9 @@ func (o *oracle) build(n *ast.Node, path string) *oracleNode {
 
 // oracleStart builds the oracle for c and starts the workflow.
 func oracleStart(c propCase) *oracle {
-	o := &oracle{c: c, leaves: map[string]*oracleNode{}, names: map[string]*oracleNode{}, inputs: map[string][]job.Input{}, follows: map[string]*job.Failure{}}
-	o.root = o.build(&c.Tree, "")
+	o := &oracle{c: c, leaves: map[string]*oracleNode{}, global: &oracleScope{names: map[string]*oracleNode{}}, inputs: map[string][]job.Input{}, follows: map[string]*job.Failure{},
+		seen: map[string]bool{}, clock: c.Start}
+	o.root = o.build(&c.Tree, "", o.global)
 	o.enter(o.root, false)
 	o.advance()
 	o.noteFollows(0)
@@ -302,6 +472,9 @@ func (n *oracleNode) followed() *job.Failure {
 		if leaf.failKind != "" {
 			f.Message, f.Kind = leaf.failMsg, leaf.failKind
 		}
+		if r := from.outermostFailedRace(leaf); r != nil {
+			f.Message, f.Kind = r.raceMessage(), r.raceKind() // a failed race's message lists its children's
+		}
 		return f
 	}
 	return nil
@@ -343,7 +516,7 @@ func (n *oracleNode) status() job.Status {
 		return job.StatusCancelled
 	}
 	switch n.kind {
-	case ast.KindAct:
+	case ast.KindAct, ast.KindWait, ast.KindSleep:
 		switch {
 		case !n.done:
 			return job.StatusRunning
@@ -363,57 +536,37 @@ func (n *oracleNode) status() job.Status {
 			}
 		}
 		return job.StatusSucceeded
-	case ast.KindPar, ast.KindChoice:
+	case ast.KindPar, ast.KindChoice, ast.KindMap:
 		switch {
 		case n.late:
 			return job.StatusRunning
 		case n.failKind != "":
 			return job.StatusFailed
+		case n.kind == ast.KindMap && n.choice.Need > 0:
+			return n.mapNeedStatus()
 		}
-		failed, cancelled := false, false
-		for _, k := range n.kids {
-			switch k.status() {
-			case job.StatusIdle, job.StatusRunning:
-				return job.StatusRunning
-			case job.StatusFailed:
-				failed = true
-			case job.StatusCancelled:
-				cancelled = true
-			}
-		}
-		switch {
-		case failed:
-			return job.StatusFailed
-		case cancelled:
-			return job.StatusCancelled
-		}
-		return job.StatusSucceeded
+		return n.parStatus()
 	case ast.KindRace:
-		// Running while a child runs (a loser in its finally block, once
-		// it is won); then succeeded if won, else as a par.
-		failed, cancelled := false, false
-		for _, k := range n.kids {
-			switch k.status() {
-			case job.StatusIdle, job.StatusRunning:
-				return job.StatusRunning
-			case job.StatusFailed:
-				failed = true
-			case job.StatusCancelled:
-				cancelled = true
+		return n.needStatus()
+	case ast.KindLoop:
+		// As a seq of its iterations, the last deciding; once it has
+		// succeeded, its until decides whether the loop succeeds, fails
+		// (after max iterations) or goes on.
+		last := n.kids[len(n.kids)-1]
+		switch s := last.status(); s {
+		case job.StatusIdle:
+			return job.StatusRunning
+		case job.StatusSucceeded:
+			switch {
+			case n.untilMatches(last):
+				return job.StatusSucceeded
+			case len(n.kids) >= n.choice.Max:
+				return job.StatusFailed
 			}
+			return job.StatusRunning // about to start the next
+		default:
+			return s
 		}
-		succeeded := n.succeeded() >= n.need()
-		switch {
-		case n.winner != nil:
-			return job.StatusSucceeded
-		case succeeded:
-			return job.StatusRunning // a child won it: about to be decided
-		case failed:
-			return job.StatusFailed
-		case cancelled:
-			return job.StatusCancelled
-		}
-		panic("oracle: a race with no child settled")
 	case ast.KindDag:
 		// Running while a child runs or should start; then, as a par, over
 		// the children that ran. One that never started is after one that
@@ -472,10 +625,112 @@ func (n *oracleNode) status() job.Status {
 	panic("oracle: unknown kind")
 }
 
-// settledAt is the step at which n settled.
+// parStatus is the status of the par n (or a choice's, or a map's
+// without need) from its children: running while one runs or is to
+// start; then failed if one failed, cancelled if one was, else succeeded.
+func (n *oracleNode) parStatus() job.Status {
+	failed, cancelled := false, false
+	for _, k := range n.kids {
+		switch k.status() {
+		case job.StatusIdle, job.StatusRunning:
+			return job.StatusRunning
+		case job.StatusFailed:
+			failed = true
+		case job.StatusCancelled:
+			cancelled = true
+		}
+	}
+	switch {
+	case failed:
+		return job.StatusFailed
+	case cancelled:
+		return job.StatusCancelled
+	}
+	return job.StatusSucceeded
+}
+
+// needStatus is the status of the race n (or of a map with need): running
+// while a child runs (a loser in its finally block, once it is won); then
+// succeeded if won, else as a par. A map whose copies all succeeded, too
+// few for its need, fails.
+func (n *oracleNode) needStatus() job.Status {
+	failed, cancelled := false, false
+	for _, k := range n.kids {
+		switch k.status() {
+		case job.StatusIdle, job.StatusRunning:
+			return job.StatusRunning
+		case job.StatusFailed:
+			failed = true
+		case job.StatusCancelled:
+			cancelled = true
+		}
+	}
+	succeeded := n.succeeded() >= n.need()
+	switch {
+	case n.winner != nil:
+		return job.StatusSucceeded
+	case succeeded:
+		return job.StatusRunning // a child won it: about to be decided
+	case failed:
+		return job.StatusFailed
+	case cancelled:
+		return job.StatusCancelled
+	}
+	panic("oracle: a race with no child settled")
+}
+
+// untilMatches reports whether the until leaf of the loop n, in its
+// iteration it (which has succeeded), output the value that ends it.
+func (n *oracleNode) untilMatches(it *oracleNode) bool {
+	return oracleEqualJSON(it.scope.lookup(n.choice.Until.Output).out.Output, n.choice.Until.Equals)
+}
+
+// oracleEqualJSON compares an output with a value written in the tree,
+// naively: both decoded with encoding/json (numbers as float64, the
+// tests' numbers being small) and compared with reflect.DeepEqual; an
+// empty output is null, one that is not JSON matches nothing.
+func oracleEqualJSON(out, want []byte) bool {
+	if len(out) == 0 {
+		out = []byte("null")
+	}
+	var v, w any
+	if json.Unmarshal(out, &v) != nil || json.Unmarshal(want, &w) != nil {
+		return false
+	}
+	return reflect.DeepEqual(v, w)
+}
+
+// oracleElements decodes the output a map maps, naively: a JSON array of
+// at most 10,000 elements, each returned as compact JSON, or false.
+func oracleElements(out []byte) ([][]byte, bool) {
+	var raw []json.RawMessage
+	if json.Unmarshal(out, &raw) != nil || raw == nil || len(raw) > 10000 {
+		return nil, false
+	}
+	elems := make([][]byte, len(raw))
+	for i, r := range raw {
+		var b bytes.Buffer
+		if json.Compact(&b, r) != nil {
+			panic("oracle: an element that does not compact")
+		}
+		elems[i] = b.Bytes()
+	}
+	return elems, true
+}
+
+// settledAt is when n settled: twice the step, plus one for a wait or
+// sleep withdrawn, which fails after the other failures of its step.
 func (n *oracleNode) settledAt() int {
-	if n.cancelled || n.kind == ast.KindAct || n.failKind != "" {
-		return n.at
+	switch {
+	case n.kind == ast.KindLoop && !n.cancelled:
+		return n.kids[len(n.kids)-1].settledAt()
+	case n.kind == ast.KindMap && len(n.kids) == 0:
+		return 2 * n.at // over an empty array: once its round was over
+	case n.cancelled || n.kind == ast.KindAct || n.kind == ast.KindWait || n.kind == ast.KindSleep || n.failKind != "":
+		if n.gaveUp {
+			return 2*n.at + 1
+		}
+		return 2 * n.at
 	}
 	switch n.kind {
 	case ast.KindSeq:
@@ -485,7 +740,7 @@ func (n *oracleNode) settledAt() int {
 			}
 		}
 		return n.kids[len(n.kids)-1].settledAt()
-	case ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice:
+	case ast.KindPar, ast.KindDag, ast.KindRace, ast.KindChoice, ast.KindMap:
 		last := 0
 		for _, k := range n.kids {
 			if k.entered {
@@ -504,22 +759,39 @@ func (n *oracleNode) settledAt() int {
 	}
 }
 
+// failedAt is when the failed node n failed, for the node around it:
+// the step it settled in, twice, plus one when the failure it reports is
+// a wait's or a sleep's withdrawal in that step, which comes after the
+// other failures of its step (doc.go: "fails after the failures of its
+// batch").
+func (n *oracleNode) failedAt() int {
+	leaf, _ := n.failure()
+	at := n.settledAt() / 2 * 2
+	if leaf.gaveUp && 2*leaf.at == at {
+		at++ // withdrawn in the step n settled in: after that step's other failures
+	}
+	return at
+}
+
 // failure returns the failed leaf that n's failure reports and how many
 // other failures it counts. n must have failed.
 func (n *oracleNode) failure() (*oracleNode, int) {
+	switch {
+	case n.failKind != "":
+		return n, 0 // a choice or map failed as it began, a loop at its limit, a wait or sleep withdrawn
+	}
 	switch n.kind {
 	case ast.KindAct:
 		return n, 0
+	case ast.KindLoop:
+		return n.kids[len(n.kids)-1].failure()
 	case ast.KindSeq:
 		for _, k := range n.kids {
 			if k.status() == job.StatusFailed {
 				return k.failure()
 			}
 		}
-	case ast.KindPar, ast.KindDag, ast.KindChoice:
-		if n.failKind != "" {
-			return n, 0
-		}
+	case ast.KindPar, ast.KindDag, ast.KindChoice, ast.KindMap:
 		// The child that failed first is the cause; every other failure
 		// under it, and every failure counted below, is one more.
 		var first *oracleNode
@@ -530,29 +802,14 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 			}
 			_, others := k.failure()
 			total += 1 + others
-			if first == nil || k.settledAt() < first.settledAt() {
+			if first == nil || k.failedAt() < first.failedAt() {
 				first = k
 			}
 		}
 		leaf, _ := first.failure()
 		return leaf, total - 1
 	case ast.KindRace:
-		// The earliest failed child in tree order is the cause, whenever
-		// it came; every other failure is one more.
-		var first *oracleNode
-		total := 0
-		for _, k := range n.kids {
-			if k.status() != job.StatusFailed {
-				continue
-			}
-			_, others := k.failure()
-			total += 1 + others
-			if first == nil {
-				first = k
-			}
-		}
-		leaf, _ := first.failure()
-		return leaf, total - 1
+		return n.needFailure()
 	case ast.KindTry:
 		out, from := n.body.status(), n.body
 		if out == job.StatusFailed && n.rescue != nil {
@@ -569,6 +826,26 @@ func (n *oracleNode) failure() (*oracleNode, int) {
 		return n.finally.failure() // only the finally can have failed it
 	}
 	panic("oracle: failure of a node that did not fail")
+}
+
+// needFailure is the failure of the race n (or of a map with need): the
+// earliest failed child in tree order is the cause, whenever it came;
+// every other failure is one more.
+func (n *oracleNode) needFailure() (*oracleNode, int) {
+	var first *oracleNode
+	total := 0
+	for _, k := range n.kids {
+		if k.status() != job.StatusFailed {
+			continue
+		}
+		_, others := k.failure()
+		total += 1 + others
+		if first == nil {
+			first = k
+		}
+	}
+	leaf, _ := first.failure()
+	return leaf, total - 1
 }
 
 // oracleWant is a node that should start now, and whether a frozen par
@@ -590,6 +867,10 @@ func (n *oracleNode) wanted(frozen bool, ws *[]oracleWant) {
 		case !k.cancelled && k.kind != ast.KindAct:
 			k.wanted(frozen, ws)
 		}
+	}
+	if n.kind == ast.KindMap || n.kind == ast.KindLoop {
+		n.wantedGrowing(frozen, ws, in)
+		return
 	}
 	switch n.kind {
 	case ast.KindSeq:
@@ -673,22 +954,43 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 		n.at = o.step
 		return
 	}
-	if n.kind == ast.KindChoice {
+	switch n.kind {
+	case ast.KindChoice:
 		o.choose(n)
-	}
-	if n.kind == ast.KindAct {
+	case ast.KindMap:
+		o.expand(n)
+	case ast.KindWait:
+		o.starts++
+		n.began, n.startSeq = o.step, o.starts
+		n.takeKept = !n.transient && slices.ContainsFunc(o.kept, func(s oracleSignal) bool { return s.Name == n.signal })
+	case ast.KindSleep:
+		n.began, n.due = o.step, o.clock.Add(n.sleep)
+	case ast.KindAct:
 		id := propActionID(n.path)
 		n.began = o.step
 		o.queue = append(o.queue, id)
 		o.ran = append(o.ran, id)
 		var ins []job.Input
 		for _, name := range n.inputs {
-			src := o.names[name]
+			in := job.Input{Name: name}
+			if name == ast.InputItem || name == ast.InputIndex {
+				// The innermost copy's element or index.
+				sc := n.scope
+				for !sc.copy {
+					sc = sc.parent
+				}
+				in.Output = sc.item
+				if name == ast.InputIndex {
+					in.Output = []byte(strconv.Itoa(sc.index))
+				}
+				ins = append(ins, in)
+				continue
+			}
+			src := n.scope.lookup(name)
 			if st := src.status(); st != job.StatusSucceeded {
 				o.bad = append(o.bad, fmt.Sprintf("%s starts at step %d with input %q (%s) %s", id, o.step, name, ast.ShowPath(src.path), st))
 			}
-			in := job.Input{Name: name}
-			if src.kind == ast.KindAct && src.done {
+			if (src.kind == ast.KindAct || src.kind == ast.KindWait) && src.done {
 				in.Output = src.out.Output
 			}
 			ins = append(ins, in)
@@ -705,6 +1007,7 @@ func (o *oracle) enter(n *oracleNode, frozen bool) {
 // changes only the order of the actions.
 func (o *oracle) advance() {
 	for {
+		o.markLoops(o.root)
 		var ws []oracleWant
 		o.root.wanted(false, &ws)
 		frozen := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen })
@@ -714,6 +1017,9 @@ func (o *oracle) advance() {
 		switch {
 		case frozen >= 0:
 			o.enter(ws[frozen].n, true)
+		case o.withdrawOne(o.root):
+			// A running wait or sleep that a freeze stops is withdrawn: it
+			// fails, which may freeze more.
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
 			// innermost is decided once they have all been made, and
@@ -737,7 +1043,16 @@ func (o *oracle) deliver(id string) { o.deliverBatch([]string{id}) }
 
 // deliverBatch gives outstanding actions their outcomes, all in one step:
 // every result is recorded before anything starts.
-func (o *oracle) deliverBatch(ids []string) {
+func (o *oracle) deliverBatch(ids []string) { o.deliverEvents(time.Time{}, ids, nil, nil) }
+
+// deliverEvents applies one batch at time at (the time of each of its
+// results, signals and firings; the zero time leaves the clock as it
+// is): the outcomes of the outstanding actions ids, then the signals in
+// order of ID, then name, each taken by the running wait of its name that
+// began first or else kept (a repeated name/ID is ignored), then the
+// firings of the timers of the sleeps at the paths fires (one not running
+// is ignored); only then does anything start.
+func (o *oracle) deliverEvents(at time.Time, ids []string, sigs []oracleSignal, fires []string) {
 	o.step++
 	mark := len(o.ran)
 	for _, id := range ids {
@@ -747,10 +1062,120 @@ func (o *oracle) deliverBatch(ids []string) {
 		}
 		o.queue = slices.Delete(o.queue, i, i+1)
 		n := o.leaves[id]
-		n.done, n.out, n.at = true, o.c.Outcomes[n.path], o.step
+		n.done, n.out, n.at = true, o.c.outcome(n.path), o.step
+	}
+	if at.After(o.clock) && len(ids) > 0 {
+		o.clock = at
+	}
+	sigs = slices.Clone(sigs)
+	slices.SortStableFunc(sigs, func(a, b oracleSignal) int {
+		if a.ID != b.ID {
+			return strings.Compare(a.ID, b.ID)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for _, s := range sigs {
+		if o.seen[s.Name+"/"+s.ID] {
+			continue
+		}
+		o.seen[s.Name+"/"+s.ID] = true
+		if at.After(o.clock) {
+			o.clock = at
+		}
+		s.Payload = oracleCompact(s.Payload)
+		if w := o.waitFor(s.Name); w != nil {
+			w.done, w.out, w.at = true, propOutcome{Output: s.Payload}, o.step
+			continue
+		}
+		o.kept = append(o.kept, s)
+	}
+	// The races the results and signals won are decided before the
+	// firings apply: a success from a result beats one that only follows
+	// from a firing of the same batch (doc.go, Races). What a decision
+	// stops settles with it (a loser's next step is cancelled), which may
+	// decide the race around it.
+	// (As advance does: what a freeze or a won race stops from starting
+	// is cancelled first, then the innermost race won is decided.)
+	for len(fires) > 0 {
+		var ws []oracleWant
+		o.root.wanted(false, &ws)
+		if i := slices.IndexFunc(ws, func(x oracleWant) bool { return x.frozen }); i >= 0 {
+			o.enter(ws[i].n, true)
+			continue
+		}
+		if !o.decideOne() {
+			break
+		}
+	}
+	for _, p := range fires {
+		n := o.sleeping()[p]
+		if n == nil {
+			continue
+		}
+		if at.After(o.clock) {
+			o.clock = at
+		}
+		n.done, n.at = true, o.step
 	}
 	o.advance()
 	o.noteFollows(mark)
+}
+
+// oracleCompact is a payload as a wait outputs it: compact JSON, null as
+// nothing.
+func oracleCompact(p []byte) []byte {
+	var b bytes.Buffer
+	if len(p) == 0 || json.Compact(&b, p) != nil || b.String() == "null" {
+		return nil
+	}
+	return b.Bytes()
+}
+
+// waitFor returns the running wait for the signal name that began first,
+// or nil.
+func (o *oracle) waitFor(name string) *oracleNode {
+	var best *oracleNode
+	o.visit(func(n *oracleNode) {
+		if n.kind == ast.KindWait && n.signal == name && n.status() == job.StatusRunning && (best == nil || n.startSeq < best.startSeq) {
+			best = n
+		}
+	})
+	return best
+}
+
+// sleeping returns the running sleeps, by path.
+func (o *oracle) sleeping() map[string]*oracleNode {
+	m := map[string]*oracleNode{}
+	o.visit(func(n *oracleNode) {
+		if n.kind == ast.KindSleep && n.status() == job.StatusRunning {
+			m[n.path] = n
+		}
+	})
+	return m
+}
+
+// runningWaits returns the paths of the running waits, and the signal
+// each waits for.
+func (o *oracle) runningWaits() map[string]string {
+	m := map[string]string{}
+	o.visit(func(n *oracleNode) {
+		if n.kind == ast.KindWait && n.status() == job.StatusRunning {
+			m[n.path] = n.signal
+		}
+	})
+	return m
+}
+
+// visit calls f for every node in pre-order.
+func (o *oracle) visit(f func(n *oracleNode)) {
+	var walk func(n *oracleNode)
+	walk = func(n *oracleNode) {
+		f(n)
+		for _, k := range n.children() {
+			walk(k)
+		}
+	}
+	walk(o.root)
 }
 
 // decideOne decides the innermost race that a child has won by now and
@@ -772,7 +1197,7 @@ func (o *oracle) decideOne() bool {
 			for _, k := range n.children() {
 				visit(k)
 			}
-			if n.kind == ast.KindRace && n.winner == nil {
+			if (n.kind == ast.KindRace || n.kind == ast.KindMap && n.choice.Need > 0 && !n.anyFailed()) && n.winner == nil {
 				races = append(races, n) // after its descendants: innermost first
 			}
 		}
@@ -804,6 +1229,10 @@ func (o *oracle) decideOne() bool {
 func (o *oracle) stop(n *oracleNode) {
 	switch {
 	case !n.entered || n.cancelled:
+	case n.kind == ast.KindWait || n.kind == ast.KindSleep:
+		if !n.done {
+			n.withdraw()
+		}
 	case n.kind == ast.KindAct:
 		if !n.done {
 			n.cancelled, n.stopped, n.at = true, true, o.step
@@ -865,6 +1294,29 @@ func (n *oracleNode) raceMessage() string {
 	return "every child failed: " + strings.Join(parts, "; ")
 }
 
+// raceKind is the kind of the failure of the race n, failed because
+// every child did: the kind its children's failures share, if they all
+// failed with the same, else none.
+func (n *oracleNode) raceKind() string {
+	shared := ""
+	for i, k := range n.kids {
+		if k.status() != job.StatusFailed {
+			return ""
+		}
+		leaf, _ := k.failure()
+		kind := leaf.failKind
+		if r := k.outermostFailedRace(leaf); r != nil {
+			kind = r.raceKind()
+		}
+		if i == 0 {
+			shared = kind
+		} else if kind != shared {
+			return ""
+		}
+	}
+	return shared
+}
+
 // outermostFailedRace returns the outermost race from leaf up to n (n
 // included) that failed, or nil.
 func (n *oracleNode) outermostFailedRace(leaf *oracleNode) *oracleNode {
@@ -895,6 +1347,15 @@ func (o *oracle) states() []propNodeState {
 		if n.kind == ast.KindRace && n.name != "" && n.winner != nil && n.winner.kind == ast.KindAct && n.status() == job.StatusSucceeded {
 			s.Output = string(n.winner.out.Output) // a named race keeps its winning leaf's output
 		}
+		if (n.kind == ast.KindMap || n.kind == ast.KindLoop) && n.name != "" {
+			s.Output = string(n.output()) // a named map or loop keeps its output
+		}
+		switch n.kind {
+		case ast.KindLoop:
+			s.Iteration = len(n.kids) - 1
+		case ast.KindMap:
+			s.Copies = len(n.kids)
+		}
 		if n.status() == job.StatusFailed {
 			leaf, others := n.failure()
 			msg := propStoredMsg(leaf.out.Msg)
@@ -907,7 +1368,11 @@ func (o *oracle) states() []propNodeState {
 			s.Failure = propFailureString(leaf.path, leaf.action, msg, others)
 		}
 		ss = append(ss, s)
-		for _, k := range n.children() {
+		kids := n.children()
+		if n.kind == ast.KindLoop && len(kids) > 0 {
+			kids = kids[len(kids)-1:] // a loop shows its last iteration only
+		}
+		for _, k := range kids {
 			visit(k)
 		}
 	}
@@ -1417,7 +1882,7 @@ func TestOracleBatchFreezeCascade(t *testing.T) {
 // compared with reflect.DeepEqual. Unselected children, and everything
 // under them, are skipped; selecting nothing, n fails late.
 func (o *oracle) choose(n *oracleNode) {
-	src := o.names[n.choice.On]
+	src := n.scope.lookup(n.choice.On)
 	out := src.out.Output
 	if len(out) == 0 {
 		out = []byte("null")
@@ -1501,13 +1966,33 @@ func (o *oracle) failLate() bool {
 		}
 	}
 	visit(o.root)
+	// The waits that began while a signal of their name was kept take
+	// the oldest, in the order they began (one begun before may have
+	// taken it).
+	var waits []*oracleNode
+	o.visit(func(n *oracleNode) {
+		if n.takeKept {
+			waits = append(waits, n)
+		}
+	})
+	slices.SortFunc(waits, func(a, b *oracleNode) int { return a.startSeq - b.startSeq })
+	for _, w := range waits {
+		w.takeKept, found = false, true
+		if w.status() != job.StatusRunning {
+			continue
+		}
+		if i := slices.IndexFunc(o.kept, func(s oracleSignal) bool { return s.Name == w.signal }); i >= 0 {
+			w.done, w.out, w.at = true, propOutcome{Output: o.kept[i].Payload}, o.step
+			o.kept = slices.Delete(o.kept, i, i+1)
+		}
+	}
 	return found
 }
 
 // guardHolds evaluates the guard of the dag child n naively, as choose
 // compares cases.
 func (o *oracle) guardHolds(n *oracleNode) bool {
-	out := o.names[n.guard.Output].out.Output
+	out := n.scope.lookup(n.guard.Output).out.Output
 	if len(out) == 0 {
 		out = []byte("null")
 	}
@@ -1518,8 +2003,14 @@ func (o *oracle) guardHolds(n *oracleNode) bool {
 	return reflect.DeepEqual(v, w)
 }
 
-// need is how many children the race n needs to succeed.
-func (n *oracleNode) need() int { return max(n.choice.Need, 1) }
+// need is how many children the race n needs to succeed (a map with
+// need: copies, all of them when it has fewer).
+func (n *oracleNode) need() int {
+	if n.kind == ast.KindMap {
+		return min(n.choice.Need, len(n.kids))
+	}
+	return max(n.choice.Need, 1)
+}
 
 // succeeded counts the children of n that succeeded.
 func (n *oracleNode) succeeded() int {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
@@ -97,7 +98,21 @@ type propCase struct {
 	Outcomes map[string]propOutcome
 	Graph    bool // drawn as a graph (propGraph)
 
+	// Dyn, when set, gives the outcome of the leaf at a path instead of
+	// Outcomes: for trees that grow (maps and loops), whose leaves' paths
+	// are known only as they run.
+	Dyn   func(path string) propOutcome
+	Start time.Time // the job's start time (job.StartedAt), for sleeps
+
 	idx *propIndex // made by withIndex
+}
+
+// outcome returns how the leaf at path ends.
+func (c propCase) outcome(path string) propOutcome {
+	if c.Dyn != nil {
+		return c.Dyn(path)
+	}
+	return c.Outcomes[path]
 }
 
 // propIndex is what the checks look up in a case's tree.
@@ -446,7 +461,7 @@ func propDrawAnyCase(t *rapid.T, shape propShape) propCase {
 }
 
 func (c propCase) result(a job.Action) job.Result {
-	o := c.Outcomes[a.Path()]
+	o := c.outcome(a.Path())
 	if o.Fail {
 		return a.Fail(o.Msg)
 	}
@@ -1091,6 +1106,8 @@ type propNodeState struct {
 	Output  string
 	Error   string
 	Failure string // "path (action): message +others" for failed nodes
+
+	Iteration, Copies int // a loop's iteration, a map's copies
 }
 
 func propFailureString(path, action, msg string, others int) string {
@@ -1102,7 +1119,7 @@ func propStates(j job.Job) []propNodeState {
 	var ss []propNodeState
 	j.Walk(func(n job.NodeInfo) bool {
 		s := propNodeState{Path: n.Path, Name: n.Name, Kind: n.Kind.String(), Status: n.Status.String(), Attempt: n.Attempt,
-			Output: string(n.Output), Error: n.Error}
+			Output: string(n.Output), Error: n.Error, Iteration: n.Iteration, Copies: n.Copies}
 		if n.Failure != nil {
 			s.Failure = propFailureString(n.Failure.Path, n.Failure.Action, n.Failure.Message, n.Failure.Others)
 		}

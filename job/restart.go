@@ -36,6 +36,7 @@ func New(id ID, root ast.Node, opts ...Option) (Transition, error) {
 	// The trie belongs to this edit, so starting the job writes into it.
 	e.j.st = newSplitVec(t, nil, e.token())
 	e.begin(0)
+	e.endRound()
 	e.run()
 	return Transition{Job: e.finish(), Step: Step{Version: 1}, Actions: e.actions, Timers: e.timers}, nil
 }
@@ -93,6 +94,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 	}
 
 	e := newEngine(j)
+	done := j.Done()
 	var ignored []Ignored
 	var firings []keyed
 	var signals []keyedSignal
@@ -133,7 +135,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		if path, kind, attempt, ok := splitTimerID(r.ActionID); ok {
 			id, why := j.t.lookup(path)
 			if id < 0 {
-				ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
+				ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id, done), Detail: why})
 				continue
 			}
 			firings = append(firings, keyed{node: id, attempt: attempt, r: r, timer: kind})
@@ -146,7 +148,7 @@ func Restart(j Job, results []Result) (Transition, error) {
 		}
 		id, why := j.t.lookup(path)
 		if id < 0 {
-			ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id), Detail: why})
+			ignored = append(ignored, Ignored{Result: *r, Reason: lookupReason(id, done), Detail: why})
 			continue
 		}
 		if j.t.nodes[id].kind != ast.KindAct {
@@ -167,7 +169,6 @@ func Restart(j Job, results []Result) (Transition, error) {
 	// parents (a seq whose last child succeeded succeeds, a par hit by a
 	// failure freezes), but nothing starts yet.
 	var applied []Result
-	done := j.Done()
 	for _, k := range batch {
 		s := e.j.st.get(k.node)
 		var reason IgnoreReason
@@ -337,8 +338,13 @@ func sortKeyed(t *tree, ks []keyed) {
 }
 
 // lookupReason is why a result whose path tree.lookup did not find
-// (id, -1 or -2) is ignored.
-func lookupReason(id int32) IgnoreReason {
+// (id, -1 or -2) is ignored: a path of an earlier iteration of a loop
+// (-2) is stale, or the job's, done, which ignores every later result of
+// its own.
+func lookupReason(id int32, done bool) IgnoreReason {
+	if id == -2 && done {
+		return IgnoredJobDone
+	}
 	if id == -2 {
 		return IgnoredStale
 	}
@@ -401,6 +407,10 @@ type engine struct {
 	abandonQ []int32
 	startQ   smallQ[start]
 	actions  []Action
+	// roundWaits holds the waits begun in the current round of run, in
+	// the order they began: placeWaits gives them their places in tree
+	// order once the round is over.
+	roundWaits []int32
 }
 
 // start is 8 bytes: the queue is on every Restart's path. A wait's time
@@ -624,7 +634,9 @@ func (e *engine) propagateAll() {
 // Starting is two-phased. First every queued start that a frozen par
 // forbids is cancelled, and the tree settles again; a cancellation can fail
 // a par and so freeze starts that were allowed a moment ago, so this
-// repeats until no queued start is frozen. Only then do the remaining
+// repeats until no queued start is frozen. Then the guards of the queued
+// dag children are read (a false one skips its child, and the tree
+// settles again, as for a cancellation). Only then do the remaining
 // starts begin. Beginning never settles anything, so nothing begun can be
 // invalidated afterwards: what a batch starts does not depend on the order
 // of the start queue, nor on the shape of the tree around it.
@@ -664,6 +676,23 @@ func (e *engine) run() {
 				cancelled = true
 				continue
 			}
+			e.startQ.set(kept, st)
+			kept++
+		}
+		e.startQ.truncate(kept)
+		if cancelled {
+			continue
+		}
+		// Guards are read only once no queued start is frozen: a
+		// cancellation above may yet freeze a guarded child's dag, and
+		// then it is cancelled, not skipped. (Only workflow version 3
+		// has guards.)
+		kept, n = 0, e.startQ.len()
+		if !e.j.t.lang3 {
+			kept, n = n, 0
+		}
+		for i := range n {
+			st := e.startQ.at(i)
 			if st.kind == startBegin && e.node(st.node).guardOf() != nil && !e.guardHolds(st.node) {
 				// A dag child whose guard is false is skipped instead of
 				// begun: a settling, so the tree settles again first.
@@ -691,6 +720,7 @@ func (e *engine) run() {
 			}
 		}
 		e.startQ.truncate(0)
+		e.endRound()
 	}
 }
 

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,8 +26,54 @@ func (e *engine) beginWait(id int32, tn *tnode) {
 	st := e.ownSig()
 	st.starts++
 	e.mut(id).attempt = st.starts
+	e.roundWaits = append(e.roundWaits, id)
 	if !tn.x.transient && e.j.hasKept(tn.x.signal) {
 		e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
+	}
+}
+
+// endRound ends a round of beginnings: the waits begun in it take their
+// places (placeWaits).
+func (e *engine) endRound() {
+	if len(e.roundWaits) > 1 {
+		e.placeWaits()
+	}
+	e.roundWaits = e.roundWaits[:0]
+}
+
+// placeWaits gives the waits begun in one round of run (roundWaits,
+// more than one) their places in tree order: they began in the order
+// their starts were requested, and took the places (starts) after every
+// wait begun before the round; the places are dealt again, the lowest to
+// the first in tree order. The waits queued to take a kept signal once
+// the round is over (lateQ) take them in the same order.
+func (e *engine) placeWaits() {
+	ws := e.roundWaits
+	t := e.j.t
+	sorted := slices.IsSortedFunc(ws, func(a, b int32) int { return cmp.Compare(t.order(a), t.order(b)) })
+	if sorted {
+		return
+	}
+	places := make([]uint32, len(ws))
+	for i, w := range ws {
+		places[i] = e.get(w).attempt
+	}
+	slices.Sort(places)
+	slices.SortFunc(ws, func(a, b int32) int { return cmp.Compare(t.order(a), t.order(b)) })
+	for i, w := range ws {
+		e.mut(w).attempt = places[i]
+	}
+	var at []int // the places in lateQ of its waits
+	var waits []late
+	for i, l := range e.lateQ {
+		if e.node(l.node).kind == ast.KindWait {
+			at = append(at, i)
+			waits = append(waits, l)
+		}
+	}
+	slices.SortFunc(waits, func(a, b late) int { return cmp.Compare(e.get(a.node).attempt, e.get(b.node).attempt) })
+	for k, i := range at {
+		e.lateQ[i] = waits[k]
 	}
 }
 

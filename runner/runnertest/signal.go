@@ -254,13 +254,13 @@ func (s *suite) signalAcrossRestart(t *testing.T) {
 	if err := r1.stop(t); err != nil {
 		t.Fatalf("first runner's Run: %v", err)
 	}
-	g.mu.Lock()
-	g.open = true
-	g.mu.Unlock()
 	r2 := s.start(t, Config{Store: st, Registry: rec.reg, DrainTimeout: time.Second})
+	// The gate stays shut until the signal was sent again, so the job
+	// is still running then (a finished job's signal is ErrFinished).
 	if err := r2.Signal(ctx, "restart", "approval", "r1", []byte(`"again"`)); err != nil {
 		t.Errorf("the same signal sent to the second runner: %v, want nil (it changes nothing)", err)
 	}
+	close(g.release)
 	j := waitDone(t, ctx, r2, st, "restart", "the second runner's wait takes the kept signal")
 	wantStatus(t, j, job.StatusSucceeded)
 	if out, _ := j.Output("answer"); string(out) != `"kept"` {
