@@ -1358,11 +1358,11 @@ func TestPropSure(t *testing.T) {
 // marshals to JSON, and the action dispatched is the one recovery
 // re-emits after a reload, which reads the output back as nil.
 //
-// KNOWN BUG, failing: the reducer passes the empty slice through
+// Before the fix (this test failed): the reducer passed the empty slice through
 // (settleLeaf keeps r.Output, actionOf copies it into the Input), so the
-// dispatched action does not marshal ("json: error calling MarshalJSON
-// for type json.RawMessage: unexpected end of JSON input") and differs
-// from the recovered one. Job.Output returns the same empty, unmarshalable
+// dispatched action did not marshal ("json: error calling MarshalJSON
+// for type json.RawMessage: unexpected end of JSON input") and differed
+// from the recovered one. Job.Output returned the same empty, unmarshalable
 // RawMessage. The property tests draw empty outputs as nil, which does not
 // show it.
 func TestInputEmptyOutputIsNull(t *testing.T) {
