@@ -54,7 +54,7 @@ var pages = []struct{ file, section, prefix string }{
 var workflows = map[string]func() ast.Node{
 	"docAct": docAct, "docSeq": docSeq, "docPar": docPar, "docTry": docTry, "docDag": docDag, "docRace": docRace, "docChoice": docChoice,
 	"docNames": docNames, "docRetry": docRetry, "docTimeout": docTimeout, "docDeadline": docDeadline,
-	"docDelivery": docDelivery, "docPriority": docPriority, "docReplicas": docReplicas, "readmeFlow": readmeFlow,
+	"docDelivery": docDelivery, "docPriority": docPriority, "docReplicas": docReplicas, "readmeFlow": readmeFlow, "readmeMapLoop": readmeMapLoop,
 }
 
 // The mirrors of the Go snippets of docs/language.md, in its order.
@@ -242,6 +242,16 @@ func readmeFlow() ast.Node {
 		ast.Finally(ast.Act("stock.release", "o-7")),
 	)
 	return flow
+}
+
+func readmeMapLoop() ast.Node {
+	return ast.Seq(
+		ast.Act("orders.list", "2026-11-26").Named("orders"), // outputs a JSON array
+		ast.Map("orders", ast.Act("invoice.send", nil).WithInputs("item", "index")).
+			WithLimit(10).Named("invoices"),
+		ast.Loop(ast.Seq(ast.Sleep(time.Minute), ast.Act("export.status", nil).Named("status")),
+			"status", "ready", 60).Named("poll"), // once a minute until "ready", 60 times at most
+	)
 }
 
 // What the handler snippets use.
