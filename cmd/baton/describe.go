@@ -22,7 +22,7 @@ import (
 // map's line also counts its copies per state, a loop's says its
 // iteration ("map seq[1]: running, 3 copies: 1 running, 2 succeeded";
 // "loop: running, iteration 3"), a wait's its signal and the one it took
-// ("wait seq[2]: succeeded, for signal go, took id g1"), a choice's what
+// ("wait seq[2]: succeeded, waits for signal go, took go/g1"), a choice's what
 // it read and chose ("choice seq[1]: succeeded, on tier = "gold", chose
 // case 0"), and a line follows for each signal a wait took and each the
 // job keeps, which job.Describe does not.
@@ -137,9 +137,9 @@ func describeNode(b *strings.Builder, n api.Node, signals *api.Signals) {
 		fmt.Fprintf(b, ", iteration %d", n.Iteration)
 	}
 	if n.Signal != "" {
-		b.WriteString(", for signal " + n.Signal)
+		b.WriteString(", waits for signal " + n.Signal)
 		if id, ok := tookBy(signals, n.Path); ok && n.Status == job.StatusSucceeded.String() {
-			b.WriteString(", took id " + job.Clip(id))
+			b.WriteString(", took " + n.Signal + "/" + job.Clip(id))
 		}
 	}
 	if n.Choice != nil {

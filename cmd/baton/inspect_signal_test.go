@@ -28,8 +28,8 @@ func TestInspectSignalsAndChoice(t *testing.T) {
 	r := baton(t, "inspect", "s", "--store", db).want(t, exitOK)
 	contains(t, "inspect", r.stdout,
 		"  choice seq[1]: idle, on tier\n",
-		"  wait seq[2]: idle, for signal go\n",
-		"  wait seq[3]: idle, for signal later\n",
+		"  wait seq[2]: idle, waits for signal go\n",
+		"  wait seq[3]: idle, waits for signal later\n",
 		"signal later (id l1) kept for a wait to come, received ")
 	contains(t, "inspect", r.stdout, ` -> "early"`+"\n")
 	r = baton(t, "inspect", "--json", "s", "--store", db).want(t, exitOK)
@@ -41,8 +41,8 @@ func TestInspectSignalsAndChoice(t *testing.T) {
 	r = baton(t, "inspect", "s", "--store", db).want(t, exitOK)
 	contains(t, "inspect", r.stdout,
 		"  choice seq[1]: succeeded, on tier = null, chose case 1\n",
-		"  wait seq[2]: succeeded, for signal go, took id g1\n",
-		"  wait seq[3]: succeeded, for signal later, took id l1\n",
+		"  wait seq[2]: succeeded, waits for signal go, took go/g1\n",
+		"  wait seq[3]: succeeded, waits for signal later, took later/l1\n",
 		"signal go (id g1) taken by the wait at seq[2]\nsignal later (id l1) taken by the wait at seq[3]\n")
 	r = baton(t, "inspect", "--json", "s", "--store", db).want(t, exitOK)
 	contains(t, "inspect --json", r.stdout, `"choice":{"on":"tier","read":"null","cases":[1]}`,
