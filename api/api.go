@@ -476,19 +476,16 @@ func JobOf(j job.Job, nodes bool) Job {
 // choice read and chose (Node.Choice).
 func NodesOf(j job.Job, limit int) []Node {
 	var out []Node
-	var outs map[string][]namedOutput // the outputs of the named nodes that succeeded
+	var named []namedOutput // the outputs of the named nodes that succeeded
 	j.Walk(func(n job.NodeInfo) bool {
 		out = append(out, NodeOf(n, limit))
 		if n.Name != "" && n.Status == job.StatusSucceeded {
-			if outs == nil {
-				outs = make(map[string][]namedOutput)
-			}
-			outs[n.Name] = append(outs[n.Name], namedOutput{n.Path, n.Output})
+			named = append(named, namedOutput{n.Name, n.Path, n.Output})
 		}
 		return true
 	})
 	grown(out)
-	readChoices(j, out, outs, limit)
+	readChoices(j, out, named, limit)
 	return out
 }
 

@@ -75,20 +75,23 @@ var (
 	kindWait   = ast.KindWait.String()
 )
 
-// namedOutput is the output of a named node that succeeded, at path.
+// namedOutput is the output of the node called name, at path, that
+// succeeded.
 type namedOutput struct {
-	path string
-	out  []byte
+	name, path string
+	out        []byte
 }
 
 // readChoices sets Signal on the waits of nodes, a whole tree's in
 // pre-order (NodesOf), and Choice on its choices: the leaf each reads
 // (resolved as the reducer resolves it: in the same map copy or loop
-// iteration first, see nearest), what it read (from outs, the outputs of
-// the named nodes that succeeded) and which of its children it did not
-// skip. The workflow is read only when there is a wait or a choice.
-func readChoices(j job.Job, nodes []Node, outs map[string][]namedOutput, limit int) {
+// iteration first, see nearest), what it read (from named, the outputs
+// of the named nodes that succeeded) and which of its children it did
+// not skip. The workflow is read only when there is a wait or a choice,
+// and named indexed only when there is a choice that started.
+func readChoices(j job.Job, nodes []Node, named []namedOutput, limit int) {
 	var root ast.Node
+	var outs map[string][]namedOutput
 	read := false
 	for i := range nodes {
 		n := &nodes[i]
@@ -110,6 +113,12 @@ func readChoices(j job.Job, nodes []Node, outs map[string][]namedOutput, limit i
 		n.Choice = c
 		if n.Status == job.StatusIdle.String() || n.Status == job.StatusSkipped.String() {
 			continue
+		}
+		if outs == nil {
+			outs = make(map[string][]namedOutput)
+			for _, o := range named {
+				outs[o.name] = append(outs[o.name], o)
+			}
 		}
 		if o, ok := nearest(outs[x.On], n.Path); ok {
 			r := string(o)

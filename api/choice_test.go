@@ -25,6 +25,11 @@ func TestChoiceReadAndChose(t *testing.T) {
 			ast.Choice("v", ast.When(1, ast.Act("one", nil)), ast.Else(ast.Act("other", nil))),
 		)),
 		ast.Try(ast.Choice("kind", ast.When("nope", ast.Act("n", nil))), ast.Rescue(ast.Act("log", nil))),
+		ast.Loop(ast.Seq(
+			ast.Act("poll", nil).Named("p"),
+			ast.Choice("p", ast.When(true, ast.Act("yes", nil)), ast.Else(ast.Act("no", nil))),
+		), "p", true, 3),
+		ast.Choice("kind", ast.When("y", ast.Act("r", nil))).WithReplicas(2),
 	)
 	tr, err := job.New("c", root, job.StartedAt(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)))
 	if err != nil {
@@ -44,6 +49,7 @@ func TestChoiceReadAndChose(t *testing.T) {
 		t.Errorf("the choice not started: %+v, want %+v", got, want)
 	}
 	outputs := map[string]string{"kind": `"y"`, "tags": `["a","c"]`, "xs": `[1,2]`}
+	polls := 0
 	for len(tr.Actions) > 0 {
 		var rs []job.Result
 		for _, a := range tr.Actions {
@@ -51,6 +57,10 @@ func TestChoiceReadAndChose(t *testing.T) {
 			if a.Name == "get" {
 				item, _ := a.Input("item")
 				out, ok = string(item), true
+			}
+			if a.Name == "poll" {
+				polls++
+				out, ok = map[bool]string{true: "true", false: "false"}[polls == 2], true
 			}
 			if !ok {
 				out = "null"
@@ -65,11 +75,13 @@ func TestChoiceReadAndChose(t *testing.T) {
 		t.Fatalf("job %v", tr.Job)
 	}
 	for path, want := range map[string]*api.Chosen{
-		"seq[1]":               {On: "kind", Read: `"y"`, Cases: []int{1}},
-		"seq[2]":               {On: "tags", Read: `["a","c"]`, Cases: []int{0, 2}},
-		"seq[3].map[0].seq[1]": {On: "v", Read: `1`, Cases: []int{0}},
-		"seq[3].map[1].seq[1]": {On: "v", Read: `2`, Else: true},
-		"seq[4].body":          {On: "kind", Read: `"y"`},
+		"seq[1]":                {On: "kind", Read: `"y"`, Cases: []int{1}},
+		"seq[2]":                {On: "tags", Read: `["a","c"]`, Cases: []int{0, 2}},
+		"seq[3].map[0].seq[1]":  {On: "v", Read: `1`, Cases: []int{0}},
+		"seq[3].map[1].seq[1]":  {On: "v", Read: `2`, Else: true},
+		"seq[4].body":           {On: "kind", Read: `"y"`},
+		"seq[5].loop[1].seq[1]": {On: "p", Read: `true`, Cases: []int{0}}, // the iteration's own p
+		"seq[6].race[1]":        {On: "kind", Read: `"y"`, Cases: []int{0}},
 	} {
 		if got := choice(tr.Job, path); !reflect.DeepEqual(got, want) {
 			t.Errorf("choice at %s: %+v, want %+v", path, got, want)

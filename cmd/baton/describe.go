@@ -79,7 +79,10 @@ func choiceText(c api.Chosen, started bool) string {
 	if !started {
 		return s
 	}
-	s += " = " + job.Clip(c.Read) + ", chose "
+	if c.Read != "" { // "" only if the leaf's output is not known
+		s += " = " + job.Clip(c.Read)
+	}
+	s += ", chose "
 	var what []string
 	if len(c.Cases) > 0 {
 		ix := make([]string, len(c.Cases))
