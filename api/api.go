@@ -2,8 +2,6 @@ package api
 
 import (
 	"encoding/json"
-	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -78,6 +76,9 @@ type Job struct {
 	Nodes []Node `json:"nodes,omitempty"`
 	// Timers are the retries and deadlines armed, in the job's order.
 	Timers []Timer `json:"timers,omitempty"`
+	// Signals are the signals the job keeps for waits to come and those
+	// its waits took; nil when there are none. Only with the nodes.
+	Signals *Signals `json:"signals,omitempty"`
 }
 
 // Timer is a wait of a job: "PATH@retry#N" starts attempt N of the leaf
@@ -118,6 +119,13 @@ type Node struct {
 	// is the child "loop[Iteration-1]". 0 for any other node. Only in
 	// node lists (NodesOf).
 	Iteration int `json:"iteration,omitempty"`
+	// Signal is the name of the signal a wait waits for; "" for any
+	// other node. Only in node lists (NodesOf).
+	Signal string `json:"signal,omitempty"`
+	// Choice is, for a choice, the leaf it reads and, once it started,
+	// what it read and chose; nil for any other node. Only in node lists
+	// (NodesOf).
+	Choice *Chosen `json:"choice,omitempty"`
 }
 
 // Copies counts a map's copies per state.
@@ -457,20 +465,27 @@ func JobOf(j job.Job, nodes bool) Job {
 	if nodes {
 		out.Nodes = NodesOf(j, ClipBytes)
 		out.Timers = TimersOf(j)
+		out.Signals = SignalsOf(j, ClipBytes)
 	}
 	return out
 }
 
 // NodesOf returns every node of j in pre-order, text clipped to limit
-// bytes, with a started map's copies counted (Node.Copies) and a loop's
-// iteration (Node.Iteration).
+// bytes, with a started map's copies counted (Node.Copies), a loop's
+// iteration (Node.Iteration), a wait's signal (Node.Signal) and what a
+// choice read and chose (Node.Choice).
 func NodesOf(j job.Job, limit int) []Node {
 	var out []Node
+	var named []namedOutput // the outputs of the named nodes that succeeded
 	j.Walk(func(n job.NodeInfo) bool {
 		out = append(out, NodeOf(n, limit))
+		if n.Name != "" && n.Status == job.StatusSucceeded {
+			named = append(named, namedOutput{n.Name, n.Path, n.Output})
+		}
 		return true
 	})
 	grown(out)
+	readChoices(j, out, named, limit)
 	return out
 }
 
@@ -516,11 +531,8 @@ var (
 // iterationOf returns the iteration, from 1, of the loop body at path
 // ("...loop[I]"), or 1 when path does not end so.
 func iterationOf(path string) int {
-	rest, ok := strings.CutSuffix(path, "]")
-	if i := strings.LastIndex(rest, kindLoop+"["); ok && i >= 0 && (i == 0 || rest[i-1] == '.') {
-		if k, err := strconv.Atoi(rest[i+len(kindLoop)+1:]); err == nil && k >= 0 {
-			return k + 1
-		}
+	if k := lastIndex(path, kindLoop); k >= 0 {
+		return k + 1
 	}
 	return 1
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,7 +21,11 @@ import (
 // of: a header line, one line per node, the deadlines armed; a started
 // map's line also counts its copies per state, a loop's says its
 // iteration ("map seq[1]: running, 3 copies: 1 running, 2 succeeded";
-// "loop: running, iteration 3"), which job.Describe does not.
+// "loop: running, iteration 3"), a wait's its signal and the one it took
+// ("wait seq[2]: succeeded, waits for signal go, took go/g1"), a choice's what
+// it read and chose ("choice seq[1]: succeeded, on tier = "gold", chose
+// case 0"), and a line follows for each signal a wait took and each the
+// job keeps, which job.Describe does not.
 func describeJob(v api.Job) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s v%d: %s", v.ID, v.Version, v.Status)
@@ -35,17 +40,83 @@ func describeJob(v api.Job) string {
 	}
 	fmt.Fprintf(&b, ", %d/%d actions settled\n", v.Settled, v.Total)
 	for _, n := range v.Nodes {
-		describeNode(&b, n)
+		describeNode(&b, n, v.Signals)
 	}
 	for _, t := range v.Timers {
 		if path, ok := strings.CutSuffix(t.ID, "@deadline"); ok {
 			fmt.Fprintf(&b, "deadline of %s due %s\n", path, t.Due.UTC().Format(time.RFC3339Nano))
 		}
 	}
+	if v.Signals != nil {
+		signalsText(&b, *v.Signals)
+	}
 	return b.String()
 }
 
-func describeNode(b *strings.Builder, n api.Node) {
+// signalsText writes a line for each signal a wait took, in the order
+// taken, then for each signal the job keeps, oldest first:
+//
+//	signal go (id g1) taken by the wait at seq[2]
+//	signal later (id l1) kept for a wait to come, received 2026-01-02T03:04:06Z -> "early"
+func signalsText(b *strings.Builder, s api.Signals) {
+	for _, t := range s.Taken {
+		fmt.Fprintf(b, "signal %s (id %s) taken by the wait at %s\n", t.Name, job.Clip(t.ID), ast.ShowPath(t.Path))
+	}
+	for _, k := range s.Kept {
+		fmt.Fprintf(b, "signal %s (id %s) kept for a wait to come", k.Name, job.Clip(k.ID))
+		if k.At != nil {
+			b.WriteString(", received " + k.At.UTC().Format(time.RFC3339Nano))
+		}
+		b.WriteString(" -> " + job.Clip(k.Payload) + "\n")
+	}
+}
+
+// choiceText says what the choice c read and chose: "on tier" before it
+// started, then "on tier = "gold", chose case 0" ("cases 0, 2", "else",
+// "nothing").
+func choiceText(c api.Chosen, started bool) string {
+	s := "on " + c.On
+	if !started {
+		return s
+	}
+	if c.Read != "" { // "" only if the leaf's output is not known
+		s += " = " + job.Clip(c.Read)
+	}
+	s += ", chose "
+	var what []string
+	if len(c.Cases) > 0 {
+		ix := make([]string, len(c.Cases))
+		for i, k := range c.Cases {
+			ix[i] = strconv.Itoa(k)
+		}
+		what = append(what, map[bool]string{true: "case ", false: "cases "}[len(c.Cases) == 1]+strings.Join(ix, ", "))
+	}
+	if c.Else {
+		what = append(what, "else")
+	}
+	if len(what) == 0 {
+		return s + "nothing"
+	}
+	return s + strings.Join(what, " and ")
+}
+
+// tookBy returns the ID of the signal the wait at path took last, and
+// whether one did. (Under a loop, the waits of the earlier iterations
+// have the path of the current one: the caller asks only of a wait that
+// succeeded, and the last taken is its own.)
+func tookBy(s *api.Signals, path string) (id string, ok bool) {
+	if s == nil {
+		return "", false
+	}
+	for _, t := range s.Taken {
+		if t.Path == path {
+			id, ok = t.ID, true
+		}
+	}
+	return id, ok
+}
+
+func describeNode(b *strings.Builder, n api.Node, signals *api.Signals) {
 	act := n.Kind == ast.KindAct.String()
 	b.WriteString(strings.Repeat("  ", n.Depth))
 	b.WriteString(n.Kind)
@@ -67,6 +138,15 @@ func describeNode(b *strings.Builder, n api.Node) {
 	}
 	if n.Iteration > 0 {
 		fmt.Fprintf(b, ", iteration %d", n.Iteration)
+	}
+	if n.Signal != "" {
+		b.WriteString(", waits for signal " + n.Signal)
+		if id, ok := tookBy(signals, n.Path); ok && n.Status == job.StatusSucceeded.String() {
+			b.WriteString(", took " + n.Signal + "/" + job.Clip(id))
+		}
+	}
+	if n.Choice != nil {
+		b.WriteString(", " + choiceText(*n.Choice, n.Status != job.StatusIdle.String() && n.Status != job.StatusSkipped.String()))
 	}
 	if act && n.Attempt > 0 {
 		fmt.Fprintf(b, " #%d", n.Attempt)

@@ -17,9 +17,11 @@ func inspectCommand() command {
 		about: `
 Shows JOB, now or as it was at version V (see 'baton history'):
   text     the tree with the state of every node (a started map's
-           copies counted per state, a loop's iteration), then the
-           worker each attempt ran on, up to V (read from the job's
-           history)
+           copies counted per state, a loop's iteration, the signal
+           a wait waits for and the one it took, what a choice read
+           and chose), the signals waits took and those kept for
+           waits to come, then the worker each attempt ran on, up to
+           V (read from the job's history)
   json     the job's encoding, as stored in snapshots
   dot      a Graphviz digraph, nodes coloured by status:
            baton inspect --format dot JOB | dot -Tsvg > job.svg
