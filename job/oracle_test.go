@@ -304,7 +304,7 @@ type oracleNode struct {
 	stopped   bool        // act: dispatched, then stopped by a race won by another child
 	done      bool        // act: its result came
 	out       propOutcome // act: that result
-	at        int         // the step at which it got its result or was cancelled
+	at        int         // the step at which it got its result or was cancelled; for a dag whose every child was skipped, the step whose round ended it
 
 	guard    *ast.Guard // dag child: its guard, or nil
 	choice   *ast.Node  // choice: as written
@@ -726,6 +726,8 @@ func (n *oracleNode) settledAt() int {
 		return n.kids[len(n.kids)-1].settledAt()
 	case n.kind == ast.KindMap && len(n.kids) == 0:
 		return 2 * n.at // over an empty array: once its round was over
+	case n.kind == ast.KindDag && n.lateDone:
+		return 2 * n.at // every child skipped: once its round was over
 	case n.cancelled || n.kind == ast.KindAct || n.kind == ast.KindWait || n.kind == ast.KindSleep || n.failKind != "":
 		if n.gaveUp {
 			return 2*n.at + 1
@@ -1959,7 +1961,7 @@ func (o *oracle) failLate() bool {
 			n.late, n.at, found = false, o.step, true
 		}
 		if n.kind == ast.KindDag && n.entered && !n.cancelled && !n.lateDone && !slices.ContainsFunc(n.kids, func(k *oracleNode) bool { return !k.skipped }) {
-			n.lateDone, found = true, true
+			n.lateDone, n.at, found = true, o.step, true
 		}
 		for _, k := range n.children() {
 			visit(k)
