@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,7 +37,19 @@ func TestLifecycleStartStop(t *testing.T) {
 	l.OnClose(func() { close(closed) })
 	running := make(chan struct{})
 	ret := make(chan error, 1)
-	go func() { ret <- run(&l, context.Background(), running) }()
+	var ended atomic.Bool // Run's body is over, before it calls done
+	go func() {
+		ctx, done, err := l.Start(context.Background())
+		if err != nil {
+			ret <- err
+			return
+		}
+		close(running)
+		<-ctx.Done()
+		ended.Store(true)
+		done()
+		ret <- nil
+	}()
 	<-running
 	if err := run(&l, context.Background(), nil); !errors.Is(err, runner.ErrRunning) {
 		t.Errorf("second Run = %v, want ErrRunning", err)
@@ -46,14 +59,12 @@ func TestLifecycleStartStop(t *testing.T) {
 		t.Fatal("OnClose called while Run runs")
 	default:
 	}
-	l.Close() // returns once Run has returned
-	select {
-	case err := <-ret:
-		if err != nil {
-			t.Errorf("Run = %v", err)
-		}
-	default:
+	l.Close() // returns once Run has called done
+	if !ended.Load() {
 		t.Fatal("Close returned before Run did")
+	}
+	if err := <-ret; err != nil {
+		t.Errorf("Run = %v", err)
 	}
 	<-closed
 	if err := l.Usable(); !errors.Is(err, runner.ErrClosed) {
@@ -105,7 +116,19 @@ func TestLifecycleConcurrentClose(t *testing.T) {
 	var l runner.Lifecycle
 	running := make(chan struct{})
 	ret := make(chan error, 1)
-	go func() { ret <- run(&l, context.Background(), running) }()
+	var ended atomic.Bool // Run's body is over, before it calls done
+	go func() {
+		ctx, done, err := l.Start(context.Background())
+		if err != nil {
+			ret <- err
+			return
+		}
+		close(running)
+		<-ctx.Done()
+		ended.Store(true)
+		done()
+		ret <- nil
+	}()
 	<-running
 	var wg sync.WaitGroup
 	for range 8 {
