@@ -397,15 +397,18 @@
         if (!g || g.getAttribute('data-group') !== f.getAttribute('data-group')) return false;
       }
       for (const f of fs) copyState(nodeEls.get(f.getAttribute('data-path')), f);
-      for (const name of ['data-version', 'data-status']) {
+      for (const name of ['data-version', 'data-status', 'data-boxes', 'data-nodes']) {
         if (frag.hasAttribute(name)) svg.setAttribute(name, frag.getAttribute(name));
       }
+      if (frag.hasAttribute('data-truncated')) svg.setAttribute('data-truncated', frag.getAttribute('data-truncated'));
+      else svg.removeAttribute('data-truncated');
       const t0 = svg.querySelector(':scope > title');
       const t1 = frag.querySelector(':scope > title');
       if (t0 && t1) t0.textContent = t1.textContent;
       const h0 = svg.querySelector(':scope > text.title');
       const h1 = frag.querySelector(':scope > text.title');
       if (h0 && h1) h0.textContent = h1.textContent;
+      treeNote();
       return true;
     }
 
@@ -420,6 +423,7 @@
       treeBox.scrollLeft = left;
       treeBox.scrollTop = top;
       markSelected();
+      treeNote();
     }
 
     // reapply paints what the page got of the live job after version v
@@ -486,9 +490,10 @@
     // the server writes it (sorted, comma-separated).
     // The root's path is empty: alone it is written "," (an empty
     // parameter would open nothing).
-    function expandParam() {
-      const p = Array.from(st.expanded).sort().join(',');
-      return p === '' && st.expanded.size ? ',' : p;
+    function expandParam(set) {
+      const e = set || st.expanded;
+      const p = Array.from(e).sort().join(',');
+      return p === '' && e.size ? ',' : p;
     }
 
     // Groups whose counts changed, maps whose copies did, and a tree
@@ -536,6 +541,7 @@
       st.selected = p;
       markSelected();
       setURL({ node: p });
+      treeNote();
       if (opts && opts.scroll) {
         const g = nodeEls.get(p);
         if (g && g.scrollIntoView) g.scrollIntoView({ block: 'nearest', inline: 'nearest' });
@@ -547,6 +553,7 @@
       st.selected = null;
       markSelected();
       setURL({ node: null });
+      treeNote();
       if (panel) {
         panel.replaceChildren();
         panel.hidden = true;
@@ -662,20 +669,50 @@
         return;
       }
       setURL({ expand: expandParam() || null });
-      groupLinks();
+      treeNote();
       main.setAttribute('data-expand', expandParam());
     }
 
-    // groupLinks keeps the tree's note in step with the drawing: the
-    // links of the groups still closed shown, the others hidden.
-    function groupLinks() {
-      for (const a of document.querySelectorAll('a.expand[data-group-path]')) {
-        const g = nodeEls.get(a.getAttribute('data-group-path'));
-        a.hidden = !(g && g.classList.contains('group'));
-      }
-      if (treeBox && svg) {
-        treeBox.setAttribute('data-boxes', svg.getAttribute('data-boxes') || String(nodeEls.size));
-      }
+    // treeNote keeps the line above the tree in step with the drawing
+    // shown (a group opened or closed, a map's copies come, a loop's
+    // next iteration, a version travelled to): the boxes and nodes it
+    // counts, whether the bound on boxes closed groups, and links to the
+    // closed groups (at most 50), as the server writes it (web.Tree);
+    // #tree's data-boxes, data-nodes and data-truncated follow.
+    let noteKey = null;
+    function treeNote() {
+      if (!treeBox || !svg) return;
+      const boxes = svg.getAttribute('data-boxes') || String(nodeEls.size);
+      const nodes = svg.getAttribute('data-nodes') || treeBox.getAttribute('data-nodes') || '';
+      const truncated = svg.getAttribute('data-truncated') === 'true';
+      const groups = Array.from(svg.querySelectorAll('g.node.group[data-path]'), (g) => g.getAttribute('data-path')).slice(0, 50);
+      const key = JSON.stringify([boxes, nodes, truncated, groups, expandParam(), st.selected, st.viewing]);
+      if (key === noteKey) return;
+      noteKey = key;
+      treeBox.setAttribute('data-boxes', boxes);
+      treeBox.setAttribute('data-nodes', nodes);
+      if (truncated) treeBox.setAttribute('data-truncated', 'true'); else treeBox.removeAttribute('data-truncated');
+      const note = document.querySelector('#tree-section p.tree-note');
+      if (!note) return;
+      const kids = [boxes + ' boxes for ' + nodes + ' nodes'];
+      if (truncated) kids.push('; some groups stay closed to keep within 2,000 boxes');
+      kids.push('.');
+      groups.forEach((p, i) => {
+        kids.push(i ? ', ' : ' Closed groups: ');
+        kids.push(el('a', { class: 'expand', href: groupURL(p), 'data-group-path': p }, 'open ' + showPath(p)));
+      });
+      if (groups.length) kids.push('.');
+      note.replaceChildren(...kids);
+    }
+
+    // groupURL is the page with the group at p opened too, as the
+    // server links it (web.PageURL): without the script, a plain link.
+    function groupURL(p) {
+      const q = new URLSearchParams();
+      q.set('expand', expandParam(new Set(st.expanded).add(p)));
+      if (st.selected !== null) q.set('node', st.selected);
+      if (st.viewing !== null) q.set('version', String(st.viewing));
+      return jobPath + '?' + q;
     }
 
     async function collapse(p) {
@@ -685,7 +722,7 @@
       try { await redraw(st.viewing); } catch (e) { say('Could not close the group: ' + e.message); }
       setURL({ expand: expandParam() || null });
       main.setAttribute('data-expand', expandParam());
-      groupLinks();
+      treeNote();
       fillPanel();
     }
 
