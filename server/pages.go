@@ -49,6 +49,8 @@ var pageTable = []page{
 		Doc: "a job's page: header, tree, details of a node, timeline, steps; now or at a past version"}, (*srv).jobPage, nil},
 	{Route{Method: "GET", Pattern: "/jobs/{id}/tree.svg", Scope: ScopeRead, Query: []string{"version", "expand"},
 		Doc: "the job page's tree as SVG, with the groups of expand opened (the page's script swaps it in)"}, (*srv).treePage, nil},
+	{Route{Method: "GET", Pattern: "/jobs/{id}/signals", Scope: ScopeRead, Query: []string{"version", "full"},
+		Doc: "the signals a job keeps, now or at a past version, the one named by full (NAME/ID) whole: the job page's list alone, which its script reads"}, (*srv).signalsPage, nil},
 	{Route{Method: "POST", Pattern: "/jobs/{id}/cancel", Scope: ScopeWrite, Body: true,
 		Doc: "the job page's cancel form (reason): cancels, then back to the job page"}, (*srv).cancelPage, func(s *srv) bool { return s.canceller != nil }},
 	{Route{Method: "POST", Pattern: "/jobs/{id}/signals/{name}", Scope: ScopeWrite, Body: true,
@@ -421,6 +423,26 @@ func (s *srv) treePage(w http.ResponseWriter, r *http.Request, _ caller) error {
 	w.Header().Set("Content-Type", "image/svg+xml")
 	_, _ = w.Write([]byte(tree.SVG))
 	return nil
+}
+
+// signalsPage is GET /jobs/{id}/signals: the signals the job keeps at
+// a version (now by default), the one named by full (NAME/ID) whole.
+func (s *srv) signalsPage(w http.ResponseWriter, r *http.Request, c caller) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	v, err := versionParam(r)
+	if err != nil {
+		return err
+	}
+	pj, err := s.loadPageJob(r.Context(), id, v, false)
+	if err != nil {
+		return err
+	}
+	view := web.SignalsViewOf(pj.job, pj.latest, pj.past, r.URL.Query().Get("full"))
+	view.Page = c.page(view.Title)
+	return s.writePage(w, http.StatusOK, func(b *strings.Builder) error { return s.site.Signals(b, view) })
 }
 
 // cancelPage is POST /jobs/{id}/cancel: the cancel form.

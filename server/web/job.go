@@ -124,6 +124,9 @@ type JobView struct {
 	// Duration is from creation to the last write, or to now while it
 	// runs.
 	Duration string
+	// Kept are the signals the job keeps at the version shown, oldest
+	// first, for waits to come.
+	Kept []KeptView
 }
 
 // Panel is the details of the selected node.
@@ -254,6 +257,7 @@ func JobViewOf(in JobInput) JobView {
 		v.NodeParam = in.Node
 		v.Panel = panelOf(in, v.Timeline)
 	}
+	v.Kept = KeptOf(in.Job, id, pastVersion(in), "")
 	v.steps(in)
 	return v
 }

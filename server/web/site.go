@@ -20,8 +20,8 @@ var templateFS embed.FS
 
 // Page is what every page's template reads besides its own view.
 type Page struct {
-	// Name is the page ("list", "job", "new", "workers", "login",
-	// "error"); it is the body's data-page.
+	// Name is the page ("list", "job", "signals", "new", "workers",
+	// "login", "error"); it is the body's data-page.
 	Name  string
 	Title string
 	// Write says the visitor may submit and cancel (a write scope, or a
@@ -39,13 +39,14 @@ type Site struct {
 }
 
 // pageNames are the pages, each a template file that defines "main" and
-// is parsed with layout.html.
-var pageNames = []string{"list", "job", "new", "workers", "login", "error"}
+// is parsed with layout.html and kept.html (the kept signals' list, which
+// two pages share).
+var pageNames = []string{"list", "job", "signals", "new", "workers", "login", "error"}
 
 // NewSite parses the embedded templates. It fails only if they are
 // broken, which the package's tests rule out.
 func NewSite() (*Site, error) {
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html")
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/kept.html")
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}
@@ -76,6 +77,12 @@ func (s *Site) List(w io.Writer, v ListView) error { v.Name = "list"; return s.r
 
 // Job writes a job's page.
 func (s *Site) Job(w io.Writer, v JobView) error { v.Name = "job"; return s.render(w, "job", v) }
+
+// Signals writes the page of a job's kept signals.
+func (s *Site) Signals(w io.Writer, v SignalsView) error {
+	v.Name = "signals"
+	return s.render(w, "signals", v)
+}
 
 // New writes the page that validates and submits a workflow.
 func (s *Site) New(w io.Writer, v NewView) error { v.Name = "new"; return s.render(w, "new", v) }

@@ -1261,6 +1261,7 @@
       markStep();
       versionLine();
       let sum = null;
+      readKept(v).catch(() => {});
       try {
         [sum] = await Promise.all([getJSON(apiPath + '?version=' + v + '&nodes=false'), redraw(v)]);
       } catch (e) {
@@ -1277,6 +1278,7 @@
       st.viewing = null;
       setURL({ version: null }, '');
       markStep();
+      readKept(null).catch(() => {});
       try {
         await redraw(null);
       } catch (e) {
@@ -1391,6 +1393,96 @@
       });
     }
 
+    // ---- the kept signals -------------------------------------------------
+
+    // The signals the job keeps (section#signals) are the server's: its
+    // page of them (/jobs/{id}/signals, web.SignalsView) is read again
+    // when a step applies a signal, or may have let a wait take one (any
+    // step while some are kept), on a snapshot, at the end, and at the
+    // version travelled to. A row still kept stays as it is (a payload
+    // shown whole stays whole), new rows come in the job's order, those
+    // taken go.
+    const keptBox = document.getElementById('signals');
+    let keptTicket = 0;
+
+    function keptKey(li) { return li.getAttribute('data-name') + '/' + li.getAttribute('data-id'); }
+
+    function keptRows(root) { return Array.from(root.querySelectorAll('li[data-name]')); }
+
+    // showKept puts the rows of fresh (the server's section#signals) in
+    // the page's.
+    function showKept(fresh) {
+      if (!keptBox || !fresh) return;
+      const old = new Map(keptRows(keptBox).map((li) => [keptKey(li), li]));
+      const rows = keptRows(fresh).map((li) => old.get(keptKey(li)) || document.importNode(li, true));
+      let ol = document.getElementById('kept');
+      if (rows.length && !ol) {
+        ol = el('ol', { id: 'kept' });
+        keptBox.append(ol);
+      }
+      if (ol && rows.length) ol.replaceChildren(...rows); else if (ol) ol.remove();
+      const none = document.getElementById('signals-none');
+      if (none) none.hidden = rows.length > 0;
+    }
+
+    // keptURL is the server's page of the signals kept at version v
+    // (null: now), with the one of key ("NAME/ID") whole.
+    function keptURL(v, key) {
+      const q = new URLSearchParams();
+      if (key) q.set('full', key);
+      if (v !== null) q.set('version', String(v));
+      const qs = q.toString();
+      return jobPath + '/signals' + (qs ? '?' + qs : '');
+    }
+
+    // readKept shows the signals kept at version v (null: now), unless
+    // the page has moved to another version meanwhile.
+    async function readKept(v) {
+      if (!keptBox) return;
+      const ticket = ++keptTicket;
+      const doc = parseHTML(await getText(keptURL(v)));
+      if (ticket !== keptTicket || st.viewing !== v) return;
+      showKept(doc.getElementById('signals'));
+    }
+
+    const refreshKept = throttle(async () => {
+      if (st.viewing === null) await readKept(null);
+    }, 1000);
+
+    // keptMoved says whether steps may have changed the signals kept:
+    // one applies a signal, or some are kept (a wait may take one).
+    function keptMoved(steps) {
+      if (keptBox && keptBox.querySelector('li[data-name]')) return steps.length > 0;
+      return steps.some((s) => (s.results || []).some((r) => r.signal));
+    }
+
+    function wireKept() {
+      if (!keptBox) return;
+      // "show all" reads the payload whole at the version shown, in place.
+      keptBox.addEventListener('click', async (ev) => {
+        const a = ev.target.closest('a.show-all');
+        const li = a && a.closest('li[data-name]');
+        if (!li) return;
+        ev.preventDefault();
+        const key = keptKey(li);
+        const pre = li.querySelector('.payload');
+        const note = a.closest('.clipped') || a;
+        try {
+          const doc = parseHTML(await getText(keptURL(st.viewing, key)));
+          const row = keptRows(doc).find((r) => keptKey(r) === key);
+          const whole = row && !row.querySelector('a.show-all') ? row.querySelector('.payload') : null;
+          if (!whole || !pre) {
+            note.replaceWith(el('span', { class: 'clipped' }, 'No longer kept: a wait took it.'));
+            return;
+          }
+          pre.textContent = whole.textContent;
+          note.remove();
+        } catch (e) {
+          if (!(e instanceof HTTPError && e.status === 401)) say('Could not read the signal: ' + e.message);
+        }
+      });
+    }
+
     // ---- live: the stream, its fallback, and what they bring --------------
 
     const conn = { es: null, got: false, failures: 0, delay: 0, timer: null, stopped: false };
@@ -1438,6 +1530,7 @@
           }
         }
         if (hidden) staleGroups();
+        if (keptMoved(steps)) refreshKept();
         if (st.summary) showSummary(st.summary);
         setShown(st.latest, st.status);
         if (st.selected !== null && (data.changed || []).some((n) => n.path === st.selected)) fillPanel();
@@ -1464,6 +1557,7 @@
           if (g) paint(g, n);
         }
         if (svg && svg.querySelector('g.node.group')) staleGroups();
+        refreshKept();
         showSummary(j);
         setShown(st.latest, st.status);
         if (st.selected !== null) fillPanel();
@@ -1486,6 +1580,7 @@
       // not carry the steps): bring the list and the drawing up to it.
       fillSteps().catch(() => {});
       if (st.viewing === null && st.shown < st.latest) redraw(null).catch(() => {});
+      refreshKept();
       refreshTimeline();
     }
 
@@ -1603,6 +1698,7 @@
         if (lastS.cancel) st.summary.cancel = lastS.cancel;
         if (st.viewing === null) {
           try { await redraw(null); } catch (e) { /* the next poll draws */ }
+          if (keptMoved(steps)) refreshKept();
           showSummary(st.summary);
           setShown(st.latest, st.status);
           if (st.selected !== null) fillPanel();
@@ -1648,6 +1744,7 @@
     wirePanel();
     wireSteps();
     wireCancel();
+    wireKept();
     applyFilters();
     markStep();
     if (st.selected !== null && nodeEls.has(st.selected)) {
