@@ -134,6 +134,9 @@ func TestBrowserKeptSignals(t *testing.T) {
 	if got := browsertest.Eval[keptState](p, keptJS); got.None || got.Rows[0][2] != first {
 		t.Errorf("version %s shows %+v", v, got)
 	}
+	if n := browsertest.Eval[int](p, `document.querySelectorAll('img, script:not([src]), [onerror]').length`); n != 0 {
+		t.Errorf("after the script listed the markup again: %d img, inline script or onerror elements; want none", n)
+	}
 	p.Do("back to the job now", chromedp.Click(chromedp.ID("latest-link")))
 	p.Wait(`!new URL(location.href).searchParams.has('version') && ` + keptIDs("a2"))
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
