@@ -169,6 +169,7 @@ func TestPages(t *testing.T) {
 		{"/workers", "workers-page", "text/html; charset=utf-8"},
 		{"/login", "login", "text/html; charset=utf-8"},
 		{"/jobs/f/tree.svg", "", "image/svg+xml"},
+		{"/jobs/f/signals?version=2", "kept-signals", "text/html; charset=utf-8"},
 		{"/static/baton.css", "", "text/css; charset=utf-8"},
 		{"/static/baton.js", "", "text/javascript; charset=utf-8"},
 	} {
@@ -213,6 +214,8 @@ func TestPages(t *testing.T) {
 		{"/jobs/f?version=0", 400},
 		{"/jobs/f?version=x", 400},
 		{"/jobs/nope/tree.svg", 404},
+		{"/jobs/nope/signals", 404},
+		{"/jobs/f/signals?version=99", 404},
 		{"/?status=idle", 400},
 		{"/static/nope.css", 404},
 		{"/static/baton.go", 404},

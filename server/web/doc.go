@@ -12,7 +12,9 @@
 //   - /jobs/{id} shows a job: the header (status, version, progress, times,
 //     failure or cancel reason, the cancel form for a write scope), the tree
 //     drawn with every node's state, the details panel of ?node=PATH, the
-//     timeline and the steps. ?version=V shows the job as it was at V.
+//     signals the job keeps, the timeline and the steps. ?version=V shows
+//     the job as it was at V. /jobs/{id}/signals lists its kept signals
+//     alone (one payload whole with ?full=NAME/ID), for the script.
 //   - /new validates, draws and submits a workflow; /workers lists the
 //     workers; /login takes a token and sets the session cookie.
 //
