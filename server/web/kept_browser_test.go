@@ -65,14 +65,14 @@ func waitVersions(t *testing.T, c *client.Client, id job.ID, n int) []uint64 {
 // in order: one kept before the page was opened (as the server sent
 // it), one that arrives while it is open (the script adds its row).
 // Once the wait starts and takes the oldest, its row goes, without a
-// reload; travelling to the version that kept both lists both again,
+// reload, while the job runs on; travelling to the version that kept both lists both again,
 // and back to the job now it is gone. A clipped payload is shown whole
 // in place. An ID and a payload with markup stay text: no element,
 // dialog or request comes of them.
 func TestBrowserKeptSignals(t *testing.T) {
 	gate := make(chan struct{})
 	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", gate, nil)
-	s.submit(t, "k", ast.Seq(ast.Act("gate", 0), ast.Wait("approve").Named("answer")))
+	s.submit(t, "k", ast.Seq(ast.Act("gate", 0), ast.Wait("approve").Named("answer"), ast.Act("gate", 1)))
 	c := s.client()
 	ctx := t.Context()
 	p := browsertest.NewPage(t)
@@ -117,12 +117,10 @@ func TestBrowserKeptSignals(t *testing.T) {
 	vs := waitVersions(t, c, "k", 3)
 	v := strconv.FormatUint(vs[len(vs)-1], 10) // both kept
 
-	// The gate's end starts the wait, which takes the oldest signal.
+	// The first gate's end starts the wait, which takes the oldest
+	// signal; the job runs on, at the second gate.
 	release(t, gate, 1)
-	if sum, err := c.Wait(ctx, "k"); err != nil || sum.Status != "succeeded" {
-		t.Fatalf("the job: %+v, %v", sum, err)
-	}
-	p.Wait(keptIDs("a2") + ` && document.getElementById('job').dataset.status === 'succeeded'`)
+	p.Wait(keptIDs("a2") + ` && ` + nodeIs("seq[2]", "running"))
 	if got := browsertest.Eval[keptState](p, keptJS); got.None || got.Rows[0][2] != long {
 		t.Errorf("after the wait took the oldest: %+v (a2 was shown whole: it stays so)", got)
 	}
@@ -142,6 +140,11 @@ func TestBrowserKeptSignals(t *testing.T) {
 	if m := browsertest.Eval[string](p, `window.batonTestMark || 'reloaded'`); m != "same document" {
 		t.Errorf("the page was reloaded (%s)", m)
 	}
+	release(t, gate, 1)
+	if sum, err := c.Wait(ctx, "k"); err != nil || sum.Status != "succeeded" {
+		t.Fatalf("the job: %+v, %v", sum, err)
+	}
+	p.Wait(`document.getElementById('job').dataset.status === 'succeeded' && ` + keptIDs("a2"))
 
 	// A past version as the server sends it lists what it kept then.
 	p.Navigate(s.URL + "/jobs/k?version=" + v)
