@@ -12,7 +12,7 @@ import (
 )
 
 // builtins are the actions of 'baton run' (cmd/baton/actions.go).
-var builtins = map[string]bool{"log": true, "sleep": true, "fail": true, "http.get": true}
+var builtins = map[string]bool{"log": true, "sleep": true, "fail": true, "value": true, "http.get": true}
 
 func TestWorkflowFiles(t *testing.T) {
 	files, err := filepath.Glob("*.json")

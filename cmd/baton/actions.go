@@ -38,13 +38,16 @@ func builtins(out io.Writer, client *http.Client) *runner.Registry {
 	must(reg.Register("log", logAction(out)))
 	must(reg.Register("sleep", sleepAction))
 	must(reg.Register("fail", failAction))
+	must(reg.Register("value", valueAction))
 	must(reg.Register("http.get", httpGetAction(client)))
 	return reg
 }
 
 // logAction prints its payload, prefixed with the job ID and the action
 // ID ("j-42 seq[0]#1: hello": a worker runs many jobs at once): a string
-// as it is, anything else as JSON.
+// as it is, anything else as JSON; then the inputs the leaf takes, if
+// any, each name with its value as JSON ("(item "pen", index 0)": a map
+// copy's element and index).
 func logAction(out io.Writer) runner.Handler {
 	return func(_ context.Context, a job.Action) ([]byte, error) {
 		msg := string(a.Payload)
@@ -52,9 +55,33 @@ func logAction(out io.Writer) runner.Handler {
 		if json.Unmarshal(a.Payload, &s) == nil {
 			msg = s
 		}
-		_, err := fmt.Fprintf(out, "%s %s: %s\n", a.JobID, a.ID, msg)
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s: %s", a.JobID, a.ID, msg)
+		for i, in := range a.Inputs {
+			sep := ", "
+			if i == 0 {
+				sep = " ("
+			}
+			v := string(in.Output)
+			if len(v) == 0 {
+				v = "null"
+			}
+			b.WriteString(sep + in.Name + " " + v)
+		}
+		if len(a.Inputs) > 0 {
+			b.WriteByte(')')
+		}
+		b.WriteByte('\n')
+		_, err := io.WriteString(out, b.String())
 		return nil, err
 	}
+}
+
+// valueAction outputs its payload as it is (nothing when it has none): a
+// value for a choice to choose on, a list for a map to run over, or what
+// a loop's until compares.
+func valueAction(_ context.Context, a job.Action) ([]byte, error) {
+	return a.Payload, nil
 }
 
 // sleepAction waits for its payload, a Go duration ("200ms") or a number

@@ -211,3 +211,50 @@ func TestHTTPGetPayloadErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestValueAndLogInputs checks the value action (its output is its
+// payload, so that a choice, a map or a loop has something to read in
+// 'baton run') and that log prints the inputs a leaf takes (a map copy's
+// item and index).
+func TestValueAndLogInputs(t *testing.T) {
+	ctx := context.Background()
+	for p, want := range map[string]string{`["a","b"]`: `["a","b"]`, `"large"`: `"large"`, `{"n": 1}`: `{"n": 1}`, ``: ``} {
+		out, err := valueAction(ctx, act("value", p))
+		if err != nil || string(out) != want {
+			t.Errorf("value %s: output %q, %v; want %q", p, out, err, want)
+		}
+	}
+	var out bytes.Buffer
+	a := act("log", `"copy"`)
+	a.Inputs = []job.Input{{Name: "item", Output: json.RawMessage(`"b"`)}, {Name: "index", Output: json.RawMessage(`1`)}, {Name: "none"}}
+	if _, err := logAction(&out)(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	if want := "t root#1: copy (item \"b\", index 1, none null)\n"; out.String() != want {
+		t.Errorf("log printed %q, want %q", out.String(), want)
+	}
+}
+
+// TestLanguageExample runs examples/language.json as a new user would,
+// with 'baton run': a choice on a value, a map over a list with a limit,
+// and a race of a wait and a sleep that nobody signals.
+func TestLanguageExample(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	r := baton(t, "run", filepath.Join("..", "..", "examples", "language.json"), "--store", db, "--id", "lang").want(t, exitOK)
+	for _, want := range []string{
+		"lang seq[1].choice[0]#1: large order: review it\n",
+		`choice seq[1]: succeeded, on size = "large", chose case 0`,
+		`act log "small order: ship it" seq[1].choice[1]: skipped`,
+		"lang seq[3].map[0]#1: pack (item \"pen\", index 0)\n",
+		"lang seq[3].map[1]#1: pack (item \"ink\", index 1)\n",
+		"lang seq[3].map[2]#1: pack (item \"pad\", index 2)\n",
+		"map seq[3] @packed: succeeded, 3 copies: 3 succeeded\n",
+		"loop seq[4]: succeeded, iteration 1\n",
+		// The wait lost the race to the sleep: its own failure is told.
+		"wait seq[5].race[0] @approval: failed, waits for signal approval: [withdrawn] the wait for signal approval was withdrawn\n",
+		"lang seq[6]#1: shipped\n",
+		`job lang succeeded`,
+	} {
+		contains(t, "stdout", r.stdout, want)
+	}
+}

@@ -118,6 +118,9 @@ func tookBy(s *api.Signals, path string) (id string, ok bool) {
 
 func describeNode(b *strings.Builder, n api.Node, signals *api.Signals) {
 	act := n.Kind == ast.KindAct.String()
+	// A wait or a sleep fails as an act does (a deadline, a race won by
+	// another child): its own failure is told, not a path to itself.
+	leaf := act || n.Kind == ast.KindWait.String() || n.Kind == ast.KindSleep.String()
 	b.WriteString(strings.Repeat("  ", n.Depth))
 	b.WriteString(n.Kind)
 	if act {
@@ -154,7 +157,7 @@ func describeNode(b *strings.Builder, n api.Node, signals *api.Signals) {
 	switch {
 	case act && n.Retry != nil:
 		fmt.Fprintf(b, ": %s; #%d due %s", job.Clip(n.Error), n.Attempt+1, n.Retry.UTC().Format(time.RFC3339Nano))
-	case act && n.Status == job.StatusFailed.String():
+	case leaf && n.Status == job.StatusFailed.String():
 		b.WriteString(": ")
 		msg := n.Error
 		if n.Failure != nil {

@@ -109,7 +109,7 @@ func TestZKDrain(t *testing.T) {
 	// w2 is the only one left: no drain without --force. Drained while it
 	// runs an action, then undrained, it stays.
 	r = baton(t, args("drain", "w2")...).want(t, exitError)
-	contains(t, "stderr", r.stderr, "worker w2 is the only available worker for fail, http.get, log, sleep", "--force")
+	contains(t, "stderr", r.stderr, "worker w2 is the only available worker for fail, http.get, log, sleep, value", "--force")
 	long := writeWorkflow(t, "long.json", `{"version":1,"root":{"act":"sleep","payload":"2s"}}`)
 	baton(t, args("submit", long, "--id", "long")...).want(t, exitOK)
 	eventually(t, 20*time.Second, "w2 running the long action", func() (bool, string) {
@@ -176,7 +176,7 @@ func TestWorkerPlacementFlags(t *testing.T) {
 		{[]string{"--limit", "sleep"}, `want ACTION=N, got "sleep"`},
 		{[]string{"--limit", "sleep=0"}, "sleep: want a number of actions of at least 1"},
 		{[]string{"--limit", "sleep=1", "--limit", "sleep=2"}, "sleep given twice"},
-		{[]string{"--limit", "frob=1"}, `no handler for action "frob" here (it has: fail, http.get, log, sleep)`},
+		{[]string{"--limit", "frob=1"}, `no handler for action "frob" here (it has: fail, http.get, log, sleep, value)`},
 		{[]string{"--capacity", "2", "--limit", "sleep=3"}, "limit sleep=3: want 1 to the capacity (2)"},
 		{[]string{"--name", ""}, "--name must not be empty"},
 		{[]string{"--name", "a/b"}, `"a/b"`},

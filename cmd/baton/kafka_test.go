@@ -153,7 +153,7 @@ func TestKafka(t *testing.T) {
 	t.Run("SubmitWaitHistoryInspect", func(t *testing.T) {
 		const p = "run"
 		w := startWorkerProc(t, "w1", kafkaArgs(p, "worker", "--name", "w1"))
-		contains(t, "worker stderr", w.stderr.String(), "baton worker w1: serving fail, http.get, log, sleep (4 at once) on "+where(p)+", as a restarter and a worker\n")
+		contains(t, "worker stderr", w.stderr.String(), "baton worker w1: serving fail, http.get, log, sleep, value (4 at once) on "+where(p)+", as a restarter and a worker\n")
 		// A message that is not baton's, on hello-1's partition of the
 		// restarter topic: the restarter skips it (before the job, which
 		// comes after it) and the worker counts it when it stops.

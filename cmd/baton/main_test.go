@@ -139,7 +139,7 @@ func TestRunUnknownAction(t *testing.T) {
 	baton(t, "run", writeWorkflow(t, "ok.json", helloJSON), "--store", db, "--id", "ok").want(t, exitOK)
 	file := writeWorkflow(t, "typo.json", `{"version":1,"root":{"seq":[{"act":"log","payload":"x"},{"act":"email.send"},{"act":"lgo"}]}}`)
 	r := baton(t, "run", file, "--store", db, "--id", "typo").want(t, exitError)
-	contains(t, "stderr", r.stderr, "baton: "+file+": unknown actions \"email.send\", \"lgo\"", "built-in actions: fail, http.get, log, sleep", "nothing was run")
+	contains(t, "stderr", r.stderr, "baton: "+file+": unknown actions \"email.send\", \"lgo\"", "built-in actions: fail, http.get, log, sleep, value", "nothing was run")
 	if r.stdout != "" {
 		t.Errorf("stdout: %s", r.stdout)
 	}

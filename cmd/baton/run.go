@@ -54,6 +54,8 @@ Built-in actions:
             anything else as JSON)
   sleep     waits: "200ms", "1.5s" or a number of milliseconds
   fail      fails with its payload as the message
+  value     outputs its payload as it is: a value for a choice's on, a list
+            for a map's over, what a loop's until compares
   http.get  GET a URL: "https://..." or {"url":..., "timeout":"5s", "max_bytes":N};
             timeout 10s and 1 MiB by default; a status other than 2xx fails;
             output {"status":200,"bytes":N,"body":"<first 4 KiB>"}`,

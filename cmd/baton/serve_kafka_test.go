@@ -44,7 +44,7 @@ func TestServeKafka(t *testing.T) {
 		}
 		if len(ws.Workers) == 1 && len(ws.Workers[0].Actions) > 0 {
 			w := ws.Workers[0]
-			if w.Name != "serve" || w.Capacity != 2 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep" || w.Since == nil {
+			if w.Name != "serve" || w.Capacity != 2 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep,value" || w.Since == nil {
 				t.Fatalf("the worker: %+v", w)
 			}
 			break

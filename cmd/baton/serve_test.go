@@ -115,7 +115,7 @@ func TestServe(t *testing.T) {
 	if _, _, err := c.Submit(ctx, "x", []byte(`{"version":1,"root":{"act":"nope"}}`)); client.Code(err) != "unknown_action" {
 		t.Errorf("an action with no built-in: %v", err)
 	}
-	if a, err := c.Actions(ctx); err != nil || strings.Join(a.Actions, ",") != "fail,http.get,log,sleep" {
+	if a, err := c.Actions(ctx); err != nil || strings.Join(a.Actions, ",") != "fail,http.get,log,sleep,value" {
 		t.Errorf("actions: %+v, %v", a, err)
 	}
 	contains(t, "stdout", p.out.String(), "hello par[0]#1: a\n")

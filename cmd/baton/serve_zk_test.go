@@ -110,7 +110,7 @@ func TestServeZKWorkers(t *testing.T) {
 		}
 		if len(ws.Workers) == 1 {
 			w := ws.Workers[0]
-			if w.Name != "serve" || w.Capacity != 3 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep" || w.Since == nil {
+			if w.Name != "serve" || w.Capacity != 3 || strings.Join(w.Actions, ",") != "fail,http.get,log,sleep,value" || w.Since == nil {
 				t.Fatalf("the worker of b: %+v", w)
 			}
 			break

@@ -85,7 +85,14 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "%s", strings.TrimPrefix(err.Error(), "job: "))
 	}
 	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: readWrite, server: srv})
-	if err != nil {
+	switch se, inUse := storeInUse(err); {
+	case inUse:
+		// 'baton run' (or resume) holds the file while the job runs, and
+		// a wait is what keeps it running: say how to reach it.
+		path, _ := c.storePath(*storeArg)
+		se.msg += "; to signal a job while it runs, run it under 'baton serve --store " + path + "' and send it with 'baton signal --server URL'"
+		return err
+	case err != nil:
 		return err
 	}
 	defer b.Close()

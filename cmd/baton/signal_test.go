@@ -74,3 +74,19 @@ func TestSignal(t *testing.T) {
 		contains(t, "stderr", r.stderr, "baton: signal: "+c.want, "usage: baton signal")
 	}
 }
+
+// TestSignalLockedStore: a store file that 'baton run' holds cannot take
+// a signal from another process; the error says how to signal a job
+// while it runs.
+func TestSignalLockedStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	storeJobs(t, db, map[job.ID]ast.Node{"approve": ast.Seq(ast.Wait("approval"), ast.Act("log", "after"))})
+	held, err := bolt.Open(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	r := baton(t, "signal", "approve", "approval", "--store", db).want(t, exitStore)
+	contains(t, "stderr", r.stderr, "baton: store "+db+" is in use by another process",
+		"to signal a job while it runs, run it under 'baton serve --store "+db+"' and send it with 'baton signal --server URL'")
+}

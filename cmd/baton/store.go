@@ -105,6 +105,13 @@ type storeError struct {
 }
 
 func (e *storeError) Error() string { return e.msg }
+
+// storeInUse returns the storeError of err, and true, when err says the
+// store file is held by another process.
+func storeInUse(err error) (*storeError, bool) {
+	var se *storeError
+	return se, errors.Is(err, bolt.ErrLocked) && errors.As(err, &se)
+}
 func (e *storeError) Unwrap() error { return e.err }
 
 // cause returns the innermost file system error in err's chain (a

@@ -198,7 +198,7 @@ func TestZK(t *testing.T) {
 
 		r = baton(t, zkArgs(root, "status")...).want(t, exitOK)
 		contains(t, "stdout", r.stdout, "ID       STATUS     VERSION  SETTLED\nfail-1   failed", "hello-1  succeeded",
-			"WORKER  STATE      PID", "w1      available  "+strconv.Itoa(w.cmd.Process.Pid)+"  0/4   0     fail,http.get,log,sleep  -\n",
+			"WORKER  STATE      PID", "w1      available  "+strconv.Itoa(w.cmd.Process.Pid)+"  0/4   0     fail,http.get,log,sleep,value  -\n",
 			"placement: strategy spread, wait 2s", "queue: 0 entries")
 
 		// A second worker of the same name is refused while the first lives.
@@ -231,7 +231,7 @@ func TestZK(t *testing.T) {
 		}()
 		eventually(t, 20*time.Second, "the worker running both sleeps", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)
-			return strings.Contains(r.stdout, "  2/2   0     fail,http.get,log,sleep  slow-1/body.par[0]#1 slow-1/body.par[1]#1\n") && // sorted
+			return strings.Contains(r.stdout, "  2/2   0     fail,http.get,log,sleep,value  slow-1/body.par[0]#1 slow-1/body.par[1]#1\n") && // sorted
 
 				strings.Contains(r.stdout, "slow-1  running") && strings.Contains(r.stdout, "queue: 2 entries"), r.stdout + r.stderr
 		})
@@ -251,7 +251,7 @@ func TestZK(t *testing.T) {
 		// The worker stopped both sleeps: it runs nothing, nothing is queued.
 		eventually(t, 10*time.Second, "an idle worker and an empty queue", func() (bool, string) {
 			r := baton(t, zkArgs(root, "status")...)
-			return strings.Contains(r.stdout, "  0/2   0     fail,http.get,log,sleep  -\n") && strings.Contains(r.stdout, "queue: 0 entries"), r.stdout
+			return strings.Contains(r.stdout, "  0/2   0     fail,http.get,log,sleep,value  -\n") && strings.Contains(r.stdout, "queue: 0 entries"), r.stdout
 		})
 
 		r = baton(t, zkArgs(root, "cancel", "slow-1", "nosuch")...).want(t, exitError)

@@ -174,9 +174,9 @@ const maxOldestShown = 5
 // writeWorkers prints the registered workers of a ZooKeeper root, the
 // placement settings and the queue:
 //
-//	WORKER  STATE                  PID   BUSY  PINS  ACTIONS                  RUNNING
-//	w1      available              4242  1/4   0     fail,http.get,log,sleep  order-7/seq[1]#1
-//	w2      down (grace 12s left)  -     0/4   2     fail,http.get,log,sleep  -
+//	WORKER  STATE                  PID   BUSY  PINS  ACTIONS                        RUNNING
+//	w1      available              4242  1/4   0     fail,http.get,log,sleep,value  order-7/seq[1]#1
+//	w2      down (grace 12s left)  -     0/4   2     fail,http.get,log,sleep,value  -
 //	placement: strategy spread, wait 2s, quarantine after 5 failures (at most 20% of a name's workers)
 //	queue: 2 entries (actions waiting or running); the first 2:
 //	  order-7/seq[1]#1  log    -                      on w1
