@@ -299,6 +299,21 @@ type pageJob struct {
 	history bool
 }
 
+// pageJobOf loads the job a page's path names at the version its query
+// asks for (the latest by default), without its steps.
+func (s *srv) pageJobOf(r *http.Request) (job.ID, pageJob, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return id, pageJob{}, err
+	}
+	v, err := versionParam(r)
+	if err != nil {
+		return id, pageJob{}, err
+	}
+	pj, err := s.loadPageJob(r.Context(), id, v, false)
+	return id, pj, err
+}
+
 // loadPageJob loads job id at version v (0: the latest).
 func (s *srv) loadPageJob(ctx context.Context, id job.ID, v uint64, steps bool) (pageJob, error) {
 	if s.historian == nil || v == 0 && !steps {
@@ -404,15 +419,7 @@ func (s *srv) jobPage(w http.ResponseWriter, r *http.Request, c caller) error {
 // treePage is GET /jobs/{id}/tree.svg: the page's tree, for the script
 // to swap in.
 func (s *srv) treePage(w http.ResponseWriter, r *http.Request, _ caller) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	v, err := versionParam(r)
-	if err != nil {
-		return err
-	}
-	pj, err := s.loadPageJob(r.Context(), id, v, false)
+	id, pj, err := s.pageJobOf(r)
 	if err != nil {
 		return err
 	}
@@ -428,15 +435,7 @@ func (s *srv) treePage(w http.ResponseWriter, r *http.Request, _ caller) error {
 // signalsPage is GET /jobs/{id}/signals: the signals the job keeps at
 // a version (now by default), the one named by full (NAME/ID) whole.
 func (s *srv) signalsPage(w http.ResponseWriter, r *http.Request, c caller) error {
-	id, err := pathID(r)
-	if err != nil {
-		return err
-	}
-	v, err := versionParam(r)
-	if err != nil {
-		return err
-	}
-	pj, err := s.loadPageJob(r.Context(), id, v, false)
+	_, pj, err := s.pageJobOf(r)
 	if err != nil {
 		return err
 	}
