@@ -3,6 +3,7 @@ package job_test
 import (
 	"math/rand/v2"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -450,4 +451,41 @@ func BenchmarkRestartFlatness(b *testing.B) {
 	b.ReportMetric(small.bytes, "B/result-par10")
 	b.ReportMetric(large.bytes, "B/result-par100k")
 	b.ReportMetric(large.ns/small.ns, "x-par100k/par10")
+}
+
+// BenchmarkFanInJob is the reducer's own share of the bench program's
+// scenario a: one job of seq(par(10 leaves), 1 leaf), each leaf with a
+// payload like the bench's, made by New and run to its end by one
+// Restart per result (as runner/inmem applies them there, a result
+// arriving while its job is idle). No runner, store, handler or JSON: an
+// op is one whole job, and ns/action is the reducer's cost per action,
+// what a runner's figure against the bench's plain-Go floor cannot go
+// below.
+func BenchmarkFanInJob(b *testing.B) {
+	leaves := make([]ast.Node, 11)
+	for i := range leaves {
+		leaves[i] = ast.Act("noop", []byte(`{"id":"o-`+strconv.Itoa(i)+`","n":`+strconv.Itoa(i)+`}`))
+	}
+	root := ast.Seq(ast.Par(leaves[:10]...), leaves[10])
+	out := []byte(`{"id":"o-1","n":2}`)
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		tr, err := job.New(job.ID("a-"+strconv.Itoa(i)), root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		j, queue := tr.Job, tr.Actions
+		for len(queue) > 0 {
+			a := queue[0]
+			queue = queue[1:]
+			if tr, err = job.Restart(j, []job.Result{a.Succeed(out)}); err != nil {
+				b.Fatal(err)
+			}
+			j, queue = tr.Job, append(queue, tr.Actions...)
+		}
+		if j.Status() != job.StatusSucceeded {
+			b.Fatalf("job %s: %s", j.ID(), j.Status())
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(leaves)), "ns/action")
 }
