@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/batonwf/baton/draw"
@@ -212,6 +213,44 @@ func checkPageSVG(g *draw.Graph, svg, page []byte) error {
 		if strings.Join(std[i], "\n") != strings.Join(html[i], "\n") {
 			return fmt.Errorf("box %q: the SVG says %q, the page SVG %q", g.Boxes[i].Path, std[i], html[i])
 		}
+	}
+	return pageShape(g, page)
+}
+
+// pageShape checks what makes page, g's PageSVG, cheap for a browser:
+// each box placed by its label's x and y (its <g> has no transform) and
+// the edges a few paths (one a kind and one of arrowheads), not one
+// element each.
+func pageShape(g *draw.Graph, page []byte) error {
+	d := xml.NewDecoder(bytes.NewReader(page))
+	labels, paths := 0, 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("page SVG does not parse: %v", err)
+		}
+		t, ok := tok.(xml.StartElement)
+		if !ok {
+			continue
+		}
+		switch {
+		case t.Name.Local == "g" && strings.HasPrefix(attr(t, "class"), "node") && attr(t, "transform") != "":
+			return fmt.Errorf("node %q has a transform", attr(t, "data-path"))
+		case t.Name.Local == "foreignObject":
+			b := g.Boxes[labels]
+			if x, y := attr(t, "x"), attr(t, "y"); x != strconv.Itoa(b.X) || y != strconv.Itoa(b.Y) {
+				return fmt.Errorf("box %q at %d,%d: its label is at %s,%s", b.Path, b.X, b.Y, x, y)
+			}
+			labels++
+		case t.Name.Local == "path":
+			paths++
+		}
+	}
+	if paths > 4 {
+		return fmt.Errorf("%d paths for %d edges; want at most one a kind and one of arrowheads", paths, len(g.Edges))
 	}
 	return nil
 }

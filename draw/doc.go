@@ -71,13 +71,15 @@
 //
 // PageSVG writes the same drawing for a web page (the job page inlines
 // it): no <style> element, and each box as HTML: its <g class="node">,
-// with the same attributes, holds a <foreignObject class="label"> over the
-// box with a <div class="label"> of <p> lines (kind and name, second line,
-// group counts, state), the same text as SVG's <text> elements, line by
-// line. The page's style sheet draws the div's outline and fills its last
-// line, p.state, as the band, by the node's data-status. A box has no
-// <title> and no <rect>, and an edge no data-from or data-to: fewer
-// elements to parse. A browser lays out every SVG <text> of a drawing,
+// with the same attributes but no transform, holds a <foreignObject
+// class="label"> placed over the box (its x and y) with a <div
+// class="label"> of <p> lines (kind and name, second line, group counts,
+// state), the same text as SVG's <text> elements, line by line. The
+// page's style sheet draws the div's outline and fills its last line,
+// p.state, as the band, by the node's data-status. A box has no <title>
+// and no <rect>; the edges of a kind are one <path class="links
+// links-KIND"> and all arrowheads one <path class="arrows"> (no marker,
+// no data-from or data-to): fewer elements to parse. A browser lays out every SVG <text> of a drawing,
 // seen or not, which made a job of 1,000 nodes slow to open; HTML it can
 // skip where it is not seen (content-visibility). The markup is
 // well-formed XML (the div declares the XHTML namespace), so it also

@@ -98,6 +98,21 @@ const (
 // spaces; invalid UTF-8 as U+FFFD), cut to at most max characters, the
 // last of which is "…" when it was cut.
 func clip(s string, max int) string {
+	// Most strings are printable ASCII: one byte a character, nothing
+	// to replace.
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		if len(s) <= max {
+			return s
+		}
+		return s[:max-1] + "…"
+	}
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(s); {

@@ -532,7 +532,10 @@
         if (v === null || v === undefined) u.searchParams.delete(k); else u.searchParams.set(k, String(v));
       }
       if (hash !== undefined) u.hash = hash || '';
-      history.replaceState(history.state, '', u.pathname + u.search + u.hash);
+      // The page calls this at load with nothing to change: an unchanged
+      // URL is not written again.
+      const to = u.pathname + u.search + u.hash;
+      if (to !== location.pathname + location.search + location.hash) history.replaceState(history.state, '', to);
     }
 
     let panelTicket = 0;
@@ -737,9 +740,12 @@
     function applyZoom() {
       if (!svg) return;
       const { w, h } = natural();
-      svg.setAttribute('width', String(Math.round(w * st.zoom)));
-      svg.setAttribute('height', String(Math.round(h * st.zoom)));
-      treeBox.setAttribute('data-zoom', String(Math.round(st.zoom * 1000) / 1000));
+      // Only what changes is set: at load the drawing already has its
+      // size, and each attribute set makes the browser lay it out again.
+      const set = (e, k, v) => { if (e.getAttribute(k) !== v) e.setAttribute(k, v); };
+      set(svg, 'width', String(Math.round(w * st.zoom)));
+      set(svg, 'height', String(Math.round(h * st.zoom)));
+      set(treeBox, 'data-zoom', String(Math.round(st.zoom * 1000) / 1000));
     }
 
     // zoomTo sets the zoom, keeping the point (cx, cy) of the window where
