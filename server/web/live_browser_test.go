@@ -729,6 +729,38 @@ func TestBrowserKeyboard(t *testing.T) {
 	p.Wait(`document.getElementById('panel').hidden && !new URL(location.href).searchParams.has('node')`)
 }
 
+// TestBrowserTimelineKeys: the timeline is one tab stop, not one per
+// bar (a job of 1,000 attempts had 1,000): its first bar takes the focus,
+// the arrows move it along the bars (the bar focused is the one tab
+// stop), Home and End go to the ends, and Enter selects the bar's node.
+func TestBrowserTimelineKeys(t *testing.T) {
+	s := startLive(t, filepath.Join(t.TempDir(), "jobs.db"), "127.0.0.1:0", nil, nil)
+	s.submit(t, "bars", ast.Seq(ast.Act("ok", 1), ast.Act("ok", 2), ast.Act("ok", 3)))
+	if _, err := s.client().Wait(t.Context(), "bars"); err != nil {
+		t.Fatal(err)
+	}
+	p := browsertest.NewPage(t)
+	p.Navigate(s.URL + "/jobs/bars")
+	p.WaitDrawn()
+	stops := `[...document.querySelectorAll('#timeline rect.bar')].filter((b) => b.getAttribute('tabindex') === '0').map((b) => b.getAttribute('data-path')).join(',')`
+	if got := browsertest.Eval[string](p, stops); got != "seq[0]" {
+		t.Fatalf("the timeline's tab stops are %q, want the first bar alone", got)
+	}
+	focused := `document.activeElement?.closest?.('#timeline') ? document.activeElement.getAttribute('data-path') : 'elsewhere'`
+	p.Do("focus the first bar", chromedp.Evaluate[chromedp.Void](`document.querySelector('#timeline rect.bar').focus()`))
+	p.Wait(focused + ` === 'seq[0]'`)
+	p.Do("right", chromedp.KeyEvent(kb.ArrowRight))
+	p.Wait(focused + ` === 'seq[1]' && (` + stops + `) === 'seq[1]'`)
+	p.Do("end", chromedp.KeyEvent(kb.End))
+	p.Wait(focused + ` === 'seq[2]'`)
+	p.Do("left", chromedp.KeyEvent(kb.ArrowLeft))
+	p.Wait(focused + ` === 'seq[1]'`)
+	p.Do("home", chromedp.KeyEvent(kb.Home))
+	p.Wait(focused + ` === 'seq[0]' && (` + stops + `) === 'seq[0]'`)
+	p.Do("enter", chromedp.KeyEvent(kb.Enter))
+	p.Wait(`document.getElementById('panel').dataset.node === 'seq[0]' && !document.getElementById('panel').hidden`)
+}
+
 // TestBrowserShowAll: a value clipped in the panel is fetched whole on
 // "show all", in place (the page stays).
 func TestBrowserShowAll(t *testing.T) {

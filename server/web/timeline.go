@@ -321,8 +321,12 @@ func (tl Timeline) SVG(labelledBy string) template.HTML {
 		b.WriteString(`<text class="row-label" x="4" y="` + strconv.Itoa(r.Y) + `" data-row="` + html.EscapeString(r.Path) + `" fill="#1A1A1A">` + html.EscapeString(r.Label) + `</text>`)
 	}
 	b.WriteString("</g>\n<g class=\"bars\">")
+	// One tab stop for the whole timeline (the first bar); the arrows
+	// move along the bars (baton.js), which keeps a job of 1,000
+	// attempts from being 1,000 stops of the Tab key.
+	stop := `0`
 	for _, bar := range tl.Bars {
-		b.WriteString(`<rect class="bar" tabindex="0" data-path="` + html.EscapeString(bar.Path) +
+		b.WriteString(`<rect class="bar" tabindex="` + stop + `" data-path="` + html.EscapeString(bar.Path) +
 			`" data-version="` + strconv.FormatUint(bar.Version, 10) + `" data-applied="` + strconv.FormatUint(bar.Applied, 10) +
 			`" data-attempt="` + strconv.Itoa(bar.Attempt) + `" data-status="` + html.EscapeString(bar.Status))
 		if bar.Worker != "" {
@@ -333,6 +337,7 @@ func (tl Timeline) SVG(labelledBy string) template.HTML {
 		}
 		b.WriteString(`" x="` + strconv.Itoa(bar.X) + `" y="` + strconv.Itoa(bar.Y) + `" width="` + strconv.Itoa(bar.W) + `" height="` + strconv.Itoa(bar.H) +
 			`" rx="2"/>` + "\n")
+		stop = `-1`
 	}
 	b.WriteString("</g>\n</svg>")
 	return template.HTML(b.String())

@@ -1371,7 +1371,23 @@
         });
         tl.addEventListener('keydown', (ev) => {
           const b = ev.target.closest && ev.target.closest('rect.bar[data-path]');
-          if (b && (ev.key === 'Enter' || ev.key === ' ')) { ev.preventDefault(); pick(b); }
+          if (!b) return;
+          if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); pick(b); return; }
+          // The timeline is one tab stop: the arrows, Home and End move
+          // the focus (and the stop) along the bars shown.
+          const bars = [...tl.querySelectorAll('rect.bar[data-path]:not(.filtered-out)')];
+          const i = bars.indexOf(b);
+          let next = null;
+          if (ev.key === 'ArrowRight' || ev.key === 'ArrowDown') next = bars[i + 1];
+          else if (ev.key === 'ArrowLeft' || ev.key === 'ArrowUp') next = bars[i - 1];
+          else if (ev.key === 'Home') next = bars[0];
+          else if (ev.key === 'End') next = bars[bars.length - 1];
+          else return;
+          ev.preventDefault();
+          if (!next || next === b) return;
+          b.setAttribute('tabindex', '-1');
+          next.setAttribute('tabindex', '0');
+          next.focus();
         });
       }
       // The header's "show the job now" comes back to live in place.
