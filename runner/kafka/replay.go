@@ -382,11 +382,37 @@ func reaches(steps map[uint64][]byte, base job.Job, v uint64) bool {
 
 // readState reads state partition part from offset from to its current end,
 // calling fn for each record, and returns the offset after the last one.
+//
+// Its first fetch asks for what is there without waiting (MinBytes 0),
+// and the answer carries the partition's end as it was then (the high
+// watermark): a read whose new records fit in one answer is one round
+// trip, not a request for the end offset and then a fetch. When that
+// fetch fails (the partition starts later than from, say), the end comes
+// from ListOffsets and readRange reads on, as before.
 func (s *Store) readState(ctx context.Context, part int, from int64, fn func(off int64, m kafka.Message)) (int64, error) {
 	topic := s.cfg.stateTopic()
-	end, err := s.endOffset(ctx, topic, part)
-	if err != nil {
+	if err := s.cfg.fault(faultRequest, topic, nil); err != nil {
 		return from, err
+	}
+	end := int64(-1)
+	res, err := s.cl.Fetch(ctx, &kafka.FetchRequest{Topic: topic, Partition: part, Offset: from,
+		MinBytes: 0, MaxBytes: 32 << 20, MaxWait: 50 * time.Millisecond})
+	if err == nil {
+		err = res.Error
+	}
+	switch {
+	case err == nil:
+		end = res.HighWatermark
+		if from, _, err = readRecords(res, topic, part, from, fn); err != nil {
+			return from, err
+		}
+	case ctx.Err() != nil:
+		return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)
+	}
+	if end < 0 {
+		if end, err = s.endOffset(ctx, topic, part); err != nil {
+			return from, err
+		}
 	}
 	return s.readRange(ctx, topic, part, from, end, fn)
 }
@@ -430,35 +456,9 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 		if err != nil {
 			return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)
 		}
-		got := 0
-		for {
-			r, err := res.Records.ReadRecord()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)
-			}
-			if r.Offset < from {
-				continue
-			}
-			m := kafka.Message{Headers: r.Headers, Time: r.Time}
-			if r.Key != nil {
-				if m.Key, err = kafka.ReadAll(r.Key); err != nil {
-					return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)
-				}
-			}
-			if r.Value != nil {
-				if m.Value, err = kafka.ReadAll(r.Value); err != nil {
-					return from, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)
-				}
-				if m.Value == nil {
-					m.Value = []byte{}
-				}
-			}
-			fn(r.Offset, m)
-			from = r.Offset + 1
-			got++
+		next, got, err := readRecords(res, topic, part, from, fn)
+		if from = next; err != nil {
+			return from, err
 		}
 		if got == 0 {
 			// Nothing between from and the end but what compaction
@@ -470,6 +470,41 @@ func (s *Store) readRange(ctx context.Context, topic string, part int, from, end
 		}
 	}
 	return from, nil
+}
+
+// readRecords calls fn for each record of res, a fetch's answer for
+// topic/part at offset from, at from or after, and returns the offset
+// after the last one (from if none) and how many there were.
+func readRecords(res *kafka.FetchResponse, topic string, part int, from int64, fn func(off int64, m kafka.Message)) (next int64, got int, err error) {
+	for {
+		r, err := res.Records.ReadRecord()
+		if errors.Is(err, io.EOF) {
+			return from, got, nil
+		}
+		if err != nil {
+			return from, got, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, from, err)
+		}
+		if r.Offset < from {
+			continue
+		}
+		m := kafka.Message{Headers: r.Headers, Time: r.Time}
+		if r.Key != nil {
+			if m.Key, err = kafka.ReadAll(r.Key); err != nil {
+				return from, got, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)
+			}
+		}
+		if r.Value != nil {
+			if m.Value, err = kafka.ReadAll(r.Value); err != nil {
+				return from, got, fmt.Errorf("kafka: read %s/%d at offset %d: %w", topic, part, r.Offset, err)
+			}
+			if m.Value == nil {
+				m.Value = []byte{}
+			}
+		}
+		fn(r.Offset, m)
+		from = r.Offset + 1
+		got++
+	}
 }
 
 // backlogEnd returns the offset after the last record of topic/part, if a
