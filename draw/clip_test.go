@@ -3,33 +3,10 @@ package draw
 import (
 	"strings"
 	"testing"
-	"unicode"
-	"unicode/utf8"
 )
 
-// clipRunes is clip rune by rune, with no shortcut for ASCII: what clip
-// must equal.
-func clipRunes(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		if n == max-1 && i < len(s) {
-			b.WriteString("…")
-			return b.String()
-		}
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			r = ' '
-		}
-		b.WriteRune(r)
-		n++
-	}
-	return b.String()
-}
-
 // TestClipShortcut: clip's shortcut for printable ASCII cuts where the
-// rune-by-rune clip does, and strings with anything else take the long
+// rune-by-rune clip (clipRunes, its long way) does, and strings with anything else take the long
 // way: control characters, DEL, line separators, multi-byte and invalid
 // UTF-8.
 func TestClipShortcut(t *testing.T) {

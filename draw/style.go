@@ -113,6 +113,11 @@ func clip(s string, max int) string {
 		}
 		return s[:max-1] + "…"
 	}
+	return clipRunes(s, max)
+}
+
+// clipRunes is clip rune by rune, with no shortcut for printable ASCII.
+func clipRunes(s string, max int) string {
 	var b strings.Builder
 	n := 0
 	for i := 0; i < len(s); {
