@@ -116,8 +116,16 @@ func stuckClaim(t *testing.T, atMostOnce bool) {
 
 	p.signal(t, syscall.SIGCONT)
 	continued = true
+	// Two things wait for the process when it continues: its lease's
+	// renewal, which finds the claim broken, and the stop of the job's
+	// actions, the job having ended meanwhile. Whichever reaches the
+	// handler first cancels it, and no result of it is applied (checked
+	// below on the job and its history): a renewal first logs the claim
+	// lost and the result abandoned; a stop first logs the action stopped.
 	poll(t, 30*time.Second, "the continued process cancels its handler and abandons its result", func() bool {
-		return len(p.matching("claim lost while the action ran", "job=stuck")) == 1 && len(p.matching(`msg="result abandoned`, "job=stuck")) == 1
+		lost := len(p.matching("claim lost while the action ran", "job=stuck")) == 1 && len(p.matching(`msg="result abandoned`, "job=stuck")) == 1
+		stopped := len(p.matching(`msg="action stopped"`, "job=stuck")) == 1
+		return lost || stopped
 	})
 	after, err := subSt.Load(ctx, id)
 	if err != nil {
