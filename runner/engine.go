@@ -96,7 +96,7 @@ func (e *Engine[R]) missing(id job.ID, root ast.Node) error {
 // Registry), or an ID already in use (store.ErrExists) is an error and
 // nothing is stored.
 func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.Transition, error) {
-	start := time.Now()
+	start := e.o.Hooks.commitStart()
 	if err := e.missing(id, root); err != nil {
 		return job.Transition{}, err
 	}
@@ -123,7 +123,7 @@ func (e *Engine[R]) Submit(ctx context.Context, id job.ID, root ast.Node) (job.T
 // dispatched (recovery dispatches them), with tr returned; any other
 // Commit error.
 func (e *Engine[R]) Create(ctx context.Context, tr job.Transition) (job.Transition, error) {
-	start := time.Now()
+	start := e.o.Hooks.commitStart()
 	id := tr.Job.ID()
 	if !tr.Created() {
 		return job.Transition{}, fmt.Errorf("job %s: Create of a transition that makes version %d, not a new job", id, tr.Job.Version())
@@ -161,7 +161,9 @@ func incarnation() uint64 {
 // whose Submit, Create or Apply began at start, and whose actions were dispatched
 // unless the commit said ErrNotDispatched.
 func (e *Engine[R]) committed(ctx context.Context, tr job.Transition, start time.Time, dispatched bool) {
-	e.o.Hooks.committed(tr, time.Since(start))
+	if !start.IsZero() {
+		e.o.Hooks.committed(tr, time.Since(start))
+	}
 	if dispatched {
 		e.o.Hooks.dispatched(tr.Actions)
 	}
@@ -213,7 +215,7 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 	if len(results) == 0 {
 		return job.Transition{}, fmt.Errorf("job %s: Apply with no results (Recover dispatches a job's outstanding actions)", id)
 	}
-	start := time.Now()
+	start := e.o.Hooks.commitStart()
 	cache, _ := e.o.Store.(Cache)
 	for attempt := 0; ; attempt++ {
 		if cache != nil {

@@ -75,7 +75,8 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	logStarted(ctx, o.Logger, a)
 	start := time.Now()
 	out, panicked, err := call(actx, h, a, o.Logger)
-	d := time.Since(start)
+	end := time.Now()
+	d := end.Sub(start)
 	if err != nil && ctx.Err() != nil {
 		o.Hooks.actionHandedBack(a)
 		return job.Result{}, ErrHandedBack
@@ -112,7 +113,7 @@ func Execute(ctx context.Context, reg *Registry, a job.Action, o ExecOptions) (j
 	if o.Now != nil {
 		r.At = o.Now()
 	} else {
-		r.At = time.Now()
+		r.At = end // when the handler returned: no second read of the clock
 	}
 	r.Worker = o.Worker
 	if panicked {

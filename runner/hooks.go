@@ -159,6 +159,16 @@ func (h *Hooks) committed(tr job.Transition, took time.Duration) {
 	}
 }
 
+// commitStart returns the time a Submit, Create or Apply begins, which
+// Committed is told the duration from; the zero time, and no read of the
+// clock, when there is no Committed hook.
+func (h *Hooks) commitStart() time.Time {
+	if h != nil && h.Committed != nil {
+		return time.Now()
+	}
+	return time.Time{}
+}
+
 func (h *Hooks) dispatched(acts []job.Action) {
 	if h != nil && h.Dispatched != nil && len(acts) > 0 {
 		h.Dispatched(acts)
@@ -192,7 +202,7 @@ type CounterValues struct {
 
 // Hooks returns hooks that count into c, chaining to next (may be nil).
 func (c *Counters) Hooks(next *Hooks) *Hooks {
-	return &Hooks{
+	h := &Hooks{
 		ActionStarted: func(a job.Action) {
 			c.actionsStarted.Add(1)
 			next.actionStarted(a)
@@ -226,11 +236,14 @@ func (c *Counters) Hooks(next *Hooks) *Hooks {
 			}
 			next.jobDone(j)
 		},
-		Committed:      next.committed,
-		Dispatched:     next.dispatched,
-		ActionPanicked: next.actionPanicked,
-		Placement:      next.placement,
 	}
+	// What Counters does not count is next's alone: left nil when next
+	// has none, so that the runner skips its work (a commit's timing).
+	if next != nil {
+		h.Committed, h.Dispatched = next.Committed, next.Dispatched
+		h.ActionPanicked, h.Placement = next.ActionPanicked, next.Placement
+	}
+	return h
 }
 
 // Snapshot returns the current counts.
