@@ -181,12 +181,6 @@ func (h *Hooks) actionPanicked(a job.Action) {
 	}
 }
 
-func (h *Hooks) placement(e PlacementEvent) {
-	if h != nil && h.Placement != nil {
-		h.Placement(e)
-	}
-}
-
 // Counters counts what a runner did. Its Hooks method returns hooks that
 // feed it; read it with Snapshot. Safe for concurrent use.
 type Counters struct {
