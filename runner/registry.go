@@ -59,10 +59,24 @@ func Handle[In, Out any](r *Registry, name string, f func(ctx context.Context, i
 	if f == nil {
 		return fmt.Errorf("runner: nil handler for action %q", name)
 	}
+	// The payload is decoded into a value of In kept from one action to
+	// the next (zeroed between them), then copied out for f: decoding
+	// needs an In of its own behind a pointer, which would otherwise be
+	// allocated for every action.
+	var ins sync.Pool
 	return r.Register(name, func(ctx context.Context, a job.Action) ([]byte, error) {
 		var in In
 		if len(a.Payload) > 0 {
-			if err := json.Unmarshal(a.Payload, &in); err != nil {
+			p, _ := ins.Get().(*In)
+			if p == nil {
+				p = new(In)
+			}
+			err := json.Unmarshal(a.Payload, p)
+			in = *p
+			var zero In
+			*p = zero // keeps nothing of this payload alive
+			ins.Put(p)
+			if err != nil {
 				return nil, fmt.Errorf("payload of action %q does not decode into %s: %v", a.Name, typeName[In](), err)
 			}
 		}
