@@ -270,10 +270,14 @@
 //     wait; otherwise null.
 //   - Cost. A map's start makes a new tree with its copies and moves the
 //     node states to tries of the new size: O(nodes of the tree), the
-//     price of compiling a par of that size (a map inside a loop pays it
-//     once per iteration, and nested maps once per inner map: a map of
-//     100 copies each mapping 1,000 costs several times per copy what a
-//     map of 10,000 does; BenchmarkMapFlatness). A loop's next
+//     price of compiling a par of that size, for the first map a Restart
+//     starts; the others it starts (the inner maps of a map's copies,
+//     started with them) are added to that tree in place, O(copies), and
+//     so are all of them when Decode replays the growth log. A map started
+//     in a later Restart pays O(tree) again: an inner map under a map with
+//     a limit, whose copies start as others finish, or a map inside a
+//     loop, once per iteration; N such starts cost O(N × tree) in all
+//     (BenchmarkMapFlatness; TestNestedMapStartsGrowLinearly). A loop's next
 //     iteration makes a new tree that differs in its table of iterations
 //     (O(loops)) and resets the body's states (O(body)); only when a map
 //     inside the body has copies does it copy the node array (O(tree))

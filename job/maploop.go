@@ -27,7 +27,11 @@ import (
 //     node of the template names that node of the same copy; one outside
 //     keeps what it named, which the copy of an enclosing map resolved
 //     already). The node states move to tries of the new size. A map
-//     start costs O(nodes of the tree), like compiling it.
+//     start costs O(nodes of the tree), like compiling it, when the tree
+//     is one an earlier version holds; later starts in the same Restart
+//     add their copies to the tree the first made (treeEdit), O(copies),
+//     and the ranks of tree order are computed once, when first needed
+//     or as the Restart ends (tree.rankStale).
 //   - A loop's body is compiled once. Its current iteration is in the
 //     tree's table of iterations (tree.iters, a copy per change), and the
 //     paths (so the action and timer IDs) under it carry it: "loop[i]"
@@ -126,10 +130,40 @@ func (t *tree) linkGrowing(tn *tnode) {
 // order returns the place of node id in pre-order (id itself until a
 // map added copies); a negative id stays itself.
 func (t *tree) order(id int32) int32 {
-	if t.rank == nil || id < 0 {
+	if id < 0 {
+		return id
+	}
+	if t.rankStale {
+		t.fixRank()
+	}
+	if t.rank == nil {
 		return id
 	}
 	return t.rank[id]
+}
+
+// reordered reports whether a map added copies to t: node IDs are no
+// longer in pre-order, and order ranks them.
+func (t *tree) reordered() bool { return t.rank != nil || t.rankStale }
+
+// fixRank computes rank if copies were added since it was: on a tree
+// that only the edit growing it holds (see tree.rankStale).
+func (t *tree) fixRank() {
+	if t.rankStale {
+		t.rank, t.rankStale = t.preorder(), false
+	}
+}
+
+// treeEdit is what one Restart (or Decode's replay) made of the trees it
+// grew, and may so change in place: the tree withCopies made last and
+// whether its waits are its own. A map's start on a tree an earlier
+// version holds copies the node array, O(tree); every later start in
+// the same edit appends to that copy, O(copies), so the maps a batch
+// starts at once (the inner maps of a map's copies) cost O(tree) once,
+// not each.
+type treeEdit struct {
+	t     *tree
+	waits bool
 }
 
 // preorder returns every node's place in pre-order; the inert nodes,
@@ -163,21 +197,37 @@ func (t *tree) preorder() []int32 {
 }
 
 // withCopies returns the tree t with the map m's copies, one per element
-// of elems (see the top of this file). t is not modified.
-func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
-	nt := *t
+// of elems (see the top of this file). t is not modified, unless it is
+// the tree ed made (ed may be nil): then the copies are added to it in
+// place, and it is returned. ed is then the returned tree's edit.
+func (t *tree) withCopies(m int32, elems []json.RawMessage, ed *treeEdit) *tree {
 	x := t.nodes[m].x
 	size := x.tsize
 	old := int32(len(t.nodes))
-	nt.nodes = make([]tnode, old, int(old)+len(elems)*int(size))
-	copy(nt.nodes, t.nodes)
-	nt.kidsBuf = nil
-	nt.wideIDs = slices.Clip(t.wideIDs)
+	add := len(elems) * int(size)
+	var nt *tree
+	if ed != nil && ed.t == t {
+		nt = t
+		nt.nodes = slices.Grow(nt.nodes, add)
+	} else {
+		c := *t
+		nt = &c
+		nt.nodes = make([]tnode, old, int(old)+add)
+		copy(nt.nodes, t.nodes)
+		nt.kidsBuf = nil
+		// Appended to clipped, the slices t shares are copied at their
+		// first append.
+		nt.wideIDs = slices.Clip(t.wideIDs)
+		nt.iters = slices.Clip(t.iters)
+		if ed != nil {
+			*ed = treeEdit{t: nt}
+		}
+	}
 	mx := *x
 	mx.elems = elems
 	nt.nodes[m].x = &mx
 	kids := make([]int32, len(elems))
-	copiedWaits, copiedIters := false, false
+	copiedWaits := ed != nil && ed.t == nt && ed.waits
 	looped := t.nodes[m].looped
 	for i := range elems {
 		base := int32(len(nt.nodes))
@@ -227,9 +277,6 @@ func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
 			c.id1 = ""
 			c.looped = c.looped || looped
 			if c.kind == ast.KindLoop && !c.inert {
-				if !copiedIters {
-					nt.iters, copiedIters = slices.Clone(t.iters), true
-				}
 				c.loopIx = int32(len(nt.iters))
 				nt.iters = append(nt.iters, 0)
 			}
@@ -247,11 +294,14 @@ func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
 			}
 			if c.kind == ast.KindWait && !c.inert {
 				if !copiedWaits {
-					w := make(map[string][]int32, len(t.waits))
-					for name, ids := range t.waits {
+					w := make(map[string][]int32, len(nt.waits))
+					for name, ids := range nt.waits {
 						w[name] = slices.Clip(ids)
 					}
 					nt.waits, copiedWaits = w, true
+					if ed != nil && ed.t == nt {
+						ed.waits = true
+					}
 				}
 				nt.waits[c.x.signal] = append(nt.waits[c.x.signal], base+k)
 			}
@@ -262,9 +312,9 @@ func (t *tree) withCopies(m int32, elems []json.RawMessage) *tree {
 		}
 	}
 	nt.nodes[m].kids = kids
-	nt.rank = nt.preorder()
+	nt.rank, nt.rankStale = nil, true // computed once needed (order), or before the tree is shared (fixRank)
 	nt.assignIDs(old, int32(len(nt.nodes)))
-	return &nt
+	return nt
 }
 
 // assignIDs sets the id1 of the live leaves among the nodes from to to
@@ -297,6 +347,7 @@ func (t *tree) assignIDs(from, to int32) {
 // copies, a copy of the nodes with those copies detached, O(tree). t is
 // not modified.
 func (t *tree) advanced(l int32) *tree {
+	t.fixRank() // the rank is copied, not computed again: see fixRank
 	nt := *t
 	nt.iters = slices.Clone(t.iters)
 	nt.iters[t.nodes[l].loopIx]++
@@ -390,7 +441,7 @@ func (e *engine) beginMap(id int32) {
 		e.lateQ = append(e.lateQ, late{id, StatusSucceeded})
 		return
 	}
-	e.grow(e.j.t.withCopies(id, elems), &growth{node: id, elems: elems})
+	e.grow(e.j.t.withCopies(id, elems, &e.grown), &growth{node: id, elems: elems})
 	tn = e.node(id)
 	kids := tn.kids
 	if l := tn.x.limit; l > 0 && int(l) < len(kids) {
@@ -839,6 +890,8 @@ func appendGrowth(b []byte, g *growth) []byte {
 // elements, a loop at its last iteration) is an error naming it.
 func replayGrowth(t *tree, raw [][]json.RawMessage) (*growth, *tree, error) {
 	var g *growth
+	var ed treeEdit
+	defer func() { t.fixRank() }()
 	for k, e := range raw {
 		var node int32
 		if len(e) < 1 || len(e) > 2 || json.Unmarshal(e[0], &node) != nil || node < 0 || int(node) >= len(t.nodes) {
@@ -863,7 +916,7 @@ func replayGrowth(t *tree, raw [][]json.RawMessage) (*growth, *tree, error) {
 			for i := range elems {
 				elems[i] = compactRaw(elems[i])
 			}
-			t = t.withCopies(node, elems)
+			t = t.withCopies(node, elems, &ed)
 			g = &growth{prev: g, node: node, elems: elems}
 		default:
 			return nil, nil, fmt.Errorf("[%d] names node %d, a %s (want [map, elements] or [loop])", k, node, tn.kind)

@@ -325,7 +325,7 @@ func compareKeyed(x, y keyed) int {
 // sortKeyed sorts a batch (compareKeyed), comparing nodes by their
 // place in pre-order once a map added copies to t.
 func sortKeyed(t *tree, ks []keyed) {
-	if t.rank == nil {
+	if !t.reordered() {
 		slices.SortFunc(ks, compareKeyed)
 		return
 	}
@@ -411,6 +411,9 @@ type engine struct {
 	// the order they began: placeWaits gives them their places in tree
 	// order once the round is over.
 	roundWaits []int32
+	// grown is the tree this edit grew by maps' starts, which it may grow
+	// further in place (see treeEdit).
+	grown treeEdit
 }
 
 // start is 8 bytes: the queue is on every Restart's path. A wait's time
@@ -461,6 +464,7 @@ func (e *engine) finish() Job {
 	if e.res != nil {
 		e.j.results = e.res
 	}
+	e.j.t.fixRank() // the tree is shared from now on
 	if len(e.armed) > 0 {
 		slices.SortFunc(e.armed, comparePending)
 		for _, a := range e.armed {
@@ -468,7 +472,7 @@ func (e *engine) finish() Job {
 				e.timers = append(e.timers, Timer{JobID: e.j.id, ID: e.j.t.timerID(p), Due: time.Unix(0, p.due).UTC()})
 			}
 		}
-		if e.j.t.rank != nil && len(e.timers) > 1 {
+		if e.j.t.reordered() && len(e.timers) > 1 {
 			e.timers = e.j.t.sortTimers(e.timers)
 		}
 	}

@@ -63,6 +63,11 @@ type tree struct {
 	// rank is, once a map has added copies, each node's place in
 	// pre-order (order); nil while node IDs are in pre-order.
 	rank []int32
+	// rankStale is set on a tree that a Restart (or Decode's replay) is
+	// still growing: copies were added since rank was computed. Only
+	// the edit that grows the tree sees it set; it computes rank when
+	// it needs an order, and always before the tree is shared (fixRank).
+	rankStale bool
 }
 
 // Try parts, as indexes into tnode.kids of a try.
