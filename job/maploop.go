@@ -408,13 +408,19 @@ func (t *tree) detach(id int32) {
 // grow moves the job being built to the tree nt, which has the nodes of
 // its tree and more, recording g in its growth log.
 func (e *engine) grow(nt *tree, g *growth) {
-	old := e.j.t
 	e.j.t = nt
 	e.j.st = splitVec{t: nt, main: e.j.st.main.grow(e.token(), nt.narrow), wide: e.j.st.wide.grow(e.token(), nt.wides)}
-	if e.j.outs != nil && nt.named > old.named {
-		outs := make([][]byte, nt.named)
-		copy(outs, e.j.outs)
-		e.j.outs, e.ownOuts = outs, true
+	// The outputs are indexed by tnode.out, one per named leaf of the
+	// tree they were made for (nt may be that very tree, grown in place:
+	// compare with the outputs, not with the tree before).
+	if n := int(nt.named); e.j.outs != nil && len(e.j.outs) < n {
+		if e.ownOuts {
+			e.j.outs = append(e.j.outs, make([][]byte, n-len(e.j.outs))...)
+		} else {
+			outs := make([][]byte, n)
+			copy(outs, e.j.outs)
+			e.j.outs, e.ownOuts = outs, true
+		}
 	}
 	g.prev = e.j.grown
 	e.j.grown = g

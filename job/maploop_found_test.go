@@ -323,3 +323,63 @@ func TestFoundChangedRaceWinner(t *testing.T) {
 		changedCheck(t, "the success of "+name, old, tr.Job)
 	}
 }
+
+// TestFoundInPlaceGrowthKeepsOutputs: two inner maps that start in one
+// batch, each copy holding a named leaf, make room for every named
+// leaf's output, and the job runs to its end with each output kept.
+//
+// Fixed (TestMapLoopRandom found it, it failed before): the second
+// start grows the tree the first one made in place (treeEdit), and
+// engine.grow compared the new tree's named leaves with the tree's
+// before the start, which was that very tree, so the outputs were not
+// grown ("8 outputs kept for 9 named leaves").
+func TestFoundInPlaceGrowthKeepsOutputs(t *testing.T) {
+	root := ast.Seq(ast.Act("list", nil).Named("outer"),
+		ast.Map("outer", ast.Seq(ast.Act("list", nil).Named("mid"), ast.Map("mid", ast.Act("leaf", nil).Named("in")))))
+	tr, err := job.New("j", root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err = job.Restart(tr.Job, []job.Result{tr.Actions[0].Succeed([]byte(`[1,2]`))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Actions) != 2 {
+		t.Fatalf("%d actions after the outer list, want the two copies' lists", len(tr.Actions))
+	}
+	var batch []job.Result
+	for _, a := range tr.Actions {
+		batch = append(batch, a.Succeed([]byte(`["x","y"]`)))
+	}
+	tr, err = job.Restart(tr.Job, batch) // both inner maps start here
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := job.Check(tr.Job); err != nil {
+		t.Fatalf("the job after both starts: %v", err)
+	}
+	if len(tr.Actions) != 4 {
+		t.Fatalf("%d actions after both lists, want 4 leaves", len(tr.Actions))
+	}
+	j := tr.Job
+	for i, a := range tr.Actions {
+		next, err := job.Restart(j, []job.Result{a.Succeed(fmt.Appendf(nil, "%d", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		j = next.Job
+		if err := job.Check(j); err != nil {
+			t.Fatalf("v%d: %v", j.Version(), err)
+		}
+	}
+	if j.Status() != job.StatusSucceeded {
+		t.Fatalf("job %s:\n%s", j.Status(), job.Describe(j))
+	}
+	b, err := job.Encode(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := job.Decode(b); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+}
