@@ -1,0 +1,66 @@
+package main
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// closedURL returns the URL of a loopback port that nothing listens on.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	return url
+}
+
+// TestSubmitServerUnreachable: a submit to a server that cannot be
+// reached exits 3, as every other command through --server does and as
+// docs/api.md says (it exited 2, the status of a bad workflow).
+func TestSubmitServerUnreachable(t *testing.T) {
+	url := closedURL(t)
+	hello := writeWorkflow(t, "hello.json", helloJSON)
+	for _, args := range [][]string{
+		{"submit", "--server", url, hello},
+		{"submit", "--server", url, "--wait", hello},
+		{"submit", "--server", url, "--json", hello},
+	} {
+		r := baton(t, args...).want(t, exitStore)
+		contains(t, "stderr", r.stderr, "connection refused")
+	}
+}
+
+// TestSubmitWaitServerGone: 'submit --server --wait' whose server stops
+// while it follows the job exits 3 (the server cannot be reached), with
+// the job and the server named once (it exited 2, saying "job J in URL:
+// job J in URL: ...").
+func TestSubmitWaitServerGone(t *testing.T) {
+	db := t.TempDir() + "/baton.db"
+	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0")
+	url := serveURL(t, p)
+	sleeper := writeWorkflow(t, "sleeper.json", `{"version":1,"root":{"act":"sleep","payload":"1h"}}`)
+	done := make(chan result, 1)
+	go func() { done <- baton(t, "submit", "--server", url, "--id", "s", "--wait", "--quiet", sleeper) }()
+	eventually(t, 20*time.Second, "job s running in the server", func() (bool, string) {
+		r := baton(t, "status", "--server", url, "s")
+		return strings.Contains(r.stdout, `act sleep "1h": running #1`), r.stdout + r.stderr
+	})
+	if code := p.stop(t); code != exitOK {
+		t.Fatalf("serve exited %d:\n%s", code, p.errOut.String())
+	}
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("submit --wait did not end within 60s of the server's stop")
+	}
+	r.want(t, exitStore)
+	if n := strings.Count(r.stderr, "job s in "+url); n != 1 {
+		t.Errorf("stderr names the job and the server %d times, want once:\n%s", n, r.stderr)
+	}
+}
