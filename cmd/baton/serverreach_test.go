@@ -1,7 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +66,31 @@ func TestSubmitWaitServerGone(t *testing.T) {
 	r.want(t, exitStore)
 	if n := strings.Count(r.stderr, "job s in "+url); n != 1 {
 		t.Errorf("stderr names the job and the server %d times, want once:\n%s", n, r.stderr)
+	}
+}
+
+// TestServerNotBaton: --server naming an HTTP server that is not baton's
+// (a web server's HTML pages, for a 404 or a 200) gets one line saying so,
+// exit 2; the page itself was printed whole.
+func TestServerNotBaton(t *testing.T) {
+	page := "<!DOCTYPE html>\n<html><head><title>Error</title></head>\n<body><h1>Not Found</h1>\n" + strings.Repeat("<p>filler</p>\n", 2000) + "</body></html>\n"
+	for _, status := range []int{http.StatusNotFound, http.StatusOK} {
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(status)
+			io.WriteString(w, page)
+		}))
+		hello := writeWorkflow(t, "hello.json", helloJSON)
+		for _, args := range [][]string{
+			{"status"}, {"status", "j"}, {"history", "j"}, {"inspect", "j"}, {"cancel", "j"},
+			{"signal", "j", "approval"}, {"delete", "j"}, {"submit", hello},
+		} {
+			r := baton(t, append(args, "--server", ts.URL)...).want(t, exitError)
+			if strings.Contains(r.stderr, "<") || strings.Count(r.stderr, "\n") > 2 {
+				t.Errorf("baton %q, a %d page: stderr has the page:\n%s", args, status, r.stderr)
+			}
+			contains(t, "stderr of "+strings.Join(args, " "), r.stderr, ts.URL, fmt.Sprintf("answered %d", status), "text/html", "not baton's API")
+		}
+		ts.Close()
 	}
 }
