@@ -9,6 +9,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
@@ -94,10 +96,17 @@ func (s *serverFlags) base() string {
 }
 
 // token returns the token to send: --token-file's first write token when
-// write (else its first read token), else $BATON_TOKEN, else none.
+// write (else its first read token), else $BATON_TOKEN without the white
+// space around it (a line read with its newline, a file's CRLF), else
+// none. A $BATON_TOKEN with a control character inside cannot be sent
+// in a header: an error, which does not show the token.
 func (s *serverFlags) token(write bool) (string, error) {
 	if *s.tokenFile == "" {
-		return s.getenv(tokenEnv), nil
+		tok := strings.TrimSpace(s.getenv(tokenEnv))
+		if i := strings.IndexFunc(tok, unicode.IsControl); i >= 0 {
+			return "", fmt.Errorf("$%s has a control character at byte %d: want the token alone, as in a line of 'baton serve --token-file'", tokenEnv, i)
+		}
+		return tok, nil
 	}
 	lines, err := server.ReadTokenFile(*s.tokenFile)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +94,34 @@ func TestServerNotBaton(t *testing.T) {
 			contains(t, "stderr of "+strings.Join(args, " "), r.stderr, ts.URL, fmt.Sprintf("answered %d", status), "text/html", "not baton's API")
 		}
 		ts.Close()
+	}
+}
+
+// TestServerTokenEnv: $BATON_TOKEN as a shell leaves it (a line read
+// with its newline, a file's CRLF) works; one with a control character
+// inside is refused naming $BATON_TOKEN, exit 2, before anything is sent
+// (a trailing newline exited 3, "invalid header field value for
+// Authorization", as if the server could not be reached).
+func TestServerTokenEnv(t *testing.T) {
+	const read = "read-token-0123456789"
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("read "+read+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startInProcess(t, "baton serve: http", "serve", "--store", filepath.Join(dir, "b.db"), "--listen", "127.0.0.1:0", "--token-file", tokens)
+	url := serveURL(t, p)
+	for _, tok := range []string{read + "\n", read + "\r\n", " " + read + " "} {
+		t.Setenv(tokenEnv, tok)
+		r := baton(t, "status", "--server", url).want(t, exitOK)
+		contains(t, "stdout", r.stdout, "no jobs in "+url)
+	}
+	for _, tok := range []string{"read-token\n0123456789", "read-token\x010123456789"} {
+		t.Setenv(tokenEnv, tok)
+		r := baton(t, "status", "--server", url).want(t, exitError)
+		contains(t, "stderr", r.stderr, "$"+tokenEnv)
+		if strings.Contains(r.stderr, "0123456789") {
+			t.Errorf("the error shows the token:\n%s", r.stderr)
+		}
 	}
 }
