@@ -128,6 +128,22 @@ func TestRunMalformedJSON(t *testing.T) {
 	}
 }
 
+// TestRunByteOrderMark: a workflow saved with a byte-order mark (as some
+// Windows editors do) is refused naming the mark, as the API does, and
+// stores nothing; it said "invalid character 'ï' looking for beginning of
+// value".
+func TestRunByteOrderMark(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	file := writeWorkflow(t, "bom.json", "\xef\xbb\xbf"+helloJSON)
+	r := baton(t, "run", file, "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: "+file+": workflow: the file starts with a byte-order mark (EF BB BF): save it without one\n")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made for a bad file")
+	}
+	r = baton(t, "submit", "--server", "http://127.0.0.1:1", file).want(t, exitError)
+	contains(t, "stderr", r.stderr, "byte-order mark")
+}
+
 func TestRunInvalidWorkflow(t *testing.T) {
 	file := writeWorkflow(t, "bad.json", `{"version":1,"root":{"seq":[{"act":"log"},{"par":[]},{"tri":1}]}}`)
 	r := baton(t, "run", file, "--store", filepath.Join(t.TempDir(), "b.db")).want(t, exitError)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -207,12 +208,23 @@ func readWorkflow(file string, stdin io.Reader) (ast.Node, error) {
 	if err != nil {
 		return ast.Node{}, err
 	}
+	if bytes.HasPrefix(data, byteOrderMark) {
+		what := "the file"
+		if file == "-" {
+			what = "the input"
+		}
+		return ast.Node{}, fmt.Errorf("%s: workflow: %s starts with a byte-order mark (EF BB BF): save it without one", source, what)
+	}
 	root, err := ast.Decode(data)
 	if err != nil {
 		return ast.Node{}, fmt.Errorf("%s: %v", source, err)
 	}
 	return root, nil
 }
+
+// byteOrderMark is UTF-8's, which some editors put first in a file; JSON
+// has none, and the decoder would call it an invalid character 'ï'.
+var byteOrderMark = []byte("\xef\xbb\xbf")
 
 // readWorkflowStdin reads a workflow from standard input, at most
 // maxWorkflowBytes.

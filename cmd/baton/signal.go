@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -157,6 +158,9 @@ func (c *cli) readPayload(arg string) (json.RawMessage, error) {
 	}
 	if len(data) > job.MaxSignalPayload {
 		return nil, fmt.Errorf("%d bytes is over the limit of %d bytes of a signal's payload", len(data), job.MaxSignalPayload)
+	}
+	if bytes.HasPrefix(data, byteOrderMark) {
+		return nil, fmt.Errorf("%s starts with a byte-order mark (EF BB BF): save it without one", where)
 	}
 	if !json.Valid(data) {
 		var v any
