@@ -75,6 +75,9 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	if msg := ast.CheckSignalName(name); msg != "" {
 		return c.usageError(cmd, "signal %s", msg)
 	}
+	if given(fset, "data") && *payloadArg == "" {
+		return c.usageError(cmd, "--data is empty: give a JSON value (null for none)")
+	}
 	payload, err := c.readPayload(*payloadArg)
 	if err != nil {
 		return c.usageError(cmd, "--data: %v", err)

@@ -73,6 +73,9 @@ func TestSignal(t *testing.T) {
 		{[]string{"early", "approval", "--data", "@" + filepath.Join(t.TempDir(), "missing.json")}, "--data: cannot read "},
 		{[]string{"early", "approval", "--data", "@"}, "--data: @ names no file"},
 		{[]string{"early", "approval", "--id", "bad\x01id"}, "signal approval: ID"},
+		// An empty value (an unset variable: --data "$ANSWER") is no
+		// payload the user meant: it was sent as null.
+		{[]string{"early", "approval", "--data", ""}, "--data is empty: give a JSON value (null for none)"},
 		{[]string{"early", "approval", "--data", "@" + bom}, "--data: " + bom + " starts with a byte-order mark (EF BB BF): save it without one"},
 	} {
 		r = baton(t, append(append([]string{"signal"}, c.args...), "--store", db)...).want(t, exitError)
