@@ -125,3 +125,23 @@ func TestServerTokenEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestServedStoreInUse: a command that writes to a store file that 'baton
+// serve' holds (another serve, run, cancel, delete) says that a serve may
+// be the holder and how to reach its jobs (--server); it asked only
+// whether a 'baton run' or 'baton resume' was still going.
+func TestServedStoreInUse(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0")
+	hello := writeWorkflow(t, "hello.json", helloJSON)
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0"}, {"run", hello}, {"cancel", "j"}, {"delete", "j"}, {"resume"},
+	} {
+		r := baton(t, append(args, "--store", db)...).want(t, exitStore)
+		contains(t, "stderr of "+args[0], r.stderr, "baton: store "+db+" is in use by another process",
+			"'baton serve'", "--server URL")
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
+	}
+}
