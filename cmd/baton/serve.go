@@ -193,6 +193,14 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return withCode(exitError, err)
 	}
 
+	// The address first: a server that cannot listen leaves no store
+	// behind, and starts no job.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
+	}
+	defer ln.Close()
+
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	// The request log (and the server's other lines) through a
@@ -236,10 +244,6 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 			return withCode(exitError, err)
 		}
 		defer stop()
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
 	}
 	hs := server.HTTPServer(h, lim)
 	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)

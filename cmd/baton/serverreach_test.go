@@ -145,3 +145,20 @@ func TestServedStoreInUse(t *testing.T) {
 		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
 	}
 }
+
+// TestServeAddressInUse: 'baton serve' on an address another process
+// listens on fails naming it, exit 2, and leaves no store behind (it made
+// the store file first, then found the address taken).
+func TestServeAddressInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	db := filepath.Join(t.TempDir(), "baton.db")
+	r := baton(t, "serve", "--store", db, "--listen", ln.Addr().String()).want(t, exitError)
+	contains(t, "stderr", r.stderr, "listen on "+ln.Addr().String(), "address already in use")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made although the server could not listen")
+	}
+}
