@@ -56,7 +56,7 @@ not: the restarters resume jobs by themselves, and only they delete).
 TLS and SASL: --tls, --tls-ca, --tls-cert, --tls-key, --sasl, --sasl-user.
 
 While 'baton serve' holds the jobs, status, history, inspect, cancel,
-delete and submit reach them through it with --server URL (or
+signal, delete and submit reach them through it with --server URL (or
 $BATON_SERVER), the token in $BATON_TOKEN or --token-file; --json on
 status, history, inspect and submit prints the HTTP API's JSON.
 
@@ -64,8 +64,12 @@ usage: baton COMMAND [flags] [arguments]
 
 Commands:
 `)
+	width := 0
 	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", cmd.name, cmd.summary)
+		width = max(width, len(cmd.name))
+	}
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, cmd.name, cmd.summary)
 	}
 	fmt.Fprint(w, `
 Run 'baton COMMAND --help' for the usage and flags of a command.
