@@ -199,6 +199,22 @@ func (b *serverBackend) fail(err error, id job.ID) error {
 	return withCode(exitCodeOf(ce), fmt.Errorf("job %s in %s: %s", id, b.base, problemText(ce)))
 }
 
+// refusal is fail for a canceller's or a deleter's error, which the
+// command prints after naming the job and the server itself ("cancel job
+// J in URL: "): the server's reason alone.
+func (b *serverBackend) refusal(err error, id job.ID) error {
+	var ce *client.Error
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &ce):
+		return withCode(exitStore, err)
+	case ce.Code != "job_not_found" && ce.Code != "job_exists":
+		return withCode(exitCodeOf(ce), errors.New(problemText(ce)))
+	}
+	return b.fail(err, id)
+}
+
 func (b *serverBackend) viewJob(ctx context.Context, id job.ID, version uint64) (api.Job, error) {
 	v, err := b.c.Job(ctx, id, client.JobQuery{Version: version})
 	if client.Code(err) == "version_not_found" {
@@ -266,7 +282,7 @@ func (b *serverBackend) close()                                       {}
 func (b *serverBackend) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
 	s, err := b.c.Cancel(ctx, id, reason)
 	if err != nil {
-		return "", b.fail(err, id)
+		return "", b.refusal(err, id)
 	}
 	return cancelLine(s), nil
 }
@@ -322,7 +338,7 @@ func (b *serverBackend) delete(ctx context.Context, id job.ID) error {
 	if client.Code(err) == "job_not_found" {
 		return fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 	}
-	return b.fail(err, id)
+	return b.refusal(err, id)
 }
 
 func (b *serverBackend) submitter(context.Context) (submitter, error) {

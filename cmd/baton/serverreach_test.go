@@ -162,3 +162,30 @@ func TestServeAddressInUse(t *testing.T) {
 		t.Error("the store was made although the server could not listen")
 	}
 }
+
+// TestServerRefusalNamedOnce: a cancel or a delete that the server
+// refuses names the job and the server once ("cancel job J in URL: job J
+// in URL: the reason is ..." before).
+func TestServerRefusalNamedOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	p := startInProcess(t, "baton serve: http", "serve", "--store", db, "--listen", "127.0.0.1:0")
+	url := serveURL(t, p)
+	sleeper := writeWorkflow(t, "sleeper.json", `{"version":1,"root":{"act":"sleep","payload":"1h"}}`)
+	baton(t, "submit", "--server", url, "--id", "s", sleeper).want(t, exitOK)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cancel", "--reason", strings.Repeat("r", 2000), "s"}, "cancel job s in " + url + ": the reason is 2000 bytes; at most 1024\n"},
+		{[]string{"delete", "s"}, "delete job s from " + url + ": job s is running: cancel it, and delete it once it has finished\n"},
+	} {
+		r := baton(t, append(c.args, "--server", url)...).want(t, exitError)
+		contains(t, "stderr of "+c.args[0], r.stderr, c.want)
+		if n := strings.Count(r.stderr, url); n != 1 {
+			t.Errorf("%s: stderr names the server %d times, want once:\n%s", c.args[0], n, r.stderr)
+		}
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
+	}
+}
