@@ -131,9 +131,9 @@ const maxProblemBytes = 1 << 20
 
 // notBaton is the problem of an answer that is not one of the API's (a
 // web server's page, a proxy's error): its Code is "", and its Detail one
-// line saying what came instead, with the first line of a text/plain
-// body (net/http's own answers, like 431) clipped to 200 bytes, and never
-// the body of a page.
+// line saying what came instead, with the first line of a text/plain or
+// untyped body (net/http's own answers, like 431 or a TLS server's to
+// plain HTTP) clipped to 200 bytes, and never the body of a page.
 func notBaton(resp *http.Response, data []byte) api.Problem {
 	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
 	ct = strings.TrimSpace(ct)
@@ -142,7 +142,7 @@ func notBaton(resp *http.Response, data []byte) api.Problem {
 		what = "no Content-Type"
 	}
 	detail := fmt.Sprintf("the server answered %s with %s, not baton's API (is it a 'baton serve'?)", resp.Status, what)
-	if ct == "text/plain" {
+	if ct == "text/plain" || ct == "" {
 		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
 		if len(line) > 200 {
 			line = strings.ToValidUTF8(line[:200], "") + "..."

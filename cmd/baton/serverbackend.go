@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -150,9 +151,24 @@ func openServerBackend(s *serverFlags, write bool) (*serverBackend, error) {
 	}
 	// No timeout: a history long poll waits up to server.MaxWait; the
 	// command's context bounds every request.
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	hc := &http.Client{Transport: certHint{http.DefaultTransport.(*http.Transport).Clone()}}
 	return &serverBackend{base: s.base(), http: hc, c: client.New(s.base(), client.Options{HTTPClient: hc, Token: token})}, nil
 }
+
+// certHint is a transport whose errors about a server's certificate
+// that no known authority signed say how to trust a private one.
+type certHint struct{ t *http.Transport }
+
+func (h certHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.t.RoundTrip(req)
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		err = fmt.Errorf("%w (for a certificate that a private CA signed, set SSL_CERT_FILE to the CA's PEM file)", err)
+	}
+	return resp, err
+}
+
+func (h certHint) CloseIdleConnections() { h.t.CloseIdleConnections() }
 
 func (b *serverBackend) where() string { return b.base }
 func (b *serverBackend) hint() string  { return "--server " + b.base }

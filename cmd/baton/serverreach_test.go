@@ -189,3 +189,19 @@ func TestServerRefusalNamedOnce(t *testing.T) {
 		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
 	}
 }
+
+// TestServerTLSMismatch: http:// at a TLS server says what the server
+// said ("Client sent an HTTP request to an HTTPS server"), and https://
+// at a server whose certificate no system CA signed says how to trust it
+// (SSL_CERT_FILE, as docs/api.md does).
+func TestServerTLSMismatch(t *testing.T) {
+	ts := httptest.NewTLSServer(http.NotFoundHandler())
+	defer ts.Close()
+	plain := "http://" + strings.TrimPrefix(ts.URL, "https://")
+	r := baton(t, "status", "--server", plain).want(t, exitError)
+	contains(t, "stderr", r.stderr, "answered 400 Bad Request", "Client sent an HTTP request to an HTTPS server")
+	r = baton(t, "status", "--server", ts.URL).want(t, exitStore)
+	contains(t, "stderr", r.stderr, "certificate", "SSL_CERT_FILE")
+	r = baton(t, "cancel", "--server", ts.URL, "j").want(t, exitStore)
+	contains(t, "stderr", r.stderr, "SSL_CERT_FILE")
+}
