@@ -282,7 +282,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	close(closing)
 	sctx, cancel := context.WithTimeout(context.Background(), serveShutdown)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	cut := hs.Shutdown(sctx) != nil
+	if cut {
 		hs.Close()
 	}
 	sv.Close()
@@ -291,6 +292,12 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	}
 	if failed != nil {
 		return withCode(exitStore, failed)
+	}
+	logs.Close() // the request log's last lines before the last one
+	if cut {
+		fmt.Fprintf(c.stderr, "baton serve: stopped; the requests still unanswered after %v were cut\n", serveShutdown)
+	} else {
+		fmt.Fprintln(c.stderr, "baton serve: stopped")
 	}
 	return nil
 }
