@@ -200,6 +200,13 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
 	}
 	defer ln.Close()
+	var metricsLn net.Listener
+	if f.metricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", f.metricsListen); err != nil {
+			return withCode(exitError, fmt.Errorf("listen on %s (--metrics-listen): %v", f.metricsListen, err))
+		}
+		defer metricsLn.Close()
+	}
 
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
@@ -238,12 +245,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	if f.metricsListen != "" {
-		stop, err := c.serveMetricsAlone(f.metricsListen, obs.metricsHandler(), log)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		defer stop()
+	if metricsLn != nil {
+		defer c.serveMetricsAlone(metricsLn, obs.metricsHandler(), log)()
 	}
 	hs := server.HTTPServer(h, lim)
 	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -302,17 +305,13 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	return nil
 }
 
-// serveMetricsAlone serves h (/metrics) on addr until stop is called.
-func (c *cli) serveMetricsAlone(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s (--metrics-listen): %v", addr, err)
-	}
+// serveMetricsAlone serves h (/metrics) on ln until stop is called.
+func (c *cli) serveMetricsAlone(ln net.Listener, h http.Handler, log *slog.Logger) (stop func()) {
 	hs := server.HTTPServer(h, server.Limits{})
 	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	go func() { _ = hs.Serve(ln) }()
 	fmt.Fprintf(c.stderr, "baton serve: http://%s/metrics\n", ln.Addr())
-	return func() { hs.Close() }, nil
+	return func() { hs.Close() }
 }
 
 // reloadTokensOnHUP reads the token file again on each SIGHUP into

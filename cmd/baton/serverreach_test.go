@@ -161,6 +161,12 @@ func TestServeAddressInUse(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("the store was made although the server could not listen")
 	}
+	// The same for --metrics-listen.
+	r = baton(t, "serve", "--store", db, "--listen", "127.0.0.1:0", "--metrics-listen", ln.Addr().String()).want(t, exitError)
+	contains(t, "stderr", r.stderr, "listen on "+ln.Addr().String()+" (--metrics-listen)", "address already in use")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made although the metrics could not listen")
+	}
 }
 
 // TestServerRefusalNamedOnce: a cancel or a delete that the server
