@@ -124,6 +124,13 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	line, err := cr.signal(ctx, id, name, *sigID, payload)
 	switch {
 	case errors.Is(err, runner.ErrFinished):
+		// It finished since: a retry still says what the first did.
+		if s, err := view(b).viewSummary(ctx, id); err == nil {
+			if line, ok := sentBefore(ctx, view(b), id, name, *sigID, s.Status); ok {
+				fmt.Fprintln(c.stdout, line)
+				return nil
+			}
+		}
 		c.errorf("job %s in %s has finished: no wait takes a signal", id, path)
 		return exitWith(exitError)
 	case err != nil:
