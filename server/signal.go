@@ -49,8 +49,8 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 		Payload json.RawMessage `json:"payload"`
 	}
 	if len(body) > 0 {
-		if bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
-			return newProblem(CodeBadJSON, "the body starts with a byte-order mark: send JSON without one").forJob(string(id))
+		if bytes.HasPrefix(body, byteOrderMark) {
+			return newProblem(CodeBadJSON, bomDetail).forJob(string(id))
 		}
 		if !utf8.Valid(body) {
 			return newProblem(CodeBadRequest, "the body is not valid UTF-8").forJob(string(id))
