@@ -211,3 +211,11 @@ func TestServerTLSMismatch(t *testing.T) {
 	r = baton(t, "cancel", "--server", ts.URL, "j").want(t, exitStore)
 	contains(t, "stderr", r.stderr, "SSL_CERT_FILE")
 }
+
+// TestSubmitNeedsWhere: submit with nowhere to send the job names every
+// place it can go, --server included (it named only --zk and --kafka).
+func TestSubmitNeedsWhere(t *testing.T) {
+	t.Setenv(serverEnv, "")
+	r := baton(t, "submit", writeWorkflow(t, "hello.json", helloJSON)).want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: submit: --zk, --kafka or --server is required", "$"+serverEnv)
+}

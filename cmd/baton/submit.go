@@ -73,6 +73,9 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "%v", err)
 	}
 	if !srv.on() {
+		if !z.on() && !k.on() {
+			return c.usageError(cmd, "--zk, --kafka or --server is required: the ZooKeeper servers or the Kafka brokers, HOST:PORT[,HOST:PORT...], or the URL of a 'baton serve' (or $%s)", serverEnv)
+		}
 		if err := checkEngines(z, k, true); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
