@@ -82,7 +82,11 @@ func TestZKDrain(t *testing.T) {
 		t.Fatalf("drained w1 exit status %d\n%s", code, w1.stderr.String())
 	}
 	out := w1.stderr.String()
-	contains(t, "w1 stderr", out, "baton worker w1: drained: ", " actions finished, 0 pins released; deregistered\n")
+	// One action or several, as the drain met them ("1 action finished"
+	// failed the check of " actions finished" under load).
+	if !regexp.MustCompile(`baton worker w1: drained: \d+ actions? finished, 0 pins released; deregistered\n`).MatchString(out) {
+		t.Errorf("w1 stderr does not say it drained:\n%s", out)
+	}
 	seen := linesWith(out, `msg="draining: claiming nothing new`)
 	if len(seen) != 1 {
 		t.Fatalf("w1 logged its drain %d times:\n%s", len(seen), out)
