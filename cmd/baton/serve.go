@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -215,7 +216,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	logs := server.NewLogWriter(c.stderr)
 	defer logs.Close()
 	log := runnerLoggerAt(logs, slog.LevelInfo)
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
+	// The backend's own warnings (a submit waits for a restarter) are
+	// not serve's: it refuses what would wait (remoteServing.ready).
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, stderr: io.Discard, log: runnerLogger(c.stderr)})
 	if err != nil {
 		return err
 	}
@@ -265,6 +268,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		}
 	}()
 	fmt.Fprintf(c.stderr, "baton serve: %s://%s/api/v1 on %s\n", scheme, ln.Addr(), b.where())
+	if a, ok := b.(applier); ok && *workers == 0 {
+		if n, missing := a.appliers(ctx); n == 0 {
+			fmt.Fprintf(c.stderr, "baton serve: submits and cancels are refused (503) until a restarter runs: %v\n", missing)
+		}
+	}
 	if f.tokenFile != "" {
 		stopHUP := c.reloadTokensOnHUP(f.tokenFile, tokens)
 		defer stopHUP()
@@ -440,17 +448,65 @@ func (rs *remoteServing) Close() error {
 type remoteRunner struct{ rs *remoteServing }
 
 func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	return r.rs.s.submit(ctx, id, root)
 }
 
 func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	_, err := r.rs.c.cancel(ctx, id, reason)
 	return err
 }
 
 func (r remoteRunner) CancelNode(ctx context.Context, id job.ID, name, reason string) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	_, err := r.rs.c.cancelNode(ctx, id, name, reason)
 	return err
+}
+
+// Delete deletes a settled job (the server checked) through the
+// backend's deleter: on Kafka the restarter that owns the job deletes it,
+// which the store's own Delete cannot do from here.
+func (r remoteRunner) Delete(ctx context.Context, id job.ID) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
+	d, err := r.rs.b.deleter(ctx)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return d.delete(ctx, id)
+}
+
+var _ server.Deleter = remoteRunner{}
+
+// applier is a backend whose submits and cancels wait until a process
+// elsewhere applies them (Kafka's restarters), found the io/fs way:
+// appliers says how many run (n < 0: it cannot tell).
+type applier interface {
+	appliers(ctx context.Context) (n int, missing error)
+}
+
+// ready refuses a submit or a cancel that would wait for an applier none
+// runs: a request cannot wait for one (its answer could no longer be
+// written, while the job is stored once one comes), so nothing is sent.
+// A server that runs its own (--workers) needs no check.
+func (rs *remoteServing) ready(ctx context.Context) error {
+	a, ok := rs.b.(applier)
+	if !ok || rs.w != nil {
+		return nil
+	}
+	if n, missing := a.appliers(ctx); n == 0 {
+		return missing
+	}
+	return nil
 }
 
 func (r remoteRunner) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
