@@ -74,6 +74,10 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 	}
 	if !srv.on() {
 		if !z.on() && !k.on() {
+			// A flag of one of them without it says so first.
+			if err := checkEngines(z, k, false); err != nil {
+				return c.usageError(cmd, "%v", err)
+			}
 			return c.usageError(cmd, "--zk, --kafka or --server is required: the ZooKeeper servers or the Kafka brokers, HOST:PORT[,HOST:PORT...], or the URL of a 'baton serve' (or $%s)", serverEnv)
 		}
 		if err := checkEngines(z, k, true); err != nil {
