@@ -83,7 +83,11 @@ func (s *serverFlags) check() error {
 	}
 	u, err := url.Parse(s.base())
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server %q: want a URL like http://127.0.0.1:8080", s.base())
+		from := "--server"
+		if *s.url == "" {
+			from = "$" + serverEnv
+		}
+		return fmt.Errorf("%s %q: want a URL like http://127.0.0.1:8080", from, s.base())
 	}
 	return nil
 }

@@ -219,3 +219,13 @@ func TestSubmitNeedsWhere(t *testing.T) {
 	r := baton(t, "submit", writeWorkflow(t, "hello.json", helloJSON)).want(t, exitError)
 	contains(t, "stderr", r.stderr, "baton: submit: --zk, --kafka or --server is required", "$"+serverEnv)
 }
+
+// TestServerEnvNamed: a $BATON_SERVER that is no URL is named as such
+// (the error said --server, which the command line did not hold).
+func TestServerEnvNamed(t *testing.T) {
+	t.Setenv(serverEnv, "localhost:8080")
+	r := baton(t, "status").want(t, exitError)
+	contains(t, "stderr", r.stderr, `$`+serverEnv+` "localhost:8080": want a URL like http://127.0.0.1:8080`)
+	r = baton(t, "status", "--server", "127.0.0.1:1").want(t, exitError)
+	contains(t, "stderr", r.stderr, `--server "127.0.0.1:1": want a URL like http://127.0.0.1:8080`)
+}
