@@ -41,7 +41,10 @@ func New(base string, o Options) *Client {
 	return c
 }
 
-// Error is an error answer of the server.
+// Error is an error answer of the server: its problem. An answer that is
+// not one of the API's (another server's page, a proxy's error) is an
+// Error too, with Code "" and a Detail that names its status and content
+// type, never its body beyond a line of plain text.
 type Error struct {
 	api.Problem
 }
