@@ -144,6 +144,24 @@ func TestRunByteOrderMark(t *testing.T) {
 	contains(t, "stderr", r.stderr, "byte-order mark")
 }
 
+// TestRunEmptyWorkflow: an empty workflow file, or nothing on standard
+// input, is said to be empty, as the API says of an empty body, and
+// stores nothing; it was "JSON syntax error at line 1, column 1:
+// unexpected end of JSON input".
+func TestRunEmptyWorkflow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	for _, text := range []string{"", " \n\t\n"} {
+		file := writeWorkflow(t, "empty.json", text)
+		r := baton(t, "run", file, "--store", db).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: "+file+`: workflow: the file is empty: want a workflow like {"version":1,"root":...}`+"\n")
+	}
+	r := baton(t, "run", "-", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, `baton: standard input: workflow: the input is empty: want a workflow like {"version":1,"root":...}`+"\n")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made for an empty workflow")
+	}
+}
+
 func TestRunInvalidWorkflow(t *testing.T) {
 	file := writeWorkflow(t, "bad.json", `{"version":1,"root":{"seq":[{"act":"log"},{"par":[]},{"tri":1}]}}`)
 	r := baton(t, "run", file, "--store", filepath.Join(t.TempDir(), "b.db")).want(t, exitError)

@@ -208,11 +208,14 @@ func readWorkflow(file string, stdin io.Reader) (ast.Node, error) {
 	if err != nil {
 		return ast.Node{}, err
 	}
-	if bytes.HasPrefix(data, byteOrderMark) {
-		what := "the file"
-		if file == "-" {
-			what = "the input"
-		}
+	what := "the file"
+	if file == "-" {
+		what = "the input"
+	}
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return ast.Node{}, fmt.Errorf(`%s: workflow: %s is empty: want a workflow like {"version":1,"root":...}`, source, what)
+	case bytes.HasPrefix(data, byteOrderMark):
 		return ast.Node{}, fmt.Errorf("%s: workflow: %s starts with a byte-order mark (EF BB BF): save it without one", source, what)
 	}
 	root, err := ast.Decode(data)
