@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -160,6 +161,17 @@ func TestRunEmptyWorkflow(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("the store was made for an empty workflow")
 	}
+}
+
+// TestRunPipe: a workflow given as a pipe (a shell's <(...), /dev/stdin)
+// is refused saying how to read one from standard input: '-'.
+func TestRunPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "flow.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	r := baton(t, "run", fifo, "--store", filepath.Join(t.TempDir(), "b.db")).want(t, exitError)
+	contains(t, "stderr", r.stderr, "workflow file "+fifo+" is not a regular file: it is a named pipe (give - to read the workflow from standard input)")
 }
 
 func TestRunInvalidWorkflow(t *testing.T) {

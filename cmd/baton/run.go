@@ -253,7 +253,12 @@ func readWorkflowFile(file string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("cannot read %s: %v", what, pathErr(err))
 	case !fi.Mode().IsRegular():
-		return nil, notRegular(what, fi.Mode())
+		err := notRegular(what, fi.Mode())
+		if fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0 {
+			// A shell's <(...) or /dev/stdin: '-' reads such a stream.
+			err = fmt.Errorf("%v (give - to read the workflow from standard input)", err)
+		}
+		return nil, err
 	case fi.Size() > maxWorkflowBytes:
 		return nil, fmt.Errorf("%s is %d bytes; workflow files are limited to %s", what, fi.Size(), maxWorkflowSize)
 	}
