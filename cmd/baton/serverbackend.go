@@ -289,7 +289,7 @@ func (b *serverBackend) viewList(ctx context.Context, prefix string, after job.I
 	case err == nil:
 		return l.Jobs, nil
 	case errors.As(err, &ce):
-		return nil, withCode(exitCodeOf(ce), fmt.Errorf("list jobs in %s: %s", b.base, ce.Detail))
+		return nil, withCode(exitCodeOf(ce), fmt.Errorf("list jobs in %s: %s", b.base, problemText(ce)))
 	}
 	return nil, withCode(exitStore, fmt.Errorf("list jobs in %s: %v", b.base, err))
 }
@@ -429,6 +429,9 @@ func exitCodeOf(ce *client.Error) int {
 // problem with its path.
 func problemText(ce *client.Error) string {
 	s := ce.Detail
+	if ce.Code == "unauthorized" || ce.Code == "forbidden" && strings.Contains(s, "token") {
+		s += " (the CLI sends the token in $" + tokenEnv + " or the one --token-file names)"
+	}
 	for _, p := range ce.Problems {
 		s += fmt.Sprintf("\n  %s: %s", ast.ShowPath(p.Path), p.Message)
 	}

@@ -229,3 +229,25 @@ func TestServerEnvNamed(t *testing.T) {
 	r = baton(t, "status", "--server", "127.0.0.1:1").want(t, exitError)
 	contains(t, "stderr", r.stderr, `--server "127.0.0.1:1": want a URL like http://127.0.0.1:8080`)
 }
+
+// TestServerTokenHint: a refusal for want of a token, or of a write
+// token, says where the CLI takes one from.
+func TestServerTokenHint(t *testing.T) {
+	const read, write = "read-token-0123456789", "write-token-0123456789"
+	dir := t.TempDir()
+	tokens := filepath.Join(dir, "tokens")
+	if err := os.WriteFile(tokens, []byte("read "+read+"\nwrite "+write+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startInProcess(t, "baton serve: http", "serve", "--store", filepath.Join(dir, "b.db"), "--listen", "127.0.0.1:0", "--token-file", tokens)
+	url := serveURL(t, p)
+	t.Setenv(tokenEnv, "")
+	hello := writeWorkflow(t, "hello.json", helloJSON)
+	for _, args := range [][]string{{"status"}, {"status", "j"}, {"submit", hello}} {
+		r := baton(t, append(args, "--server", url)...).want(t, exitError)
+		contains(t, "stderr of "+args[0], r.stderr, "needs Authorization: Bearer TOKEN", "(the CLI sends the token in $"+tokenEnv+" or the one --token-file names)")
+	}
+	t.Setenv(tokenEnv, read)
+	r := baton(t, "submit", "--server", url, hello).want(t, exitError)
+	contains(t, "stderr", r.stderr, "needs a write token", "(the CLI sends the token in $"+tokenEnv+" or the one --token-file names)")
+}
