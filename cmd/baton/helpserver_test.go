@@ -25,6 +25,11 @@ func TestHelpNamesServerCommands(t *testing.T) {
 			t.Errorf("%s takes --server; the root help's paragraph does not name it:\n%s", cmd.name, para)
 		}
 	}
+	// Exit status 3 covers a server that cannot be reached, as the
+	// commands through --server exit (it named ZooKeeper and Kafka only).
+	if !strings.Contains(strings.Join(strings.Fields(root), " "), "(or ZooKeeper, Kafka or the --server cannot be reached)") {
+		t.Errorf("the root help's exit status 3 does not name the --server:\n%s", root)
+	}
 	width := len("  ") + maxNameLen() + 1
 	for _, cmd := range commands() {
 		line := "  " + cmd.name + strings.Repeat(" ", width-2-len(cmd.name)) + cmd.summary + "\n"
