@@ -41,7 +41,10 @@ func New(base string, o Options) *Client {
 	return c
 }
 
-// Error is an error answer of the server.
+// Error is an error answer of the server: its problem. An answer that is
+// not one of the API's (another server's page, a proxy's error) is an
+// Error too, with Code "" and a Detail that names its status and content
+// type, never its body beyond a line of plain text.
 type Error struct {
 	api.Problem
 }
@@ -93,25 +96,72 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return 0, err
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	answer := io.Reader(resp.Body)
+	if resp.StatusCode >= 300 {
+		answer = io.LimitReader(answer, maxProblemBytes)
+	}
+	data, err := io.ReadAll(answer)
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("%s %s: read the answer: %w", method, path, err)
 	}
 	if resp.StatusCode >= 300 {
 		e := &Error{}
 		if json.Unmarshal(data, &e.Problem) != nil || e.Code == "" {
-			e.Status, e.Code, e.Detail = resp.StatusCode, "", strings.TrimSpace(string(data))
+			e.Problem = notBaton(resp, data)
 		}
 		return resp.StatusCode, e
 	}
-	if out != nil {
+	switch {
+	case out == nil && len(data) > 0 && !isJSON(resp.Header.Get("Content-Type")):
+		// An answer with no value to decode (204) that came with a page.
+		return resp.StatusCode, &Error{Problem: notBaton(resp, data)}
+	case out != nil:
 		if s, ok := out.(*string); ok {
 			*s = string(data)
 		} else if err := json.Unmarshal(data, out); err != nil {
+			if !isJSON(resp.Header.Get("Content-Type")) {
+				return resp.StatusCode, &Error{Problem: notBaton(resp, data)}
+			}
 			return resp.StatusCode, fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// maxProblemBytes bounds the error answer read: a problem is a few
+// lines; a server that is not baton's may send a page of any size.
+const maxProblemBytes = 1 << 20
+
+// notBaton is the problem of an answer that is not one of the API's (a
+// web server's page, a proxy's error): its Code is "", and its Detail one
+// line saying what came instead, with the first line of a text/plain or
+// untyped body (net/http's own answers, like 431 or a TLS server's to
+// plain HTTP) clipped to 200 bytes, and never the body of a page.
+func notBaton(resp *http.Response, data []byte) api.Problem {
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	ct = strings.TrimSpace(ct)
+	what := ct
+	if what == "" {
+		what = "no Content-Type"
+	}
+	detail := fmt.Sprintf("the server answered %s with %s, not baton's API (is it a 'baton serve'?)", resp.Status, what)
+	if ct == "text/plain" || ct == "" {
+		line, _, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
+		if len(line) > 200 {
+			line = strings.ToValidUTF8(line[:200], "") + "..."
+		}
+		if line != "" {
+			detail += fmt.Sprintf(": %q", line)
+		}
+	}
+	return api.Problem{Status: resp.StatusCode, Detail: detail}
+}
+
+// isJSON reports whether the media type of a Content-Type is JSON's.
+func isJSON(contentType string) bool {
+	ct, _, _ := strings.Cut(contentType, ";")
+	ct = strings.ToLower(strings.TrimSpace(ct))
+	return ct == "application/json" || strings.HasSuffix(ct, "+json")
 }
 
 func jobPath(id job.ID, rest string) string {

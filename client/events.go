@@ -107,7 +107,7 @@ func (c *Client) stream(ctx context.Context, path string, q url.Values) (*http.R
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	e := &Error{}
 	if json.Unmarshal(data, &e.Problem) != nil || e.Code == "" {
-		e.Status, e.Code, e.Detail = resp.StatusCode, "", strings.TrimSpace(string(data))
+		e.Problem = notBaton(resp, data)
 	}
 	return nil, e
 }

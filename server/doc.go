@@ -18,8 +18,9 @@
 // What the server can do beyond reading depends on what it is given, found
 // the io/fs way: the store's optional capabilities (store.Lister,
 // store.Historian, store.Deleter) and the runner's (Submitter, Canceller,
-// Signaller, NodeCanceller, ActionLister, WorkerLister, Readier), each
-// checked by a type assertion. A JobSubmitter returns the job it made,
+// Signaller, NodeCanceller, Deleter, ActionLister, WorkerLister,
+// Readier), each checked by a type assertion; a runner's Deleter is used
+// before the store's. A JobSubmitter returns the job it made,
 // which the submit's answer is made from; of another Submitter the
 // server makes the job again (job.New) to answer.
 // A server given only a store is read-only: its write routes answer 405.

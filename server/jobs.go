@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -268,6 +269,9 @@ func (s *srv) cancelRequest(r *http.Request, id job.ID) (api.CancelRequest, erro
 	}
 	req := api.CancelRequest{}
 	if len(body) > 0 {
+		if bytes.HasPrefix(body, byteOrderMark) {
+			return req, newProblem(CodeBadJSON, bomDetail).forJob(string(id))
+		}
 		if !utf8.Valid(body) {
 			return req, newProblem(CodeBadRequest, "the body is not valid UTF-8").forJob(string(id))
 		}

@@ -35,8 +35,8 @@ type Options struct {
 	Store store.Store
 	// Runner runs the jobs; nil for a read-only server. Its abilities
 	// are found by type assertion: Submitter (or JobSubmitter),
-	// Canceller, Signaller, NodeCanceller, ActionLister, WorkerLister,
-	// Readier.
+	// Canceller, Signaller, NodeCanceller, Deleter, ActionLister,
+	// WorkerLister, Readier.
 	Runner any
 	// Tokens are the bearer tokens the API takes; nil means no
 	// authentication (for a server on a loopback address only: 'baton
@@ -124,6 +124,15 @@ type JobSubmitter interface {
 // runner.ErrFinished.
 type Canceller interface {
 	Cancel(ctx context.Context, id job.ID, reason string) error
+}
+
+// Deleter is a runner through which a settled job is deleted, for a
+// store whose own Delete cannot do it everywhere (runner/kafka's: only
+// the restarter that owns a job's partition deletes it). The server
+// deletes through it when the runner is one, else through the store's
+// store.Deleter. A missing job is an error wrapping store.ErrNotFound.
+type Deleter interface {
+	Delete(ctx context.Context, id job.ID) error
 }
 
 // ActionLister is a runner that knows the actions its workers run. A

@@ -27,7 +27,7 @@ type srv struct {
 	st        store.Store
 	lister    store.Lister
 	historian store.Historian
-	deleter   store.Deleter
+	deleter   Deleter // the runner's, else the store's
 
 	submitter     Submitter
 	jobSubmitter  JobSubmitter // submitter, when it returns the job it made
@@ -91,7 +91,11 @@ func New(o Options) (http.Handler, error) {
 	}
 	s.lister, _ = o.Store.(store.Lister)
 	s.historian, _ = o.Store.(store.Historian)
-	s.deleter, _ = o.Store.(store.Deleter)
+	if d, ok := o.Runner.(Deleter); ok {
+		s.deleter = d
+	} else if d, ok := o.Store.(store.Deleter); ok {
+		s.deleter = d
+	}
 	s.submitter, _ = o.Runner.(Submitter)
 	s.jobSubmitter, _ = o.Runner.(JobSubmitter)
 	s.canceller, _ = o.Runner.(Canceller)

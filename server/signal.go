@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -42,8 +43,15 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	var req api.SignalRequest
+	// api.SignalRequest, with an ID given empty told from none.
+	var req struct {
+		ID      *string         `json:"id"`
+		Payload json.RawMessage `json:"payload"`
+	}
 	if len(body) > 0 {
+		if bytes.HasPrefix(body, byteOrderMark) {
+			return newProblem(CodeBadJSON, bomDetail).forJob(string(id))
+		}
 		if !utf8.Valid(body) {
 			return newProblem(CodeBadRequest, "the body is not valid UTF-8").forJob(string(id))
 		}
@@ -56,6 +64,19 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 			return newProblem(CodeBadJSON, `the body: data after {"id": "...", "payload": JSON}`).forJob(string(id))
 		}
 	}
+	var sigID string
+	switch {
+	case req.ID == nil:
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		sigID = "api-" + hex.EncodeToString(b[:])
+	case *req.ID == "":
+		// Given, and empty: an unset variable, whose retry would make
+		// another signal. Only an absent ID is made here.
+		return newProblem(CodeBadSignal, `signal `+name+`: the ID is empty (leave "id" out for the server to make one)`).forJob(string(id))
+	default:
+		sigID = *req.ID
+	}
 	payload := req.Payload
 	if string(payload) == "null" {
 		payload = nil
@@ -63,27 +84,22 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 	if len(payload) > job.MaxSignalPayload {
 		return newProblem(CodeRequestTooLarge, fmt.Sprintf("the payload is %d bytes, over the limit of %d bytes of a signal's payload", len(payload), job.MaxSignalPayload)).forJob(string(id))
 	}
-	if req.ID == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		req.ID = "api-" + hex.EncodeToString(b[:])
-	}
-	if err := s.sendSignal(r.Context(), id, name, req.ID, payload); err != nil {
+	if err := s.sendSignal(r.Context(), id, name, sigID, payload); err != nil {
 		return err
 	}
 	j, err := s.st.Load(r.Context(), id)
 	if err != nil {
 		return s.storeProblem(err, id, "load the signalled")
 	}
-	out := api.SignalSent{Job: string(id), Name: name, ID: req.ID, Summary: s.stored(r.Context(), api.SummaryOf(j))}
+	out := api.SignalSent{Job: string(id), Name: name, ID: sigID, Summary: s.stored(r.Context(), api.SummaryOf(j))}
 	kept, taken := j.Signals()
 	for _, t := range taken {
-		if t.Name == name && t.ID == req.ID {
+		if t.Name == name && t.ID == sigID {
 			out.Taken = t.Path
 		}
 	}
 	for _, k := range kept {
-		if k.Name == name && k.ID == req.ID {
+		if k.Name == name && k.ID == sigID {
 			out.Kept = true
 		}
 	}

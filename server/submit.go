@@ -137,8 +137,8 @@ func decodeWorkflowBytes(body []byte) (ast.Node, error) {
 	if len(body) == 0 {
 		return ast.Node{}, newProblem(CodeBadJSON, `the body is empty: send a workflow like {"version":1,"root":...}`)
 	}
-	if bytes.HasPrefix(body, []byte("\xef\xbb\xbf")) {
-		return ast.Node{}, newProblem(CodeBadJSON, "the body starts with a byte-order mark: send JSON without one")
+	if bytes.HasPrefix(body, byteOrderMark) {
+		return ast.Node{}, newProblem(CodeBadJSON, bomDetail)
 	}
 	if !utf8.Valid(body) {
 		n := 0
@@ -213,3 +213,10 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// byteOrderMark is UTF-8's, which some editors put first in a file; JSON
+// has none. A body that starts with it is refused naming it (bomDetail),
+// on every route that takes JSON, rather than as an invalid character.
+var byteOrderMark = []byte("\xef\xbb\xbf")
+
+const bomDetail = "the body starts with a byte-order mark: send JSON without one"

@@ -118,7 +118,8 @@ type submitter interface {
 	// error wrapping store.ErrExists when the ID is taken.
 	submit(ctx context.Context, id job.ID, root ast.Node) error
 	// status returns the job's summary as stored; wait returns the job
-	// once it has finished.
+	// once it has finished, or an error that names the job and where it
+	// is (a server, ZooKeeper, Kafka) and carries the exit status.
 	status(ctx context.Context, id job.ID) (api.Summary, error)
 	wait(ctx context.Context, id job.ID) (api.Job, error)
 	// unserved is a warning line when an action of root has no worker

@@ -56,7 +56,7 @@ not: the restarters resume jobs by themselves, and only they delete).
 TLS and SASL: --tls, --tls-ca, --tls-cert, --tls-key, --sasl, --sasl-user.
 
 While 'baton serve' holds the jobs, status, history, inspect, cancel,
-delete and submit reach them through it with --server URL (or
+signal, delete and submit reach them through it with --server URL (or
 $BATON_SERVER), the token in $BATON_TOKEN or --token-file; --json on
 status, history, inspect and submit prints the HTTP API's JSON.
 
@@ -64,16 +64,20 @@ usage: baton COMMAND [flags] [arguments]
 
 Commands:
 `)
+	width := 0
 	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", cmd.name, cmd.summary)
+		width = max(width, len(cmd.name))
+	}
+	for _, cmd := range commands() {
+		fmt.Fprintf(w, "  %-*s %s\n", width, cmd.name, cmd.summary)
 	}
 	fmt.Fprint(w, `
 Run 'baton COMMAND --help' for the usage and flags of a command.
 
 Built-in actions: log, sleep, fail, value, http.get (see 'baton run --help').
 Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
-3 the store is damaged, full, failing or in use (or ZooKeeper or Kafka
-cannot be reached), 130 interrupted (the job stays in the store; finish it with
+3 the store is damaged, full, failing or in use (or ZooKeeper, Kafka or
+the --server cannot be reached), 130 interrupted (the job stays in the store; finish it with
 'baton resume').
 `)
 }

@@ -54,7 +54,7 @@ func (c *cli) history(ctx context.Context, args []string) error {
 	defer b.Close()
 	h, err := view(b).viewHistory(ctx, id)
 	if err != nil {
-		return withCode(max(exitError, exitCode(err)), err)
+		return withCode(max(exitError, exitCode(err), storeExit(err)), err)
 	}
 	if *asJSON {
 		return writeJSON(c.stdout, h)

@@ -83,7 +83,7 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	case *asJSON || *format == "text":
 		j, err := v.viewJob(ctx, id, *version)
 		if err != nil {
-			return withCode(max(exitError, exitCode(err)), err)
+			return withCode(max(exitError, exitCode(err), storeExit(err)), err)
 		}
 		if *asJSON {
 			return writeJSON(c.stdout, j)
@@ -96,14 +96,14 @@ func (c *cli) inspect(ctx context.Context, args []string) error {
 	case *format == "json":
 		j, err := loadJobAt(ctx, b, id, *version)
 		if err != nil {
-			return withCode(exitError, err)
+			return withCode(max(exitError, storeExit(err)), err)
 		}
 		if out, err = renderJSON(j); err != nil {
 			return fmt.Errorf("job %s: %v", id, err)
 		}
 	default:
 		if out, err = v.viewGraph(ctx, id, *version, *format); err != nil {
-			return withCode(max(exitError, exitCode(err)), err)
+			return withCode(max(exitError, exitCode(err), storeExit(err)), err)
 		}
 	}
 	fmt.Fprint(c.stdout, out)

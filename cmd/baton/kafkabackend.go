@@ -88,6 +88,20 @@ func (b *kafkaBackend) submitter(ctx context.Context) (submitter, error) {
 	return &kafkaSubmitter{r: r, stop: stop, b: b}, nil
 }
 
+var _ applier = (*kafkaBackend)(nil)
+
+// appliers is the number of restarters (-1 when the group cannot be
+// described), and the error of a submit or a cancel sent while none
+// runs.
+func (b *kafkaBackend) appliers(ctx context.Context) (int, error) {
+	n, err := b.kj.restarters(ctx)
+	if err != nil {
+		return -1, nil
+	}
+	return n, fmt.Errorf("no restarter runs in %s (group %s has no member), so nothing was sent: start one ('baton worker %s') and try again",
+		b.where(), b.kj.restarterGroup(), b.hint())
+}
+
 // kafkaSubmitter submits through a runner that neither restarts nor
 // works.
 type kafkaSubmitter struct {
@@ -108,7 +122,11 @@ func (s *kafkaSubmitter) status(ctx context.Context, id job.ID) (api.Summary, er
 }
 
 func (s *kafkaSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
-	return jobView(s.r.Wait(ctx, id))
+	j, err := s.r.Wait(ctx, id)
+	if err != nil {
+		return api.Job{}, fmt.Errorf("job %s in %s: %w", id, s.b.where(), err)
+	}
+	return api.JobOf(j, true), nil
 }
 
 func (s *kafkaSubmitter) unserved(ctx context.Context, root ast.Node) string {

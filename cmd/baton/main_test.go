@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -126,6 +127,51 @@ func TestRunMalformedJSON(t *testing.T) {
 	if _, err := os.Stat(db); err == nil {
 		t.Error("the store was made for a bad file")
 	}
+}
+
+// TestRunByteOrderMark: a workflow saved with a byte-order mark (as some
+// Windows editors do) is refused naming the mark, as the API does, and
+// stores nothing; it said "invalid character 'ï' looking for beginning of
+// value".
+func TestRunByteOrderMark(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	file := writeWorkflow(t, "bom.json", "\xef\xbb\xbf"+helloJSON)
+	r := baton(t, "run", file, "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: "+file+": workflow: the file starts with a byte-order mark (EF BB BF): save it without one\n")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made for a bad file")
+	}
+	r = baton(t, "submit", "--server", "http://127.0.0.1:1", file).want(t, exitError)
+	contains(t, "stderr", r.stderr, "byte-order mark")
+}
+
+// TestRunEmptyWorkflow: an empty workflow file, or nothing on standard
+// input, is said to be empty, as the API says of an empty body, and
+// stores nothing; it was "JSON syntax error at line 1, column 1:
+// unexpected end of JSON input".
+func TestRunEmptyWorkflow(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	for _, text := range []string{"", " \n\t\n"} {
+		file := writeWorkflow(t, "empty.json", text)
+		r := baton(t, "run", file, "--store", db).want(t, exitError)
+		contains(t, "stderr", r.stderr, "baton: "+file+`: workflow: the file is empty: want a workflow like {"version":1,"root":...}`+"\n")
+	}
+	r := baton(t, "run", "-", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, `baton: standard input: workflow: the input is empty: want a workflow like {"version":1,"root":...}`+"\n")
+	if _, err := os.Stat(db); err == nil {
+		t.Error("the store was made for an empty workflow")
+	}
+}
+
+// TestRunPipe: a workflow given as a pipe (a shell's <(...), /dev/stdin)
+// is refused saying how to read one from standard input: '-'.
+func TestRunPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "flow.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	r := baton(t, "run", fifo, "--store", filepath.Join(t.TempDir(), "b.db")).want(t, exitError)
+	contains(t, "stderr", r.stderr, "workflow file "+fifo+" is not a regular file: it is a named pipe (give - to read the workflow from standard input)")
 }
 
 func TestRunInvalidWorkflow(t *testing.T) {

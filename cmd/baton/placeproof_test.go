@@ -119,6 +119,17 @@ type handlerRun struct {
 	start  time.Time
 	end    time.Time // the kill's time for a run its process died in
 	killed bool      // its process was SIGKILLed while it ran
+	// gone is when its process was seen gone after a SIGKILL, whenever
+	// that was; zero if it was not killed.
+	gone time.Time
+}
+
+// lostAtKill reports whether run r of an action may be a re-run of prev
+// whose result a kill lost: prev was in flight at the kill, or its handler
+// had ended and its process was killed before r started (before its
+// result was saved, since r ran).
+func lostAtKill(prev, r handlerRun) bool {
+	return prev.killed || !prev.gone.IsZero() && prev.gone.After(prev.end) && prev.gone.Before(r.start)
 }
 
 // logAttr returns the value of key=VALUE in a slog text line ("" if none).
@@ -152,7 +163,7 @@ func runsOf(t *testing.T, name string, p *proc, killedAt time.Time) []handlerRun
 		switch {
 		case strings.Contains(l, `msg="action started"`):
 			open[key] = len(out)
-			out = append(out, handlerRun{worker: name, pid: p.cmd.Process.Pid, job: logAttr(l, "job"), action: logAttr(l, "action"), start: logTime(t, l)})
+			out = append(out, handlerRun{worker: name, pid: p.cmd.Process.Pid, job: logAttr(l, "job"), action: logAttr(l, "action"), start: logTime(t, l), gone: killedAt})
 		case strings.Contains(l, `msg="action succeeded"`), strings.Contains(l, `msg="action failed"`):
 			i, ok := open[key]
 			if !ok {
@@ -195,4 +206,27 @@ func mostAtOnce(rs []handlerRun) int {
 		most = max(most, n)
 	}
 	return most
+}
+
+// TestLostAtKill: a run again after one whose handler ended is a re-run
+// a kill explains only if the process was killed between the end and the
+// new run (the result not yet saved when it died). TestZKPlacementStress
+// (seed 1795726778935925062) failed a run that ended 20:59:43.427 on a
+// worker SIGKILLed right after, as if that worker had not been killed.
+func TestLostAtKill(t *testing.T) {
+	at := func(s int) time.Time { return time.Date(2026, 11, 26, 20, 59, s, 0, time.UTC) }
+	for _, c := range []struct {
+		prev handlerRun
+		r    handlerRun
+		want bool
+	}{
+		{handlerRun{start: at(1), end: at(3), killed: true, gone: at(3)}, handlerRun{start: at(9)}, true},
+		{handlerRun{start: at(1), end: at(2), gone: at(3)}, handlerRun{start: at(9)}, true},
+		{handlerRun{start: at(1), end: at(2)}, handlerRun{start: at(9)}, false},
+		{handlerRun{start: at(1), end: at(2), gone: at(10)}, handlerRun{start: at(9)}, false},
+	} {
+		if got := lostAtKill(c.prev, c.r); got != c.want {
+			t.Errorf("lostAtKill(%+v, %+v) = %v, want %v", c.prev, c.r, got, c.want)
+		}
+	}
 }

@@ -55,11 +55,3 @@ func summaries(status func(context.Context, job.ID) (job.Job, error)) func(conte
 		return api.SummaryOf(j), nil
 	}
 }
-
-// jobView is a runner's answer (Wait) as the API's value.
-func jobView(j job.Job, err error) (api.Job, error) {
-	if err != nil {
-		return api.Job{}, err
-	}
-	return api.JobOf(j, true), nil
-}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -207,12 +208,26 @@ func readWorkflow(file string, stdin io.Reader) (ast.Node, error) {
 	if err != nil {
 		return ast.Node{}, err
 	}
+	what := "the file"
+	if file == "-" {
+		what = "the input"
+	}
+	switch {
+	case len(bytes.TrimSpace(data)) == 0:
+		return ast.Node{}, fmt.Errorf(`%s: workflow: %s is empty: want a workflow like {"version":1,"root":...}`, source, what)
+	case bytes.HasPrefix(data, byteOrderMark):
+		return ast.Node{}, fmt.Errorf("%s: workflow: %s starts with a byte-order mark (EF BB BF): save it without one", source, what)
+	}
 	root, err := ast.Decode(data)
 	if err != nil {
 		return ast.Node{}, fmt.Errorf("%s: %v", source, err)
 	}
 	return root, nil
 }
+
+// byteOrderMark is UTF-8's, which some editors put first in a file; JSON
+// has none, and the decoder would call it an invalid character 'ï'.
+var byteOrderMark = []byte("\xef\xbb\xbf")
 
 // readWorkflowStdin reads a workflow from standard input, at most
 // maxWorkflowBytes.
@@ -238,7 +253,12 @@ func readWorkflowFile(file string) ([]byte, error) {
 	case err != nil:
 		return nil, fmt.Errorf("cannot read %s: %v", what, pathErr(err))
 	case !fi.Mode().IsRegular():
-		return nil, notRegular(what, fi.Mode())
+		err := notRegular(what, fi.Mode())
+		if fi.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0 {
+			// A shell's <(...) or /dev/stdin: '-' reads such a stream.
+			err = fmt.Errorf("%v (give - to read the workflow from standard input)", err)
+		}
+		return nil, err
 	case fi.Size() > maxWorkflowBytes:
 		return nil, fmt.Errorf("%s is %d bytes; workflow files are limited to %s", what, fi.Size(), maxWorkflowSize)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -193,6 +194,21 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		return withCode(exitError, err)
 	}
 
+	// The address first: a server that cannot listen leaves no store
+	// behind, and starts no job.
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
+	}
+	defer ln.Close()
+	var metricsLn net.Listener
+	if f.metricsListen != "" {
+		if metricsLn, err = net.Listen("tcp", f.metricsListen); err != nil {
+			return withCode(exitError, fmt.Errorf("listen on %s (--metrics-listen): %v", f.metricsListen, err))
+		}
+		defer metricsLn.Close()
+	}
+
 	ctx, stopSignals := c.interruptible(ctx)
 	defer stopSignals()
 	// The request log (and the server's other lines) through a
@@ -200,7 +216,9 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	logs := server.NewLogWriter(c.stderr)
 	defer logs.Close()
 	log := runnerLoggerAt(logs, slog.LevelInfo)
-	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, log: runnerLogger(c.stderr)})
+	// The backend's own warnings (a submit waits for a restarter) are
+	// not serve's: it refuses what would wait (remoteServing.ready).
+	b, err := c.openBackend(ctx, *storeArg, z, k, openOptions{mode: create, retain: *retain, stderr: io.Discard, log: runnerLogger(c.stderr)})
 	if err != nil {
 		return err
 	}
@@ -230,16 +248,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if err != nil {
 		return withCode(exitError, err)
 	}
-	if f.metricsListen != "" {
-		stop, err := c.serveMetricsAlone(f.metricsListen, obs.metricsHandler(), log)
-		if err != nil {
-			return withCode(exitError, err)
-		}
-		defer stop()
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return withCode(exitError, fmt.Errorf("listen on %s: %v", f.listen, err))
+	if metricsLn != nil {
+		defer c.serveMetricsAlone(metricsLn, obs.metricsHandler(), log)()
 	}
 	hs := server.HTTPServer(h, lim)
 	hs.TLSConfig, hs.ErrorLog = tlsConf, slog.NewLogLogger(log.Handler(), slog.LevelWarn)
@@ -258,6 +268,11 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 		}
 	}()
 	fmt.Fprintf(c.stderr, "baton serve: %s://%s/api/v1 on %s\n", scheme, ln.Addr(), b.where())
+	if a, ok := b.(applier); ok && *workers == 0 {
+		if n, missing := a.appliers(ctx); n == 0 {
+			fmt.Fprintf(c.stderr, "baton serve: submits and cancels are refused (503) until a restarter runs: %v\n", missing)
+		}
+	}
 	if f.tokenFile != "" {
 		stopHUP := c.reloadTokensOnHUP(f.tokenFile, tokens)
 		defer stopHUP()
@@ -278,7 +293,8 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	close(closing)
 	sctx, cancel := context.WithTimeout(context.Background(), serveShutdown)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	cut := hs.Shutdown(sctx) != nil
+	if cut {
 		hs.Close()
 	}
 	sv.Close()
@@ -288,20 +304,22 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 	if failed != nil {
 		return withCode(exitStore, failed)
 	}
+	logs.Close() // the request log's last lines before the last one
+	if cut {
+		fmt.Fprintf(c.stderr, "baton serve: stopped; the requests still unanswered after %v were cut\n", serveShutdown)
+	} else {
+		fmt.Fprintln(c.stderr, "baton serve: stopped")
+	}
 	return nil
 }
 
-// serveMetricsAlone serves h (/metrics) on addr until stop is called.
-func (c *cli) serveMetricsAlone(addr string, h http.Handler, log *slog.Logger) (stop func(), err error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen on %s (--metrics-listen): %v", addr, err)
-	}
+// serveMetricsAlone serves h (/metrics) on ln until stop is called.
+func (c *cli) serveMetricsAlone(ln net.Listener, h http.Handler, log *slog.Logger) (stop func()) {
 	hs := server.HTTPServer(h, server.Limits{})
 	hs.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
 	go func() { _ = hs.Serve(ln) }()
 	fmt.Fprintf(c.stderr, "baton serve: http://%s/metrics\n", ln.Addr())
-	return func() { hs.Close() }, nil
+	return func() { hs.Close() }
 }
 
 // reloadTokensOnHUP reads the token file again on each SIGHUP into
@@ -430,17 +448,65 @@ func (rs *remoteServing) Close() error {
 type remoteRunner struct{ rs *remoteServing }
 
 func (r remoteRunner) Submit(ctx context.Context, id job.ID, root ast.Node) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	return r.rs.s.submit(ctx, id, root)
 }
 
 func (r remoteRunner) Cancel(ctx context.Context, id job.ID, reason string) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	_, err := r.rs.c.cancel(ctx, id, reason)
 	return err
 }
 
 func (r remoteRunner) CancelNode(ctx context.Context, id job.ID, name, reason string) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
 	_, err := r.rs.c.cancelNode(ctx, id, name, reason)
 	return err
+}
+
+// Delete deletes a settled job (the server checked) through the
+// backend's deleter: on Kafka the restarter that owns the job deletes it,
+// which the store's own Delete cannot do from here.
+func (r remoteRunner) Delete(ctx context.Context, id job.ID) error {
+	if err := r.rs.ready(ctx); err != nil {
+		return err
+	}
+	d, err := r.rs.b.deleter(ctx)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	return d.delete(ctx, id)
+}
+
+var _ server.Deleter = remoteRunner{}
+
+// applier is a backend whose submits and cancels wait until a process
+// elsewhere applies them (Kafka's restarters), found the io/fs way:
+// appliers says how many run (n < 0: it cannot tell).
+type applier interface {
+	appliers(ctx context.Context) (n int, missing error)
+}
+
+// ready refuses a submit or a cancel that would wait for an applier none
+// runs: a request cannot wait for one (its answer could no longer be
+// written, while the job is stored once one comes), so nothing is sent.
+// A server that runs its own (--workers) needs no check.
+func (rs *remoteServing) ready(ctx context.Context) error {
+	a, ok := rs.b.(applier)
+	if !ok || rs.w != nil {
+		return nil
+	}
+	if n, missing := a.appliers(ctx); n == 0 {
+		return missing
+	}
+	return nil
 }
 
 func (r remoteRunner) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {

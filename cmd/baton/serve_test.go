@@ -123,6 +123,10 @@ func TestServe(t *testing.T) {
 		t.Errorf("exit status %d after the interrupt:\n%s", code, p.errOut.String())
 	}
 	contains(t, "stderr", p.errOut.String(), `route="POST /api/v1/jobs" status=201`)
+	// It says it stopped, last (it said only that it was stopping).
+	if !strings.HasSuffix(p.errOut.String(), "baton serve: stopped\n") {
+		t.Errorf("stderr does not end with 'baton serve: stopped':\n%s", p.errOut.String())
+	}
 }
 
 // TestServeShutdown: submits in flight when the server stops are done

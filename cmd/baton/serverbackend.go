@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
+	"unicode"
 
 	"github.com/batonwf/baton/api"
 	"github.com/batonwf/baton/ast"
@@ -80,7 +83,11 @@ func (s *serverFlags) check() error {
 	}
 	u, err := url.Parse(s.base())
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("--server %q: want a URL like http://127.0.0.1:8080", s.base())
+		from := "--server"
+		if *s.url == "" {
+			from = "$" + serverEnv
+		}
+		return fmt.Errorf("%s %q: want a URL like http://127.0.0.1:8080", from, s.base())
 	}
 	return nil
 }
@@ -94,10 +101,17 @@ func (s *serverFlags) base() string {
 }
 
 // token returns the token to send: --token-file's first write token when
-// write (else its first read token), else $BATON_TOKEN, else none.
+// write (else its first read token), else $BATON_TOKEN without the white
+// space around it (a line read with its newline, a file's CRLF), else
+// none. A $BATON_TOKEN with a control character inside cannot be sent
+// in a header: an error, which does not show the token.
 func (s *serverFlags) token(write bool) (string, error) {
 	if *s.tokenFile == "" {
-		return s.getenv(tokenEnv), nil
+		tok := strings.TrimSpace(s.getenv(tokenEnv))
+		if i := strings.IndexFunc(tok, unicode.IsControl); i >= 0 {
+			return "", fmt.Errorf("$%s has a control character at byte %d: want the token alone, as in a line of 'baton serve --token-file'", tokenEnv, i)
+		}
+		return tok, nil
 	}
 	lines, err := server.ReadTokenFile(*s.tokenFile)
 	if err != nil {
@@ -141,9 +155,24 @@ func openServerBackend(s *serverFlags, write bool) (*serverBackend, error) {
 	}
 	// No timeout: a history long poll waits up to server.MaxWait; the
 	// command's context bounds every request.
-	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	hc := &http.Client{Transport: certHint{http.DefaultTransport.(*http.Transport).Clone()}}
 	return &serverBackend{base: s.base(), http: hc, c: client.New(s.base(), client.Options{HTTPClient: hc, Token: token})}, nil
 }
+
+// certHint is a transport whose errors about a server's certificate
+// that no known authority signed say how to trust a private one.
+type certHint struct{ t *http.Transport }
+
+func (h certHint) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := h.t.RoundTrip(req)
+	var unknown x509.UnknownAuthorityError
+	if errors.As(err, &unknown) {
+		err = fmt.Errorf("%w (for a certificate that a private CA signed, set SSL_CERT_FILE to the CA's PEM file)", err)
+	}
+	return resp, err
+}
+
+func (h certHint) CloseIdleConnections() { h.t.CloseIdleConnections() }
 
 func (b *serverBackend) where() string { return b.base }
 func (b *serverBackend) hint() string  { return "--server " + b.base }
@@ -188,6 +217,22 @@ func (b *serverBackend) fail(err error, id job.ID) error {
 		return fmt.Errorf("%w: %s", store.ErrExists, ce.Detail)
 	}
 	return withCode(exitCodeOf(ce), fmt.Errorf("job %s in %s: %s", id, b.base, problemText(ce)))
+}
+
+// refusal is fail for a canceller's or a deleter's error, which the
+// command prints after naming the job and the server itself ("cancel job
+// J in URL: "): the server's reason alone.
+func (b *serverBackend) refusal(err error, id job.ID) error {
+	var ce *client.Error
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &ce):
+		return withCode(exitStore, err)
+	case ce.Code != "job_not_found" && ce.Code != "job_exists":
+		return withCode(exitCodeOf(ce), errors.New(problemText(ce)))
+	}
+	return b.fail(err, id)
 }
 
 func (b *serverBackend) viewJob(ctx context.Context, id job.ID, version uint64) (api.Job, error) {
@@ -244,7 +289,7 @@ func (b *serverBackend) viewList(ctx context.Context, prefix string, after job.I
 	case err == nil:
 		return l.Jobs, nil
 	case errors.As(err, &ce):
-		return nil, withCode(exitCodeOf(ce), fmt.Errorf("list jobs in %s: %s", b.base, ce.Detail))
+		return nil, withCode(exitCodeOf(ce), fmt.Errorf("list jobs in %s: %s", b.base, problemText(ce)))
 	}
 	return nil, withCode(exitStore, fmt.Errorf("list jobs in %s: %v", b.base, err))
 }
@@ -257,7 +302,7 @@ func (b *serverBackend) close()                                       {}
 func (b *serverBackend) cancel(ctx context.Context, id job.ID, reason string) (string, error) {
 	s, err := b.c.Cancel(ctx, id, reason)
 	if err != nil {
-		return "", b.fail(err, id)
+		return "", b.refusal(err, id)
 	}
 	return cancelLine(s), nil
 }
@@ -313,7 +358,7 @@ func (b *serverBackend) delete(ctx context.Context, id job.ID) error {
 	if client.Code(err) == "job_not_found" {
 		return fmt.Errorf("job %s: %w", id, store.ErrNotFound)
 	}
-	return b.fail(err, id)
+	return b.refusal(err, id)
 }
 
 func (b *serverBackend) submitter(context.Context) (submitter, error) {
@@ -384,6 +429,9 @@ func exitCodeOf(ce *client.Error) int {
 // problem with its path.
 func problemText(ce *client.Error) string {
 	s := ce.Detail
+	if ce.Code == "unauthorized" || ce.Code == "forbidden" && strings.Contains(s, "token") {
+		s += " (the CLI sends the token in $" + tokenEnv + " or the one --token-file names)"
+	}
 	for _, p := range ce.Problems {
 		s += fmt.Sprintf("\n  %s: %s", ast.ShowPath(p.Path), p.Message)
 	}

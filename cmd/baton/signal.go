@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -41,8 +42,9 @@ goes to 'baton serve' (the token: a write one, from $BATON_TOKEN or
 --token-file).
 
 Prints a line: whether a wait took the signal, or the job keeps it.
-Exit status: 0 once the signal is sent (a signal sent before included),
-2 if the job was not found or has finished, for a bad name, ID or payload,
+Exit status: 0 once the signal is sent (a signal sent before included,
+even after the job finished: the line says what it did), 2 if the job
+was not found or has finished (for a new signal), for a bad name, ID or payload,
 or bad usage, 3 if the store is damaged, fails, or is in use.`,
 		run: (*cli).signal,
 	}
@@ -73,6 +75,9 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 	}
 	if msg := ast.CheckSignalName(name); msg != "" {
 		return c.usageError(cmd, "signal %s", msg)
+	}
+	if given(fset, "data") && *payloadArg == "" {
+		return c.usageError(cmd, "--data is empty: give a JSON value (null for none)")
 	}
 	payload, err := c.readPayload(*payloadArg)
 	if err != nil {
@@ -108,12 +113,24 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 		return exitWith(max(storeExit(err), exitCode(err)))
 	}
 	if s.Status != job.StatusRunning.String() {
+		// The same name and ID again is a retry: say what the first did.
+		if line, ok := sentBefore(ctx, view(b), id, name, *sigID, s.Status); ok {
+			fmt.Fprintln(c.stdout, line)
+			return nil
+		}
 		c.errorf("job %s in %s has finished (%s): no wait takes a signal", id, path, s.Status)
 		return exitWith(exitError)
 	}
 	line, err := cr.signal(ctx, id, name, *sigID, payload)
 	switch {
 	case errors.Is(err, runner.ErrFinished):
+		// It finished since: a retry still says what the first did.
+		if s, err := view(b).viewSummary(ctx, id); err == nil {
+			if line, ok := sentBefore(ctx, view(b), id, name, *sigID, s.Status); ok {
+				fmt.Fprintln(c.stdout, line)
+				return nil
+			}
+		}
 		c.errorf("job %s in %s has finished: no wait takes a signal", id, path)
 		return exitWith(exitError)
 	case err != nil:
@@ -158,12 +175,37 @@ func (c *cli) readPayload(arg string) (json.RawMessage, error) {
 	if len(data) > job.MaxSignalPayload {
 		return nil, fmt.Errorf("%d bytes is over the limit of %d bytes of a signal's payload", len(data), job.MaxSignalPayload)
 	}
+	if bytes.HasPrefix(data, byteOrderMark) {
+		return nil, fmt.Errorf("%s starts with a byte-order mark (EF BB BF): save it without one", where)
+	}
 	if !json.Valid(data) {
 		var v any
 		err := json.Unmarshal(data, &v)
 		return nil, fmt.Errorf("%s is not JSON: %v", where, err)
 	}
 	return data, nil
+}
+
+// sentBefore returns the line of a signal of this name and ID that the
+// finished job id took or kept before it finished, and true; a retry of
+// a signal sent before is no error, whenever it comes.
+func sentBefore(ctx context.Context, v viewer, id job.ID, name, sigID, status string) (string, bool) {
+	j, err := v.viewJob(ctx, id, 0)
+	if err != nil || j.Signals == nil {
+		return "", false
+	}
+	what := fmt.Sprintf("signal %s (id %s)", name, sigID)
+	for _, t := range j.Signals.Taken {
+		if t.Name == name && t.ID == sigID {
+			return fmt.Sprintf("%s was taken by the wait at %s before job %s finished (%s)", what, ast.ShowPath(t.Path), id, status), true
+		}
+	}
+	for _, k := range j.Signals.Kept {
+		if k.Name == name && k.ID == sigID {
+			return fmt.Sprintf("%s was kept by job %s, which finished (%s) before a wait took it", what, id, status), true
+		}
+	}
+	return "", false
 }
 
 // randomSignalID is the ID of a signal sent without --id.

@@ -58,6 +58,10 @@ func TestSignal(t *testing.T) {
 	if err := os.WriteFile(big, []byte(`"`+strings.Repeat("x", job.MaxSignalPayload)+`"`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	bom := filepath.Join(t.TempDir(), "bom.json")
+	if err := os.WriteFile(bom, []byte("\xef\xbb\xbf{\"ok\": true}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -69,6 +73,10 @@ func TestSignal(t *testing.T) {
 		{[]string{"early", "approval", "--data", "@" + filepath.Join(t.TempDir(), "missing.json")}, "--data: cannot read "},
 		{[]string{"early", "approval", "--data", "@"}, "--data: @ names no file"},
 		{[]string{"early", "approval", "--id", "bad\x01id"}, "signal approval: ID"},
+		// An empty value (an unset variable: --data "$ANSWER") is no
+		// payload the user meant: it was sent as null.
+		{[]string{"early", "approval", "--data", ""}, "--data is empty: give a JSON value (null for none)"},
+		{[]string{"early", "approval", "--data", "@" + bom}, "--data: " + bom + " starts with a byte-order mark (EF BB BF): save it without one"},
 	} {
 		r = baton(t, append(append([]string{"signal"}, c.args...), "--store", db)...).want(t, exitError)
 		contains(t, "stderr", r.stderr, "baton: signal: "+c.want, "usage: baton signal")

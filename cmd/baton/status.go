@@ -88,7 +88,7 @@ func (c *cli) status(ctx context.Context, args []string) error {
 	if len(pos) == 1 {
 		j, err := v.viewJob(ctx, job.ID(pos[0]), 0)
 		if err != nil {
-			return withCode(max(exitError, exitCode(err)), err)
+			return withCode(max(exitError, exitCode(err), storeExit(err)), err)
 		}
 		if *asJSON {
 			return writeJSON(c.stdout, j)

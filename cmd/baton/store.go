@@ -84,7 +84,7 @@ func (c *cli) openStore(flagValue string, mode openMode, retain time.Duration) (
 	st, err := open(path, &bolt.Options{Timeout: lockTimeout, Retention: retain})
 	switch {
 	case errors.Is(err, bolt.ErrLocked):
-		return nil, path, &storeError{fmt.Sprintf("store %s is in use by another process (is a 'baton run' or 'baton resume' still going?); gave up after %v", path, lockTimeout), err}
+		return nil, path, &storeError{fmt.Sprintf("store %s is in use by another process (a 'baton run' or 'baton resume' still going, or a 'baton serve': reach a served store's jobs with --server URL); gave up after %v", path, lockTimeout), err}
 	case err != nil:
 		return nil, path, &storeError{fmt.Sprintf("cannot open store %s: %s", path, openMessage(path, err)), err}
 	}

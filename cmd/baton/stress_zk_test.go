@@ -258,8 +258,8 @@ func TestZKPlacementStress(t *testing.T) {
 			case r.start.Before(prev.end):
 				t.Errorf("%s ran twice at once: on %s (pid %d) from %v to %v, and on %s (pid %d) from %v",
 					key, prev.worker, prev.pid, prev.start.Format("15:04:05.000"), prev.end.Format("15:04:05.000"), r.worker, r.pid, r.start.Format("15:04:05.000"))
-			case !prev.killed:
-				t.Errorf("%s ran again on %s (pid %d) after it ended on %s (pid %d), which was not killed", key, r.worker, r.pid, prev.worker, prev.pid)
+			case !lostAtKill(prev, r):
+				t.Errorf("%s ran again on %s (pid %d) after it ended on %s (pid %d), which was not killed before it", key, r.worker, r.pid, prev.worker, prev.pid)
 			default:
 				reruns++
 				t.Logf("re-run after a kill: %s on %s (pid %d) from %s; the killed attempt on %s (pid %d) from %s",

@@ -73,6 +73,13 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "%v", err)
 	}
 	if !srv.on() {
+		if !z.on() && !k.on() {
+			// A flag of one of them without it says so first.
+			if err := checkEngines(z, k, false); err != nil {
+				return c.usageError(cmd, "%v", err)
+			}
+			return c.usageError(cmd, "--zk, --kafka or --server is required: the ZooKeeper servers or the Kafka brokers, HOST:PORT[,HOST:PORT...], or the URL of a 'baton serve' (or $%s)", serverEnv)
+		}
 		if err := checkEngines(z, k, true); err != nil {
 			return c.usageError(cmd, "%v", err)
 		}
@@ -128,7 +135,7 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s may or may not have been submitted: see 'baton status %s %s'\n", id, hint, id)
 			return exitWith(exitInterrupted)
 		}
-		return fmt.Errorf("%s: submit job %s to %s: %v", source, id, where, err)
+		return fmt.Errorf("%s: submit job %s to %s: %w", source, id, where, err)
 	}
 	if *asJSON {
 		// The summary of the job just made: the server's answer, else
@@ -179,7 +186,10 @@ func (c *cli) follow(ctx context.Context, con *console, status func(context.Cont
 		fmt.Fprintf(con.Stderr(), "interrupted: job %s goes on in %s; follow it with: baton status %s %s\n", id, where, hint, id)
 		return exitWith(exitInterrupted)
 	case err != nil:
-		return fmt.Errorf("job %s in %s: %v", id, where, err)
+		// wait's error names the job and where it is, and carries the
+		// exit status: 3 when the server, ZooKeeper or Kafka cannot be
+		// reached.
+		return withCode(max(exitCode(err), storeExit(err)), err)
 	}
 	if asJSON {
 		if err := writeJSON(con.Stdout(), j.Summary); err != nil {

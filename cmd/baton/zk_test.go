@@ -452,7 +452,7 @@ func TestZKErrors(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"worker":                                            "worker: --zk or --kafka is required",
-		"submit f.json":                                     "submit: --zk or --kafka is required",
+		"submit f.json":                                     "submit: --zk, --kafka or --server is required",
 		"status --root /x":                                  "status: --root needs --zk",
 		"cancel --auth a:b j":                               "cancel: --auth needs --zk",
 		"status --zk a,,b":                                  `status: --zk "a,,b" has an empty server address`,

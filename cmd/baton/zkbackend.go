@@ -88,7 +88,11 @@ func (s *zkSubmitter) status(ctx context.Context, id job.ID) (api.Summary, error
 }
 
 func (s *zkSubmitter) wait(ctx context.Context, id job.ID) (api.Job, error) {
-	return jobView(s.r.Wait(ctx, id))
+	j, err := s.r.Wait(ctx, id)
+	if err != nil {
+		return api.Job{}, fmt.Errorf("job %s in %s: %w", id, s.b.where(), err)
+	}
+	return api.JobOf(j, true), nil
 }
 
 func (s *zkSubmitter) unserved(ctx context.Context, root ast.Node) string {

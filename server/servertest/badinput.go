@@ -84,6 +84,10 @@ func badCases() []badCase {
 			status: 400, code: server.CodeBadRequest, detail: "UTF-8"},
 		{name: "CancelUnknownField", method: "POST", path: "/api/v1/jobs/nope/cancel", body: `{"why":"x"}`,
 			status: 400, code: server.CodeBadJSON, detail: "why"},
+		{name: "CancelByteOrderMark", method: "POST", path: "/api/v1/jobs/nope/cancel", body: "\xef\xbb\xbf" + `{"reason":"x"}`,
+			status: 400, code: server.CodeBadJSON, detail: "byte-order mark"},
+		{name: "NodeCancelByteOrderMark", method: "POST", path: "/api/v1/jobs/nope/nodes/n/cancel", body: "\xef\xbb\xbf" + `{"reason":"x"}`,
+			status: 400, code: server.CodeBadJSON, detail: "byte-order mark"},
 		// Queries.
 		get("UnknownParameter", "/api/v1/jobs?stauts=failed", 400, server.CodeBadQuery),
 		get("RepeatedParameter", "/api/v1/jobs?limit=1&limit=2", 400, server.CodeBadQuery),

@@ -36,6 +36,10 @@ func testSignal(t *testing.T, cfg Config) {
 			{"/api/v1/jobs/s/signals/approval", `{"id":"x","payload":nope}`, 400, server.CodeBadJSON, "the body"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"x","extra":1}`, 400, server.CodeBadJSON, "unknown field"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"bad\u0001id"}`, 400, server.CodeBadSignal, "ID"},
+			// An ID given empty (an unset variable) is refused, as
+			// docs/api.md says; only an absent one is made.
+			{"/api/v1/jobs/s/signals/approval", `{"id":"","payload":1}`, 400, server.CodeBadSignal, "ID is empty"},
+			{"/api/v1/jobs/s/signals/approval", "\xef\xbb\xbf" + `{"id":"x"}`, 400, server.CodeBadJSON, "byte-order mark"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"x","payload":"` + strings.Repeat("x", job.MaxSignalPayload) + `"}`,
 				413, server.CodeRequestTooLarge, "over the limit of 65536 bytes of a signal's payload"},
 		} {
