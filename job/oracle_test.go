@@ -1019,14 +1019,17 @@ func (o *oracle) advance() {
 		switch {
 		case frozen >= 0:
 			o.enter(ws[frozen].n, true)
-		case o.withdrawOne(o.root):
-			// A running wait or sleep that a freeze stops is withdrawn: it
-			// fails, which may freeze more.
 		case o.decideOne():
 			// What the cancellations settled may have won a race: the
 			// innermost is decided once they have all been made, and
 			// before any guard is read: a guard is read when its child
-			// would start, and nothing starts in a race's loser.
+			// would start, and nothing starts in a race's loser. A race
+			// (or a map with a need) that its children won in this batch
+			// is decided before the freezes' withdrawals too: a wait it
+			// stops is a loser's, which does not fail it.
+		case o.withdrawOne(o.root):
+			// A running wait or sleep that a freeze stops is withdrawn: it
+			// fails, which may freeze more.
 		case skip >= 0:
 			o.enter(ws[skip].n, false)
 		case len(ws) == 0 && o.failLate():
