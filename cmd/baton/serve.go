@@ -273,10 +273,10 @@ func (c *cli) serve(ctx context.Context, args []string) error {
 			fmt.Fprintf(c.stderr, "baton serve: submits and cancels are refused (503) until a restarter runs: %v\n", missing)
 		}
 	}
-	if f.tokenFile != "" {
-		stopHUP := c.reloadTokensOnHUP(f.tokenFile, tokens)
-		defer stopHUP()
-	}
+	// SIGHUP reads the token file again; without one it is ignored,
+	// where its default action would end the server without a drain.
+	stopHUP := c.reloadTokensOnHUP(f.tokenFile, tokens)
+	defer stopHUP()
 
 	var failed error
 	select {
@@ -324,7 +324,8 @@ func (c *cli) serveMetricsAlone(ln net.Listener, h http.Handler, log *slog.Logge
 
 // reloadTokensOnHUP reads the token file again on each SIGHUP into
 // tokens; a file that cannot be read keeps the tokens as they were, with
-// a message. Call stop to release the signal.
+// a message. Without a token file (path "") a SIGHUP is ignored, with a
+// message. Call stop to release the signal.
 func (c *cli) reloadTokensOnHUP(path string, tokens *server.Tokens) (stop func()) {
 	if c.noSignals {
 		return func() {}
@@ -336,6 +337,10 @@ func (c *cli) reloadTokensOnHUP(path string, tokens *server.Tokens) (stop func()
 		for {
 			select {
 			case <-hup:
+				if path == "" {
+					fmt.Fprintln(c.stderr, "baton serve: SIGHUP: no --token-file to read again; ignored")
+					continue
+				}
 				t, err := server.LoadTokens(path)
 				if err != nil {
 					c.errorf("serve: SIGHUP: %v; the tokens stay as they were", err)
