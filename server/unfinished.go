@@ -67,7 +67,11 @@ func (s *srv) checkUnfinished(ctx context.Context) error {
 		c.counting.Store(false)
 	}
 	if n >= int64(s.maxUnfinished) {
-		p := newProblem(CodeTooManyJobs, fmt.Sprintf("%d jobs are unfinished, the most this server takes (--max-unfinished); submit again once some have finished", n))
+		verb := "are"
+		if n == 1 {
+			verb = "is"
+		}
+		p := newProblem(CodeTooManyJobs, fmt.Sprintf("%d job%s %s unfinished, the most this server takes (--max-unfinished); submit again once some have finished", n, plural(int(n)), verb))
 		p.retryAfter = 5
 		return p
 	}

@@ -381,6 +381,9 @@ func testTooManyJobs(t *testing.T, cfg Config) {
 		if a.Header.Get("Retry-After") == "" {
 			t.Error("429 without Retry-After")
 		}
+		if !strings.Contains(string(a.Body), "2 jobs are unfinished") {
+			t.Errorf("429's detail does not count the jobs: %s", a.Body)
+		}
 		// A retry of a job that exists is no new job.
 		if a := e.Do(t, "POST", "/api/v1/jobs?id=m1", nil, blockFlow); a.Status != http.StatusOK {
 			t.Errorf("retry at the limit: %d %s", a.Status, a.Body)
@@ -390,6 +393,20 @@ func testTooManyJobs(t *testing.T, cfg Config) {
 		if _, err := e.Client.Cancel(ctxOf(t), id, "end"); err != nil {
 			t.Fatal(err)
 		}
+	}
+
+	// One job: the detail says so in the singular.
+	one := NewEnv(t, cfg, func(o *server.Options) { o.MaxUnfinished = 1 })
+	one.Submit(t, "s1", blockFlow)
+	one.Unchanged(t, func() {
+		a := one.Do(t, "POST", "/api/v1/jobs?id=s2", nil, okFlow)
+		a.Problem(t, 429, server.CodeTooManyJobs)
+		if !strings.Contains(string(a.Body), "1 job is unfinished") {
+			t.Errorf("429's detail for one job: %s", a.Body)
+		}
+	})
+	if _, err := one.Client.Cancel(ctxOf(t), "s1", "end"); err != nil {
+		t.Fatal(err)
 	}
 }
 
