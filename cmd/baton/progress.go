@@ -2,10 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/batonwf/baton/api"
+	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
 )
 
@@ -53,5 +57,50 @@ func summaries(status func(context.Context, job.ID) (job.Job, error)) func(conte
 			return api.Summary{}, err
 		}
 		return api.SummaryOf(j), nil
+	}
+}
+
+// stallEvery is how often 'baton run' looks for a job that only a signal
+// can move on.
+const stallEvery = 250 * time.Millisecond
+
+// hintSignals tells, once, that job id can go on only with a signal (a
+// wait runs, and no action and no timer is left), which nothing can send
+// to a job that 'baton run' holds, and how to send one. Call stop when
+// the job ends.
+func (c *cli) hintSignals(con *console, status func(context.Context, job.ID) (job.Job, error), id job.ID, path string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(stallEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			j, err := status(ctx, id)
+			if err != nil || j.Done() || len(j.Outstanding()) > 0 || len(j.Timers()) > 0 {
+				continue
+			}
+			var names []string
+			for _, n := range api.JobOf(j, true).Nodes {
+				if n.Kind == ast.KindWait.String() && n.Status == job.StatusRunning.String() && !slices.Contains(names, n.Signal) {
+					names = append(names, n.Signal)
+				}
+			}
+			if len(names) == 0 {
+				continue
+			}
+			con.clear()
+			fmt.Fprintf(con.Stderr(), "baton run: job %s can go on only with a signal (it waits for %s), and 'baton run' holds its store, so none can reach it: stop this (Ctrl-C), run it with 'baton serve --store %s', and send it with 'baton signal --server URL %s %s'\n",
+				id, strings.Join(names, ", "), path, id, names[0])
+			return
+		}
+	})
+	return func() {
+		cancel()
+		wg.Wait()
 	}
 }

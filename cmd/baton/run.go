@@ -148,7 +148,9 @@ func (c *cli) run(ctx context.Context, args []string) error {
 	if !*quiet {
 		stopProgress = c.showProgress(con, summaries(r.Status), id, start)
 	}
+	stopHint := c.hintSignals(con, r.Status, id, path)
 	j, waitErr := r.Wait(ctx, id)
+	stopHint()
 	stopProgress()
 	r.Close() // stops Run; after Ctrl-C it waits for the drain
 	if err := <-ran; err != nil {

@@ -98,3 +98,34 @@ func TestSignalLockedStore(t *testing.T) {
 	contains(t, "stderr", r.stderr, "baton: store "+db+" is in use by another process",
 		"to signal a job while it runs, run it under 'baton serve --store "+db+"' and send it with 'baton signal --server URL'")
 }
+
+// TestRunHintsSignals: 'baton run' of a job that can go on only with a
+// signal (its wait runs; no action, no timer left) says, once, that none
+// can reach it while run holds the store, and how to send one; it waited
+// in silence before. A wait beside a sleep (a timer pending) says
+// nothing: the sleep moves the job on.
+func TestRunHintsSignals(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "baton.db")
+	wf := filepath.Join(dir, "approve.json")
+	if err := os.WriteFile(wf, []byte(`{"version":3,"root":{"seq":[{"act":"log","payload":"asked"},{"wait":"approval"},{"act":"log","payload":"after"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "baton run: job approve can go on only with a signal (it waits for approval), and 'baton run' holds its store, so none can reach it: stop this (Ctrl-C), run it with 'baton serve --store " + db + "', and send it with 'baton signal --server URL approve approval'"
+	p := startInProcess(t, want, "run", "--store", db, "--id", "approve", wf)
+	if code := p.stop(t); code != exitInterrupted {
+		t.Errorf("interrupted run: exit %d, want %d", code, exitInterrupted)
+	}
+	if n := strings.Count(p.errOut.String(), "can go on only with a signal"); n != 1 {
+		t.Errorf("the hint came %d times, want once:\n%s", n, p.errOut.String())
+	}
+
+	race := filepath.Join(dir, "race.json")
+	if err := os.WriteFile(race, []byte(`{"version":3,"root":{"race":[{"wait":"approval"},{"sleep":"300ms"}]}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := baton(t, "run", "--store", filepath.Join(dir, "race.db"), "--id", "race", race).want(t, exitOK)
+	if strings.Contains(r.stderr, "can go on only with a signal") {
+		t.Errorf("a wait raced by a sleep got the hint:\n%s", r.stderr)
+	}
+}
