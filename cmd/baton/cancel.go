@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/job"
+	"github.com/batonwf/baton/server"
 )
 
 func cancelCommand() command {
@@ -58,7 +60,7 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 	z := c.addZKFlags(fset, true)
 	k := c.addKafkaFlags(fset, z, true)
 	srv := c.addServerFlags(fset)
-	reason := fset.String("reason", "cancelled with baton cancel", "why the job (or the node) is cancelled: `TEXT` kept with the job")
+	reason := fset.String("reason", "cancelled with baton cancel", "why the job (or the node) is cancelled: `TEXT` kept with the job (UTF-8, at most 1,024 bytes)")
 	node := fset.String("node", "", "cancel only the running node called `NAME` in JOB")
 	pos, code, ok := c.parse(cmd, fset, args)
 	switch {
@@ -68,6 +70,10 @@ func (c *cli) cancel(ctx context.Context, args []string) error {
 		return c.usageError(cmd, "want at least one job ID")
 	case *reason == "":
 		return c.usageError(cmd, "--reason must not be empty")
+	case !utf8.ValidString(*reason):
+		return c.usageError(cmd, "--reason is not valid UTF-8")
+	case len(*reason) > server.MaxCancelReason:
+		return c.usageError(cmd, "--reason is %d bytes; at most %d, as through the API", len(*reason), server.MaxCancelReason)
 	}
 	// --node given, even empty: one node of one job.
 	nodeSet := false

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +85,22 @@ func TestHistoryShowsDeadlineAndCancel(t *testing.T) {
 	baton(t, "cancel", "c", "--reason", "no\nlonger needed", "--store", db).want(t, exitOK)
 	r = baton(t, "history", "c", "--store", db).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "v2  cancelled, 0/1 actions settled\n      cancelled: \"no\\nlonger needed\"\n")
+}
+
+// TestCancelReasonChecked: a reason that is not UTF-8, or longer than
+// the API takes, is refused before anything is read or stored, in every
+// mode, as through the API (the store's cancel kept it as it was).
+func TestCancelReasonChecked(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "baton.db")
+	storeJobs(t, db, map[job.ID]ast.Node{"plain": ast.Seq(ast.Act("log", "a"))})
+	r := baton(t, "cancel", "--reason", "bad \xff byte", "plain", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "--reason is not valid UTF-8")
+	r = baton(t, "cancel", "--node", "x", "--reason", "bad \xff byte", "plain", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "--reason is not valid UTF-8")
+	r = baton(t, "cancel", "--reason", strings.Repeat("r", 1025), "plain", "--store", db).want(t, exitError)
+	contains(t, "stderr", r.stderr, "--reason is 1025 bytes; at most 1024, as through the API")
+	r = baton(t, "status", "plain", "--store", db).want(t, exitOK)
+	if strings.Contains(r.stdout, "cancelled") {
+		t.Errorf("a refused cancel changed the job:\n%s", r.stdout)
+	}
 }
