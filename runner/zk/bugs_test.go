@@ -26,18 +26,20 @@ import (
 // request to the server, and then swallows the server's replies and cuts
 // the connection 300 ms later: the request is applied but its client
 // never hears so (what a leader dying after a commit does). Connections
-// after the cut pass through.
+// after the cut pass through, unless it was armed with armHeld (or
+// cutAll cut every connection): then they are refused until release.
 type cutProxy struct {
 	ln     net.Listener
 	target string
 	mu     sync.Mutex
 	armed  []byte
 	cuts   int
-	// hold: the cut also refuses every connection after it until
-	// release, so that the client's session can expire meanwhile.
+	// hold: the next cut also refuses every connection after it until
+	// release (armHeld), so that the client's session can expire
+	// meanwhile; holding: refusing now.
 	hold, holding bool
-	conns  []net.Conn
-	closed bool
+	conns         []net.Conn
+	closed        bool
 }
 
 func newCutProxy(t *testing.T, target string) *cutProxy {
@@ -458,7 +460,6 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 		t.Errorf("%d extra runs (%v), want 1: seq[0] run again in the new session", extra, which)
 	}
 }
-
 
 // TestQueueListedAgainAfterOutage: a worker lists the queue again at
 // most every ten listing costs. A listing that the worker began while
