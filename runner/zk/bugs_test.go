@@ -341,9 +341,10 @@ func behindCutProxy(t *testing.T) (*cutProxy, *logBuf, *atomic.Int64, *zkrunner.
 // it until the claim that multi-op made is gone, ended with the session).
 // The worker learns the outcome only in a new session, where the claim
 // it looks for no longer exists. The stored transition must be honoured:
-// every step runs (seq[1] by this worker under its new session), the job
-// succeeds, and each step's result is applied once. (The job once stayed
-// at v2 for ever, seq[1] queued and never run: TestServerDown30s in CI.)
+// every step runs once (seq[1] by this worker under its new session),
+// the job succeeds, and each step's result is applied once. (This path
+// was sound when TestServerDown30s stalled on CI; but once in 20 runs
+// seq[1] ran twice here: TestOwnsClaimIsTheTransitionsOwn.)
 func TestLostCommitReplyAcrossSessionExpiry(t *testing.T) {
 	reconnects(t)
 	srv := zktest.Start(t)
@@ -403,7 +404,8 @@ func TestLostCommitReplyAcrossSessionExpiry(t *testing.T) {
 // it again. The old commit then fails (its claim ended with the old
 // session) and its result is abandoned; the new one is applied. Every
 // step must then run and the job succeed, each result applied once.
-// (TestServerDown30s in CI: the job stayed at v2, seq[1] never run.)
+// (The sequence in the log of TestServerDown30s's stall on CI, which
+// was sound: the stall was TestQueueListedAgainAfterOutage's.)
 func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 	reconnects(t)
 	srv := zktest.Start(t)
@@ -425,6 +427,8 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, "w", 0)})},
 		Store:         st,
 	})
+	open := sync.OnceFunc(func() { close(gate) })
+	t.Cleanup(open) // before the runner stops, should the test end early
 	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
 	sub := submitter(t, subSt)
 	dumpOnFailure(t, subSt, rl, logs)
@@ -454,7 +458,7 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 		defer rl.mu.Unlock()
 		return rl.runs[string(id)+"/seq[0]"] == 2
 	})
-	close(gate)
+	open()
 	checkJobs(t, sub, subSt, []job.ID{id}, k, rl, zktest.Patience(t))
 	if extra, which := rl.extra(); extra != 1 {
 		t.Errorf("%d extra runs (%v), want 1: seq[0] run again in the new session", extra, which)
@@ -494,8 +498,9 @@ func TestQueueListedAgainAfterOutage(t *testing.T) {
 	clear(rl.runs)
 	rl.mu.Unlock()
 	proxy.cutAll()
-	// The session's expiry makes the worker list the queue (its watch
-	// ends): that listing retries until the proxy lets it through.
+	// The worker's next listing of the queue (its poll falls due, or its
+	// watch ends with the session) retries until the proxy lets it
+	// through.
 	poll(t, zktest.Patience(t), "the worker retries a listing of the queue", func() bool {
 		return logs.count("zookeeper unreachable; retrying", `op="list the queue"`) > 0
 	})
