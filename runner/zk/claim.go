@@ -310,11 +310,14 @@ type pinClaim struct {
 
 // ownsClaim reports whether the first action mine reserves has its claim,
 // as the transition that created it made it, in this session: the
-// transition was written (a multi-op is all or nothing).
+// transition was written (a multi-op is all or nothing). The claim must
+// be this session's and its entry still at version 0, as the transition
+// created it: a claim this session made from the queue (the entry
+// claimed again after the transition's claim went with an expired
+// session) moved the entry's version, and its own run is under way.
 func (r *Runner) ownsClaim(ctx context.Context, mine *reservation) bool {
 	for _, c := range mine.claims() {
-		_, st, err := r.c.get(ctx, c.claim)
-		return err == nil && st.EphemeralOwner == r.c.c.SessionID()
+		return r.ownClaim(ctx, c)
 	}
 	return false
 }

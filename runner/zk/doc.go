@@ -103,8 +103,16 @@
 // unclaimed, and that placement lets it take (see Placement, Claiming):
 // their entries are created claimed (their claims created too), and the
 // worker runs them at once, with no request of their own. A seq therefore
-// costs one write per action: its transition. (If the multi-op's reply is lost and its retry
-// fails, the claim existing in the worker's session shows it was written.)
+// costs one write per action: its transition. If the multi-op's reply
+// is lost and its retry fails, the claim existing in the worker's
+// session, its entry still at version 0, shows it was written, and the
+// worker runs the actions. If the session expired before the worker
+// learns the outcome, those claims went with it: the retry fails on the
+// record's compare-and-swap, the worker reads the job again and finds its
+// results applied (the reducer ignores them as duplicates), and the new
+// entries wait in the queue, unclaimed, for any worker (this one in its
+// new session, or another) to claim them; a claim this worker makes so
+// moves the entry's version, and is not taken for the transition's.
 // The slots are the work loop's: the transition reserves them before its
 // multi-op, and gives them back or starts the actions in them after.
 //
@@ -114,7 +122,9 @@
 // it may take now: one multi-op creates its ephemeral claim and sets the
 // entry's data (bumping its version, which then names this claim). It
 // lists again when the queue or the claims changed, at most every 10 ms
-// (or every ten listing costs, for a long queue), and decides its last
+// (or every ten listing costs, for a long queue: a listing's cost is the
+// request that got through and its ordering, never the outage its
+// retries waited out), and decides its last
 // listing again whenever a slot frees, the registry or a pin's
 // allocation changes, or a decision's wait ends. Within a priority it
 // decides entries round-robin over jobs: the oldest entry of each job in

@@ -82,7 +82,12 @@ type loop struct {
 	// wakeAt is the earliest time a decision of the last round named (a
 	// Wait's claim time, a Pass's time to decide again); zero for none.
 	wakeAt time.Time
-	// listCost is what the last listing took (reading and ordering it).
+	// listCost is what the last listing took: its request that got
+	// through, and ordering it. The attempts that failed before it while
+	// ZooKeeper was out of reach, and their back-off, are not its cost:
+	// counted, an outage would space the next listings out by ten times
+	// its length, and an entry queued after it that no transition
+	// claimed would wait that long.
 	listCost time.Duration
 	// ranks holds the keys' preference lists while the registry's
 	// workers stay the same (ranked).
@@ -119,7 +124,9 @@ func (l *loop) listQueue(ctx context.Context) error {
 	r := l.r
 	pace(ctx, &l.lastList)
 	var names, claims []string
+	var began time.Time // the last attempt's start
 	err := r.c.do(ctx, "list the queue", func() (err error) {
+		began = time.Now()
 		names, _, l.qch, err = r.c.c.ChildrenW(r.c.l.queue())
 		if err == nil {
 			claims, _, l.cch, err = r.c.c.ChildrenW(r.c.l.claims())
@@ -164,7 +171,7 @@ func (l *loop) listQueue(ctx context.Context) error {
 	}
 	l.mu.Unlock()
 	l.s.setBest(best)
-	l.listCost = time.Since(l.lastList)
+	l.listCost = time.Since(began)
 	return nil
 }
 
