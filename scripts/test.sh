@@ -102,8 +102,12 @@ step "runner/zk's reconnection tests, without -race (go-zookeeper races with its
 # These tests kill a server or cut a client's connection. Under -race they
 # skip (go-zookeeper v1.0.4 has a data race of its own on reconnection, which
 # the race detector reports as the test's failure); here they run, and each
-# must pass: a skip is a failure.
-reconnecting=(TestServerDown30s TestFailoverLeaderKilled TestLostClaimReplyIsStillOurs TestLostCommitReplyRunsItsOwnClaims)
+# must pass: a skip is a failure. They are the tests that call
+# reconnects(t), found in the sources so that a new one cannot be left out.
+reconnecting=($(awk '/^func Test/ { name = $2; sub(/\(.*/, "", name) } /^\treconnects\(t\)/ { print name }' runner/zk/*_test.go))
+if [ ${#reconnecting[@]} -lt 7 ]; then
+	echo "found ${#reconnecting[@]} reconnection tests in runner/zk (${reconnecting[*]}), want at least 7"; exit 1
+fi
 out=$(go test -count=1 -run "^($(IFS='|'; echo "${reconnecting[*]}"))\$" -v ./runner/zk) || { echo "$out"; exit 1; }
 echo "$out" | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
 for name in "${reconnecting[@]}"; do
