@@ -133,9 +133,7 @@ func (t *tree) order(id int32) int32 {
 	if id < 0 {
 		return id
 	}
-	if t.rankStale {
-		t.fixRank()
-	}
+	t.fixRank()
 	if t.rank == nil {
 		return id
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,17 +14,7 @@ import (
 // answering and stops cleanly on SIGTERM. SIGHUP's default action ended
 // it at once, without a drain (exit status -1, no "stopped" line).
 func TestServeHUPWithoutTokenFile(t *testing.T) {
-	p := &proc{done: make(chan struct{})}
-	p.cmd = exec.Command(batonBinary(t), "serve", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "jobs.db"))
-	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.SysProcAttr = sysProcAttr()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		close(p.done)
-	}()
+	p := startProc(t, []string{"serve", "--listen", "127.0.0.1:0", "--store", filepath.Join(t.TempDir(), "jobs.db")})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("serve (pid %d) stderr:\n%s", p.cmd.Process.Pid, p.stderr.String())

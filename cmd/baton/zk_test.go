@@ -73,10 +73,9 @@ func startWorker(t *testing.T, srv *zktest.Server, root, name string, args ...st
 	return startWorkerProc(t, name, append([]string{"worker", "--zk", srv.ConnString(), "--root", root, "--name", name}, args...))
 }
 
-// startWorkerProc starts 'baton ARGS...', a worker named name, as a
-// process, waits for its start line, and stops it (by its PID) when the
-// test ends.
-func startWorkerProc(t *testing.T, name string, args []string) *proc {
+// startProc starts 'baton ARGS...' as a process of its own group, whose
+// output the returned proc collects, and whose end closes its done.
+func startProc(t *testing.T, args []string) *proc {
 	t.Helper()
 	p := &proc{done: make(chan struct{})}
 	p.cmd = exec.Command(batonBinary(t), args...)
@@ -89,6 +88,15 @@ func startWorkerProc(t *testing.T, name string, args []string) *proc {
 		p.err = p.cmd.Wait()
 		close(p.done)
 	}()
+	return p
+}
+
+// startWorkerProc starts 'baton ARGS...', a worker named name, as a
+// process, waits for its start line, and stops it (by its PID) when the
+// test ends.
+func startWorkerProc(t *testing.T, name string, args []string) *proc {
+	t.Helper()
+	p := startProc(t, args)
 	t.Cleanup(func() {
 		if code := p.stop(t); code != exitOK && !p.killed.Load() {
 			t.Errorf("worker %s: exit status %d after SIGTERM\nstderr:\n%s", name, code, p.stderr.String())

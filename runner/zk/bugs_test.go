@@ -1,7 +1,8 @@
 package zk_test
 
-// Runner bugs, each shown by a test named TestBug...: these tests fail
-// until the bug is fixed (see their docs for the reproduction).
+// Runner bugs found and fixed, each kept as a regression test (its doc
+// says what it reproduces and what it failed with before the fix), and
+// the guards written beside them.
 
 import (
 	"bytes"
