@@ -108,7 +108,9 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 }
 
 // sendSignal checks the signal and that job id is there and unfinished,
-// and sends it through the runner; its errors are problems.
+// and sends it through the runner; its errors are problems. A finished
+// job that took or keeps this very signal (sentBefore) is no error:
+// sending it again is a safe retry, at any time.
 func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
 	if err := (job.Signal{Name: name, ID: sigID, Payload: payload}).Check(); err != nil {
 		return newProblem(CodeBadSignal, strings.TrimPrefix(err.Error(), "job: ")).forJob(string(id))
@@ -118,6 +120,9 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 		return s.storeProblem(err, id, "signal")
 	}
 	if j.Done() {
+		if sentBefore(j, name, sigID) {
+			return nil // a retry: answered as the first was
+		}
 		return newProblem(CodeJobFinished, fmt.Sprintf("job %s has finished (%s): no wait takes a signal", id, j.Status())).forJob(string(id))
 	}
 	if s.isClosing() {
@@ -126,6 +131,9 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 	err = s.signaller.Signal(ctx, id, name, sigID, payload)
 	switch {
 	case errors.Is(err, runner.ErrFinished):
+		if j, lerr := s.st.Load(ctx, id); lerr == nil && sentBefore(j, name, sigID) {
+			return nil // the first send was applied before the job finished
+		}
 		return newProblem(CodeJobFinished, fmt.Sprintf("job %s finished before the signal: no wait takes it", id)).forJob(string(id))
 	case errors.Is(err, runner.ErrBadSignal):
 		// The runner's own limit (a Kafka message's size).
@@ -134,6 +142,26 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 		return s.storeProblem(err, id, "signal")
 	}
 	return nil
+}
+
+// sentBefore reports whether job j took or keeps the signal name/sigID:
+// sent before it finished, so that the same signal sent again (a retry
+// whose first answer was lost, perhaps the very signal that finished the
+// job) is answered as the first was, 202 with the wait that took it, and
+// not refused as a signal no wait can take.
+func sentBefore(j job.Job, name, sigID string) bool {
+	kept, taken := j.Signals()
+	for _, t := range taken {
+		if t.Name == name && t.ID == sigID {
+			return true
+		}
+	}
+	for _, k := range kept {
+		if k.Name == name && k.ID == sigID {
+			return true
+		}
+	}
+	return false
 }
 
 // pageSignalID is the ID a job page's signal form sends: one per page

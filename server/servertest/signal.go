@@ -16,9 +16,10 @@ const waitFlow = `{"version":3,"root":{"seq":[{"wait":"approval","name":"answer"
 
 // testSignal: POST /api/v1/jobs/{id}/signals/{name} sends a running wait
 // its signal (202, the job goes on with the payload as the wait's
-// output); the same ID again is 202 and changes nothing; without an ID
-// the server makes one; a finished job, a missing one, a bad name, ID or
-// payload, a payload over the limit are problems that change nothing.
+// output); the same ID again is 202 and changes nothing, after the job
+// finished too; without an ID the server makes one; a new signal to a
+// finished job, a missing one, a bad name, ID or payload, a payload over
+// the limit are problems that change nothing.
 func testSignal(t *testing.T, cfg Config) {
 	e := NewEnv(t, cfg, nil)
 	ctx := ctxOf(t)
@@ -63,9 +64,18 @@ func testSignal(t *testing.T, cfg Config) {
 	if out := e.output(t, "s", "answer"); out != `{"ok":true}` {
 		t.Errorf("the wait's output is %s, want the signal's payload", out)
 	}
-	// A finished job takes no signal, the same ID included.
+	// A finished job takes no new signal; the same ID again is a retry
+	// (its first answer lost, say), answered as the first was: 202, the
+	// wait that took it, nothing changed. It was the very signal that
+	// finished the job.
 	e.Unchanged(t, func() {
-		e.Do(t, "POST", "/api/v1/jobs/s/signals/approval", nil, `{"id":"a1"}`).Problem(t, 409, server.CodeJobFinished)
+		e.Do(t, "POST", "/api/v1/jobs/s/signals/approval", nil, `{"id":"a2"}`).Problem(t, 409, server.CodeJobFinished)
+		again := e.Do(t, "POST", "/api/v1/jobs/s/signals/approval", nil, `{"id":"a1","payload":{"ok":false}}`)
+		var sent api.SignalSent
+		if again.Status != http.StatusAccepted || json.Unmarshal(again.Body, &sent) != nil || sent.ID != "a1" || sent.Taken != "seq[0]" || sent.Summary.Status != "succeeded" {
+			t.Errorf("the signal that finished the job, sent again: %d %s; want 202 taken by seq[0], the job succeeded", again.Status, again.Body)
+		}
+		e.Do(t, "POST", "/api/v1/jobs/s/signals/other", nil, `{"id":"a1"}`).Problem(t, 409, server.CodeJobFinished)
 	})
 
 	// Without a body: an ID is made, the payload is null; the same ID
