@@ -130,6 +130,18 @@ func (j Job) Signals() (kept []KeptSignal, taken []TakenSignal) {
 	return kept, taken
 }
 
+// SignalSeen reports whether j has applied the signal name/id: a wait
+// took it, j keeps it for one, or j dropped it because its queue was
+// full. The same signal sent again changes nothing (a duplicate), for the
+// job's whole life, after it finished too.
+func (j Job) SignalSeen(name, id string) bool {
+	if j.sig == nil {
+		return false
+	}
+	_, ok := slices.BinarySearch(j.sig.seen, name+"/"+id)
+	return ok
+}
+
 func timeOf(ns int64) time.Time {
 	if ns == 0 {
 		return time.Time{}

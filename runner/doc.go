@@ -157,6 +157,8 @@
 // job.CancelNodeResult) that each runner carries as it carries its
 // workers' (signal.go): what every runner checks before it accepts one is
 // written once (NewSignal, wrapping ErrBadSignal; NewCancelNode;
-// CheckLive, wrapping ErrFinished), and Engine.CancelNode applies a node
+// CheckLive, wrapping ErrFinished; CheckSignal, which answers a signal
+// the job applied already as sent, finished or not, and sends nothing),
+// and Engine.CancelNode applies a node
 // cancel as Engine.Cancel does the job's.
 package runner

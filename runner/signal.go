@@ -53,6 +53,26 @@ func CheckLive(ctx context.Context, st store.Store, id job.ID, what string) erro
 	return nil
 }
 
+// CheckSignal is CheckLive for the signal name/sigID: it also reports
+// whether job id has applied that very signal already (job.SignalSeen),
+// finished or not. Sending it again would change nothing, so the sender
+// sends nothing and answers as for the first send: a retry of a signal
+// whose answer was lost (perhaps the signal that finished the job) is no
+// error.
+func CheckSignal(ctx context.Context, st store.Store, id job.ID, name, sigID string, what string) (seen bool, err error) {
+	j, err := st.Load(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("%s job %s: %w", what, id, err)
+	}
+	if j.SignalSeen(name, sigID) {
+		return true, nil
+	}
+	if j.Done() {
+		return false, fmt.Errorf("%s job %s: %w (%s)", what, id, ErrFinished, j.Status())
+	}
+	return false, nil
+}
+
 // NewCancelNode returns the result by which the node called name in job
 // id is cancelled with reason at now (job.CancelNodeResult), after
 // checking them: a reason is required, and name must be a valid node

@@ -144,24 +144,14 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 	return nil
 }
 
-// sentBefore reports whether job j took or keeps the signal name/sigID:
-// sent before it finished, so that the same signal sent again (a retry
+// sentBefore reports whether job j applied the signal name/sigID (a wait
+// took it, j keeps it, or dropped it with its queue full): sent before it
+// finished, so that the same signal sent again (a retry
 // whose first answer was lost, perhaps the very signal that finished the
 // job) is answered as the first was, 202 with the wait that took it, and
 // not refused as a signal no wait can take.
 func sentBefore(j job.Job, name, sigID string) bool {
-	kept, taken := j.Signals()
-	for _, t := range taken {
-		if t.Name == name && t.ID == sigID {
-			return true
-		}
-	}
-	for _, k := range kept {
-		if k.Name == name && k.ID == sigID {
-			return true
-		}
-	}
-	return false
+	return j.SignalSeen(name, sigID)
 }
 
 // pageSignalID is the ID a job page's signal form sends: one per page

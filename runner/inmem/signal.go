@@ -16,7 +16,9 @@ import (
 // not a valid name, an empty ID, a payload that is not JSON or is over
 // job.MaxSignalPayload) is an error wrapping runner.ErrBadSignal, and so
 // is a job not in the store,
-// or one that has finished (wrapping runner.ErrFinished). Like Deliver,
+// or one that has finished (wrapping runner.ErrFinished) without applying
+// this very signal: sending an applied signal again is no error, even
+// once the job has finished, and sends nothing (runner.CheckSignal). Like Deliver,
 // Signal returns once the signal is handed to the job's pending results,
 // which apply it (a job that finishes meanwhile ignores it, reason job
 // settled).
@@ -28,7 +30,7 @@ func (r *Runner) Signal(ctx context.Context, id job.ID, name, sigID string, payl
 	if err != nil {
 		return fmt.Errorf("inmem: signal %w", err)
 	}
-	if err := runner.CheckLive(ctx, r.o.Store, id, "inmem: signal"); err != nil {
+	if seen, err := runner.CheckSignal(ctx, r.o.Store, id, s.Name, s.ID, "inmem: signal"); err != nil || seen {
 		return err
 	}
 	r.results.Add(context.WithoutCancel(ctx), r.applyR, inHand{res: job.SignalResult(id, s)})

@@ -20,7 +20,9 @@ import (
 //
 // A bad signal is an error wrapping runner.ErrBadSignal, and so is one
 // whose message is over the topics' limit (MaxMessageBytes); a job not
-// stored wraps store.ErrNotFound, a finished one runner.ErrFinished.
+// stored wraps store.ErrNotFound, a finished one runner.ErrFinished
+// unless it applied this very signal (runner.CheckSignal: sending it
+// again is no error, and sends nothing).
 // Signal returns once the signal is applied here, or durable in the
 // restarter topic (as Deliver).
 func (r *Runner) Signal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
@@ -39,7 +41,7 @@ func (r *Runner) Signal(ctx context.Context, id job.ID, name, sigID string, payl
 		return fmt.Errorf("job %s: %w: signal %s/%s is %d bytes as a message, over the limit of %d bytes (MaxMessageBytes, the topics' max.message.bytes)",
 			id, runner.ErrBadSignal, s.Name, s.ID, n, r.st.limit)
 	}
-	if err := runner.CheckLive(ctx, r.st, id, "signal"); err != nil {
+	if seen, err := runner.CheckSignal(ctx, r.st, id, s.Name, s.ID, "signal"); err != nil || seen {
 		return err
 	}
 	in := input{in: inbound{id: id, kind: typeSignal, result: job.SignalResult(id, s)}, offset: -1}

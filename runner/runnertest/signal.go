@@ -145,8 +145,16 @@ func (s *suite) signalDuplicate(t *testing.T) {
 	if kept, taken := j.Signals(); len(kept) != 0 || len(taken) != 2 {
 		t.Errorf("kept %+v, taken %+v; want none kept, two taken", kept, taken)
 	}
-	if err := r.Signal(ctx, "dup", "go", "s1", []byte(`4`)); !errors.Is(err, runner.ErrFinished) {
-		t.Errorf("a signal to a finished job: err = %v, want runner.ErrFinished", err)
+	if err := r.Signal(ctx, "dup", "go", "s3", []byte(`4`)); !errors.Is(err, runner.ErrFinished) {
+		t.Errorf("a new signal to a finished job: err = %v, want runner.ErrFinished", err)
+	}
+	// The same signal again, the job finished: a retry whose first answer
+	// was lost, answered as the first was; nothing changes.
+	if err := r.Signal(ctx, "dup", "go", "s1", []byte(`5`)); err != nil {
+		t.Errorf("a signal the finished job took, sent again: err = %v, want nil", err)
+	}
+	if again := waitDone(t, ctx, r, st, "dup", "the same job"); again.Version() != j.Version() {
+		t.Errorf("the job moved from v%d to v%d on a signal sent again", j.Version(), again.Version())
 	}
 	checkHistory(t, ctx, st, j)
 }

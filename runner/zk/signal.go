@@ -58,9 +58,10 @@ func decodeSignal(data []byte) (job.Signal, error) {
 // Signal sends job id the signal name with ID sigID and a JSON payload
 // (nil for null): a wait of that name takes it, or the job keeps it for
 // one (see job.Signal). It is idempotent by name and ID for the job's
-// whole life: sending it again changes nothing. A bad signal is an error
+// whole life: sending it again changes nothing, and is no error even once
+// the job has finished (runner.CheckSignal). A bad signal is an error
 // wrapping runner.ErrBadSignal; a job not stored wraps store.ErrNotFound,
-// a finished one runner.ErrFinished.
+// a finished one that has not applied the signal runner.ErrFinished.
 //
 // Signal writes the signal's node (durable from then on), then applies
 // it in a transition that deletes the node in its multi-op, and returns.
@@ -75,7 +76,7 @@ func (r *Runner) Signal(ctx context.Context, id job.ID, name, sigID string, payl
 	if err != nil {
 		return err
 	}
-	if err := runner.CheckLive(ctx, r.st, id, "signal"); err != nil {
+	if seen, err := runner.CheckSignal(ctx, r.st, id, s.Name, s.ID, "signal"); err != nil || seen {
 		return err
 	}
 	p := r.c.l.signal(id, s)
