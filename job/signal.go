@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,6 +141,17 @@ func (j Job) SignalSeen(name, id string) bool {
 	}
 	_, ok := slices.BinarySearch(j.sig.seen, name+"/"+id)
 	return ok
+}
+
+// SignalNames returns the names of the signals j's waits take, sorted:
+// every wait of the workflow, those of a map's template and a loop's
+// body included (their copies and iterations take the same names). A
+// signal of another name is kept for no wait, ever.
+func (j Job) SignalNames() []string {
+	if j.t == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(j.t.waits))
 }
 
 func timeOf(ns int64) time.Time {

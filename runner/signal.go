@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/batonwf/baton/ast"
@@ -58,7 +60,9 @@ func CheckLive(ctx context.Context, st store.Store, id job.ID, what string) erro
 // finished or not. Sending it again would change nothing, so the sender
 // sends nothing and answers as for the first send: a retry of a signal
 // whose answer was lost (perhaps the signal that finished the job) is no
-// error.
+// error. A name no wait of the job takes (job.SignalNames) is an error
+// wrapping ErrBadSignal that names the job's waits: the job would keep
+// the signal for ever.
 func CheckSignal(ctx context.Context, st store.Store, id job.ID, name, sigID string, what string) (seen bool, err error) {
 	j, err := st.Load(ctx, id)
 	if err != nil {
@@ -69,6 +73,14 @@ func CheckSignal(ctx context.Context, st store.Store, id job.ID, name, sigID str
 	}
 	if j.Done() {
 		return false, fmt.Errorf("%s job %s: %w (%s)", what, id, ErrFinished, j.Status())
+	}
+	if names := j.SignalNames(); !slices.Contains(names, name) {
+		// Kept, it would wait for ever: a misspelt name, or the wrong job.
+		waits := "it has no wait"
+		if len(names) > 0 {
+			waits = "its waits take " + strings.Join(names, ", ")
+		}
+		return false, fmt.Errorf("%s job %s: %w: no wait of the job takes signal %s (%s)", what, id, ErrBadSignal, name, waits)
 	}
 	return false, nil
 }

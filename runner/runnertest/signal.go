@@ -163,8 +163,9 @@ func (s *suite) signalDuplicate(t *testing.T) {
 // saying why: a job that has finished (runner.ErrFinished), one that
 // does not exist (store.ErrNotFound), a payload over
 // job.MaxSignalPayload (runner.ErrBadSignal, naming the limit), a name
-// that is not a valid name, a payload that is not JSON, an empty ID.
-// None of them changes the job.
+// that is not a valid name, a payload that is not JSON, an empty ID, a
+// name no wait of the job takes (kept, it would wait for ever: a misspelt
+// name, say). None of them changes the job.
 func (s *suite) signalRefused(t *testing.T) {
 	rec := newRecorder(t)
 	g := newGate()
@@ -193,11 +194,15 @@ func (s *suite) signalRefused(t *testing.T) {
 		{"a name that is not a valid name", "no good", "x", ""},
 		{"an empty ID", "approval", "", ""},
 		{"a payload that is not JSON", "approval", "x", "{nope"},
+		{"a name no wait of the job takes (kept, it would wait for ever)", "aproval", "x", ""},
 	} {
 		err := r.Signal(ctx, "open", c.name, c.id, []byte(c.payload))
 		if !errors.Is(err, runner.ErrBadSignal) || !strings.Contains(err.Error(), "open") {
 			t.Errorf("%s: err = %v, want runner.ErrBadSignal naming the job", c.what, err)
 		}
+	}
+	if err := r.Signal(ctx, "open", "aproval", "x", nil); err == nil || !strings.Contains(err.Error(), "its waits take approval") {
+		t.Errorf("a name no wait takes: err = %v, want one naming the waits' signal, approval", err)
 	}
 	after, err := st.Load(ctx, "open")
 	must(t, err)

@@ -34,6 +34,8 @@ func testSignal(t *testing.T, cfg Config) {
 		}{
 			{"/api/v1/jobs/nope/signals/approval", `{"id":"x"}`, 404, server.CodeJobNotFound, "job nope not found"},
 			{"/api/v1/jobs/s/signals/no%20good", `{"id":"x"}`, 400, server.CodeBadSignal, "(in the path)"},
+			// Kept, it would wait for ever: no wait of the job takes it.
+			{"/api/v1/jobs/s/signals/aproval", `{"id":"x"}`, 400, server.CodeBadSignal, "no wait of the job takes signal aproval (its waits take approval)"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"x","payload":nope}`, 400, server.CodeBadJSON, "the body"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"x","extra":1}`, 400, server.CodeBadJSON, "unknown field"},
 			{"/api/v1/jobs/s/signals/approval", `{"id":"bad\u0001id"}`, 400, server.CodeBadSignal, "ID"},
