@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/batonwf/baton/ast"
@@ -139,6 +140,9 @@ func (e *Engine[R]) create(ctx context.Context, tr job.Transition, start time.Ti
 	id := tr.Job.ID()
 	var none R // a new job consumes nothing
 	if err := e.o.Transport.Commit(ctx, tr, none); err != nil && !errors.Is(err, ErrNotDispatched) {
+		if namesJob(err, id) {
+			return job.Transition{}, err
+		}
 		return job.Transition{}, fmt.Errorf("job %s: %w", id, err)
 	} else if err != nil {
 		e.committed(ctx, tr, start, false)
@@ -235,7 +239,7 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 						e.committed(ctx, tr, start, false)
 						return tr, fmt.Errorf("job %s: %w", id, err)
 					case !errors.Is(err, store.ErrConflict):
-						return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
+						return job.Transition{}, commitErr(id, tr.Job.Version(), err)
 					}
 					e.log.LogAttrs(ctx, slog.LevelDebug, "commit conflict; reloading", slog.String("job", string(id)), slog.Int("attempt", 0), slog.Bool("cached", true))
 				}
@@ -286,7 +290,7 @@ func (e *Engine[R]) ApplyWith(ctx context.Context, id job.ID, results []job.Resu
 			}
 			continue
 		}
-		return job.Transition{}, fmt.Errorf("job %s: commit v%d: %w", id, tr.Job.Version(), err)
+		return job.Transition{}, commitErr(id, tr.Job.Version(), err)
 	}
 }
 
@@ -470,4 +474,19 @@ func (e *Engine[R]) dispatchAgain(ctx context.Context, j job.Job) (job.Job, []jo
 			return j, nil, nil
 		}
 	}
+}
+
+// namesJob reports whether err says which job it is about already, as a
+// store's errors do ("store/bolt: PATH: job ID: ..."), so that a caller
+// does not name it again.
+func namesJob(err error, id job.ID) bool {
+	return strings.Contains(err.Error(), "job "+string(id)+":")
+}
+
+// commitErr is the error of a commit of version v of job id.
+func commitErr(id job.ID, v uint64, err error) error {
+	if namesJob(err, id) {
+		return fmt.Errorf("commit v%d: %w", v, err)
+	}
+	return fmt.Errorf("job %s: commit v%d: %w", id, v, err)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -110,4 +111,21 @@ func repeatedPair(msg string) string {
 		seen[pair] = true
 	}
 	return ""
+}
+
+// TestSubmitFailedSaysJobAndPlaceOnce: a failed submit names the job and
+// the store once: a store's error names both already (a full disk:
+// "store/bolt: PATH: job ID: write: no space left on device"); one that
+// does not gets them from the command.
+func TestSubmitFailedSaysJobAndPlaceOnce(t *testing.T) {
+	for _, c := range []struct{ err, want string }{
+		{"store/bolt: /s/b.db: job j1: write: no space left on device", "f.json: submit: store/bolt: /s/b.db: job j1: write: no space left on device"},
+		{"job j1: the connection was lost", "f.json: submit to /s/b.db: job j1: the connection was lost"},
+		{"the connection was lost", "f.json: submit job j1 to /s/b.db: the connection was lost"},
+		{"job j10: not this one", "f.json: submit job j1 to /s/b.db: job j10: not this one"},
+	} {
+		if got := submitFailed("f.json", "j1", "/s/b.db", errors.New(c.err)).Error(); got != c.want {
+			t.Errorf("submitFailed of %q = %q, want %q", c.err, got, c.want)
+		}
+	}
 }

@@ -140,7 +140,7 @@ func (c *cli) run(ctx context.Context, args []string) error {
 		if errors.Is(err, store.ErrExists) {
 			return fmt.Errorf("job %s already exists in %s; choose another --id", id, path)
 		}
-		return withCode(storeExit(err), fmt.Errorf("%s: submit job %s to %s: %v", source, id, path, err))
+		return withCode(storeExit(err), submitFailed(source, id, path, err))
 	}
 	ran := make(chan error, 1)
 	go func() { ran <- r.Run(ctx) }()

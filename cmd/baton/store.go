@@ -188,3 +188,18 @@ func storeDir(dir string, create bool) error {
 	}
 	return nil
 }
+
+// submitFailed is the error of a submit of job id from source to where
+// that failed with err, naming the job and the place once: a store's
+// error names them already (store/bolt: PATH: job ID: ...).
+func submitFailed(source string, id job.ID, where string, err error) error {
+	msg := err.Error()
+	what := "submit job " + string(id)
+	if strings.Contains(msg, "job "+string(id)+":") {
+		what = "submit"
+	}
+	if where != "" && !strings.Contains(msg, where) {
+		what += " to " + where
+	}
+	return fmt.Errorf("%s: %s: %w", source, what, err)
+}

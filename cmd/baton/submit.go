@@ -135,7 +135,7 @@ func (c *cli) submit(ctx context.Context, args []string) error {
 			fmt.Fprintf(con.Stderr(), "interrupted: job %s may or may not have been submitted: see 'baton status %s %s'\n", id, hint, id)
 			return exitWith(exitInterrupted)
 		}
-		return fmt.Errorf("%s: submit job %s to %s: %w", source, id, where, err)
+		return submitFailed(source, id, where, err)
 	}
 	if *asJSON {
 		// The summary of the job just made: the server's answer, else

@@ -428,7 +428,11 @@ func (r *Runner) apply(ctx context.Context, eng *runner.Engine[struct{}], id job
 		r.mu.Unlock()
 		r.notify(id)
 	default:
-		r.fail(fmt.Errorf("%d results not applied: %w", len(batch), err))
+		what := fmt.Sprintf("%d results", len(batch))
+		if len(batch) == 1 {
+			what = "a result"
+		}
+		r.fail(fmt.Errorf("%s not applied: %w", what, err))
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -422,13 +424,29 @@ func (s *Store) enter(ctx context.Context, id job.ID) error {
 }
 
 // errf returns an error naming the file and, unless id is "", the job.
+// An error of the file itself (a *fs.PathError on it: "write PATH: no
+// space left on device") is said without its path a second time.
 func (s *Store) errf(id job.ID, format string, args ...any) error {
 	err := fmt.Errorf(format, args...)
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == s.path {
+		err = &pathless{msg: strings.Replace(err.Error(), pe.Op+" "+pe.Path+": ", pe.Op+": ", 1), err: err}
+	}
 	if id == "" {
 		return &namedError{fmt.Errorf("store/bolt: %s: %w", s.path, err)}
 	}
 	return &namedError{fmt.Errorf("store/bolt: %s: job %s: %w", s.path, id, err)}
 }
+
+// pathless is err said without the store's path, which the error around
+// it names.
+type pathless struct {
+	msg string
+	err error
+}
+
+func (e *pathless) Error() string { return e.msg }
+func (e *pathless) Unwrap() error { return e.err }
 
 // named returns an error that names the file (format must).
 func named(format string, args ...any) error { return &namedError{fmt.Errorf(format, args...)} }
