@@ -68,6 +68,12 @@ func CheckSignal(ctx context.Context, st store.Store, id job.ID, name, sigID str
 	if err != nil {
 		return false, fmt.Errorf("%s job %s: %w", what, id, err)
 	}
+	return CheckSignalTo(j, name, sigID, what)
+}
+
+// CheckSignalTo is CheckSignal on job j as loaded.
+func CheckSignalTo(j job.Job, name, sigID string, what string) (seen bool, err error) {
+	id := j.ID()
 	if j.SignalSeen(name, sigID) {
 		return true, nil
 	}

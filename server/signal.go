@@ -136,8 +136,14 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 		}
 		return newProblem(CodeJobFinished, fmt.Sprintf("job %s finished before the signal: no wait takes it", id)).forJob(string(id))
 	case errors.Is(err, runner.ErrBadSignal):
-		// The runner's own limit (a Kafka message's size).
-		return newProblem(CodeBadSignal, err.Error()).forJob(string(id))
+		// The runner's own checks: a name no wait of the job takes, a
+		// Kafka message's size. What follows "bad signal: " says it; the
+		// problem names the job.
+		detail := err.Error()
+		if _, after, ok := strings.Cut(detail, runner.ErrBadSignal.Error()+": "); ok {
+			detail = after
+		}
+		return newProblem(CodeBadSignal, detail).forJob(string(id))
 	case err != nil:
 		return s.storeProblem(err, id, "signal")
 	}

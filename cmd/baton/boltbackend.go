@@ -105,8 +105,10 @@ func (b *boltBackend) signal(ctx context.Context, id job.ID, name, sigID string,
 	if err != nil {
 		return "", withCode(storeExit(err), err)
 	}
-	if j.Done() {
-		return "", fmt.Errorf("job %s: %w (%s)", id, runner.ErrFinished, j.Status())
+	if seen, err := runner.CheckSignalTo(j, name, sigID, "signal"); err != nil {
+		return "", err
+	} else if seen {
+		return signalLine(j, name, sigID), nil // sent before: changes nothing
 	}
 	tr, err := job.Restart(j, []job.Result{job.SignalResult(id, sg)})
 	if err == nil && tr.Changed() {

@@ -134,7 +134,11 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 		c.errorf("job %s in %s has finished: no wait takes a signal", id, path)
 		return exitWith(exitError)
 	case err != nil:
-		c.errorf("signal job %s in %s: %v", id, path, err)
+		if strings.Contains(err.Error(), "job "+string(id)) {
+			c.errorf("signal: %v", err) // it names the job (and the place) already
+		} else {
+			c.errorf("signal job %s in %s: %v", id, path, err)
+		}
 		return exitWith(max(storeExit(err), exitCode(err)))
 	}
 	fmt.Fprintln(c.stdout, line)

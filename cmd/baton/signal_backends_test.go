@@ -74,7 +74,13 @@ func TestServerSignal(t *testing.T) {
 		r := baton(t, "status", "--server", url, "approve")
 		return strings.Contains(r.stdout, "wait seq[0] @answer: running"), r.stdout + r.stderr
 	})
-	r := baton(t, "signal", "approve", "approval", "--server", url, "--id", "a1", "--data", `"yes"`).want(t, exitOK)
+	// A misspelt name: no wait of the job takes it, and the error says
+	// which names its waits take, naming the job and the server once.
+	r := baton(t, "signal", "approve", "aproval", "--server", url, "--id", "a0").want(t, exitError)
+	if want := "baton: signal: job approve in " + url + ": no wait of the job takes signal aproval (its waits take approval)\n"; r.stderr != want {
+		t.Errorf("a misspelt signal through the server: stderr %q, want %q", r.stderr, want)
+	}
+	r = baton(t, "signal", "approve", "approval", "--server", url, "--id", "a1", "--data", `"yes"`).want(t, exitOK)
 	// The runner may have run the action after the wait by the time the
 	// server reads the job back: v2 or later.
 	if !regexp.MustCompile(`^signal approval \(id a1\) taken by the wait at seq\[0\]: job approve at v\d+\n$`).MatchString(r.stdout) {
