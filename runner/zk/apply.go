@@ -44,17 +44,17 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 		// The claim is another worker's business now (renew said so),
 		// whether or not a stop of the job reached the handler first.
 		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
-		r.unhold(c)
+		r.unhold(h)
 	case errors.Is(cause, runner.ErrStopped):
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
 		r.release(ctx, c)
-		r.unhold(c)
+		r.unhold(h)
 	case err != nil:
 		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 		r.handBack(c)
-		r.unhold(c)
+		r.unhold(h)
 	default:
-		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res)) // unheld once applied (apply)
+		r.enqueue(context.WithoutCancel(ctx), c, h, bounded(a, res)) // unheld once applied (apply)
 	}
 }
 
@@ -77,7 +77,10 @@ func bounded(a job.Action, res job.Result) job.Result {
 // pendingResult is a result waiting to be applied with the entry and the
 // claim it consumes.
 type pendingResult struct {
-	c      consumed
+	c consumed
+	// h is the claim's lease (nil for a claim never held: a result the
+	// claim itself reports), forgotten once the result is done with.
+	h      *held
 	res    job.Result
 	rounds int // applications that ran out of conflict retries
 }
@@ -92,13 +95,13 @@ const (
 	maxBatchBytes = MaxResultBytes
 )
 
-// enqueue hands a result to its job's applier in this process (the
+// enqueue hands a result, of the claim c held as h, to its job's applier in this process (the
 // runner's Applier), starting one if none runs: the results of one job
 // that end while a transition of it is being written are applied
 // together in the next, one multi-op for all (and no conflict among this
 // process's workers).
-func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
-	r.results.Go(ctx, r.apply, pendingResult{c: c, res: res})
+func (r *Runner) enqueue(ctx context.Context, c consumed, h *held, res job.Result) {
+	r.results.Go(ctx, r.apply, pendingResult{c: c, h: h, res: res})
 }
 
 // newResults returns the runner's Applier: batches of at most maxBatch
@@ -118,9 +121,11 @@ func newResults() *runner.Applier[pendingResult] {
 func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (again []pendingResult) {
 	defer func() {
 		// Done with the claims of the batch, but those to apply again.
+		// Each is forgotten by its own held: its entry may be claimed
+		// again since, under the same claim path (unhold).
 		for _, p := range batch {
-			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
-				r.unhold(p.c)
+			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.h == p.h }) {
+				r.unhold(p.h)
 			}
 		}
 	}()

@@ -65,8 +65,11 @@ type watched struct {
 
 // leases are a runner's held and watched claims. Guarded by mu.
 type leases struct {
-	mu      sync.Mutex
-	held    map[string]*held   // claim path -> the claim this worker holds
+	mu sync.Mutex
+	// held maps a claim path to the claim this worker holds under it:
+	// the latest, when it claimed the same entry again (a new session)
+	// before it was done with the old claim (see unhold).
+	held    map[string]*held
 	watched map[string]watched // claim name -> a claim it watches
 }
 
@@ -99,13 +102,19 @@ func (r *Runner) leaseLost(h *held) bool {
 	return h.lost
 }
 
-// unhold forgets the claims of cs: their results were applied or
-// abandoned, or they were released or handed back.
-func (r *Runner) unhold(cs ...consumed) {
+// unhold forgets the claim h (nil: none): its result was applied or
+// abandoned, or it was released or handed back. A claim is named by its
+// entry, so the claim path may be held since by another claim of the
+// same entry (claimed again in a new session while h's result was still
+// being applied): that one's lease is left as it is.
+func (r *Runner) unhold(h *held) {
+	if h == nil {
+		return
+	}
 	r.leases.mu.Lock()
 	defer r.leases.mu.Unlock()
-	for _, c := range cs {
-		delete(r.leases.held, c.claim)
+	if r.leases.held[h.c.claim] == h {
+		delete(r.leases.held, h.c.claim)
 	}
 }
 
