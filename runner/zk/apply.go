@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
@@ -143,8 +145,13 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 		}
 	case err == nil, errors.Is(err, runner.ErrNotDispatched):
 	case errors.As(err, &lost) && lost.i < len(batch):
+		// The multi-op applied nothing (the job's record was as the
+		// commit found it, and one of the deletes of what p consumed
+		// failed): p's result is not in the job. Say what became of its
+		// action since.
 		p := batch[lost.i]
-		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", id, "action", p.res.ActionID)
+		r.log.Warn("result abandoned: this worker's claim on the action was lost before its result was applied (its session expired, or its lease was broken); the commit applied nothing",
+			"job", id, "action", p.res.ActionID, "action_now", r.afterLostClaim(ctx, p.c))
 		if rest := slices.Delete(slices.Clone(batch), lost.i, lost.i+1); len(rest) > 0 {
 			return r.apply(ctx, id, rest)
 		}
@@ -169,4 +176,28 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 		}
 	}
 	return nil
+}
+
+// afterLostClaim says what became of the action whose claim c a commit
+// found lost: its entry gone (the job no longer waits for this run), or
+// claimed again, by this worker (in a new session) or another, or
+// waiting in the queue.
+func (r *Runner) afterLostClaim(ctx context.Context, c consumed) string {
+	_, _, err := r.c.get(ctx, c.entry)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "its queue entry is gone: the job no longer waits for it (a result of another run of it applied, or the job stopped it or ended)"
+	case err != nil:
+		return fmt.Sprintf("unknown (reading its queue entry: %v)", err)
+	}
+	data, st, err := r.c.get(ctx, c.claim)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "unclaimed: it waits in the queue for any worker, this one included"
+	case err != nil:
+		return fmt.Sprintf("unknown (reading its claim: %v)", err)
+	case st.EphemeralOwner == r.c.c.SessionID():
+		return "claimed again by this worker (in its current session), which runs it again"
+	}
+	return fmt.Sprintf("claimed again by worker %q, which runs it", data)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
+	"github.com/batonwf/baton/store"
 )
 
 // cutProxy is a TCP proxy in front of a real ZooKeeper server that, once
@@ -395,6 +396,21 @@ func TestLostCommitReplyAcrossSessionExpiry(t *testing.T) {
 	if logs.count("zookeeper reachable again", "new_session=true") == 0 {
 		t.Errorf("the worker did not come back in a new session; its log:\n%s", logs.String())
 	}
+	// The log says what happened: the commit was applied (the history
+	// holds seq[0]'s result in step v2), and no result was abandoned.
+	h, err := store.LoadHistory(context.Background(), subSt, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Steps) < 1 || h.Steps[0].Version != 2 || len(h.Steps[0].Results) != 1 || h.Steps[0].Results[0].ActionID != "seq[0]#1" {
+		t.Fatalf("the history's first step is not seq[0]'s result at v2: %+v", h.Steps)
+	}
+	if n := logs.count("a commit's reply was lost, and it was applied", "job="+string(id), "version=2"); n != 1 {
+		t.Errorf("the worker logged %d times that the commit of v2 was applied, want once: %s", n, strings.Join(logs.lines("job="+string(id)), " | "))
+	}
+	if l := logs.lines("abandon", "job="+string(id)); len(l) > 0 {
+		t.Errorf("the worker logged a result abandoned, though the history applied every result it ran: %s", strings.Join(l, " | "))
+	}
 }
 
 // TestCommitRetriedAcrossSessionExpiry: the transition applying seq[0]'s
@@ -626,6 +642,11 @@ func TestReclaimedEntryKeepsItsLease(t *testing.T) {
 	poll(t, zktest.Patience(t), "the old commit fails and its result is abandoned", func() bool {
 		return logs.count("result abandoned", "job="+string(id)) > 0
 	})
+	// The old result is abandoned, and the log says that this worker
+	// runs the action again (not another worker).
+	if l := logs.lines("result abandoned", "job="+string(id)); len(l) != 1 || !strings.Contains(l[0], `action_now="claimed again by this worker`) {
+		t.Errorf("the abandoned result's line does not say that this worker claimed seq[0] again: %s", strings.Join(l, " | "))
+	}
 	renewals, broken := w.Stats().LeaseRenewals, watcher.Stats().LeasesBroken
 	// Three renewals span more than a lease: a claim left unrenewed is
 	// broken by the watcher within about one.
