@@ -285,7 +285,9 @@
 // may watch (those it is first or second for: about two in N of them).
 // A claim whose version the watcher has seen unchanged for a whole lease
 // on its own clock is broken by deleting it at that version (a renewal
-// meanwhile makes the delete fail): the action is claimable again, or,
+// meanwhile makes the delete fail, and so does a claim made since under
+// the same name: the claim is read again, and the delete checks the
+// entry's version, which every claim moves): the action is claimable again, or,
 // for an at-most-once action, its failure with kind lost is applied in
 // the same multi-op, which deletes the entry too. A lone worker has no
 // watcher. The worker that lost a claim finds it gone at its next
