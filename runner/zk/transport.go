@@ -322,7 +322,7 @@ func (r *Runner) lostOutcome(ctx context.Context, sv *save, v uint64) {
 	data, _, err := r.c.get(ctx, step.Path)
 	switch {
 	case err == nil && bytes.Equal(data, step.Data):
-		r.log.Info("a commit's reply was lost, and it was applied (its step is stored); any claims it made for this worker went with their session, so its new actions wait in the queue for any worker", "job", id, "version", v)
+		r.log.Info("a commit's reply was lost, and it was applied (its step is stored); this worker holds no claim it made (they went with an expired session, or it made none), so its new actions wait in the queue for any worker", "job", id, "version", v)
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		// Not applied: another transition wrote the job.
 	default:
