@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	"github.com/batonwf/baton/store"
@@ -44,17 +46,17 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 		// The claim is another worker's business now (renew said so),
 		// whether or not a stop of the job reached the handler first.
 		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
-		r.unhold(c)
+		r.unhold(h)
 	case errors.Is(cause, runner.ErrStopped):
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
 		r.release(ctx, c)
-		r.unhold(c)
+		r.unhold(h)
 	case err != nil:
 		r.log.Info("action handed back", "job", a.JobID, "action", a.ID, "err", err)
 		r.handBack(c)
-		r.unhold(c)
+		r.unhold(h)
 	default:
-		r.enqueue(context.WithoutCancel(ctx), c, bounded(a, res)) // unheld once applied (apply)
+		r.enqueue(context.WithoutCancel(ctx), c, h, bounded(a, res)) // unheld once applied (apply)
 	}
 }
 
@@ -77,7 +79,10 @@ func bounded(a job.Action, res job.Result) job.Result {
 // pendingResult is a result waiting to be applied with the entry and the
 // claim it consumes.
 type pendingResult struct {
-	c      consumed
+	c consumed
+	// h is the claim's lease (nil for a claim never held: a result the
+	// claim itself reports), forgotten once the result is done with.
+	h      *held
 	res    job.Result
 	rounds int // applications that ran out of conflict retries
 }
@@ -92,13 +97,13 @@ const (
 	maxBatchBytes = MaxResultBytes
 )
 
-// enqueue hands a result to its job's applier in this process (the
+// enqueue hands a result, of the claim c held as h, to its job's applier in this process (the
 // runner's Applier), starting one if none runs: the results of one job
 // that end while a transition of it is being written are applied
 // together in the next, one multi-op for all (and no conflict among this
 // process's workers).
-func (r *Runner) enqueue(ctx context.Context, c consumed, res job.Result) {
-	r.results.Go(ctx, r.apply, pendingResult{c: c, res: res})
+func (r *Runner) enqueue(ctx context.Context, c consumed, h *held, res job.Result) {
+	r.results.Go(ctx, r.apply, pendingResult{c: c, h: h, res: res})
 }
 
 // newResults returns the runner's Applier: batches of at most maxBatch
@@ -118,9 +123,11 @@ func newResults() *runner.Applier[pendingResult] {
 func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (again []pendingResult) {
 	defer func() {
 		// Done with the claims of the batch, but those to apply again.
+		// Each is forgotten by its own held: its entry may be claimed
+		// again since, under the same claim path (unhold).
 		for _, p := range batch {
-			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.c.claim == p.c.claim }) {
-				r.unhold(p.c)
+			if len(again) == 0 || !slices.ContainsFunc(again, func(q pendingResult) bool { return q.h == p.h }) {
+				r.unhold(p.h)
 			}
 		}
 	}()
@@ -138,8 +145,13 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 		}
 	case err == nil, errors.Is(err, runner.ErrNotDispatched):
 	case errors.As(err, &lost) && lost.i < len(batch):
+		// The multi-op applied nothing (the job's record was as the
+		// commit found it, and one of the deletes of what p consumed
+		// failed): p's result is not in the job. Say what became of its
+		// action since.
 		p := batch[lost.i]
-		r.log.Warn("result abandoned: this worker's claim was lost (its session expired); another worker runs the action", "job", id, "action", p.res.ActionID)
+		r.log.Warn("result abandoned: this worker's claim on the action was lost before its result was applied (its session expired, or its lease was broken); the commit applied nothing",
+			"job", id, "action", p.res.ActionID, "action_now", r.afterLostClaim(ctx, p.c))
 		if rest := slices.Delete(slices.Clone(batch), lost.i, lost.i+1); len(rest) > 0 {
 			return r.apply(ctx, id, rest)
 		}
@@ -164,4 +176,28 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 		}
 	}
 	return nil
+}
+
+// afterLostClaim says what became of the action whose claim c a commit
+// found lost: its entry gone (the job no longer waits for this run), or
+// claimed again, by this worker (in a new session) or another, or
+// waiting in the queue.
+func (r *Runner) afterLostClaim(ctx context.Context, c consumed) string {
+	_, _, err := r.c.get(ctx, c.entry)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "its queue entry is gone: the job no longer waits for it (a result of another run of it applied, or the job stopped it or ended)"
+	case err != nil:
+		return fmt.Sprintf("unknown (reading its queue entry: %v)", err)
+	}
+	data, st, err := r.c.get(ctx, c.claim)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return "unclaimed: it waits in the queue for any worker, this one included"
+	case err != nil:
+		return fmt.Sprintf("unknown (reading its claim: %v)", err)
+	case st.EphemeralOwner == r.c.c.SessionID():
+		return "claimed again by this worker (in its current session), which runs it again"
+	}
+	return fmt.Sprintf("claimed again by worker %q, which runs it", data)
 }

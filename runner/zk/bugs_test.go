@@ -20,6 +20,7 @@ import (
 	"github.com/batonwf/baton/job"
 	"github.com/batonwf/baton/runner"
 	zkrunner "github.com/batonwf/baton/runner/zk"
+	"github.com/batonwf/baton/store"
 )
 
 // cutProxy is a TCP proxy in front of a real ZooKeeper server that, once
@@ -395,6 +396,21 @@ func TestLostCommitReplyAcrossSessionExpiry(t *testing.T) {
 	if logs.count("zookeeper reachable again", "new_session=true") == 0 {
 		t.Errorf("the worker did not come back in a new session; its log:\n%s", logs.String())
 	}
+	// The log says what happened: the commit was applied (the history
+	// holds seq[0]'s result in step v2), and no result was abandoned.
+	h, err := store.LoadHistory(context.Background(), subSt, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Steps) < 1 || h.Steps[0].Version != 2 || len(h.Steps[0].Results) != 1 || h.Steps[0].Results[0].ActionID != "seq[0]#1" {
+		t.Fatalf("the history's first step is not seq[0]'s result at v2: %+v", h.Steps)
+	}
+	if n := logs.count("a commit's reply was lost, and it was applied", "job="+string(id), "version=2"); n != 1 {
+		t.Errorf("the worker logged %d times that the commit of v2 was applied, want once: %s", n, strings.Join(logs.lines("job="+string(id)), " | "))
+	}
+	if l := logs.lines("abandon", "job="+string(id)); len(l) > 0 {
+		t.Errorf("the worker logged a result abandoned, though the history applied every result it ran: %s", strings.Join(l, " | "))
+	}
 }
 
 // TestCommitRetriedAcrossSessionExpiry: the transition applying seq[0]'s
@@ -521,5 +537,135 @@ func TestQueueListedAgainAfterOutage(t *testing.T) {
 		rl.mu.Lock()
 		clear(rl.runs) // checkJobs counts the leaves of the jobs it is given
 		rl.mu.Unlock()
+	}
+}
+
+// TestReclaimedEntryKeepsItsLease: a worker's leases are kept per claim,
+// and a claim of an entry is named by the entry. Here the worker's
+// commit of seq[0]'s result is held back (a fault hook at the commit)
+// while its connection is cut past its session's expiry; in its new
+// session it claims seq[0] again from the queue, under the same claim
+// name, and runs it again, this time for longer than a lease. Only then
+// does the old commit go out: it fails (its claim went with the old
+// session) and its result is abandoned. Finishing that old batch must
+// not forget the new claim's lease: the worker keeps renewing it, the
+// worker watching it never breaks it, and seq[0] runs twice (once per
+// session), not a third time. (Leases were kept in a map by claim name,
+// and finishing the old batch deleted the new claim's: its renewals
+// stopped, and the watcher broke the claim of an action still running.)
+func TestReclaimedEntryKeepsItsLease(t *testing.T) {
+	reconnects(t)
+	const lease = 3 * time.Second
+	srv := zktest.Start(t)
+	root := freshRoot(srv.Root())
+	proxy := newCutProxy(t, srv.Addr())
+	logs := &logBuf{}
+	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
+	const id = job.ID("reclaimed")
+	atCommit, gate := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	zkrunner.InjectFaults(st, func(p zkrunner.FaultPoint, tr *job.Transition) error {
+		if p == zkrunner.FaultCommit && tr.Job.ID() == id && tr.Job.Version() == 2 {
+			once.Do(func() { close(atCommit); <-gate })
+		}
+		return nil
+	})
+	var runs atomic.Int64 // of seq[0]
+	second, finish := make(chan struct{}), make(chan struct{})
+	step := func(ctx context.Context, a job.Action) ([]byte, error) {
+		if a.Path() != "seq[0]" {
+			return nil, nil
+		}
+		n := runs.Add(1)
+		if n == 2 {
+			// The run in the new session lasts until the test has seen
+			// its lease kept.
+			close(second)
+			select {
+			case <-finish:
+			case <-ctx.Done():
+				return nil, context.Cause(ctx)
+			}
+		}
+		return fmt.Appendf(nil, "%d", n), nil
+	}
+	w := startRunner(t, zkrunner.Options{
+		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": step})},
+		ClaimLease:    lease,
+		Store:         st,
+	})
+	open := sync.OnceFunc(func() { close(gate) })
+	done := sync.OnceFunc(func() { close(finish) })
+	t.Cleanup(done)
+	t.Cleanup(open) // before the runner stops, should the test end early
+	watcher := startRunner(t, zkrunner.Options{
+		WorkerOptions: runner.WorkerOptions{Name: "watcher", Registry: registry(t, map[string]runner.Handler{
+			"other": func(context.Context, job.Action) ([]byte, error) { return nil, nil },
+		})},
+		ClaimLease: lease,
+		Store:      openOn(t, srv.Addrs(), root, zkrunner.Config{}),
+	})
+	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
+	sub := submitter(t, subSt)
+	raw := zktest.Connect(t, srv.Addrs(), 4*time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the worker's log:\n%s", logs.String())
+		}
+	})
+	if err := sub.Submit(context.Background(), id, ast.Seq(ast.Act("step", 0), ast.Act("step", 1))); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-atCommit:
+	case <-time.After(zktest.Patience(t)):
+		t.Fatal("the worker did not commit seq[0]'s result")
+	}
+	proxy.cutAll()
+	zktest.WaitFor(t, "the worker's session to expire, its claim on seq[0] with it", func() error {
+		claims, _, err := raw.Children(root + "/claims")
+		if err != nil {
+			return err
+		}
+		if len(claims) > 0 {
+			return fmt.Errorf("claims still held: %v", claims)
+		}
+		return nil
+	})
+	proxy.release()
+	select {
+	case <-second:
+	case <-time.After(zktest.Patience(t)):
+		t.Fatal("the worker did not run seq[0] again in its new session")
+	}
+	open()
+	poll(t, zktest.Patience(t), "the old commit fails and its result is abandoned", func() bool {
+		return logs.count("result abandoned", "job="+string(id)) > 0
+	})
+	// The old result is abandoned, and the log says that this worker
+	// runs the action again (not another worker).
+	if l := logs.lines("result abandoned", "job="+string(id)); len(l) != 1 || !strings.Contains(l[0], `action_now="claimed again by this worker`) {
+		t.Errorf("the abandoned result's line does not say that this worker claimed seq[0] again: %s", strings.Join(l, " | "))
+	}
+	renewals, broken := w.Stats().LeaseRenewals, watcher.Stats().LeasesBroken
+	// Three renewals span more than a lease: a claim left unrenewed is
+	// broken by the watcher within about one.
+	poll(t, zktest.Patience(t), "the re-claimed seq[0]'s lease renewed three times, or broken", func() bool {
+		return w.Stats().LeaseRenewals >= renewals+3 || watcher.Stats().LeasesBroken > broken || runs.Load() > 2
+	})
+	if n := watcher.Stats().LeasesBroken - broken; n > 0 {
+		t.Errorf("the watcher broke %d leases of seq[0]'s claim while the worker still ran it (renewals since the old batch ended: %d)", n, w.Stats().LeaseRenewals-renewals)
+	}
+	done()
+	final := waitJob(t, sub, id, zktest.Patience(t))
+	if final.Status() != job.StatusSucceeded {
+		t.Fatalf("job ended %s:\n%s", final.Status(), job.Describe(final))
+	}
+	h := checkHistory(t, subSt, final)
+	if r, n := resultOf(h, "seq[0]"); n != 1 || string(r.Output) != "2" {
+		t.Errorf("seq[0] applied %d times, last %+v; want once, the second run's", n, r)
+	}
+	if n := runs.Load(); n != 2 {
+		t.Errorf("seq[0] ran %d times, want 2 (once per session)", n)
 	}
 }

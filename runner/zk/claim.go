@@ -202,7 +202,7 @@ func (r *Runner) claim(ctx context.Context, name string, h *claimHooks) (consume
 	}
 	if a.AtMostOnce && claimedBefore > 0 {
 		r.log.Warn("at-most-once action claimed before by a worker that did not finish: reported lost, not run again", "job", id, "action", actionID)
-		r.enqueue(context.WithoutCancel(ctx), c, runner.LostResult(a, r.o.Clock.Now()))
+		r.enqueue(context.WithoutCancel(ctx), c, nil, runner.LostResult(a, r.o.Clock.Now()))
 		return consumed{}, job.Action{}, 0, false
 	}
 	stops := uint64(unknownStops)

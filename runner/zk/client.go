@@ -131,22 +131,34 @@ func (c *client) delete(ctx context.Context, path string, version int32) error {
 // multi runs ops as one transaction. On failure it returns the error of
 // the op that failed, and that op's index (-1 if none is known).
 func (c *client) multi(ctx context.Context, what string, ops []any) (rs []zk.MultiResponse, failed int, err error) {
+	rs, failed, _, err = c.multiRetried(ctx, what, ops)
+	return rs, failed, err
+}
+
+// multiRetried is multi that also reports whether ops were sent again
+// after an attempt failed with the connection: that attempt's reply was
+// lost, and it may have been applied, so a failure of a later one may
+// be on what the earlier one wrote.
+func (c *client) multiRetried(ctx context.Context, what string, ops []any) (rs []zk.MultiResponse, failed int, retried bool, err error) {
 	failed = -1
+	attempts := 0
 	err = c.do(ctx, what, func() error {
+		attempts++
 		rs, err = c.c.Multi(ops...)
 		return err
 	})
+	retried = attempts > 1
 	if err == nil {
 		c.multis.Add(1)
 		c.multiOps.Add(int64(len(ops)))
-		return rs, -1, nil
+		return rs, -1, retried, nil
 	}
 	for i, r := range rs {
 		if r.Error != nil && !errors.Is(r.Error, zk.ErrAPIError) && r.Error.Error() != "unknown error: -2" {
-			return rs, i, r.Error
+			return rs, i, retried, r.Error
 		}
 	}
-	return rs, failed, err
+	return rs, failed, retried, err
 }
 
 // createOp returns a create request with the runner's ACL.

@@ -112,7 +112,10 @@
 // results applied (the reducer ignores them as duplicates), and the new
 // entries wait in the queue, unclaimed, for any worker (this one in its
 // new session, or another) to claim them; a claim this worker makes so
-// moves the entry's version, and is not taken for the transition's.
+// moves the entry's version, and is not taken for the transition's. The
+// worker reads back the step the commit wrote and logs that it was
+// applied (or, when the step cannot be read, that its outcome is
+// unknown).
 // The slots are the work loop's: the transition reserves them before its
 // multi-op, and gives them back or starts the actions in them after.
 //
@@ -150,7 +153,9 @@
 // (stopped, partitioned) finds, when it applies the result, its claim
 // gone or the entry's version moved on: the multi-op fails and the
 // result is abandoned; the transition that a new claimant makes is the
-// only one. An at-most-once action whose entry was claimed before is not
+// only one. The warning says what became of the action: its entry gone
+// (the job no longer waits for it), claimed again (by this worker in its
+// new session, or by another), or waiting in the queue. An at-most-once action whose entry was claimed before is not
 // run again: it is reported failed with kind lost.
 //
 // A transition that stops actions (a cancel, a deadline) deletes the
@@ -269,7 +274,10 @@
 // by a versioned write (the claim's data set at the version the worker
 // last wrote, with a check that the entry is still at the version the
 // claim gave it), so an action shorter than a third of the lease costs
-// no write at all. Each claim is watched by one other live worker: the
+// no write at all. A worker keeps its leases per claim, not per claim
+// name: when it claims an entry again in a new session while the old
+// claim's result is still being applied, finishing the old one leaves
+// the new claim's lease to be renewed. Each claim is watched by one other live worker: the
 // first live worker other than its owner in the rendezvous preference
 // list of the claim's name (placement.Rank, all weighing the same), so
 // that when the watcher leaves the next one takes over. Every third of
@@ -277,7 +285,9 @@
 // may watch (those it is first or second for: about two in N of them).
 // A claim whose version the watcher has seen unchanged for a whole lease
 // on its own clock is broken by deleting it at that version (a renewal
-// meanwhile makes the delete fail): the action is claimable again, or,
+// meanwhile makes the delete fail, and so does a claim made since under
+// the same name: the claim is read again, and the delete checks the
+// entry's version, which every claim moves): the action is claimable again, or,
 // for an at-most-once action, its failure with kind lost is applied in
 // the same multi-op, which deletes the entry too. A lone worker has no
 // watcher. The worker that lost a claim finds it gone at its next

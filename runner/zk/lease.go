@@ -65,8 +65,11 @@ type watched struct {
 
 // leases are a runner's held and watched claims. Guarded by mu.
 type leases struct {
-	mu      sync.Mutex
-	held    map[string]*held   // claim path -> the claim this worker holds
+	mu sync.Mutex
+	// held maps a claim path to the claim this worker holds under it:
+	// the latest, when it claimed the same entry again (a new session)
+	// before it was done with the old claim (see unhold).
+	held    map[string]*held
 	watched map[string]watched // claim name -> a claim it watches
 }
 
@@ -99,13 +102,19 @@ func (r *Runner) leaseLost(h *held) bool {
 	return h.lost
 }
 
-// unhold forgets the claims of cs: their results were applied or
-// abandoned, or they were released or handed back.
-func (r *Runner) unhold(cs ...consumed) {
+// unhold forgets the claim h (nil: none): its result was applied or
+// abandoned, or it was released or handed back. A claim is named by its
+// entry, so the claim path may be held since by another claim of the
+// same entry (claimed again in a new session while h's result was still
+// being applied): that one's lease is left as it is.
+func (r *Runner) unhold(h *held) {
+	if h == nil {
+		return
+	}
 	r.leases.mu.Lock()
 	defer r.leases.mu.Unlock()
-	for _, c := range cs {
-		delete(r.leases.held, c.claim)
+	if r.leases.held[h.c.claim] == h {
+		delete(r.leases.held, h.c.claim)
 	}
 }
 
@@ -291,7 +300,7 @@ func (r *Runner) watchClaims(ctx context.Context) {
 		}
 		r.leases.mu.Unlock()
 		if now.Sub(w.since) >= r.o.ClaimLease {
-			r.breakLease(ctx, name, owner, st.Version, now.Sub(w.since))
+			r.breakLease(ctx, name, owner, st.Czxid, st.Version, now.Sub(w.since))
 			r.leases.mu.Lock()
 			delete(r.leases.watched, name)
 			r.leases.mu.Unlock()
@@ -299,26 +308,33 @@ func (r *Runner) watchClaims(ctx context.Context) {
 	}
 }
 
-// breakLease breaks the claim on the queue entry name, held by owner and
-// unchanged at version ver for stale: it deletes the claim at that
-// version, so the action is claimable again; for an at-most-once action,
-// it applies the action's failure with kind lost in the same multi-op
-// (with the entry's delete), since running it again could run it twice.
-// A claim renewed meanwhile is left alone (the delete fails).
-func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, stale time.Duration) {
+// breakLease breaks the claim on the queue entry name, held by owner
+// (the claim node made at czxid) and unchanged at version ver for stale:
+// it deletes the claim at that version, so the action is claimable
+// again; for an at-most-once action, it applies the action's failure
+// with kind lost in the same multi-op (with the entry's delete), since
+// running it again could run it twice. A claim renewed meanwhile is left
+// alone (the delete fails), and so is a claim made since under the same
+// name (the stuck one gone, the entry claimed again, at version 0 like
+// any new claim): the claim is read again after the entry, and the
+// delete checks the entry's version, which every claim moves.
+func (r *Runner) breakLease(ctx context.Context, name, owner string, czxid int64, ver int32, stale time.Duration) {
 	claim, entry := r.c.l.claim(name), r.c.l.entry(name)
 	_, _, id, actionID, ok := entryKey(name)
 	data, est, err := r.c.get(ctx, entry)
 	switch {
-	case errors.Is(err, zk.ErrNoNode), err == nil && !ok:
-		r.deleteClaimAt(ctx, claim, owner, ver, stale) // no entry (or not baton's): nothing else to do
-		return
-	case err != nil:
+	case err != nil && !errors.Is(err, zk.ErrNoNode):
 		return // at the next listing
+	case !r.sameClaim(ctx, claim, czxid, ver):
+		return // renewed, released, or another claim now
+	case err != nil, !ok:
+		r.deleteClaimAt(ctx, claim, owner, ver, stale, nil) // no entry (or not baton's): nothing else to do
+		return
 	}
+	guard := &zk.CheckVersionRequest{Path: entry, Version: est.Version}
 	var ed entryData
 	if err := json.Unmarshal(data, &ed); err != nil || ed.Job != id || ed.ID != actionID {
-		r.deleteClaimAt(ctx, claim, owner, ver, stale)
+		r.deleteClaimAt(ctx, claim, owner, ver, stale, guard)
 		return
 	}
 	var a job.Action
@@ -327,7 +343,7 @@ func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, 
 	} else {
 		j, err := r.st.Load(ctx, id)
 		if errors.Is(err, store.ErrNotFound) {
-			r.deleteClaimAt(ctx, claim, owner, ver, stale)
+			r.deleteClaimAt(ctx, claim, owner, ver, stale, guard)
 			return
 		}
 		if err != nil {
@@ -336,12 +352,12 @@ func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, 
 		}
 		var out bool
 		if a, out = j.Pending(actionID); !out {
-			r.deleteClaimAt(ctx, claim, owner, ver, stale)
+			r.deleteClaimAt(ctx, claim, owner, ver, stale, guard)
 			return
 		}
 	}
 	if !a.AtMostOnce {
-		r.deleteClaimAt(ctx, claim, owner, ver, stale)
+		r.deleteClaimAt(ctx, claim, owner, ver, stale, guard)
 		return
 	}
 	c := consumed{entry: entry, ver: est.Version, claim: claim, claimVer: ver, checkClaim: true}
@@ -353,7 +369,7 @@ func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, 
 		r.log.Warn("claim lease expired: claim broken, and the at-most-once action reported lost (not run again)",
 			"job", id, "action", actionID, "owner", owner, "unchanged_for", stale.Round(time.Millisecond), "lease", r.o.ClaimLease)
 	case err == nil:
-		r.deleteClaimAt(ctx, claim, owner, ver, stale) // the job no longer waits for it
+		r.deleteClaimAt(ctx, claim, owner, ver, stale, guard) // the job no longer waits for it
 	case errors.Is(err, errClaimLost):
 		// Renewed meanwhile, or released: the owner is not stuck.
 	case ctx.Err() == nil:
@@ -361,10 +377,24 @@ func (r *Runner) breakLease(ctx context.Context, name, owner string, ver int32, 
 	}
 }
 
-// deleteClaimAt deletes claim at version ver: the lease of owner's claim
-// expired. A claim renewed or released meanwhile is left alone.
-func (r *Runner) deleteClaimAt(ctx context.Context, claim, owner string, ver int32, stale time.Duration) {
-	err := r.c.delete(ctx, claim, ver)
+// sameClaim reports whether claim is still the node made at czxid, at
+// version ver.
+func (r *Runner) sameClaim(ctx context.Context, claim string, czxid int64, ver int32) bool {
+	_, st, err := r.c.get(ctx, claim)
+	return err == nil && st.Czxid == czxid && st.Version == ver
+}
+
+// deleteClaimAt deletes claim at version ver, with guard (the check of
+// its entry's version; nil for none): the lease of owner's claim
+// expired. A claim renewed or released meanwhile, or an entry claimed
+// again, is left alone.
+func (r *Runner) deleteClaimAt(ctx context.Context, claim, owner string, ver int32, stale time.Duration, guard *zk.CheckVersionRequest) {
+	var err error
+	if guard == nil {
+		err = r.c.delete(ctx, claim, ver)
+	} else {
+		_, _, err = r.c.multi(ctx, "break "+claim, []any{guard, &zk.DeleteRequest{Path: claim, Version: ver}})
+	}
 	switch {
 	case err == nil:
 		r.stats.leasesBroken.Add(1)

@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -221,7 +222,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		t.claims.cancel(mine)
 		return fmt.Errorf("%s: %w", what, err)
 	}
-	_, failed, err := r.c.multi(ctx, what, ops)
+	_, failed, retried, err := r.c.multiRetried(ctx, what, ops)
 	if err != nil && failed >= pinStart && pinStart < len(ops) {
 		// A pin's allocation changed since it was read (moved, or
 		// released by a drain): the transition goes without the release,
@@ -229,7 +230,7 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		r.log.Debug("a pin's allocation changed under a final transition: released after it", "job", id, "err", err)
 		pins := ops[pinStart:]
 		ops = ops[:pinStart]
-		if _, failed, err = r.c.multi(ctx, what, ops); err == nil {
+		if _, failed, retried, err = r.c.multiRetried(ctx, what, ops); err == nil {
 			for _, op := range pins {
 				d := op.(*zk.DeleteRequest)
 				if err := r.c.delete(ctx, d.Path, -1); err != nil && !errors.Is(err, zk.ErrNoNode) {
@@ -244,6 +245,13 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		// claim it made exists, in this session. It is this commit's.
 		r.log.Info("a commit's reply was lost, and it was applied", "job", id, "version", tr.Job.Version())
 		err = nil
+	}
+	if err != nil && retried && sv != nil && (failed == 0 || failed == 1) {
+		// A reply was lost, and the retry failed on the job's record
+		// (moved, or the step there): by this commit's first attempt,
+		// or by another transition. The claims it would have made here
+		// are not this session's (or it made none): the step tells.
+		r.lostOutcome(ctx, sv, tr.Job.Version())
 	}
 	if err != nil {
 		t.claims.cancel(mine)
@@ -294,6 +302,32 @@ func (t transport) Commit(ctx context.Context, tr job.Transition, cons []consume
 		}
 	}
 	return nil
+}
+
+// lostOutcome logs what became of a commit (sv, writing version v)
+// whose reply was lost and whose retry failed on the job's record, when
+// no claim it made for this worker shows it was applied (ownsClaim): its
+// session expired since, which took the claims, or it made none. The
+// step node it wrote, if stored as it wrote it, shows it was applied: its
+// results are in the job (the job, read again, ignores them as
+// duplicates) and its new actions wait in the queue, unclaimed, for any
+// worker. Otherwise another transition moved the job, and the results
+// are applied to the job as read again (a conflict, logged at DEBUG).
+func (r *Runner) lostOutcome(ctx context.Context, sv *save, v uint64) {
+	id := sv.j.ID()
+	step, ok := sv.ops[1].(*zk.CreateRequest)
+	if !ok {
+		return
+	}
+	data, _, err := r.c.get(ctx, step.Path)
+	switch {
+	case err == nil && bytes.Equal(data, step.Data):
+		r.log.Info("a commit's reply was lost, and it was applied (its step is stored); this worker holds no claim it made (they went with an expired session, or it made none), so its new actions wait in the queue for any worker", "job", id, "version", v)
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		// Not applied: another transition wrote the job.
+	default:
+		r.log.Info("the commit's outcome is unknown: its reply was lost, its retry found the job's record moved, and its step could not be read; the job is read again, and results it holds already are not applied twice", "job", id, "version", v, "err", err)
+	}
 }
 
 // queueOps returns the creates of the queue entries of acts, queued at
