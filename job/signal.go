@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -151,7 +150,12 @@ func (j Job) SignalNames() []string {
 	if j.t == nil {
 		return nil
 	}
-	return slices.Sorted(maps.Keys(j.t.waits))
+	names := make([]string, 0, len(j.t.waits))
+	for name := range j.t.waits {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 func timeOf(ns int64) time.Time {
