@@ -339,3 +339,24 @@ func TestServerTokens(t *testing.T) {
 		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
 	}
 }
+
+// TestServerTooManyJobs: a submit that a server at its --max-unfinished
+// refuses (429 too_many_jobs) exits 3, as for a store that cannot take a
+// write now: a script may try again later. Once a job finishes, a submit
+// passes.
+func TestServerTooManyJobs(t *testing.T) {
+	p := startInProcess(t, "baton serve: http", "serve", "--store", filepath.Join(t.TempDir(), "b.db"), "--listen", "127.0.0.1:0", "--max-unfinished", "1")
+	url := serveURL(t, p)
+	f := writeWorkflow(t, "slow.json", `{"version":1,"root":{"act":"sleep","payload":"1h"}}`)
+	baton(t, "submit", f, "--server", url, "--id", "first").want(t, exitOK)
+	r := baton(t, "submit", f, "--server", url, "--id", "second").want(t, exitStore)
+	contains(t, "stderr", r.stderr, "1 job is unfinished")
+	baton(t, "cancel", "--server", url, "--reason", "room", "first").want(t, exitOK)
+	eventually(t, 20*time.Second, "a submit taken once the first job ended", func() (bool, string) {
+		r := baton(t, "submit", f, "--server", url, "--id", "second")
+		return r.code == exitOK, r.stdout + r.stderr
+	})
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("serve exited %d:\n%s", code, p.errOut.String())
+	}
+}

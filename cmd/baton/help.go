@@ -77,7 +77,8 @@ Run 'baton COMMAND --help' for the usage and flags of a command.
 Built-in actions: log, sleep, fail, value, http.get (see 'baton run --help').
 Exit status: 0 success, 1 a job failed, 2 bad usage, bad input or an error,
 3 the store is damaged, full, failing or in use (or ZooKeeper, Kafka or
-the --server cannot be reached), 130 interrupted (the job stays in the store; finish it with
+the --server cannot be reached), or the server holds its most unfinished
+jobs, 130 interrupted (the job stays in the store; finish it with
 'baton resume').
 `)
 }

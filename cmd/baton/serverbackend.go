@@ -419,7 +419,9 @@ func (*serverSubmitter) close()                                    {}
 // store cannot be used or it is stopping, else exitError.
 func exitCodeOf(ce *client.Error) int {
 	switch ce.Code {
-	case "store_unavailable", "shutting_down", "job_damaged":
+	case "store_unavailable", "shutting_down", "job_damaged", "too_many_jobs":
+		// The server cannot take it now: try again later (a 429's
+		// Retry-After says when), as for a store in use or out of reach.
 		return exitStore
 	}
 	return exitError
