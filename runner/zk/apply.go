@@ -45,7 +45,8 @@ func (r *Runner) perform(ctx context.Context, c consumed, a job.Action, stops ui
 	case errors.Is(cause, errLeaseLost) || r.leaseLost(h):
 		// The claim is another worker's business now (renew said so),
 		// whether or not a stop of the job reached the handler first.
-		r.log.Warn("result abandoned: this worker's claim was broken while the action ran; another worker runs it, or it was reported lost", "job", a.JobID, "action", a.ID)
+		r.log.Warn("result abandoned: this worker's claim was broken while the action ran (its lease was not renewed in time, or its session expired)",
+			"job", a.JobID, "action", a.ID, "action_now", r.afterLostClaim(ctx, c))
 		r.unhold(h)
 	case errors.Is(cause, runner.ErrStopped):
 		r.log.Debug("action stopped", "job", a.JobID, "action", a.ID)
@@ -186,7 +187,7 @@ func (r *Runner) afterLostClaim(ctx context.Context, c consumed) string {
 	_, _, err := r.c.get(ctx, c.entry)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
-		return "its queue entry is gone: the job no longer waits for it (a result of another run of it applied, or the job stopped it or ended)"
+		return "its queue entry is gone: the job no longer waits for it (a result of another run of it applied, it was reported lost, or the job stopped it or ended)"
 	case err != nil:
 		return fmt.Sprintf("unknown (reading its queue entry: %v)", err)
 	}

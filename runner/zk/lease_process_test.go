@@ -8,6 +8,7 @@ package zk_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -127,6 +128,13 @@ func stuckClaim(t *testing.T, atMostOnce bool) {
 		stopped := len(p.matching(`msg="action stopped"`, "job=stuck")) == 1
 		return lost || stopped
 	})
+	// An abandoned result says what became of the action: the job ended
+	// meanwhile, so its entry is gone.
+	for _, l := range p.matching(`msg="result abandoned`, "job=stuck") {
+		if !strings.Contains(l, `action_now="its queue entry is gone`) {
+			t.Errorf("the abandoned result's line does not say the action's entry is gone: %s", l)
+		}
+	}
 	after, err := subSt.Load(ctx, id)
 	if err != nil {
 		t.Fatal(err)
