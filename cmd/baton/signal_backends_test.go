@@ -26,7 +26,9 @@ func TestZKSignal(t *testing.T) {
 	args := func(a ...string) []string { return append(a, "--zk", srv.ConnString(), "--root", root) }
 	w := startWorker(t, srv, root, "w1")
 	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
-	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `"yes"`)...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "aproval", "--id", "a0")...).want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: signal job approve in ZooKeeper "+srv.ConnString()+" under "+root+": no wait of the job takes signal aproval (its waits take approval)\n")
+	r = baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `"yes"`)...).want(t, exitOK)
 	// The worker may have run the action after the wait by the time the
 	// command reads the job back: v2 or later.
 	if !regexp.MustCompile(`^signal approval \(id a1\) taken by the wait at seq\[0\]: job approve at v\d+\n$`).MatchString(r.stdout) {
@@ -50,7 +52,9 @@ func TestKafkaSignal(t *testing.T) {
 	args := func(a ...string) []string { return append(a, "--kafka", addr, "--prefix", "sg") }
 	w := startInProcess(t, "baton worker w1: serving ", args("worker", "--name", "w1")...)
 	baton(t, args("submit", writeWorkflow(t, "approve.json", approveJSON), "--id", "approve")...).want(t, exitOK)
-	r := baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `{"ok":true}`)...).want(t, exitOK)
+	r := baton(t, args("signal", "approve", "aproval", "--id", "a0")...).want(t, exitError)
+	contains(t, "stderr", r.stderr, "baton: signal job approve in Kafka ", ": no wait of the job takes signal aproval (its waits take approval)\n")
+	r = baton(t, args("signal", "approve", "approval", "--id", "a1", "--data", `{"ok":true}`)...).want(t, exitOK)
 	contains(t, "stdout", r.stdout, "signal approval (id a1) ")
 	eventually(t, 30*time.Second, "the job to succeed", func() (bool, string) {
 		r := baton(t, args("status", "approve")...)

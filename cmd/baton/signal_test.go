@@ -52,7 +52,7 @@ func TestSignal(t *testing.T) {
 	r = baton(t, "signal", "approve", "approval", "--store", db).want(t, exitError)
 	contains(t, "stderr", r.stderr, "job approve in "+db+" has finished (succeeded): no wait takes a signal")
 	r = baton(t, "signal", "early", "aproval", "--store", db).want(t, exitError)
-	contains(t, "stderr", r.stderr, "baton: signal: ", "job early: ", "no wait of the job takes signal aproval (its waits take approval)\n")
+	contains(t, "stderr", r.stderr, "baton: signal job early in "+db+": no wait of the job takes signal aproval (its waits take approval)\n")
 	r = baton(t, "signal", "nosuch", "approval", "--store", db).want(t, exitError)
 	contains(t, "stderr", r.stderr, "job nosuch not found in "+db)
 
