@@ -171,7 +171,7 @@ func (r *Runner) apply(ctx context.Context, id job.ID, batch []pendingResult) (a
 		}
 		return batch
 	default:
-		r.log.Error("applying results failed: handing the actions back, to run again", "job", id, "results", len(batch), "err", err)
+		r.log.Error("applying results failed: handing the actions back, to run again unless the commit was applied after all (its entries are gone then)", "job", id, "results", len(batch), "err", err)
 		for _, c := range cs {
 			r.handBack(c)
 		}

@@ -443,7 +443,7 @@ func (r *Runner) sessionLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ch:
-			r.log.Warn("new ZooKeeper session: registering the worker again; actions claimed under the old one are abandoned")
+			r.log.Warn("new ZooKeeper session: registering the worker again; the claims of the old one went with it, and their actions are claimed again from the queue (results of them not yet applied are dropped)")
 			if err := r.register(ctx); err != nil && ctx.Err() == nil {
 				r.log.Error("registering the worker again", "err", err)
 			}
