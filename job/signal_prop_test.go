@@ -67,6 +67,7 @@ func TestSignalsProperties(t *testing.T) {
 		j := tr.Job
 		now := t0
 		seen := map[string]bool{} // the naive model of idempotence
+		names := waitNames(root)
 		for range rapid.IntRange(1, 12).Draw(t, "batches") {
 			var batch []job.Result
 			var sigs []job.Result
@@ -130,6 +131,19 @@ func TestSignalsProperties(t *testing.T) {
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("signals ignored %v, the model says %v", got, want)
 			}
+			// SignalSeen agrees with the model: true for every name and ID
+			// applied so far, after the job settled too, false for the
+			// others; SignalNames are the waits' names as written.
+			for _, name := range []string{"a", "b", "c"} {
+				for _, id := range []string{"1", "2", "3", "4"} {
+					if got, want := a.Job.SignalSeen(name, id), seen[job.SignalResult(j.ID(), job.Signal{Name: name, ID: id}).ActionID]; got != want {
+						t.Fatalf("SignalSeen(%s, %s) = %v, the model says %v", name, id, got, want)
+					}
+				}
+			}
+			if got := a.Job.SignalNames(); !slices.Equal(got, names) {
+				t.Fatalf("SignalNames = %q, the tree's waits take %q", got, names)
+			}
 			kept, _ := a.Job.Signals()
 			if len(kept) > job.MaxKeptSignals {
 				t.Fatalf("%d signals kept", len(kept))
@@ -165,6 +179,24 @@ func TestSignalsProperties(t *testing.T) {
 			j = a.Job
 		}
 	})
+}
+
+// waitNames returns the names of the signals root's waits take, sorted
+// and once each.
+func waitNames(root ast.Node) []string {
+	var names []string
+	var walk func(n ast.Node)
+	walk = func(n ast.Node) {
+		if n.Kind == ast.KindWait && !slices.Contains(names, n.Signal) {
+			names = append(names, n.Signal)
+		}
+		for _, c := range n.Children {
+			walk(c)
+		}
+	}
+	walk(root)
+	slices.Sort(names)
+	return names
 }
 
 // sigDigest is what the split of a batch of signals keeps: each node's
