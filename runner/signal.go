@@ -91,6 +91,18 @@ func CheckSignalTo(j job.Job, name, sigID string, what string) (seen bool, err e
 	return false, nil
 }
 
+// BadSignalReason returns what err, an error wrapping ErrBadSignal, says
+// is wrong with the signal: the text after "bad signal: ", without what
+// comes before it (the runner's and the job's names, which a caller
+// showing the job says its own way); err's whole text if it has none.
+func BadSignalReason(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, ErrBadSignal.Error()+": "); ok {
+		return after
+	}
+	return msg
+}
+
 // NewCancelNode returns the result by which the node called name in job
 // id is cancelled with reason at now (job.CancelNodeResult), after
 // checking them: a reason is required, and name must be a valid node

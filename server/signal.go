@@ -109,8 +109,9 @@ func (s *srv) signal(w http.ResponseWriter, r *http.Request) error {
 
 // sendSignal checks the signal and that job id is there and unfinished,
 // and sends it through the runner; its errors are problems. A finished
-// job that took or keeps this very signal (sentBefore) is no error:
-// sending it again is a safe retry, at any time.
+// job that applied this very signal (job.Job.SignalSeen) is no error:
+// sending it again is a safe retry, at any time, answered as the first
+// send was (202, with the wait that took it).
 func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, payload json.RawMessage) error {
 	if err := (job.Signal{Name: name, ID: sigID, Payload: payload}).Check(); err != nil {
 		return newProblem(CodeBadSignal, strings.TrimPrefix(err.Error(), "job: ")).forJob(string(id))
@@ -120,7 +121,7 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 		return s.storeProblem(err, id, "signal")
 	}
 	if j.Done() {
-		if sentBefore(j, name, sigID) {
+		if j.SignalSeen(name, sigID) {
 			return nil // a retry: answered as the first was
 		}
 		return newProblem(CodeJobFinished, fmt.Sprintf("job %s has finished (%s): no wait takes a signal", id, j.Status())).forJob(string(id))
@@ -131,33 +132,20 @@ func (s *srv) sendSignal(ctx context.Context, id job.ID, name, sigID string, pay
 	err = s.signaller.Signal(ctx, id, name, sigID, payload)
 	switch {
 	case errors.Is(err, runner.ErrFinished):
-		if j, lerr := s.st.Load(ctx, id); lerr == nil && sentBefore(j, name, sigID) {
-			return nil // the first send was applied before the job finished
+		// A Signaller that does not answer a retry itself (runner.CheckSignal
+		// does): the first send was applied before the job finished.
+		if j, lerr := s.st.Load(ctx, id); lerr == nil && j.SignalSeen(name, sigID) {
+			return nil
 		}
 		return newProblem(CodeJobFinished, fmt.Sprintf("job %s finished before the signal: no wait takes it", id)).forJob(string(id))
 	case errors.Is(err, runner.ErrBadSignal):
 		// The runner's own checks: a name no wait of the job takes, a
-		// Kafka message's size. What follows "bad signal: " says it; the
-		// problem names the job.
-		detail := err.Error()
-		if _, after, ok := strings.Cut(detail, runner.ErrBadSignal.Error()+": "); ok {
-			detail = after
-		}
-		return newProblem(CodeBadSignal, detail).forJob(string(id))
+		// Kafka message's size; the problem names the job.
+		return newProblem(CodeBadSignal, runner.BadSignalReason(err)).forJob(string(id))
 	case err != nil:
 		return s.storeProblem(err, id, "signal")
 	}
 	return nil
-}
-
-// sentBefore reports whether job j applied the signal name/sigID (a wait
-// took it, j keeps it, or dropped it with its queue full): sent before it
-// finished, so that the same signal sent again (a retry
-// whose first answer was lost, perhaps the very signal that finished the
-// job) is answered as the first was, 202 with the wait that took it, and
-// not refused as a signal no wait can take.
-func sentBefore(j job.Job, name, sigID string) bool {
-	return j.SignalSeen(name, sigID)
 }
 
 // pageSignalID is the ID a job page's signal form sends: one per page

@@ -134,13 +134,9 @@ func (c *cli) signal(ctx context.Context, args []string) error {
 		c.errorf("job %s in %s has finished: no wait takes a signal", id, path)
 		return exitWith(exitError)
 	case errors.Is(err, runner.ErrBadSignal):
-		// The runner's checks (a name no wait of the job takes, a Kafka
-		// message's size): what follows "bad signal: " says it.
-		msg := err.Error()
-		if _, after, ok := strings.Cut(msg, runner.ErrBadSignal.Error()+": "); ok {
-			msg = after
-		}
-		c.errorf("signal job %s in %s: %s", id, path, msg)
+		// The runner's checks: a name no wait of the job takes, a Kafka
+		// message's size.
+		c.errorf("signal job %s in %s: %s", id, path, runner.BadSignalReason(err))
 		return exitWith(exitError)
 	case err != nil:
 		if strings.Contains(err.Error(), "job "+string(id)) {

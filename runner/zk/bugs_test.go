@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/batonwf/baton/ast"
 	"github.com/batonwf/baton/internal/zktest"
 	"github.com/batonwf/baton/job"
@@ -453,23 +455,7 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 	if err := sub.Submit(context.Background(), id, seqJob(k)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-atCommit:
-	case <-time.After(zktest.Patience(t)):
-		t.Fatal("the worker did not commit seq[0]'s result")
-	}
-	proxy.cutAll()
-	zktest.WaitFor(t, "the worker's session to expire, its claim on seq[0] with it", func() error {
-		claims, _, err := raw.Children(root + "/claims")
-		if err != nil {
-			return err
-		}
-		if len(claims) > 0 {
-			return fmt.Errorf("claims still held: %v", claims)
-		}
-		return nil
-	})
-	proxy.release()
+	expireAtCommit(t, atCommit, proxy, raw, root)
 	poll(t, zktest.Patience(t), "the worker runs seq[0] again in its new session", func() bool {
 		rl.mu.Lock()
 		defer rl.mu.Unlock()
@@ -616,23 +602,7 @@ func TestReclaimedEntryKeepsItsLease(t *testing.T) {
 	if err := sub.Submit(context.Background(), id, ast.Seq(ast.Act("step", 0), ast.Act("step", 1))); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-atCommit:
-	case <-time.After(zktest.Patience(t)):
-		t.Fatal("the worker did not commit seq[0]'s result")
-	}
-	proxy.cutAll()
-	zktest.WaitFor(t, "the worker's session to expire, its claim on seq[0] with it", func() error {
-		claims, _, err := raw.Children(root + "/claims")
-		if err != nil {
-			return err
-		}
-		if len(claims) > 0 {
-			return fmt.Errorf("claims still held: %v", claims)
-		}
-		return nil
-	})
-	proxy.release()
+	expireAtCommit(t, atCommit, proxy, raw, root)
 	select {
 	case <-second:
 	case <-time.After(zktest.Patience(t)):
@@ -668,4 +638,29 @@ func TestReclaimedEntryKeepsItsLease(t *testing.T) {
 	if n := runs.Load(); n != 2 {
 		t.Errorf("seq[0] ran %d times, want 2 (once per session)", n)
 	}
+}
+
+// expireAtCommit waits until the worker behind proxy holds its commit of
+// seq[0]'s result (atCommit closed), cuts it off until its session has
+// expired (its claims gone, as raw sees under root), then lets it
+// reconnect, in a new session.
+func expireAtCommit(t *testing.T, atCommit <-chan struct{}, proxy *cutProxy, raw *zk.Conn, root string) {
+	t.Helper()
+	select {
+	case <-atCommit:
+	case <-time.After(zktest.Patience(t)):
+		t.Fatal("the worker did not commit seq[0]'s result")
+	}
+	proxy.cutAll()
+	zktest.WaitFor(t, "the worker's session to expire, its claim on seq[0] with it", func() error {
+		claims, _, err := raw.Children(root + "/claims")
+		if err != nil {
+			return err
+		}
+		if len(claims) > 0 {
+			return fmt.Errorf("claims still held: %v", claims)
+		}
+		return nil
+	})
+	proxy.release()
 }
