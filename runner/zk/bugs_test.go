@@ -351,19 +351,7 @@ func behindCutProxy(t *testing.T) (*cutProxy, *logBuf, *atomic.Int64, *zkrunner.
 // seq[1] ran twice here: TestOwnsClaimIsTheTransitionsOwn.)
 func TestLostCommitReplyAcrossSessionExpiry(t *testing.T) {
 	reconnects(t)
-	srv := zktest.Start(t)
-	root := freshRoot(srv.Root())
-	proxy := newCutProxy(t, srv.Addr())
-	logs := &logBuf{}
-	rl := newRunLog()
-	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
-	startRunner(t, zkrunner.Options{
-		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, "w", 0)})},
-		Store:         st,
-	})
-	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-	sub := submitter(t, subSt)
-	dumpOnFailure(t, subSt, rl, logs)
+	srv, root, proxy, logs, rl, sub, subSt := stepWorkerBehindProxy(t)
 	raw := zktest.Connect(t, srv.Addrs(), 4*time.Second)
 	proxy.armHeld(fmt.Sprintf("/step-%020d", 2))
 	const id, k = job.ID("expired"), 3
@@ -434,14 +422,7 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 	rl := newRunLog()
 	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
 	const id, k = job.ID("retried"), 3
-	atCommit, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	zkrunner.InjectFaults(st, func(p zkrunner.FaultPoint, tr *job.Transition) error {
-		if p == zkrunner.FaultCommit && tr.Job.ID() == id && tr.Job.Version() == 2 {
-			once.Do(func() { close(atCommit); <-gate })
-		}
-		return nil
-	})
+	atCommit, gate := holdCommit(st, id, 2)
 	startRunner(t, zkrunner.Options{
 		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, "w", 0)})},
 		Store:         st,
@@ -480,19 +461,7 @@ func TestCommitRetriedAcrossSessionExpiry(t *testing.T) {
 // TestServerDown30s on CI, where a job stayed at v2 with seq[1] queued.)
 func TestQueueListedAgainAfterOutage(t *testing.T) {
 	reconnects(t)
-	srv := zktest.Start(t)
-	root := freshRoot(srv.Root())
-	proxy := newCutProxy(t, srv.Addr())
-	logs := &logBuf{}
-	rl := newRunLog()
-	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
-	startRunner(t, zkrunner.Options{
-		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, "w", 0)})},
-		Store:         st,
-	})
-	subSt := openOn(t, srv.Addrs(), root, zkrunner.Config{})
-	sub := submitter(t, subSt)
-	dumpOnFailure(t, subSt, rl, logs)
+	_, _, proxy, logs, rl, sub, subSt := stepWorkerBehindProxy(t)
 	if err := sub.Submit(context.Background(), "before", seqJob(1)); err != nil {
 		t.Fatal(err)
 	}
@@ -548,14 +517,7 @@ func TestReclaimedEntryKeepsItsLease(t *testing.T) {
 	logs := &logBuf{}
 	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
 	const id = job.ID("reclaimed")
-	atCommit, gate := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	zkrunner.InjectFaults(st, func(p zkrunner.FaultPoint, tr *job.Transition) error {
-		if p == zkrunner.FaultCommit && tr.Job.ID() == id && tr.Job.Version() == 2 {
-			once.Do(func() { close(atCommit); <-gate })
-		}
-		return nil
-	})
+	atCommit, gate := holdCommit(st, id, 2)
 	var runs atomic.Int64 // of seq[0]
 	second, finish := make(chan struct{}), make(chan struct{})
 	step := func(ctx context.Context, a job.Action) ([]byte, error) {
@@ -663,4 +625,41 @@ func expireAtCommit(t *testing.T, atCommit <-chan struct{}, proxy *cutProxy, raw
 		return nil
 	})
 	proxy.release()
+}
+
+// holdCommit makes st's commit of version v of job id wait, once, until
+// gate is closed; atCommit is closed when it starts waiting.
+func holdCommit(st *zkrunner.Store, id job.ID, v uint64) (atCommit, gate chan struct{}) {
+	atCommit, gate = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	zkrunner.InjectFaults(st, func(p zkrunner.FaultPoint, tr *job.Transition) error {
+		if p == zkrunner.FaultCommit && tr.Job.ID() == id && tr.Job.Version() == v {
+			once.Do(func() { close(atCommit); <-gate })
+		}
+		return nil
+	})
+	return atCommit, gate
+}
+
+// stepWorkerBehindProxy starts a ZooKeeper server and worker "w", which
+// runs "step" actions into rl and reaches the server through a proxy
+// that can cut it off (session timeout 4 s, its log in logs); sub and
+// subSt submit and read from outside the proxy. A failing test dumps
+// the jobs, the runs and the log.
+func stepWorkerBehindProxy(t *testing.T) (srv *zktest.Server, root string, proxy *cutProxy, logs *logBuf, rl *runLog, sub *zkrunner.Runner, subSt *zkrunner.Store) {
+	t.Helper()
+	srv = zktest.Start(t)
+	root = freshRoot(srv.Root())
+	proxy = newCutProxy(t, srv.Addr())
+	logs = &logBuf{}
+	rl = newRunLog()
+	st := openOn(t, []string{proxy.addr()}, root, zkrunner.Config{SessionTimeout: 4 * time.Second, Logger: logs.logger()})
+	startRunner(t, zkrunner.Options{
+		WorkerOptions: runner.WorkerOptions{Name: "w", Logger: logs.logger(), Registry: registry(t, map[string]runner.Handler{"step": stepHandler(rl, "w", 0)})},
+		Store:         st,
+	})
+	subSt = openOn(t, srv.Addrs(), root, zkrunner.Config{})
+	sub = submitter(t, subSt)
+	dumpOnFailure(t, subSt, rl, logs)
+	return srv, root, proxy, logs, rl, sub, subSt
 }
